@@ -1,0 +1,3 @@
+from mcpprobe.cli import main
+
+main()

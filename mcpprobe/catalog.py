@@ -1,0 +1,188 @@
+"""List one kind to the end: pagination, per-item validation, and an exact completeness state.
+
+"Declared, complete, zero items" is healthy. Everything else is a distinct state with a finding:
+not declared (nothing sent), Method not found, failed on the first page, incomplete after some
+pages. Items already read are never thrown away.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpprobe import schema
+from mcpprobe.capabilities import declared
+from mcpprobe.errors import METHOD_NOT_FOUND, ConnectionFailed, ProbeError, RequestTimeout, RpcError
+from mcpprobe.findings import Finding
+from mcpprobe.session import Session, Timing
+
+# kind -> (list method, capability, result key, identity field)
+KINDS: dict[str, tuple[str, str, str, str]] = {
+    "tools": ("tools/list", "tools", "tools", "name"),
+    "resources": ("resources/list", "resources", "resources", "uri"),
+    "templates": ("resources/templates/list", "resources", "resourceTemplates", "uriTemplate"),
+    "prompts": ("prompts/list", "prompts", "prompts", "name"),
+}
+
+STATES = ("not-declared", "complete", "incomplete", "method-not-found", "failed")
+
+
+@dataclass
+class Page:
+    number: int
+    ms: float
+    count: int
+    cursor: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"page": self.number, "ms": round(self.ms, 1), "count": self.count}
+
+
+@dataclass
+class Listing:
+    kind: str
+    declared: bool
+    state: str = "not-declared"
+    items: list[dict[str, Any]] = field(default_factory=list)
+    invalid: list[dict[str, Any]] = field(default_factory=list)
+    pages: list[Page] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    error: ProbeError | None = None  # what stopped the list, if anything
+
+    @property
+    def list_completed(self) -> bool:
+        return self.state == "complete"
+
+    @property
+    def ms(self) -> float:
+        return sum(page.ms for page in self.pages)
+
+
+def _identity(kind: str, item: Any) -> str | None:
+    key = KINDS[kind][3]
+    value = item.get(key) if isinstance(item, dict) else None
+    return value if isinstance(value, str) else None
+
+
+async def list_kind(session: Session, kind: str) -> Listing:
+    method, capability, key, _ = KINDS[kind]
+    listing = Listing(kind, declared(session.capabilities, capability))
+    if not listing.declared and not session.settings.force:
+        listing.findings.append(Finding(
+            "not-declared", f"the server did not declare '{capability}'; {method} was not sent", kind=kind))
+        return listing
+    seen_cursors: set[str] = set()
+    seen_ids: dict[str, int] = {}
+    cursor: str | None = None
+    index = 0
+    while True:
+        number = len(listing.pages) + 1
+        if number > session.settings.max_pages:
+            _incomplete(listing, f"stopped at the page cap of {session.settings.max_pages} pages (--max-pages); "
+                        "the server still offered more", "page-cap", number)
+            return listing
+        params = {"cursor": cursor} if cursor is not None else None
+        started = time.perf_counter()
+        try:
+            result = await session.request(method, params)
+        except RpcError as exc:
+            _page_failed(listing, exc, number, method)
+            return listing
+        except (RequestTimeout, ConnectionFailed) as exc:
+            _page_failed(listing, exc, number, method)
+            return listing
+        ms = (time.perf_counter() - started) * 1000
+        page_items = result.get(key)
+        if not isinstance(page_items, list):
+            listing.pages.append(Page(number, ms, 0, cursor))
+            why = f"{method} page {number}: the result has no '{key}' list"
+            if number == 1:
+                listing.state = "failed"
+                listing.findings.append(Finding("list-failed", why, kind=kind, detail={"page": number}))
+            else:
+                _incomplete(listing, why, "malformed-page", number)
+            return listing
+        for item in page_items:
+            _accept(session, listing, item, index, seen_ids)
+            index += 1
+        next_cursor = result.get("nextCursor")
+        listing.pages.append(Page(number, ms, len(page_items), cursor))
+        if next_cursor is None or next_cursor == "":
+            listing.state = "complete"
+            return listing
+        if not isinstance(next_cursor, str):
+            _incomplete(listing, f"page {number}: nextCursor is not a string ({next_cursor!r})",
+                        "malformed-cursor", number)
+            return listing
+        if next_cursor in seen_cursors or next_cursor == cursor:
+            _incomplete(listing, f"page {number} returned a cursor that was already used ({_short(next_cursor)}); "
+                        "following it would loop forever", "repeated-cursor", number)
+            return listing
+        seen_cursors.add(next_cursor)
+        cursor = next_cursor
+
+
+def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int]) -> None:
+    kind = listing.kind
+    errors = schema.item_errors(kind, item, modern=session.modern)
+    ident = _identity(kind, item)
+    if errors:
+        label = f"item {index}" + (f" ({ident})" if ident else "")
+        listing.invalid.append({"index": index, "id": ident, "errors": errors})
+        listing.findings.append(Finding(
+            "invalid-item", f"{label} does not match the {session.snapshot.protocol_version} schema: "
+            + "; ".join(errors), kind=kind, detail={"index": index, "id": ident, "errors": errors}))
+        return
+    if ident is not None:
+        if ident in seen_ids:
+            listing.findings.append(Finding(
+                "duplicate-item", f"item {index} repeats {ident!r} (first seen as item {seen_ids[ident]})",
+                kind=kind, detail={"index": index, "first": seen_ids[ident], "id": ident}))
+        else:
+            seen_ids[ident] = index
+    listing.items.append(item)
+
+
+def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str) -> None:
+    kind = listing.kind
+    listing.error = exc
+    listing.pages.append(Page(number, 0.0, 0, None))
+    if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1:
+        listing.state = "method-not-found"
+        listing.findings.append(Finding(
+            "method-not-found",
+            f"the server declared '{KINDS[kind][1]}' but answered {method} with -32601 Method not found"
+            f" ({exc.rpc_message})", kind=kind, detail=exc.detail))
+        return
+    cause = "timeout" if isinstance(exc, RequestTimeout) else (
+        "connection-lost" if isinstance(exc, ConnectionFailed) else "error")
+    if number == 1:
+        listing.state = "failed"
+        listing.findings.append(Finding(
+            "list-failed", f"{method} failed on the first page: {exc.message}", kind=kind,
+            detail={"page": 1, "cause": cause, **_plain(exc.detail)}))
+        return
+    _incomplete(listing, f"page {number} failed: {exc.message}", cause, number)
+
+
+def _incomplete(listing: Listing, why: str, cause: str, number: int) -> None:
+    listing.state = "incomplete"
+    read = len(listing.items) + len(listing.invalid)
+    pages_read = sum(1 for page in listing.pages if page.number < number)
+    listing.findings.append(Finding(
+        "list-incomplete",
+        f"{why}; kept {read} items from {pages_read} complete page(s)",
+        kind=listing.kind, detail={"page": number, "cause": cause, "itemsKept": read}))
+
+
+def _plain(detail: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in detail.items() if k not in ("snapshot",)}
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def timing_for(listing: Listing) -> Timing:
+    return Timing(f"list {listing.kind}", listing.ms, {"pages": len(listing.pages)})

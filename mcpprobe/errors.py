@@ -1,0 +1,80 @@
+"""Exceptions that end an operation, each tied to the exit code of the stage that failed.
+
+They are raised deep inside and turned into a finding and an exit code at exactly one edge
+(`mcpprobe.cli`), so no layer below the CLI decides how the process ends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpprobe.exitcodes import ExitCode
+
+
+class ProbeError(Exception):
+    """Base: an outcome that ends the operation. `code` names the finding, `exit_code` the stage."""
+
+    exit_code: ExitCode = ExitCode.PROTOCOL
+    code: str = "protocol-error"
+
+    def __init__(self, message: str, *, detail: dict[str, Any] | None = None, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.detail = detail or {}
+        if code is not None:
+            self.code = code
+
+
+class UsageProblem(ProbeError):
+    exit_code = ExitCode.USAGE
+    code = "usage"
+
+
+class Refused(ProbeError):
+    """Nothing was sent: the request would need something the server did not declare."""
+
+    exit_code = ExitCode.REFUSED
+    code = "not-declared"
+
+
+class ConnectionFailed(ProbeError):
+    exit_code = ExitCode.CONNECTION
+    code = "connection-failed"
+
+
+class ProtocolFailure(ProbeError):
+    exit_code = ExitCode.PROTOCOL
+    code = "protocol-error"
+
+
+class RequestTimeout(ProbeError):
+    exit_code = ExitCode.TIMEOUT
+    code = "timeout"
+
+
+class AuthFailed(ProbeError):
+    exit_code = ExitCode.AUTH
+    code = "auth-required"
+
+
+class RpcError(ProbeError):
+    """The server answered a request with a JSON-RPC error object."""
+
+    exit_code = ExitCode.PROTOCOL
+    code = "rpc-error"
+
+    def __init__(self, rpc_code: int, message: str, data: Any = None, *, method: str = ""):
+        super().__init__(f"{method}: JSON-RPC error {rpc_code}: {message}" if method else message)
+        self.rpc_code = rpc_code
+        self.rpc_message = message
+        self.data = data
+        self.method = method
+        self.detail = {"method": method, "rpcCode": rpc_code, "rpcMessage": message}
+        if data is not None:
+            self.detail["rpcData"] = data
+
+
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+RESOURCE_NOT_FOUND_LEGACY = -32002

@@ -1,0 +1,147 @@
+"""What each subcommand does, as one async operation returning an `Outcome`.
+
+Operations never print and never decide how the process ends: they return what happened, with
+findings, and `Outcome.exit_code` turns that into the documented code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from mcpprobe.catalog import KINDS, Listing, list_kind, timing_for
+from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout
+from mcpprobe.exitcodes import ExitCode, worst
+from mcpprobe.findings import Finding, Severity, has_errors
+from mcpprobe.session import Session, Snapshot, Timing, open_session
+from mcpprobe.target import Settings, Target
+
+
+@dataclass
+class Outcome:
+    command: str
+    snapshot: Snapshot | None = None
+    listings: dict[str, Listing] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    timings: list[Timing] = field(default_factory=list)
+    error: ProbeError | None = None
+    stderr_tail: list[str] = field(default_factory=list)
+    kind: str | None = None  # for `list`
+    interrupted: bool = False
+
+    def all_findings(self) -> list[Finding]:
+        found = list(self.findings)
+        for listing in self.listings.values():
+            found.extend(listing.findings)
+        if self.error is not None:
+            found.append(Finding(self.error.code if self.error.code in _ERROR_CODES else "protocol-error",
+                                 self.error.message, kind=self.kind or "server",
+                                 detail=_public_detail(self.error.detail)))
+        order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+        return sorted(found, key=lambda f: order[f.severity or Severity.INFO])
+
+    @property
+    def exit_code(self) -> ExitCode:
+        codes = [ExitCode.OK]
+        if self.interrupted:
+            codes.append(ExitCode.INTERRUPTED)
+        if self.error is not None:
+            codes.append(self.error.exit_code)
+        for listing in self.listings.values():
+            if isinstance(listing.error, ConnectionFailed):
+                codes.append(ExitCode.CONNECTION)
+            elif isinstance(listing.error, RequestTimeout):
+                codes.append(ExitCode.TIMEOUT)
+        if has_errors(self.all_findings()):
+            codes.append(ExitCode.FINDINGS)
+        return worst(codes)
+
+
+_ERROR_CODES = {"connection-failed", "timeout", "protocol-error", "rpc-error", "auth-required",
+                "unsupported-version", "not-declared", "not-in-catalog", "list-failed"}
+
+
+def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr")}
+
+
+def suspicious_findings(listing: Listing) -> list[Finding]:
+    """Hidden characters or escape sequences in names and descriptions: signs of tool poisoning."""
+    from mcpprobe.sanitize import findings_for
+
+    out = []
+    ident_key = KINDS[listing.kind][3]
+    for index, item in enumerate(listing.items):
+        ident = item.get(ident_key)
+        for key in (ident_key, "name", "title", "description"):
+            value = item.get(key)
+            if not isinstance(value, str):
+                continue
+            reasons = findings_for(value)
+            if reasons:
+                from mcpprobe.sanitize import visible
+
+                out.append(Finding(
+                    "suspicious-text",
+                    f"{listing.kind} {visible(str(ident))!s}: {key} contains {'; '.join(reasons)}",
+                    kind=listing.kind, detail={"index": index, "field": key, "reasons": reasons}))
+    return out
+
+
+async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: Any, **session_args: Any) -> Outcome:
+    """Run `body(session)` inside a session; any ProbeError becomes the outcome's error."""
+    transport_tail: list[str] = []
+    try:
+        async with open_session(target, settings, **session_args) as session:
+            outcome.snapshot = session.snapshot
+            try:
+                await body(session)
+            finally:
+                outcome.findings.extend(session.findings)
+                outcome.findings.extend(session.wire_findings())
+                outcome.timings[:0] = session.timings
+                transport_tail = session.conn.transport.stderr_tail(settings.stderr_tail_lines)
+    except ProbeError as exc:
+        outcome.error = exc
+        outcome.snapshot = outcome.snapshot or exc.detail.get("snapshot")
+        transport_tail = exc.detail.get("serverStderr", transport_tail)
+    if outcome.error is not None or any(
+        listing.error is not None for listing in outcome.listings.values()
+    ):
+        outcome.stderr_tail = transport_tail
+    return outcome
+
+
+async def probe(target: Target, settings: Settings, **session_args: Any) -> Outcome:
+    """Snapshot, then every declared kind listed to the end, concurrently."""
+    outcome = Outcome("probe")
+
+    async def body(session: Session) -> None:
+        async def one(kind: str) -> None:
+            listing = await list_kind(session, kind)
+            outcome.listings[kind] = listing
+            listing.findings.extend(suspicious_findings(listing))
+
+        async with anyio.create_task_group() as group:
+            for kind in KINDS:
+                group.start_soon(one, kind)
+        outcome.listings = {kind: outcome.listings[kind] for kind in KINDS}
+        outcome.timings.extend(timing_for(listing) for listing in outcome.listings.values() if listing.pages)
+
+    return await _guarded(outcome, target, settings, body, **session_args)
+
+
+async def list_one(target: Target, settings: Settings, kind: str, **session_args: Any) -> Outcome:
+    """One kind, to the end. Refused (exit 3, nothing sent) when its capability is not declared."""
+    outcome = Outcome("list", kind=kind)
+
+    async def body(session: Session) -> None:
+        session.check(KINDS[kind][0])
+        listing = await list_kind(session, kind)
+        listing.findings.extend(suspicious_findings(listing))
+        outcome.listings[kind] = listing
+        outcome.timings.append(timing_for(listing))
+
+    return await _guarded(outcome, target, settings, body, **session_args)

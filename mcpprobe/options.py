@@ -1,0 +1,76 @@
+"""Options shared by every command that talks to a server, as stacked decorators.
+
+Kept free of heavy imports: `mcpprobe --help` and shell completion load this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from mcpprobe.target import TRANSPORTS
+
+
+class TargetCommand(click.Command):
+    """A command whose server command follows `--`: everything after it is the server's argv."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            split = args.index("--")
+            ctx.meta["server_command"] = args[split + 1 :]
+            args = args[:split]
+        else:
+            ctx.meta["server_command"] = []
+        return super().parse_args(ctx, args)
+
+
+def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value is not None and value <= 0:
+        raise click.BadParameter("must be greater than 0")
+    return value
+
+
+def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--transport, headers/env/cwd, protocol, timeouts, limits, stderr handling, --force."""
+    decorators = [
+        click.option("--transport", type=click.Choice(TRANSPORTS), default="auto", show_default=True,
+                     help="How to reach the server. auto: stdio for a command, streamable HTTP for a URL "
+                          "(legacy SSE when the path ends in /sse)."),
+        click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+                     help="HTTP header to send (repeatable). Values of credential headers are never printed."),
+        click.option("-e", "--env", "env", multiple=True, metavar="KEY=VALUE",
+                     help="Environment variable for a stdio server (repeatable). Values are never printed."),
+        click.option("--inherit-env", is_flag=True,
+                     help="Give a stdio server mcpprobe's whole environment, not just the safe minimum."),
+        click.option("--cwd", type=click.Path(file_okay=False, exists=True), default=None,
+                     help="Working directory for a stdio server."),
+        click.option("--protocol", default="auto", show_default=True, metavar="auto|legacy|modern|VERSION",
+                     help="Protocol era or exact version. auto: try server/discover (2026-07-28), fall back to "
+                          "initialize on any error or silence."),
+        click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
+                     envvar="MCPPROBE_TIMEOUT", callback=_positive, help="Per-request timeout."),
+        click.option("--connect-timeout", type=float, default=10.0, show_default=True, metavar="SECONDS",
+                     callback=_positive, help="Limit for connecting plus the handshake (never more than --timeout)."),
+        click.option("--discover-timeout", type=float, default=2.0, show_default=True, metavar="SECONDS",
+                     callback=_positive,
+                     help="How long --protocol auto waits for server/discover before falling back."),
+        click.option("--max-pages", type=int, default=1000, show_default=True, callback=_positive,
+                     help="Stop following nextCursor after this many pages (reported as list-incomplete)."),
+        click.option("--max-message-size", type=int, default=64 * 1024 * 1024, show_default=True,
+                     metavar="BYTES", callback=_positive, help="Largest single message accepted from the server."),
+        click.option("--root", "roots", multiple=True, metavar="PATH|URI",
+                     help="Declare the roots capability and answer roots/list with these (repeatable)."),
+        click.option("--server-stderr", type=click.Choice(["tail", "live", "quiet"]), default="tail",
+                     show_default=True,
+                     help="A stdio server's stderr: its last lines on failure, passed through live, or never."),
+        click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about)."),
+        click.option("--force", is_flag=True,
+                     help="Send requests even for capabilities the server did not declare (labelled as forced)."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print one JSON document on stdout (docs/json-output.md); diagnostics go to stderr."),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func

@@ -1,0 +1,200 @@
+"""Human output with rich: tables on stdout, problems on stderr.
+
+Every string that came from the server goes through `sanitize.visible` and into a `Text` object,
+never through rich's markup parser, so neither escape sequences nor "[bold]" from a server are
+interpreted.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from mcpprobe.catalog import KINDS, Listing
+from mcpprobe.findings import Finding, Severity
+from mcpprobe.operations import Outcome
+from mcpprobe.sanitize import truncate, visible
+
+SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+STATE_STYLE = {"complete": "green", "not-declared": "dim", "incomplete": "bold red",
+               "method-not-found": "bold red", "failed": "bold red"}
+KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resource templates", "prompts": "Prompts"}
+
+
+def safe(value: Any, limit: int = 0) -> str:
+    text = visible(value if isinstance(value, str) else json.dumps(value, ensure_ascii=True, default=str))
+    return truncate(text, limit) if limit else text
+
+
+def _label(name: str) -> Text:
+    return Text(f"{name:<13}", style="bold")
+
+
+def render_snapshot(console: Console, outcome: Outcome) -> None:
+    snapshot = outcome.snapshot
+    if snapshot is None:
+        return
+    info = snapshot.server_info or {}
+    server = Text()
+    server.append(safe(info.get("name", "(no serverInfo)")), style="bold")
+    if info.get("version") is not None:
+        server.append(" " + safe(info.get("version")))
+    if info.get("title"):
+        server.append(f'  "{safe(info["title"])}"')
+    console.print(_label("Server") + server)
+    console.print(_label("Transport") + Text(f"{snapshot.transport}: {safe(snapshot.target, 100)}"))
+    if snapshot.era:
+        protocol = Text(snapshot.protocol_version or "?", style="bold")
+        era = "modern era, server/discover" if snapshot.era == "modern" else "legacy era, initialize handshake"
+        protocol.append(f"  ({era}; {safe(snapshot.era_reason)})", style="dim")
+        console.print(_label("Protocol") + protocol)
+    client = snapshot.client_info
+    declared = ", ".join(snapshot.client_capabilities) or "none"
+    console.print(_label("Client") + Text(f"{client['name']} {client['version']}; declared capabilities: {declared}",
+                                          style="dim"))
+    if snapshot.era:
+        console.print(_label("Capabilities") + _capabilities_text(snapshot.capabilities))
+    if snapshot.instructions:
+        console.print(_label("Instructions") + Text(safe(snapshot.instructions, 600)))
+
+
+def _capabilities_text(capabilities: dict[str, Any]) -> Text:
+    if not capabilities:
+        return Text("none declared", style="yellow")
+    text = Text()
+    for i, (name, value) in enumerate(capabilities.items()):
+        if i:
+            text.append(" · ")
+        text.append(safe(name), style="bold")
+        if isinstance(value, dict):
+            subs = [safe(k) for k, v in value.items() if v is True]
+            if subs:
+                text.append(f" ({', '.join(subs)})")
+        else:
+            text.append(f" (malformed: {safe(value, 40)})", style="red")
+    return text
+
+
+def _required(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return ""
+    required = schema.get("required")
+    return ", ".join(safe(r) for r in required) if isinstance(required, list) else ""
+
+
+def _annotations(annotations: Any) -> str:
+    if not isinstance(annotations, dict):
+        return ""
+    hints = {"readOnlyHint": "read-only", "destructiveHint": "destructive", "idempotentHint": "idempotent",
+             "openWorldHint": "open-world"}
+    return ", ".join(label for key, label in hints.items() if annotations.get(key) is True)
+
+
+def _prompt_args(arguments: Any) -> str:
+    if not isinstance(arguments, list):
+        return ""
+    out = []
+    for arg in arguments:
+        if isinstance(arg, dict) and isinstance(arg.get("name"), str):
+            out.append(safe(arg["name"]) + ("*" if arg.get("required") else ""))
+    return ", ".join(out)
+
+
+COLUMNS: dict[str, list[tuple[str, Any]]] = {
+    "tools": [("name", lambda i: safe(i.get("name"), 60)),
+              ("title", lambda i: safe(i.get("title") or "", 40)),
+              ("required args", lambda i: _required(i.get("inputSchema"))),
+              ("annotations", lambda i: _annotations(i.get("annotations"))),
+              ("description", lambda i: safe(i.get("description") or "", 80))],
+    "resources": [("uri", lambda i: safe(i.get("uri"), 80)),
+                  ("name", lambda i: safe(i.get("name") or "", 40)),
+                  ("mimeType", lambda i: safe(i.get("mimeType") or "", 30))],
+    "templates": [("uriTemplate", lambda i: safe(i.get("uriTemplate"), 80)),
+                  ("name", lambda i: safe(i.get("name") or "", 40)),
+                  ("mimeType", lambda i: safe(i.get("mimeType") or "", 30))],
+    "prompts": [("name", lambda i: safe(i.get("name"), 60)),
+                ("arguments (* required)", lambda i: _prompt_args(i.get("arguments"))),
+                ("description", lambda i: safe(i.get("description") or "", 80))],
+}
+
+
+def listing_header(listing: Listing) -> Text:
+    text = Text(KIND_TITLES[listing.kind], style="bold")
+    style = STATE_STYLE.get(listing.state, "")
+    if listing.state == "not-declared":
+        text.append("  not declared; nothing sent", style=style)
+        return text
+    pages = len(listing.pages)
+    text.append(f"  {len(listing.items)} item{'s' if len(listing.items) != 1 else ''}", style="bold")
+    text.append(f", {listing.state}", style=style)
+    text.append(f", {pages} page{'s' if pages != 1 else ''}, {listing.ms:.0f} ms", style="dim")
+    return text
+
+
+def render_listing(console: Console, listing: Listing) -> None:
+    console.print()
+    console.print(listing_header(listing))
+    if not listing.items:
+        return
+    table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
+    for name, _ in COLUMNS[listing.kind]:
+        table.add_column(name, overflow="fold")
+    for item in listing.items:
+        table.add_row(*(Text(fn(item)) for _, fn in COLUMNS[listing.kind]))
+    console.print(table)
+
+
+def render_findings(console: Console, findings: list[Finding]) -> None:
+    if not findings:
+        return
+    console.print()
+    console.print(Text("Findings", style="bold"))
+    for finding in findings:
+        line = Text("  ")
+        severity = finding.severity or Severity.INFO
+        line.append(f"{severity.value:<7}", style=SEVERITY_STYLE[severity])
+        line.append(f" {finding.code}", style="bold")
+        if finding.kind != "server":
+            line.append(f" [{finding.kind}]")
+        line.append(f"  {visible(finding.message)}")
+        console.print(line)
+
+
+def render_timings(console: Console, outcome: Outcome) -> None:
+    if not outcome.timings:
+        return
+    parts = []
+    for timing in outcome.timings:
+        pages = timing.detail.get("pages")
+        parts.append(f"{timing.phase} {timing.ms:.0f} ms" + (f" ({pages} p.)" if pages else ""))
+    console.print()
+    console.print(Text("Timing       " + " · ".join(parts), style="dim"))
+
+
+def render_error(err: Console, outcome: Outcome) -> None:
+    if outcome.error is None:
+        return
+    err.print(Text("error: ", style="bold red") + Text(visible(outcome.error.message)))
+    if outcome.stderr_tail:
+        err.print(Text(f"last {len(outcome.stderr_tail)} lines of the server's stderr:", style="dim"))
+        for line in outcome.stderr_tail:
+            err.print(Text("  | " + visible(line)))
+
+
+def render_outcome(out: Console, err: Console, outcome: Outcome) -> None:
+    render_snapshot(out, outcome)
+    for kind in KINDS:
+        listing = outcome.listings.get(kind)
+        if listing is not None and (True):
+            render_listing(out, listing)
+    render_findings(out, outcome.all_findings())
+    render_timings(out, outcome)
+    render_error(err, outcome)
+    if outcome.error is None and outcome.stderr_tail:
+        err.print(Text(f"last {len(outcome.stderr_tail)} lines of the server's stderr:", style="dim"))
+        for line in outcome.stderr_tail:
+            err.print(Text("  | " + visible(line)))

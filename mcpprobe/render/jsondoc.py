@@ -1,0 +1,90 @@
+"""The `--json` document: one JSON object on stdout, documented in docs/json-output.md.
+
+`formatVersion` changes only when a key that scripts rely on changes meaning or goes away;
+new keys may appear at any time.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcpprobe.catalog import KINDS, Listing
+from mcpprobe.operations import Outcome, _public_detail
+
+FORMAT_VERSION = 1
+
+
+def listing_json(listing: Listing | None, kind: str, declared: bool) -> dict[str, Any]:
+    if listing is None:
+        return {"declared": declared, "listCompleted": False, "state": "not-declared" if not declared else "failed",
+                "pages": 0, "count": 0, "items": [], "invalidItems": []}
+    return {
+        "declared": listing.declared,
+        "listCompleted": listing.list_completed,
+        "state": listing.state,
+        "pages": len(listing.pages),
+        "count": len(listing.items),
+        "items": listing.items,
+        "invalidItems": listing.invalid,
+        "ms": round(listing.ms, 1),
+    }
+
+
+def document(outcome: Outcome) -> dict[str, Any]:
+    snapshot = outcome.snapshot
+    doc: dict[str, Any] = {
+        "formatVersion": FORMAT_VERSION,
+        "command": outcome.command,
+        "ok": int(outcome.exit_code) == 0,
+        "exitCode": int(outcome.exit_code),
+        "transport": snapshot.transport if snapshot else None,
+        "target": snapshot.target if snapshot else None,
+        "protocolVersion": (snapshot.protocol_version or None) if snapshot else None,
+        "era": (snapshot.era or None) if snapshot else None,
+        "eraReason": (snapshot.era_reason or None) if snapshot else None,
+        "serverInfo": snapshot.server_info if snapshot else None,
+        "instructions": snapshot.instructions if snapshot else None,
+        "capabilities": snapshot.capabilities if snapshot and snapshot.era else None,
+        "supportedVersions": snapshot.supported_versions if snapshot else None,
+        "client": {
+            "clientInfo": snapshot.client_info,
+            "capabilities": snapshot.client_capabilities,
+            "requestedVersion": snapshot.requested_version or None,
+        } if snapshot else None,
+    }
+    capabilities = (snapshot.capabilities if snapshot else {}) or {}
+    negotiated = bool(snapshot and snapshot.era and outcome.error is None or outcome.listings)
+    if outcome.command == "probe":
+        # Before capabilities are known nothing about the kinds is known: null, not "not-declared".
+        doc["kinds"] = None if not negotiated else {
+            kind: listing_json(outcome.listings.get(kind), kind, isinstance(capabilities.get(KINDS[kind][1]), dict))
+            for kind in KINDS
+        }
+    elif outcome.kind is not None:
+        kind = outcome.kind
+        doc["kind"] = kind
+        if not negotiated:
+            doc.update({"declared": None, "listCompleted": False, "state": None, "pages": 0, "count": 0,
+                        "items": [], "invalidItems": []})
+        else:
+            declared = isinstance(capabilities.get(KINDS[kind][1]), dict)
+            doc.update(listing_json(outcome.listings.get(kind), kind, declared))
+    doc["findings"] = [finding.to_json() for finding in outcome.all_findings()]
+    doc["timings"] = [timing.to_json() for timing in outcome.timings]
+    doc["error"] = None
+    if outcome.error is not None:
+        doc["error"] = {
+            "code": outcome.error.code,
+            "message": outcome.error.message,
+            "exitCode": int(outcome.error.exit_code),
+            "detail": _public_detail(outcome.error.detail),
+        }
+    doc["serverStderr"] = outcome.stderr_tail
+    return doc
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    # ASCII-only: no server-sent control or bidi character reaches a terminal, even when the
+    # JSON is printed to one; jq and every JSON parser decode the escapes.
+    return json.dumps(doc, indent=2, ensure_ascii=True, default=str)

@@ -1,0 +1,164 @@
+"""What to connect to, and how: validated, immutable values built from the command line.
+
+The CLI turns argv into a `Target` and `Settings`; everything below works on these values only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from mcpprobe.errors import UsageProblem
+
+TRANSPORTS = ("auto", "stdio", "http", "sse")
+PROTOCOL_CHOICES = ("auto", "legacy", "modern")
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MODERN_VERSIONS = ("2026-07-28",)
+LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
+LATEST_MODERN = MODERN_VERSIONS[-1]
+
+# What a stdio server inherits from our environment when the user passes nothing explicitly:
+# enough to find and run interpreters (PATH, HOME, locale, temp dirs, proxies for npx), but not
+# the user's tokens and keys, which a server has no business reading unless passed with --env.
+INHERITED_ENV = (
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
+    "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "USERPROFILE",
+    "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+    "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+    "npm_config_cache", "NPM_CONFIG_CACHE", "VIRTUAL_ENV", "PYTHONPATH",
+)
+
+
+@dataclass(frozen=True)
+class StdioTarget:
+    command: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+    inherit_env: bool = False
+
+    transport = "stdio"
+
+    def describe(self) -> str:
+        return " ".join(self.command)
+
+    def environment(self) -> dict[str, str]:
+        """The child's environment: the safe inherited subset (or all of it), then --env on top."""
+        base = dict(os.environ) if self.inherit_env else {k: v for k, v in os.environ.items() if k in INHERITED_ENV}
+        base.update(dict(self.env))
+        return base
+
+    def secrets(self) -> list[str]:
+        return [v for _, v in self.env if v]
+
+
+@dataclass(frozen=True)
+class HttpTarget:
+    url: str
+    transport: str = "http"  # "http" (streamable HTTP) or "sse" (legacy HTTP+SSE)
+    headers: tuple[tuple[str, str], ...] = ()
+    insecure: bool = False
+
+    def describe(self) -> str:
+        return self.url
+
+    def secrets(self) -> list[str]:
+        return [v for k, v in self.headers if is_secret_header(k) and v]
+
+
+Target = StdioTarget | HttpTarget
+
+SECRET_HEADER_WORDS = ("authorization", "cookie", "token", "secret", "api-key", "apikey", "x-api-key", "key")
+
+
+def is_secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in SECRET_HEADER_WORDS)
+
+
+@dataclass(frozen=True)
+class Settings:
+    protocol: str = "auto"  # auto | legacy | modern | a protocol version
+    timeout: float = 30.0  # per request
+    connect_timeout: float = 10.0  # spawn/connect plus the handshake
+    discover_timeout: float = 2.0  # how long `auto` waits for server/discover before falling back
+    max_pages: int = 1000
+    max_message_bytes: int = 64 * 1024 * 1024
+    force: bool = False
+    roots: tuple[str, ...] = ()
+    server_stderr: str = "tail"  # tail | live | quiet
+    stderr_tail_lines: int = 20
+    extra: dict = field(default_factory=dict)
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    name = name.strip()
+    if not sep or not name or any(c.isspace() for c in name):
+        raise UsageProblem(f"--header expects 'Name: value', got {text!r}")
+    return name, value.strip()
+
+
+def parse_env(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise UsageProblem(f"--env expects KEY=VALUE, got {text.split('=')[0]!r}")
+    return name, value
+
+
+def parse_protocol(text: str) -> str:
+    if text in PROTOCOL_CHOICES or text in HANDSHAKE_VERSIONS or text in MODERN_VERSIONS:
+        return text
+    known = ", ".join((*PROTOCOL_CHOICES, *HANDSHAKE_VERSIONS, *MODERN_VERSIONS))
+    raise UsageProblem(f"--protocol {text!r} is not one of: {known}")
+
+
+def root_uri(text: str) -> str:
+    """A --root as a URI: paths become file:// URIs (absolute), URIs pass as given."""
+    if "://" in text:
+        return text
+    from pathlib import Path
+
+    return Path(text).expanduser().resolve().as_uri()
+
+
+def build_target(
+    url: str | None,
+    command: list[str],
+    *,
+    transport: str = "auto",
+    headers: list[str] = (),  # type: ignore[assignment]
+    env: list[str] = (),  # type: ignore[assignment]
+    cwd: str | None = None,
+    inherit_env: bool = False,
+    insecure: bool = False,
+) -> Target:
+    """One target from the positional URL or the command after `--`, checked for consistency."""
+    if url and command:
+        raise UsageProblem("give either a URL or a server command after '--', not both")
+    if not url and not command:
+        raise UsageProblem("no server given: pass a URL, or a server command after '--'")
+    if command:
+        if transport not in ("auto", "stdio"):
+            raise UsageProblem(f"--transport {transport} needs a URL, not a command")
+        if headers:
+            raise UsageProblem("--header applies to HTTP servers; for a command use --env")
+        return StdioTarget(
+            command=tuple(command),
+            env=tuple(parse_env(e) for e in env),
+            cwd=cwd,
+            inherit_env=inherit_env,
+        )
+    assert url is not None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageProblem(f"{url!r} is not an http(s) URL; to run a command, put it after '--'")
+    if transport == "stdio":
+        raise UsageProblem("--transport stdio needs a command after '--', not a URL")
+    if env or cwd:
+        raise UsageProblem("--env and --cwd apply to a server command, not to a URL")
+    kind = transport if transport in ("http", "sse") else ("sse" if parts.path.rstrip("/").endswith("/sse") else "http")
+    return HttpTarget(
+        url=url, transport=kind, headers=tuple(parse_header(h) for h in headers), insecure=insecure
+    )

@@ -1,0 +1,51 @@
+"""What every transport offers the JSON-RPC connection, and what it reports back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mcpprobe.errors import ProbeError
+
+
+@dataclass
+class Sink:
+    """Callbacks from a transport into the connection above it."""
+
+    message: Callable[[Any], None]
+    bad_output: Callable[[str, str], None]  # (what, sample): a line or body that is not JSON-RPC
+    closed: Callable[[ProbeError], None]  # the transport is gone; pending requests fail with this
+    request_failed: Callable[[Any, ProbeError], None]  # one request's delivery failed (HTTP)
+
+
+@dataclass
+class TransportInfo:
+    """What a transport learned about its peer, for the snapshot and for error messages."""
+
+    kind: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class Transport(Protocol):
+    info: TransportInfo
+
+    async def start(self, task_group: Any, sink: Sink) -> None: ...
+
+    async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None: ...
+
+    def set_protocol_version(self, version: str) -> None: ...
+
+    def stderr_tail(self) -> list[str]: ...
+
+    async def aclose(self) -> None: ...
+
+
+def decode_message(raw: bytes | str) -> Any:
+    """Parse one JSON text; raises ValueError on anything that is not JSON (nesting included)."""
+    import json
+
+    try:
+        return json.loads(raw)
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply") from exc

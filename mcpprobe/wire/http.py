@@ -1,0 +1,330 @@
+"""Streamable HTTP (MCP 2025-03-26 and later) and the legacy HTTP+SSE transport (2024-11-05).
+
+Every answer that is not MCP is reported as what it is, with the status and the first bytes: an
+HTML login page, a proxy's 502, a redirect. Credentials are never sent to another origin: redirects
+are not followed, and a legacy SSE endpoint on another origin is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import anyio
+import httpx2 as httpx
+
+from mcpprobe.errors import AuthFailed, ConnectionFailed, ProbeError, ProtocolFailure, RequestTimeout
+from mcpprobe.target import HttpTarget
+from mcpprobe.wire.base import Sink, TransportInfo, decode_message
+from mcpprobe.wire.sse import EventParser
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+SNIPPET = 300
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc.lower()
+
+
+class _HttpBase:
+    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float) -> None:
+        self.target = target
+        self._max = max_message_bytes
+        self._connect_timeout = connect_timeout
+        self._client: httpx.AsyncClient | None = None
+        self._sink: Sink | None = None
+        self._task_group: Any = None
+        self._protocol_version: str | None = None
+
+    def _make_client(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(
+            headers=dict(self.target.headers),
+            timeout=httpx.Timeout(connect=self._connect_timeout, read=None, write=30.0, pool=self._connect_timeout),
+            verify=not self.target.insecure,
+            follow_redirects=False,
+            trust_env=True,
+        )
+
+    def set_protocol_version(self, version: str) -> None:
+        self._protocol_version = version
+
+    def stderr_tail(self, lines: int = 20) -> list[str]:
+        return []
+
+    def _transport_error(self, exc: Exception, url: str) -> ProbeError:
+        if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+            return RequestTimeout(f"connecting to {url} timed out", detail={"url": url})
+        if isinstance(exc, httpx.TimeoutException):
+            return RequestTimeout(f"{url}: timed out", detail={"url": url})
+        if isinstance(exc, httpx.ConnectError):
+            return ConnectionFailed(f"cannot connect to {url}: {_reason(exc)}", detail={"url": url})
+        return ConnectionFailed(f"connection to {url} broke: {_reason(exc)}", detail={"url": url})
+
+    async def _http_problem(self, response: httpx.Response, what: str) -> ProbeError:
+        """A non-MCP answer, described by its status, type and first bytes."""
+        status = response.status_code
+        content_type = response.headers.get("content-type", "")
+        body = await _read_prefix(response, SNIPPET)
+        detail: dict[str, Any] = {"status": status, "contentType": content_type, "bodyStart": body}
+        if status in (401, 403):
+            detail["wwwAuthenticate"] = response.headers.get("www-authenticate", "")
+            label = "401 Unauthorized" if status == 401 else "403 Forbidden"
+            challenge = detail["wwwAuthenticate"]
+            hint = f"; the server asks: WWW-Authenticate: {challenge}" if challenge else ""
+            return AuthFailed(f"{what}: HTTP {label}{hint}", detail=detail)
+        if 300 <= status < 400:
+            location = response.headers.get("location", "")
+            detail["location"] = location
+            return ProtocolFailure(
+                f"{what}: HTTP {status} redirect to {location or '(no Location)'}; mcpprobe does not follow "
+                "redirects (credentials must not leak to another origin): use the final URL",
+                detail=detail,
+            )
+        kind = f"HTTP {status} {response.reason_phrase}".strip()
+        shown = f" {content_type}" if content_type else ""
+        first = f": {body!r}" if body else ""
+        return ProtocolFailure(f"{what}: not an MCP answer: {kind}{shown}{first}", detail=detail)
+
+
+class StreamableHttpTransport(_HttpBase):
+    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float) -> None:
+        super().__init__(target, max_message_bytes=max_message_bytes, connect_timeout=connect_timeout)
+        self.info = TransportInfo("http", {"url": target.url})
+        self._session_id: str | None = None
+
+    async def start(self, task_group: Any, sink: Sink) -> None:
+        self._sink, self._task_group = sink, task_group
+        self._client = self._make_client()
+
+    def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+        if self._session_id:
+            headers["Mcp-Session-Id"] = self._session_id
+        if self._protocol_version:
+            headers["MCP-Protocol-Version"] = self._protocol_version
+        if extra:
+            headers.update(extra)
+        return headers
+
+    async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        is_request = "method" in message and "id" in message
+        if is_request:
+            # Requests run concurrently; each POST delivers its own answer (JSON or an SSE stream).
+            self._task_group.start_soon(self._post_request, message, self._headers(headers))
+        else:
+            await self._post_other(message, self._headers(headers))
+
+    async def _post_other(self, message: dict[str, Any], headers: dict[str, str]) -> None:
+        assert self._client is not None
+        import json
+
+        try:
+            response = await self._client.post(self.target.url, content=json.dumps(message), headers=headers)
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, self.target.url) from None
+        if response.status_code >= 400 and response.status_code not in (404, 405):
+            raise await self._http_problem(response, message.get("method", "response"))
+
+    async def _post_request(self, message: dict[str, Any], headers: dict[str, str]) -> None:
+        assert self._client is not None and self._sink is not None
+        import json
+
+        request_id, method = message["id"], message["method"]
+        try:
+            async with self._client.stream(
+                "POST", self.target.url, content=json.dumps(message), headers=headers
+            ) as response:
+                if method == "initialize" and (session := response.headers.get("mcp-session-id")):
+                    self._session_id = session
+                    self.info.detail["sessionId"] = True
+                await self._deliver(response, request_id, method)
+        except ProbeError as exc:
+            self._sink.request_failed(request_id, exc)
+        except httpx.HTTPError as exc:
+            self._sink.request_failed(request_id, self._transport_error(exc, self.target.url))
+
+    async def _deliver(self, response: httpx.Response, request_id: Any, method: str) -> None:
+        assert self._sink is not None
+        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        status = response.status_code
+        if status == 404 and self._session_id and method != "initialize":
+            raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)")
+        if content_type == "application/json":
+            body = await _read_limited(response, self._max)
+            try:
+                data = decode_message(body)
+            except ValueError:
+                if status >= 400:
+                    raise await self._http_problem(response, method) from None
+                self._sink.bad_output("an HTTP body that is not JSON", body[:200].decode("utf-8", "replace"))
+                raise ProtocolFailure(f"{method}: the server's JSON body does not parse") from None
+            if status >= 400 and not _is_jsonrpc_answer(data):
+                raise ProtocolFailure(
+                    f"{method}: HTTP {status} with a JSON body that is not a JSON-RPC answer",
+                    detail={"status": status, "bodyStart": body[:SNIPPET].decode("utf-8", "replace")},
+                )
+            if status in (401, 403):
+                raise await self._http_problem(response, method)
+            self._sink.message(data)
+            return
+        if content_type == "text/event-stream" and status < 300:
+            parser = EventParser(self._max)
+            async for chunk in response.aiter_bytes():
+                try:
+                    events = parser.feed(chunk)
+                except ValueError as exc:
+                    raise ProtocolFailure(f"{method}: {exc} (--max-message-size)") from None
+                for event in events:
+                    if event.event != "message" or not event.data.strip():
+                        continue
+                    try:
+                        self._sink.message(decode_message(event.data))
+                    except ValueError:
+                        self._sink.bad_output("an SSE event that is not JSON-RPC", event.data[:200])
+            raise ConnectionFailed(f"{method}: the server's event stream ended without an answer")
+        if status == 202:
+            raise ProtocolFailure(f"{method}: HTTP 202 Accepted for a request: the server sent no answer")
+        raise await self._http_problem(response, method)
+
+    async def aclose(self) -> None:
+        if self._client is None:
+            return
+        with anyio.CancelScope(shield=True):
+            if self._session_id:
+                with anyio.move_on_after(2):
+                    with contextlib.suppress(httpx.HTTPError):
+                        await self._client.delete(self.target.url, headers=self._headers(None))
+            await self._client.aclose()
+
+
+class LegacySseTransport(_HttpBase):
+    """HTTP+SSE (2024-11-05): GET an event stream, POST messages to the endpoint it names."""
+
+    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float) -> None:
+        super().__init__(target, max_message_bytes=max_message_bytes, connect_timeout=connect_timeout)
+        self.info = TransportInfo("sse", {"url": target.url})
+        self._endpoint: str | None = None
+        self._endpoint_ready = anyio.Event()
+        self._startup_error: ProbeError | None = None
+        self._closing = False
+
+    async def start(self, task_group: Any, sink: Sink) -> None:
+        self._sink, self._task_group = sink, task_group
+        self._client = self._make_client()
+        task_group.start_soon(self._listen)
+        with anyio.move_on_after(self._connect_timeout):
+            await self._endpoint_ready.wait()
+        if self._startup_error is not None:
+            raise self._startup_error
+        if self._endpoint is None:
+            raise RequestTimeout(
+                f"{self.target.url}: no 'endpoint' event within {self._connect_timeout:g} s "
+                "(is this a legacy HTTP+SSE MCP endpoint?)"
+            )
+
+    async def _listen(self) -> None:
+        assert self._client is not None and self._sink is not None
+        url = self.target.url
+        try:
+            async with self._client.stream("GET", url, headers={"Accept": "text/event-stream"}) as response:
+                content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if response.status_code != 200 or content_type != "text/event-stream":
+                    raise await self._http_problem(response, f"GET {url}")
+                parser = EventParser(self._max)
+                async for chunk in response.aiter_bytes():
+                    for event in parser.feed(chunk):
+                        self._event(event.event, event.data)
+        except ProbeError as exc:
+            self._fail(exc)
+            return
+        except ValueError as exc:
+            self._fail(ProtocolFailure(f"{url}: {exc} (--max-message-size)"))
+            return
+        except httpx.HTTPError as exc:
+            self._fail(self._transport_error(exc, url))
+            return
+        if not self._closing:
+            self._fail(ConnectionFailed(f"{url}: the server closed the event stream"))
+
+    def _fail(self, error: ProbeError) -> None:
+        if not self._endpoint_ready.is_set():
+            self._startup_error = error
+            self._endpoint_ready.set()
+        elif not self._closing and self._sink is not None:
+            self._sink.closed(error)
+
+    def _event(self, name: str, data: str) -> None:
+        assert self._sink is not None
+        if name == "endpoint":
+            endpoint = urljoin(self.target.url, data.strip())
+            if _origin(endpoint) != _origin(self.target.url):
+                self._fail(ProtocolFailure(
+                    f"the server named an endpoint on another origin ({endpoint}); refused, so that "
+                    f"headers and credentials stay with {self.target.url}"))
+                return
+            self._endpoint = endpoint
+            self.info.detail["endpoint"] = endpoint
+            self._endpoint_ready.set()
+            return
+        if name != "message" or not data.strip():
+            return
+        try:
+            self._sink.message(decode_message(data))
+        except ValueError:
+            self._sink.bad_output("an SSE event that is not JSON-RPC", data[:200])
+
+    async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        assert self._client is not None and self._endpoint is not None
+        import json
+
+        try:
+            response = await self._client.post(
+                self._endpoint, content=json.dumps(message), headers={"Content-Type": "application/json"}
+            )
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, self._endpoint) from None
+        if response.status_code >= 300:
+            raise await self._http_problem(response, message.get("method", "response"))
+
+    async def aclose(self) -> None:
+        self._closing = True
+        if self._client is not None:
+            with anyio.CancelScope(shield=True):
+                await self._client.aclose()
+
+
+def _is_jsonrpc_answer(data: Any) -> bool:
+    return isinstance(data, dict) and ("result" in data or "error" in data) and "id" in data
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:200]
+
+
+async def _read_prefix(response: httpx.Response, limit: int) -> str:
+    data = b""
+    try:
+        async for chunk in response.aiter_bytes():
+            data += chunk
+            if len(data) >= limit:
+                break
+    except (httpx.HTTPError, RuntimeError):
+        pass
+    if not data:
+        try:
+            data = response.content
+        except (httpx.HTTPError, RuntimeError):
+            data = b""
+    return data[:limit].decode("utf-8", errors="replace")
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    data = bytearray()
+    async for chunk in response.aiter_bytes():
+        data += chunk
+        if len(data) > limit:
+            raise ProtocolFailure(f"an HTTP body larger than the limit of {limit} bytes (--max-message-size)")
+    return bytes(data)

@@ -1,0 +1,290 @@
+"""JSON-RPC 2.0 over any transport: request/response correlation, notifications, server requests.
+
+Lenient in what it accepts, exact in what it reports: a message that breaks the rules is kept as
+an anomaly (a `protocol-violation` finding) and the connection goes on wherever it sensibly can.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from mcpprobe.errors import (
+    ConnectionFailed,
+    ProbeError,
+    ProtocolFailure,
+    RequestTimeout,
+    RpcError,
+)
+from mcpprobe.wire.base import Sink, Transport
+
+MAX_ANOMALIES = 50
+MAX_BAD_LINES = 20
+NotificationHandler = Callable[[str, dict[str, Any]], None]
+RequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Tracer = Callable[[str, Any], None]
+
+
+@dataclass
+class _Pending:
+    method: str
+    deadline: float
+    progress_token: Any = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    result: Any = None
+    error: ProbeError | None = None
+
+
+@dataclass
+class Anomaly:
+    code: str  # a finding code: protocol-violation or non-protocol-output
+    message: str
+    sample: str = ""
+
+
+class Connection:
+    """One JSON-RPC peer. Use as `async with Connection(transport) as conn:`."""
+
+    def __init__(self, transport: Transport, *, tracer: Tracer | None = None) -> None:
+        self.transport = transport
+        self.tracer = tracer
+        self.anomalies: list[Anomaly] = []
+        self.bad_output_count = 0
+        self.closed_error: ProbeError | None = None
+        self.notification_handlers: list[NotificationHandler] = []
+        self.request_handlers: dict[str, RequestHandler] = {}
+        self.received_methods: list[str] = []
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, _Pending] = {}
+        self._abandoned: set[Any] = set()
+        self._task_group: Any = None
+
+    async def __aenter__(self) -> Connection:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        try:
+            sink = Sink(self._on_message, self._on_bad_output, self._on_closed, self._on_request_failed)
+            await self.transport.start(self._task_group, sink)
+        except BaseException:
+            await self._shutdown()
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        # The transport closes shielded (a cancelled run must still end the server); the task
+        # group is exited outside that shield, in the order it was entered.
+        with anyio.CancelScope(shield=True):
+            await self.transport.aclose()
+        self._task_group.cancel_scope.cancel()
+        # Reader tasks are being torn down; an error of theirs is moot now.
+        with contextlib.suppress(Exception):
+            await self._task_group.__aexit__(None, None, None)
+
+    # ----- outgoing -----
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float,
+        headers: dict[str, str] | None = None,
+        reset_on_progress: bool = False,
+        cancellable: bool = True,
+    ) -> dict[str, Any]:
+        """Send a request and wait for its result object; raise a ProbeError for anything else."""
+        if self.closed_error is not None:
+            raise self.closed_error
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        pending = _Pending(method, time.monotonic() + timeout)
+        if reset_on_progress:
+            meta = (params or {}).get("_meta") or {}
+            pending.progress_token = meta.get("progressToken")
+        self._pending[request_id] = pending
+        try:
+            self._trace("send", message)
+            await self.transport.send(message, headers)
+            while not pending.done.is_set():
+                remaining = pending.deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                with anyio.move_on_after(remaining):
+                    await pending.done.wait()
+            if not pending.done.is_set():
+                self._abandoned.add(request_id)
+                if cancellable and self.closed_error is None:
+                    await self._cancel_quietly(request_id, "timed out")
+                raise RequestTimeout(
+                    f"{method}: no answer within {timeout:g} s", detail={"method": method, "timeout": timeout}
+                )
+        except anyio.get_cancelled_exc_class():
+            self._abandoned.add(request_id)
+            if cancellable and self.closed_error is None:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                    await self._cancel_quietly(request_id, "cancelled by the user")
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    async def _cancel_quietly(self, request_id: Any, reason: str) -> None:
+        with contextlib.suppress(ProbeError):
+            await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None,
+                     headers: dict[str, str] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._trace("send", message)
+        await self.transport.send(message, headers)
+
+    def extend_deadline_for_progress(self, token: Any, seconds: float) -> None:
+        for pending in self._pending.values():
+            if pending.progress_token is not None and pending.progress_token == token:
+                pending.deadline = max(pending.deadline, time.monotonic() + seconds)
+
+    # ----- incoming -----
+
+    def _trace(self, direction: str, message: Any) -> None:
+        if self.tracer is not None:
+            self.tracer(direction, message)
+
+    def _anomaly(self, message: str, sample: Any = "") -> None:
+        if len(self.anomalies) < MAX_ANOMALIES:
+            text = sample if isinstance(sample, str) else _short_json(sample)
+            self.anomalies.append(Anomaly("protocol-violation", message, text[:200]))
+
+    def _on_bad_output(self, what: str, sample: str) -> None:
+        self.bad_output_count += 1
+        if self.bad_output_count <= MAX_BAD_LINES:
+            self.anomalies.append(Anomaly("non-protocol-output", what, sample[:200]))
+
+    def _on_closed(self, error: ProbeError) -> None:
+        if self.closed_error is None:
+            self.closed_error = error
+        for pending in self._pending.values():
+            if not pending.done.is_set():
+                pending.error = error
+                pending.done.set()
+
+    def _on_request_failed(self, request_id: Any, error: ProbeError) -> None:
+        pending = self._pending.get(request_id)
+        if pending is not None and not pending.done.is_set():
+            pending.error = error
+            pending.done.set()
+
+    def _on_message(self, message: Any) -> None:
+        self._trace("recv", message)
+        if isinstance(message, list):
+            self._anomaly("the server sent a JSON-RPC batch; batches are not part of MCP", message)
+            for item in message:
+                self._dispatch(item)
+            return
+        self._dispatch(message)
+
+    def _dispatch(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            self._anomaly("a message that is not a JSON object", message)
+            return
+        if message.get("jsonrpc") != "2.0":
+            self._anomaly('a message without "jsonrpc": "2.0"', message)
+        method = message.get("method")
+        if method is not None:
+            if not isinstance(method, str):
+                self._anomaly("a message whose method is not a string", message)
+                return
+            self.received_methods.append(method)
+            params = message.get("params")
+            if params is not None and not isinstance(params, dict):
+                self._anomaly(f"{method}: params is not an object", message)
+                params = None
+            if "id" in message:
+                self._task_group.start_soon(self._answer, message["id"], method, params or {})
+            else:
+                for handler in list(self.notification_handlers):
+                    handler(method, params or {})
+            return
+        if "id" not in message:
+            self._anomaly("a message with neither method nor id", message)
+            return
+        self._resolve(message)
+
+    def _resolve(self, message: dict[str, Any]) -> None:
+        request_id = message["id"]
+        pending = self._pending.get(request_id) if _hashable(request_id) else None
+        if pending is None or pending.done.is_set():
+            if _hashable(request_id) and request_id in self._abandoned:
+                return  # a late answer to a request we gave up on: expected, not a violation
+            self._anomaly(f"a response to a request that was never sent (id {_short_json(request_id)})", message)
+            return
+        has_result, has_error = "result" in message, "error" in message
+        if has_result and has_error:
+            self._anomaly(f"{pending.method}: a response with both result and error", message)
+        if has_error:
+            pending.error = _rpc_error(pending.method, message["error"])
+        elif not has_result:
+            pending.error = ProtocolFailure(f"{pending.method}: a response with neither result nor error")
+        elif not isinstance(message["result"], dict):
+            pending.error = ProtocolFailure(
+                f"{pending.method}: the result is not a JSON object", detail={"result": _short_json(message["result"])}
+            )
+        else:
+            pending.result = message["result"]
+        pending.done.set()
+
+    async def _answer(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+        handler = self.request_handlers.get(method)
+        response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if handler is None:
+            response["error"] = {"code": -32601, "message": f"Method not found: mcpprobe does not handle {method}"}
+        else:
+            try:
+                response["result"] = await handler(params)
+            except RpcError as exc:
+                response["error"] = {"code": exc.rpc_code, "message": exc.rpc_message}
+        try:
+            self._trace("send", response)
+            await self.transport.send(response)
+        except ProbeError:
+            pass
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _short_json(value: Any, limit: int = 200) -> str:
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _rpc_error(method: str, error: Any) -> ProbeError:
+    if not isinstance(error, dict) or not isinstance(error.get("code"), int) or isinstance(error.get("code"), bool):
+        return ProtocolFailure(f"{method}: a malformed JSON-RPC error object", detail={"error": _short_json(error)})
+    message = error.get("message")
+    if not isinstance(message, str):
+        message = _short_json(message)
+    return RpcError(error["code"], message, error.get("data"), method=method)
+
+
+__all__ = ["Connection", "Anomaly", "ConnectionFailed"]

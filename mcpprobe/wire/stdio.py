@@ -1,0 +1,224 @@
+"""The stdio transport: a child process speaking newline-delimited JSON-RPC.
+
+The child runs in a session (process group) of its own, so that whatever it spawns (npx spawns
+node, shells spawn servers) is ended with it on every exit path. Its stderr is drained all the
+time, so a flood can never stall it, and only a bounded tail is kept for error messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections import deque
+from typing import Any
+
+import anyio
+
+from mcpprobe.errors import ConnectionFailed, ProtocolFailure
+from mcpprobe.target import StdioTarget
+from mcpprobe.wire.base import Sink, TransportInfo, decode_message
+
+# Process groups still alive; the CLI's last act ends any left (see `reap_all`).
+_LIVE_GROUPS: set[int] = set()
+STDERR_TAIL_BYTES = 64 * 1024
+EXIT_GRACE_SECONDS = 0.15
+TERM_GRACE_SECONDS = 2.0
+
+
+def reap_all() -> None:
+    """Kill every process group we started that may still be alive. Safe to call repeatedly."""
+    for pgid in list(_LIVE_GROUPS):
+        _signal_group(pgid, signal.SIGKILL)
+        _LIVE_GROUPS.discard(pgid)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class StdioTransport:
+    def __init__(
+        self,
+        target: StdioTarget,
+        *,
+        max_message_bytes: int,
+        stderr_mode: str = "tail",
+        stderr_writer: Any = None,
+    ) -> None:
+        self.target = target
+        self.info = TransportInfo("stdio", {"command": list(target.command)})
+        self._max = max_message_bytes
+        self._stderr_mode = stderr_mode
+        self._stderr_writer = stderr_writer
+        self._stderr_tail: deque[bytes] = deque()
+        self._stderr_size = 0
+        self._stderr_total = 0
+        self._process: Any = None
+        self._pgid: int | None = None
+        self._sink: Sink | None = None
+        self._send_lock = anyio.Lock()
+        self._closing = False
+
+    async def start(self, task_group: Any, sink: Sink) -> None:
+        self._sink = sink
+        command = list(self.target.command)
+        env = self.target.environment()
+        executable = shutil.which(command[0], path=env.get("PATH"))
+        if executable is None:
+            where = f" (in {self.target.cwd})" if self.target.cwd else ""
+            raise ConnectionFailed(
+                f"cannot start the server: command not found: {command[0]}{where}",
+                detail={"command": command},
+            )
+        try:
+            self._process = await anyio.open_process(
+                [executable, *command[1:]],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.target.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ConnectionFailed(
+                f"cannot start the server {command[0]!r}: {exc.strerror or exc}", detail={"command": command}
+            ) from None
+        self._pgid = self._process.pid
+        _LIVE_GROUPS.add(self._pgid)
+        self.info.detail["pid"] = self._process.pid
+        task_group.start_soon(self._read_stdout)
+        task_group.start_soon(self._read_stderr)
+
+    def set_protocol_version(self, version: str) -> None:
+        """stdio carries no version header."""
+
+    async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        import json
+
+        data = (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+        async with self._send_lock:
+            try:
+                await self._process.stdin.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                raise self._gone("the server closed its stdin") from None
+
+    def _gone(self, what: str) -> ConnectionFailed:
+        status = self._process.returncode if self._process is not None else None
+        suffix = f" (exit status {_describe_status(status)})" if status is not None else ""
+        return ConnectionFailed(f"{what}{suffix}", detail={"exitStatus": status})
+
+    async def _read_stdout(self) -> None:
+        assert self._sink is not None
+        buffer = bytearray()
+        try:
+            async for chunk in self._process.stdout:
+                buffer += chunk
+                while (newline := buffer.find(b"\n")) >= 0:
+                    line = bytes(buffer[:newline])
+                    del buffer[: newline + 1]
+                    self._line(line)
+                if len(buffer) > self._max:
+                    self._sink.closed(ProtocolFailure(
+                        f"the server sent a message larger than the limit of {self._max} bytes "
+                        "(--max-message-size)", code="protocol-error"))
+                    await self._terminate()
+                    return
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+        if buffer.strip():
+            self._line(bytes(buffer))
+        if self._closing:
+            return
+        with anyio.move_on_after(0.5):
+            await self._process.wait()
+        self._sink.closed(self._gone("the server closed its stdout (the process ended)"))
+
+    def _line(self, line: bytes) -> None:
+        assert self._sink is not None
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            return
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            self._sink.bad_output("a line on stdout that is not valid UTF-8", line[:200].decode("utf-8", "replace"))
+            return
+        try:
+            message = decode_message(text)
+        except ValueError:
+            self._sink.bad_output("a line on stdout that is not JSON-RPC", text[:200])
+            return
+        self._sink.message(message)
+
+    async def _read_stderr(self) -> None:
+        try:
+            async for chunk in self._process.stderr:
+                self._stderr_total += len(chunk)
+                self._stderr_tail.append(chunk)
+                self._stderr_size += len(chunk)
+                while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr_tail) > 1:
+                    self._stderr_size -= len(self._stderr_tail.popleft())
+                if self._stderr_mode == "live" and self._stderr_writer is not None:
+                    self._stderr_writer(chunk)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+
+    def stderr_tail(self, lines: int = 20) -> list[str]:
+        text = b"".join(self._stderr_tail)[-STDERR_TAIL_BYTES:].decode("utf-8", errors="replace")
+        return [line for line in text.splitlines() if line.strip()][-lines:]
+
+    async def aclose(self) -> None:
+        self._closing = True
+        if self._process is None:
+            return
+        process = self._process
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await process.stdin.aclose()
+            with anyio.move_on_after(EXIT_GRACE_SECONDS):
+                await process.wait()
+            await self._terminate()
+
+    async def _terminate(self) -> None:
+        """End the whole process group: SIGTERM, a grace period, then SIGKILL."""
+        process, pgid = self._process, self._pgid
+        if pgid is None:
+            return
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                _signal_group(pgid, signal.SIGTERM)
+                with anyio.move_on_after(TERM_GRACE_SECONDS):
+                    await process.wait()
+            # The leader may be gone while its children (npx's node, a shell's server) live on.
+            _signal_group(pgid, signal.SIGKILL)
+            if process.returncode is None:
+                with anyio.move_on_after(1):
+                    await process.wait()
+            _LIVE_GROUPS.discard(pgid)
+            for stream in (process.stdout, process.stderr):
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    await stream.aclose()
+
+
+def _describe_status(status: int) -> str:
+    if status < 0:
+        try:
+            return f"killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"killed by signal {-status}"
+    return str(status)
+
+
+def write_stderr_bytes(chunk: bytes) -> None:
+    """Pass the server's stderr through, with control characters made visible."""
+    from mcpprobe.sanitize import visible
+
+    text = chunk.decode("utf-8", errors="replace")
+    sys.stderr.write(visible(text, multiline=True))
+    sys.stderr.flush()
