@@ -149,6 +149,8 @@ class StreamableHttpTransport(_HttpBase):
         assert self._sink is not None
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         status = response.status_code
+        if status in (401, 403):
+            raise await self._http_problem(response, method)
         if status == 404 and self._session_id and method != "initialize":
             raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)")
         if content_type == "application/json":
@@ -165,8 +167,6 @@ class StreamableHttpTransport(_HttpBase):
                     f"{method}: HTTP {status} with a JSON body that is not a JSON-RPC answer",
                     detail={"status": status, "bodyStart": body[:SNIPPET].decode("utf-8", "replace")},
                 )
-            if status in (401, 403):
-                raise await self._http_problem(response, method)
             self._sink.message(data)
             return
         if content_type == "text/event-stream" and status < 300:

@@ -94,6 +94,7 @@ class StdioTransport:
         self.info.detail["pid"] = self._process.pid
         task_group.start_soon(self._read_stdout)
         task_group.start_soon(self._read_stderr)
+        task_group.start_soon(self._watch_exit)
 
     def set_protocol_version(self, version: str) -> None:
         """stdio carries no version header."""
@@ -138,6 +139,13 @@ class StdioTransport:
         with anyio.move_on_after(0.5):
             await self._process.wait()
         self._sink.closed(self._gone("the server closed its stdout (the process ended)"))
+
+    async def _watch_exit(self) -> None:
+        """The server process ending is the end, even when a child of it still holds stdout open."""
+        await self._process.wait()
+        await anyio.sleep(0.2)  # let the reader deliver what the server wrote before it exited
+        if not self._closing and self._sink is not None:
+            self._sink.closed(self._gone("the server process ended"))
 
     def _line(self, line: bytes) -> None:
         assert self._sink is not None
@@ -201,9 +209,10 @@ class StdioTransport:
                 with anyio.move_on_after(1):
                     await process.wait()
             _LIVE_GROUPS.discard(pgid)
-            for stream in (process.stdout, process.stderr):
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                    await stream.aclose()
+            # Closes the pipes through asyncio's transport, so nothing is left for the garbage
+            # collector to close after the loop has gone (which would print a traceback).
+            with anyio.move_on_after(1), contextlib.suppress(OSError, anyio.BrokenResourceError):
+                await process.aclose()
 
 
 def _describe_status(status: int) -> str:

@@ -1,0 +1,145 @@
+"""Shared test helpers: real servers (fixture, demo, npm reference) and a CLI runner.
+
+Nothing here mocks the SDK, the transport or the server: every test talks to a real process
+over stdio or to a real HTTP server on 127.0.0.1 with an ephemeral port.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from mcpprobe.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "fixture_server.py"
+BIND_LOOPBACK = ROOT / "tests" / "fixtures" / "bind_loopback.cjs"
+PY = sys.executable
+EVERYTHING_VERSION = "2026.8.31"
+
+
+def fixture_cmd(scenario: str) -> list[str]:
+    return [PY, str(FIXTURE), scenario]
+
+
+@dataclass
+class Result:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    def codes(self) -> list[str]:
+        return [f["code"] for f in self.json["findings"]]
+
+
+def run_cli(args: list[str], *, env: dict[str, str] | None = None) -> Result:
+    """Run mcpprobe in-process, as a user would from a shell, with stdout and stderr apart."""
+    result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)
+    stdout = result.stdout
+    stderr = result.stderr
+    assert "Traceback" not in stderr, stderr
+    assert "Traceback" not in stdout, stdout
+    return Result(result.exit_code, stdout, stderr)
+
+
+def run_subprocess(args: list[str], *, timeout: float = 60, env: dict[str, str] | None = None,
+                   input: str | None = None) -> Result:
+    """Run `python -m mcpprobe` as a real process, for pipes, signals and timing truths."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run([PY, "-m", "mcpprobe", *args], capture_output=True, text=True, timeout=timeout,
+                          env=full_env, input=input, cwd=ROOT)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@contextmanager
+def http_server(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
+                pattern: str = "LISTENING ") -> Iterator[str]:
+    """Start a server that prints `LISTENING <url>` on stdout; yield the URL; always end it."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})}, cwd=cwd, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        url = None
+        assert proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if pattern in line:
+                url = line.split(pattern, 1)[1].strip()
+                break
+        if url is None:
+            raise RuntimeError(f"server did not start: {argv}: {proc.stderr.read() if proc.stderr else ''}")
+        yield url
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(5)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@contextmanager
+def fixture_http(scenario: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    with http_server([*fixture_cmd(scenario), "--http"], env=env) as url:
+        yield url
+
+
+def recorded(path: Path) -> list[str]:
+    """The methods a recording fixture server received, in order."""
+    if not path.exists():
+        return []
+    methods = []
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        if "method" in entry:
+            methods.append(entry["method"])
+    return methods
+
+
+# ----- the npm reference server -----
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("MCPPROBE_TEST_CACHE", ROOT / ".cache"))
+
+
+@pytest.fixture(scope="session")
+def everything() -> Path:
+    """Path to server-everything's dist/index.js, installed from the npm registry on first use."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed for the reference server @modelcontextprotocol/server-everything")
+    prefix = _cache_dir() / "npm"
+    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    if not entry.exists():
+        prefix.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+             f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"],
+            capture_output=True, text=True, timeout=600,
+        )
+        if proc.returncode != 0 or not entry.exists():
+            pytest.fail(f"npm install of server-everything failed: {proc.stderr[-2000:]}")
+    return entry

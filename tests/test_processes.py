@@ -1,0 +1,127 @@
+"""No orphaned server process on any exit path, and clean ends for signals and closed pipes.
+
+These run mcpprobe as a real process: signals, pipes and process groups are what is tested.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from conftest import FIXTURE, PY, ROOT, run_subprocess
+
+
+def _alive(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+def _spawning_server(scenario: str, marker: str) -> list[str]:
+    """A server that starts a grandchild first, the way `npx` starts node: both must end.
+
+    `marker` is digits: it tags the grandchild (`sleep 300.<marker>`) and the server's argv.
+    """
+    code = (f"import runpy, sys; sys.argv = [{str(FIXTURE)!r}, {scenario!r}]; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
+    return ["sh", "-c", f"sleep 300.{marker} & exec {PY} -c {shlex.quote(code)} marker-{marker}"]
+
+
+def _wait_gone(marker: str, seconds: float = 5) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = _alive(marker)
+        if not alive:
+            return []
+        time.sleep(0.1)
+    return _alive(marker)
+
+
+@pytest.mark.skipif(not os.path.exists("/bin/ps") and not os.path.exists("/usr/bin/ps"), reason="needs ps")
+@pytest.mark.parametrize("scenario, args, expected", [
+    ("full", [], 0),
+    ("method-not-found", [], 1),
+    ("hang-initialize", ["--timeout", "1"], 6),
+    ("exit-mid-list", [], 4),
+])
+def test_no_orphans_on_any_exit(scenario, args, expected):
+    marker = str(uuid.uuid4().int)[:12]
+    result = run_subprocess(["probe", *args, "--", *_spawning_server(scenario, marker)])
+    assert result.exit_code == expected, result.stderr
+    assert _wait_gone(marker) == []
+
+
+@pytest.mark.parametrize("sig, expected", [(signal.SIGINT, 130), (signal.SIGTERM, 130)])
+def test_signals_end_cleanly_without_orphans(sig, expected):
+    marker = str(uuid.uuid4().int)[:12]
+    proc = subprocess.Popen(
+        [PY, "-m", "mcpprobe", "probe", "--timeout", "60", "--", *_spawning_server("hang-initialize", marker)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(_alive(marker)) < 2:
+        time.sleep(0.1)
+    assert len(_alive(marker)) >= 2, "the server and its grandchild should be running"
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == expected, err
+    assert "Traceback" not in err
+    assert "interrupted" in err
+    assert _wait_gone(marker) == []
+
+
+def test_json_on_interrupt_is_still_one_document():
+    proc = subprocess.Popen(
+        [PY, "-m", "mcpprobe", "probe", "--json", "--timeout", "60", "--", PY, str(FIXTURE), "hang-initialize"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    import json
+
+    assert json.loads(out)["exitCode"] == 130
+
+
+def test_closed_pipe_is_quiet():
+    """`mcpprobe ... | head -1` must not print a BrokenPipeError traceback."""
+    pipeline = f"{sys.executable} -m mcpprobe list tools -- {PY} {FIXTURE} full | head -c 10 >/dev/null"
+    proc = subprocess.run(["bash", "-o", "pipefail", "-c", pipeline], capture_output=True, text=True, cwd=ROOT,
+                          timeout=30)
+    assert "Traceback" not in proc.stderr
+    assert "BrokenPipe" not in proc.stderr
+
+
+def test_stderr_flood_is_drained_and_kept_as_a_tail():
+    result = run_subprocess(["probe", "--json", "--", PY, str(FIXTURE), "stderr-flood"])
+    assert result.exit_code == 0
+    assert result.json["serverStderr"] == []  # shown only when something failed
+
+
+def test_server_stderr_tail_on_failure():
+    result = run_subprocess(["probe", "--", PY, str(FIXTURE), "crash-on-start"])
+    assert result.exit_code == 4
+    assert "fatal: cannot open config /etc/nope.yaml" in result.stderr
+    assert "last " in result.stderr and "server's stderr" in result.stderr
+
+
+def test_server_stderr_live():
+    result = run_subprocess(["probe", "--server-stderr", "live", "--", PY, str(FIXTURE), "crash-on-initialize"])
+    assert result.exit_code == 4
+    assert result.stderr.count("fixture") >= 1
+
+
+def test_minimal_environment_by_default():
+    """A stdio server does not see the user's secrets unless they are passed with --env."""
+    env = {"MY_SECRET_TOKEN": "s3cr3t-value"}
+    script = "import os,sys; print(os.environ.get('MY_SECRET_TOKEN','absent'), file=sys.stderr); sys.exit(1)"
+    result = run_subprocess(["probe", "--", PY, "-c", script], env=env)
+    assert "absent" in result.stderr
+    assert "s3cr3t-value" not in result.stderr
+    passed = run_subprocess(["probe", "--env", "MY_SECRET_TOKEN=given", "--", PY, "-c", script], env=env)
+    assert "given" in passed.stderr
