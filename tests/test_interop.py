@@ -1,0 +1,118 @@
+"""Against servers mcpprobe did not write: the npm reference server and the SDK-based demo.
+
+server-everything is installed from the npm registry into the test cache on first use; these
+tests skip with a visible reason only where node or npm is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from conftest import BIND_LOOPBACK, PY, http_server, run_cli
+
+DEMO = [PY, "-m", "mcpprobe.demo"]
+
+
+def _everything_cmd(entry) -> list[str]:
+    return ["node", str(entry)]
+
+
+def test_everything_over_stdio(everything):
+    result = run_cli(["probe", "--json", "--", *_everything_cmd(everything)])
+    doc = result.json
+    assert result.exit_code == 0, result.stderr
+    assert doc["serverInfo"]["name"] == "mcp-servers/everything"
+    assert doc["era"] == "legacy"
+    assert doc["protocolVersion"] == "2025-11-25"
+    assert doc["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
+    kinds = doc["kinds"]
+    assert {k: v["state"] for k, v in kinds.items()} == dict.fromkeys(kinds, "complete")
+    assert kinds["tools"]["count"] == 13
+    assert kinds["resources"]["count"] == 7
+    assert kinds["templates"]["count"] == 2
+    assert kinds["prompts"]["count"] == 4
+    assert {"echo", "get-sum"} <= {t["name"] for t in kinds["tools"]["items"]}
+    assert [f for f in doc["findings"] if f["severity"] == "error"] == []
+
+
+def test_everything_list_tools_pipe_to_jq_shape(everything):
+    result = run_cli(["list", "tools", "--json", "--", *_everything_cmd(everything)])
+    names = [item["name"] for item in result.json["items"]]
+    assert "echo" in names and result.json["state"] == "complete"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("mode, path", [("streamableHttp", "/mcp"), ("sse", "/sse")])
+def test_everything_over_http(everything, mode, path):
+    port = _free_port()
+    env = {"PORT": str(port), "NODE_OPTIONS": f"--require {BIND_LOOPBACK}"}
+    argv = ["node", str(everything), mode]
+    # server-everything announces itself on stdout or stderr depending on mode; wait for the port instead.
+    with _node_http(argv, env, port):
+        result = run_cli(["probe", "--json", f"http://127.0.0.1:{port}{path}"])
+    doc = result.json
+    assert result.exit_code == 0, (result.stdout[-2000:], result.stderr)
+    assert doc["transport"] == ("sse" if mode == "sse" else "http")
+    assert doc["kinds"]["tools"]["count"] == 13
+
+
+def _node_http(argv, env, port):
+    import subprocess
+    import time
+    from contextlib import contextmanager
+
+    @contextmanager
+    def run():
+        proc = subprocess.Popen(argv, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                        break
+                except OSError:
+                    time.sleep(0.1)
+            else:
+                raise RuntimeError("server-everything did not listen")
+            yield
+        finally:
+            os.killpg(proc.pid, 15)
+            proc.wait(5)
+
+    return run()
+
+
+def test_demo_over_stdio_paginates():
+    result = run_cli(["probe", "--json", "--", *DEMO])
+    doc = result.json
+    assert result.exit_code == 0, result.stderr
+    assert doc["serverInfo"]["name"] == "mcpprobe-demo"
+    assert doc["kinds"]["tools"]["pages"] == 3 and doc["kinds"]["tools"]["count"] == 12
+    assert doc["kinds"]["resources"]["pages"] == 2
+
+
+@pytest.mark.parametrize("flag", ["--http", "--sse"])
+def test_demo_over_http_and_sse(flag):
+    with http_server([*DEMO, flag, "0"]) as url:
+        result = run_cli(["probe", "--json", url])
+    doc = result.json
+    assert result.exit_code == 0, result.stderr
+    assert doc["transport"] == ("sse" if flag == "--sse" else "http")
+    assert doc["kinds"]["tools"]["count"] == 12
+
+
+def test_demo_legacy_and_modern_agree():
+    legacy = run_cli(["probe", "--json", "--protocol", "legacy", "--", *DEMO]).json
+    modern = run_cli(["probe", "--json", "--protocol", "modern", "--", *DEMO]).json
+    assert legacy["era"] == "legacy" and modern["era"] == "modern"
+    for kind in ("tools", "resources", "templates", "prompts"):
+        assert legacy["kinds"][kind]["count"] == modern["kinds"][kind]["count"]
