@@ -10,7 +10,6 @@ import os
 import socket
 
 import pytest
-
 from conftest import BIND_LOOPBACK, PY, http_server, run_cli
 
 DEMO = [PY, "-m", "mcpprobe.demo"]
