@@ -64,29 +64,49 @@ _ERROR_CODES = {"connection-failed", "timeout", "protocol-error", "rpc-error", "
 
 
 def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr")}
+    return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr", "findings", "timings")}
+
+
+SINGULAR = {"tools": "tool", "resources": "resource", "templates": "template", "prompts": "prompt"}
+
+
+def _suspicious(where: str, key: str, value: Any, kind: str, detail: dict[str, Any]) -> Finding | None:
+    from mcpprobe.sanitize import findings_for
+
+    reasons = findings_for(value) if isinstance(value, str) else []
+    if not reasons:
+        return None
+    return Finding("suspicious-text", f"{where}: {key} contains {'; '.join(reasons)}", kind=kind,
+                   detail={**detail, "field": key, "reasons": reasons})
 
 
 def suspicious_findings(listing: Listing) -> list[Finding]:
     """Hidden characters or escape sequences in names and descriptions: signs of tool poisoning."""
-    from mcpprobe.sanitize import findings_for
+    from mcpprobe.sanitize import visible
 
     out = []
     ident_key = KINDS[listing.kind][3]
+    keys = dict.fromkeys((ident_key, "name", "title", "description"))
     for index, item in enumerate(listing.items):
-        ident = item.get(ident_key)
-        for key in (ident_key, "name", "title", "description"):
-            value = item.get(key)
-            if not isinstance(value, str):
-                continue
-            reasons = findings_for(value)
-            if reasons:
-                from mcpprobe.sanitize import visible
+        where = f"{SINGULAR[listing.kind]} {visible(str(item.get(ident_key)))}"
+        for key in keys:
+            found = _suspicious(where, key, item.get(key), listing.kind, {"index": index})
+            if found:
+                out.append(found)
+    return out
 
-                out.append(Finding(
-                    "suspicious-text",
-                    f"{listing.kind} {visible(str(ident))!s}: {key} contains {'; '.join(reasons)}",
-                    kind=listing.kind, detail={"index": index, "field": key, "reasons": reasons}))
+
+def snapshot_suspicious(snapshot: Snapshot) -> list[Finding]:
+    """The same check for what the server says about itself: serverInfo and instructions."""
+    out = []
+    info = snapshot.server_info or {}
+    for key in ("name", "title", "version"):
+        found = _suspicious("serverInfo", key, info.get(key), "server", {})
+        if found:
+            out.append(found)
+    found = _suspicious("server", "instructions", snapshot.instructions, "server", {})
+    if found:
+        out.append(found)
     return out
 
 
@@ -96,6 +116,7 @@ async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: A
     try:
         async with open_session(target, settings, **session_args) as session:
             outcome.snapshot = session.snapshot
+            outcome.findings.extend(snapshot_suspicious(session.snapshot))
             try:
                 await body(session)
             finally:
@@ -106,6 +127,9 @@ async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: A
     except ProbeError as exc:
         outcome.error = exc
         outcome.snapshot = outcome.snapshot or exc.detail.get("snapshot")
+        if not outcome.findings:
+            outcome.findings.extend(exc.detail.get("findings", []))
+            outcome.timings[:0] = exc.detail.get("timings", [])
         transport_tail = exc.detail.get("serverStderr", transport_tail)
     if outcome.error is not None or any(
         listing.error is not None for listing in outcome.listings.values()

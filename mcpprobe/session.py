@@ -230,6 +230,7 @@ async def open_session(
         client_capabilities=client_capabilities(settings),
     )
     started = time.perf_counter()
+    session: Session | None = None
     try:
         async with Connection(transport, tracer=tracer) as conn:
             session = Session(conn, target, settings, snapshot)
@@ -245,6 +246,10 @@ async def open_session(
         if tail and "serverStderr" not in exc.detail:
             exc.detail["serverStderr"] = tail
         exc.detail.setdefault("snapshot", snapshot)
+        if session is not None and "findings" not in exc.detail:
+            # What the wire showed before the failure often explains it: keep it.
+            exc.detail["findings"] = session.findings + session.wire_findings()
+            exc.detail["timings"] = session.timings
         raise
 
 

@@ -1,0 +1,120 @@
+"""Whatever a broken or hostile server writes, mcpprobe ends with a documented exit code, in time,
+without a traceback and without leaving the server behind.
+
+A property-based test generates the server's output; a few fixed cases pin the exact outcome of
+the worst offenders (huge messages, deep nesting, batches, answers to nothing).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+
+import pytest
+from conftest import PY, ROOT, run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+GARBAGE = ROOT / "tests" / "fixtures" / "garbage_server.py"
+DOCUMENTED = {0, 1, 3, 4, 5, 6}
+TIMEOUT = 2.0
+
+json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20))
+json_values = st.recursive(json_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=12)
+
+
+def _line(obj) -> bytes:
+    return (json.dumps(obj) + "\n").encode()
+
+
+frames = st.one_of(
+    # responses with the right id but wrong shapes
+    json_values.map(lambda v: b'{"jsonrpc":"2.0","id":{ID},"result":' + json.dumps(v).encode() + b"}\n"),
+    json_values.map(lambda v: b'{"jsonrpc":"2.0","id":{ID},"error":' + json.dumps(v).encode() + b"}\n"),
+    st.just(b'{"jsonrpc":"2.0","id":{ID},"result":{},"error":{"code":1,"message":"both"}}\n'),
+    st.just(b'{"jsonrpc":"2.0","id":{ID}}\n'),
+    # wrong ids, answers to nothing, server requests, unknown notifications
+    json_values.map(lambda v: _line({"jsonrpc": "2.0", "id": v, "result": {}})),
+    st.text(max_size=30).map(lambda m: _line({"jsonrpc": "2.0", "method": m, "params": {"x": 1}})),
+    st.text(max_size=30).map(lambda m: _line({"jsonrpc": "2.0", "id": "srv", "method": m})),
+    # batches, non-objects, partial lines, invalid UTF-8, plain noise
+    json_values.map(lambda v: _line([v, {"jsonrpc": "2.0", "method": "notifications/x"}])),
+    json_values.map(_line),
+    st.binary(max_size=60),
+    st.binary(max_size=30).map(lambda b: b + b"\xff\xfe\n"),
+    st.just(b'{"jsonrpc":"2.0","id":{ID},"result":{"protocolVersion":'),
+    # deep nesting and big strings
+    st.integers(min_value=100, max_value=5000).map(lambda n: b"[" * n + b"]" * n + b"\n"),
+    st.integers(min_value=1000, max_value=200_000).map(lambda n: _line({"jsonrpc": "2.0", "method": "x" * n})),
+    # a valid answer, sometimes
+    st.sampled_from(["2025-11-25", "2024-11-05", "bogus"]).map(lambda v: _line({
+        "jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": v, "capabilities": {"tools": {}},
+                                              "serverInfo": {"name": "x", "version": "1"}}})),
+)
+
+
+def _probe(tmp_path: Path, plan: dict, *extra: str):
+    path = tmp_path / f"plan-{time.monotonic_ns()}.json"
+    path.write_text(json.dumps(plan))
+    started = time.monotonic()
+    result = run_cli(["probe", "--json", "--protocol", "legacy", "--timeout", str(TIMEOUT), *extra,
+                      "--", PY, str(GARBAGE), str(path)])
+    return result, time.monotonic() - started
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(frames, max_size=6), st.sampled_from(["exit", "hang", "answer"]))
+def test_any_garbage_ends_with_a_documented_code(tmp_path, chosen, then):
+    plan = {"frames": [base64.b64encode(f).decode() for f in chosen], "then": then}
+    result, elapsed = _probe(tmp_path, plan)
+    assert result.exit_code in DOCUMENTED, result.stderr
+    doc = result.json  # one parseable document, whatever happened
+    assert doc["exitCode"] == result.exit_code
+    # The handshake and then each of the four lists may each wait for the timeout at most.
+    assert elapsed < TIMEOUT * 5 + 3
+
+
+def _frames(*raw: bytes) -> dict:
+    return {"frames": [base64.b64encode(f).decode() for f in raw], "then": "hang"}
+
+
+VALID = (b'{"jsonrpc":"2.0","id":{ID},"result":{"protocolVersion":"2025-11-25","capabilities":{},'
+         b'"serverInfo":{"name":"x","version":"1"}}}\n')
+
+
+def test_message_over_the_size_limit_is_a_protocol_error(tmp_path):
+    big = b'{"jsonrpc":"2.0","id":{ID},"result":{"x":"' + b"a" * 300_000 + b'"}}\n'
+    result, _ = _probe(tmp_path, _frames(big), "--max-message-size", "100000")
+    assert result.exit_code == 5
+    assert "larger than the limit of 100000 bytes" in result.json["error"]["message"]
+
+
+def test_deep_nesting_is_refused_cleanly(tmp_path):
+    deep = b'{"jsonrpc":"2.0","id":{ID},"result":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    result, _ = _probe(tmp_path, _frames(deep, VALID))
+    assert result.exit_code == 0
+    assert any(f["code"] == "non-protocol-output" for f in result.json["findings"])
+
+
+@pytest.mark.parametrize("frame, message", [
+    (b'[{"jsonrpc":"2.0","method":"notifications/x"}]\n', "batch"),
+    (b'{"jsonrpc":"2.0","id":987654,"result":{}}\n', "never sent"),
+    (b'{"id":{ID},"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}\n',
+     '"jsonrpc": "2.0"'),
+])
+def test_protocol_violations_are_findings(tmp_path, frame, message):
+    frames = [frame] if b"protocolVersion" in frame else [frame, VALID]
+    result, _ = _probe(tmp_path, _frames(*frames))
+    assert result.exit_code == 0, result.stderr
+    violations = [f["message"] for f in result.json["findings"] if f["code"] == "protocol-violation"]
+    assert any(message in m for m in violations), violations
+
+
+def test_result_and_error_together(tmp_path):
+    both = b'{"jsonrpc":"2.0","id":{ID},"result":{},"error":{"code":-32603,"message":"boom"}}\n'
+    result, _ = _probe(tmp_path, _frames(both))
+    assert result.exit_code == 5
+    assert any("both result and error" in f["message"] for f in result.json["findings"])
