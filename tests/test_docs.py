@@ -1,0 +1,182 @@
+"""The documentation stays true to the code: finding codes, exit codes, options and the JSON schema.
+
+The JSON checks run the real command line as subprocesses against the fixture server and validate
+what they print against docs/output.schema.json.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from jsonschema import Draft202012Validator
+
+from mcpprobe.cli import cli
+from mcpprobe.exitcodes import PRECEDENCE, ExitCode
+from mcpprobe.findings import CODES
+
+ROOT = Path(__file__).parent.parent
+DOCS = ROOT / "docs"
+FIXTURE = "tests/fixtures/fixture_server.py"
+SCENARIOS = ("full", "method-not-found", "crash-on-start", "modern")
+COMMANDS = {"probe": ["probe"], "list": ["list", "tools"]}
+EXPECTED_EXIT = {"full": 0, "method-not-found": 1, "crash-on-start": 4, "modern": 0}
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+# ----- findings -----
+
+
+def test_every_finding_code_has_a_section() -> None:
+    sections = re.findall(r"^## `([^`]+)`\s*$", _read(DOCS / "findings.md"), flags=re.MULTILINE)
+    assert len(sections) == len(set(sections)), f"duplicate sections: {sections}"
+    missing = sorted(set(CODES) - set(sections))
+    unknown = sorted(set(sections) - set(CODES))
+    assert not missing, f"docs/findings.md has no '## `code`' section for {missing}"
+    assert not unknown, f"docs/findings.md documents codes that mcpprobe.findings.CODES lacks: {unknown}"
+
+
+def test_finding_sections_state_the_code_severity() -> None:
+    text = _read(DOCS / "findings.md")
+    for code, (severity, _meaning) in CODES.items():
+        section = text.split(f"## `{code}`", 1)[1].split("\n## ", 1)[0]
+        assert f"**Severity:** {severity.value}" in section, f"wrong or missing severity for {code}"
+
+
+# ----- exit codes -----
+
+
+def _exit_code_table_rows() -> dict[int, str]:
+    rows = {}
+    for line in _read(DOCS / "exit-codes.md").splitlines():
+        match = re.match(r"^\|\s*(\d+)\s*\|\s*([A-Z]+)\s*\|", line)
+        if match:
+            rows[int(match.group(1))] = match.group(2)
+    return rows
+
+
+def test_every_exit_code_is_in_the_table() -> None:
+    rows = _exit_code_table_rows()
+    for code in ExitCode:
+        assert int(code) in rows, f"exit code {int(code)} ({code.name}) is not in docs/exit-codes.md's table"
+        assert rows[int(code)] == code.name, f"exit code {int(code)} is named {rows[int(code)]}, not {code.name}"
+    assert set(rows) == {int(code) for code in ExitCode}, "the table lists exit codes that ExitCode lacks"
+
+
+def test_precedence_is_documented_in_order() -> None:
+    text = _read(DOCS / "exit-codes.md")
+    listed = [int(n) for n in re.findall(r"^\d+\. (\d+) [A-Z]+$", text, flags=re.MULTILINE)]
+    assert listed == [int(code) for code in PRECEDENCE]
+
+
+# ----- command pages -----
+
+
+def _long_options(command: click.Command) -> set[str]:
+    ctx = click.Context(command, info_name=command.name)
+    options = set()
+    for param in command.get_params(ctx):
+        if isinstance(param, click.Option):
+            options.update(opt for opt in (*param.opts, *param.secondary_opts) if opt.startswith("--"))
+    return options
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_long_option_is_documented(name: str) -> None:
+    command = cli.commands[name]
+    page = _read(DOCS / "commands" / f"{name}.md")
+    options = _long_options(command)
+    assert "--json" in options and "--transport" in options
+    missing = sorted(opt for opt in options if not re.search(re.escape(opt) + r"(?![\w-])", page))
+    assert not missing, f"docs/commands/{name}.md does not mention {missing}"
+
+
+# ----- README -----
+
+
+def test_readme_has_the_setup_commands() -> None:
+    readme = _read(ROOT / "README.md")
+    for command in ("pip install -e '.[test]'", "python -m pytest", "pip install .",
+                    "mcpprobe probe -- mcpprobe-demo"):
+        assert command in readme, f"README.md lacks {command!r}"
+
+
+# ----- JSON output against the schema -----
+
+
+@pytest.fixture(scope="module")
+def validator() -> Draft202012Validator:
+    schema = json.loads(_read(DOCS / "output.schema.json"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mcpprobe", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def json_runs() -> dict[tuple[str, str], subprocess.CompletedProcess[str]]:
+    """Every (command, scenario) pair, run concurrently: each run costs about a second of start-up."""
+    jobs = {
+        (name, scenario): [*words, "--json", "--", sys.executable, FIXTURE, scenario]
+        for name, words in COMMANDS.items()
+        for scenario in SCENARIOS
+    }
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = {key: pool.submit(_run, args) for key, args in jobs.items()}
+        return {key: future.result() for key, future in futures.items()}
+
+
+def _errors(validator: Draft202012Validator, doc: Any) -> list[str]:
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_json_output_matches_the_schema(
+    name: str, scenario: str, validator: Draft202012Validator,
+    json_runs: dict[tuple[str, str], subprocess.CompletedProcess[str]],
+) -> None:
+    proc = json_runs[(name, scenario)]
+    assert "Traceback" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert _errors(validator, doc) == []
+    assert doc["command"] == name
+    assert doc["exitCode"] == proc.returncode == EXPECTED_EXIT[scenario]
+    if name == "probe":
+        assert (doc["kinds"] is None) == (doc["error"] is not None)
+    else:
+        assert doc["kind"] == "tools"
+
+
+def test_schema_rejects_a_broken_document(
+    validator: Draft202012Validator, json_runs: dict[tuple[str, str], subprocess.CompletedProcess[str]],
+) -> None:
+    doc = json.loads(json_runs[("probe", "full")].stdout)
+    assert _errors(validator, {**doc, "futureKey": 1}) == [], "additional properties must be allowed"
+    assert _errors(validator, {k: v for k, v in doc.items() if k != "findings"})
+    assert _errors(validator, {**doc, "ok": not doc["ok"]})
+    assert _errors(validator, {**doc, "kinds": {**doc["kinds"], "tools": {**doc["kinds"]["tools"], "state": "?"}}})
+
+
+def test_interrupted_document_matches_the_schema(
+    validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from mcpprobe.cli import _emit
+
+    assert _emit(None, True, "list") == ExitCode.INTERRUPTED
+    doc = json.loads(capsys.readouterr().out)
+    assert _errors(validator, doc) == []
+    assert doc["exitCode"] == 130
