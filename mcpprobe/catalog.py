@@ -13,7 +13,16 @@ from typing import Any
 
 from mcpprobe import schema
 from mcpprobe.capabilities import declared
-from mcpprobe.errors import METHOD_NOT_FOUND, ConnectionFailed, ProbeError, RequestTimeout, RpcError
+from mcpprobe.errors import (
+    METHOD_NOT_FOUND,
+    AuthFailed,
+    ConnectionFailed,
+    ProbeError,
+    ProtocolFailure,
+    Refused,
+    RequestTimeout,
+    RpcError,
+)
 from mcpprobe.findings import Finding
 from mcpprobe.session import Session, Timing
 
@@ -34,6 +43,7 @@ class Page:
     ms: float
     count: int
     cursor: str | None
+    failed: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"page": self.number, "ms": round(self.ms, 1), "count": self.count}
@@ -86,10 +96,9 @@ async def list_kind(session: Session, kind: str) -> Listing:
         started = time.perf_counter()
         try:
             result = await session.request(method, params)
-        except RpcError as exc:
-            _page_failed(listing, exc, number, method)
-            return listing
-        except (RequestTimeout, ConnectionFailed) as exc:
+        except Refused:
+            raise
+        except ProbeError as exc:
             _page_failed(listing, exc, number, method)
             return listing
         ms = (time.perf_counter() - started) * 1000
@@ -147,7 +156,15 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
 def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str) -> None:
     kind = listing.kind
     listing.error = exc
-    listing.pages.append(Page(number, 0.0, 0, None))
+    listing.pages.append(Page(number, 0.0, 0, None, failed=True))
+    if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1 and not listing.declared:
+        # Sent with --force: -32601 for an undeclared capability is what the spec asks for.
+        listing.state = "not-declared"
+        listing.error = None
+        listing.findings.append(Finding(
+            "not-declared", f"'{KINDS[kind][1]}' is not declared and {method} was answered with -32601, "
+            "as the spec requires: consistent", kind=kind))
+        return
     if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1:
         listing.state = "method-not-found"
         listing.findings.append(Finding(
@@ -155,8 +172,7 @@ def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str) ->
             f"the server declared '{KINDS[kind][1]}' but answered {method} with -32601 Method not found"
             f" ({exc.rpc_message})", kind=kind, detail=exc.detail))
         return
-    cause = "timeout" if isinstance(exc, RequestTimeout) else (
-        "connection-lost" if isinstance(exc, ConnectionFailed) else "error")
+    cause = _cause(exc)
     if number == 1:
         listing.state = "failed"
         listing.findings.append(Finding(
@@ -166,10 +182,18 @@ def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str) ->
     _incomplete(listing, f"page {number} failed: {exc.message}", cause, number)
 
 
+def _cause(exc: ProbeError) -> str:
+    for kind, cause in ((RequestTimeout, "timeout"), (ConnectionFailed, "connection-lost"),
+                        (AuthFailed, "auth"), (ProtocolFailure, "malformed-answer")):
+        if isinstance(exc, kind):
+            return cause
+    return "error"
+
+
 def _incomplete(listing: Listing, why: str, cause: str, number: int) -> None:
     listing.state = "incomplete"
     read = len(listing.items) + len(listing.invalid)
-    pages_read = sum(1 for page in listing.pages if page.number < number)
+    pages_read = sum(1 for page in listing.pages if not page.failed)
     listing.findings.append(Finding(
         "list-incomplete",
         f"{why}; kept {read} items from {pages_read} complete page(s)",

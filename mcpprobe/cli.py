@@ -83,11 +83,17 @@ def _target(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, 
 
 def _prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[Any, Any]:
     from mcpprobe.errors import UsageProblem
+    from mcpprobe.redact import Redactor
 
     try:
-        return _target(ctx, positionals, params), _settings(params)
+        target, settings = _target(ctx, positionals, params), _settings(params)
     except UsageProblem as exc:
         raise click.UsageError(exc.message) from None
+    ctx.meta["redactor"] = Redactor(target.secrets())
+    if params["insecure"]:
+        click.echo("warning: --insecure: TLS certificates are not verified; anyone on the path can read and "
+                   "change this traffic", err=True)
+    return target, settings
 
 
 def _run(operation: Any, *args: Any, **kwargs: Any) -> Any:
@@ -121,12 +127,16 @@ def _run(operation: Any, *args: Any, **kwargs: Any) -> Any:
 def _emit(outcome: Any, as_json: bool, command: str) -> int:
     from rich.console import Console
 
-    err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
+    from mcpprobe.redact import RedactingStream, Redactor
+
+    redactor = click.get_current_context().meta.get("redactor") or Redactor(())
+    stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
+    err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
     if outcome is None:
         if as_json:
             from mcpprobe.render.jsondoc import dumps
 
-            _write(dumps({"formatVersion": 1, "command": command, "ok": False,
+            _write(stdout, dumps({"formatVersion": 1, "command": command, "ok": False,
                           "exitCode": int(ExitCode.INTERRUPTED),
                           "error": {"code": "interrupted", "message": "interrupted", "exitCode": 130}}))
         err.print("interrupted", style="yellow")
@@ -134,29 +144,31 @@ def _emit(outcome: Any, as_json: bool, command: str) -> int:
     if as_json:
         from mcpprobe.render.jsondoc import document, dumps
 
-        _write(dumps(document(outcome)))
+        _write(stdout, dumps(document(outcome)))
         from mcpprobe.render.human import render_error
 
         render_error(err, outcome)
     else:
         from mcpprobe.render.human import render_outcome
 
-        out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+        out = Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
         render_outcome(out, err, outcome)
     return int(outcome.exit_code)
 
 
-def _write(text: str) -> None:
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+def _write(stream: Any, text: str) -> None:
+    stream.write(text + "\n")
+    stream.flush()
 
 
 def _server_stderr_writer(params: dict[str, Any]) -> Any:
     if params["server_stderr"] != "live":
         return None
+    from mcpprobe.redact import RedactingStream
     from mcpprobe.wire.stdio import write_stderr_bytes
 
-    return write_stderr_bytes
+    stream = RedactingStream(sys.stderr, click.get_current_context().meta["redactor"])
+    return lambda chunk: write_stderr_bytes(chunk, stream)
 
 
 @cli.command(cls=TargetCommand, context_settings=CONTEXT)

@@ -11,6 +11,11 @@ from typing import Any
 from mcpprobe.exitcodes import ExitCode
 
 
+def seconds(value: float) -> str:
+    """A duration for messages: 30, 1.5, 0.25; never 0.996613."""
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
+
+
 class ProbeError(Exception):
     """Base: an outcome that ends the operation. `code` names the finding, `exit_code` the stage."""
 

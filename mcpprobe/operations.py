@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 
 from mcpprobe.catalog import KINDS, Listing, list_kind, timing_for
-from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout
+from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import Finding, Severity, has_errors
 from mcpprobe.session import Session, Snapshot, Timing, open_session
@@ -36,8 +36,9 @@ class Outcome:
         for listing in self.listings.values():
             found.extend(listing.findings)
         if self.error is not None:
+            # What ended the command is an error, whatever the code's usual severity.
             found.append(Finding(self.error.code if self.error.code in _ERROR_CODES else "protocol-error",
-                                 self.error.message, kind=self.kind or "server",
+                                 self.error.message, kind=self.kind or "server", severity=Severity.ERROR,
                                  detail=_public_detail(self.error.detail)))
         order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
         return sorted(found, key=lambda f: order[f.severity or Severity.INFO])
@@ -50,10 +51,10 @@ class Outcome:
         if self.error is not None:
             codes.append(self.error.exit_code)
         for listing in self.listings.values():
-            if isinstance(listing.error, ConnectionFailed):
-                codes.append(ExitCode.CONNECTION)
-            elif isinstance(listing.error, RequestTimeout):
-                codes.append(ExitCode.TIMEOUT)
+            # A list cut short by the transport, auth, silence or an unusable answer says so in
+            # the exit code; a JSON-RPC error answer is a finding (exit 1).
+            if listing.error is not None and not isinstance(listing.error, RpcError):
+                codes.append(listing.error.exit_code)
         if has_errors(self.all_findings()):
             codes.append(ExitCode.FINDINGS)
         return worst(codes)
@@ -113,8 +114,10 @@ def snapshot_suspicious(snapshot: Snapshot) -> list[Finding]:
 async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: Any, **session_args: Any) -> Outcome:
     """Run `body(session)` inside a session; any ProbeError becomes the outcome's error."""
     transport_tail: list[str] = []
+    entered = False
     try:
         async with open_session(target, settings, **session_args) as session:
+            entered = True
             outcome.snapshot = session.snapshot
             outcome.findings.extend(snapshot_suspicious(session.snapshot))
             try:
@@ -127,7 +130,7 @@ async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: A
     except ProbeError as exc:
         outcome.error = exc
         outcome.snapshot = outcome.snapshot or exc.detail.get("snapshot")
-        if not outcome.findings:
+        if not entered:  # the handshake failed: keep what the wire showed before it did
             outcome.findings.extend(exc.detail.get("findings", []))
             outcome.timings[:0] = exc.detail.get("timings", [])
         transport_tail = exc.detail.get("serverStderr", transport_tail)

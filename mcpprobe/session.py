@@ -24,6 +24,7 @@ from mcpprobe.errors import (
     ProtocolFailure,
     RequestTimeout,
     RpcError,
+    seconds,
 )
 from mcpprobe.findings import Finding
 from mcpprobe.target import (
@@ -71,6 +72,7 @@ class Snapshot:
     instructions: str | None = None
     capabilities: dict[str, Any] = field(default_factory=dict)
     supported_versions: list[str] | None = None
+    negotiated: bool = False  # capabilities are known: the handshake or discover was accepted
 
 
 def sdk_version() -> str:
@@ -87,7 +89,7 @@ def client_info() -> dict[str, Any]:
         "name": "mcpprobe",
         "title": "mcpprobe",
         "version": __version__,
-        "description": f"MCP diagnostic probe {__version__} (mcp SDK {sdk_version()})",
+        "description": f"MCP diagnostic probe (mcp SDK {sdk_version()})",
     }
 
 
@@ -324,7 +326,7 @@ async def _discover(session: Session, version: str, deadline: float, *, strict: 
     except RequestTimeout:
         if strict:
             raise
-        return await _fall_back(session, f"no answer to server/discover within {wait:g} s", deadline)
+        return await _fall_back(session, f"no answer to server/discover within {seconds(wait)} s", deadline)
     except (AuthFailed, ConnectionFailed):
         raise
     except ProtocolFailure as exc:
@@ -373,6 +375,7 @@ def _adopt_discover(session: Session, result: dict[str, Any]) -> None:
     snapshot.server_info = info if isinstance(info, dict) else None
     snapshot.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
     snapshot.capabilities = capabilities
+    snapshot.negotiated = True
     session.conn.transport.set_protocol_version(snapshot.protocol_version)
 
 
@@ -398,7 +401,10 @@ async def _initialize(session: Session, version: str, reason: str, deadline: flo
             "initialize", params, timeout=_remaining(deadline), cancellable=False
         )
     except RequestTimeout as exc:
-        raise RequestTimeout(f"the server did not answer initialize: {exc.message}", detail=exc.detail) from None
+        budget = min(session.settings.connect_timeout, session.settings.timeout)
+        raise RequestTimeout(
+            f"the server did not answer initialize within {seconds(budget)} s (--connect-timeout, --timeout)",
+            detail=exc.detail) from None
     finally:
         session.timings.append(Timing("initialize", (time.perf_counter() - started) * 1000, {"version": version}))
     chosen = result.get("protocolVersion")
@@ -420,6 +426,7 @@ async def _initialize(session: Session, version: str, reason: str, deadline: flo
     snapshot.server_info = info if isinstance(info, dict) else None
     snapshot.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
     snapshot.capabilities = capabilities
+    snapshot.negotiated = True
     session.conn.transport.set_protocol_version(chosen)
     await session.conn.notify("notifications/initialized")
 

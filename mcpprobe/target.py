@@ -144,6 +144,8 @@ def build_target(
             raise UsageProblem(f"--transport {transport} needs a URL, not a command")
         if headers:
             raise UsageProblem("--header applies to HTTP servers; for a command use --env")
+        if insecure:
+            raise UsageProblem("--insecure applies to HTTPS servers, not to a command")
         return StdioTarget(
             command=tuple(command),
             env=tuple(parse_env(e) for e in env),
@@ -156,8 +158,8 @@ def build_target(
         raise UsageProblem(f"{url!r} is not an http(s) URL; to run a command, put it after '--'")
     if transport == "stdio":
         raise UsageProblem("--transport stdio needs a command after '--', not a URL")
-    if env or cwd:
-        raise UsageProblem("--env and --cwd apply to a server command, not to a URL")
+    if env or cwd or inherit_env:
+        raise UsageProblem("--env, --cwd and --inherit-env apply to a server command, not to a URL")
     kind = transport if transport in ("http", "sse") else ("sse" if parts.path.rstrip("/").endswith("/sse") else "http")
     return HttpTarget(
         url=url, transport=kind, headers=tuple(parse_header(h) for h in headers), insecure=insecure

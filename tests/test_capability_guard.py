@@ -54,9 +54,11 @@ def test_force_sends_it_and_says_so(tmp_path):
     result = run_cli(["list", "prompts", "--force", "--json", "--env", f"FIXTURE_RECORD={record}", "--",
                       *fixture_cmd("tools-only")])
     assert "prompts/list" in recorded(record)
-    assert result.json["state"] == "method-not-found"
+    # -32601 for an undeclared capability is what the spec asks for: consistent, not an error.
+    assert result.json["state"] == "not-declared"
     assert any(f["code"] == "forced" for f in result.json["findings"])
-    assert result.exit_code == 1
+    assert any(f["code"] == "not-declared" and "consistent" in f["message"] for f in result.json["findings"])
+    assert result.exit_code == 0
 
 
 def test_roots_declared_only_with_root(tmp_path):

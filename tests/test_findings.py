@@ -177,7 +177,8 @@ def test_legacy_version_is_sent_as_asked(tmp_path):
 
 def test_forced_request_is_labelled():
     result, doc = probe_json("tools-only", "--force")
-    assert doc["kinds"]["prompts"]["state"] == "method-not-found"
+    assert doc["kinds"]["prompts"]["state"] == "not-declared"
+    assert result.exit_code == 0
     assert finding(doc, "forced", "prompts")["severity"] == "warning"
 
 
@@ -195,3 +196,32 @@ def test_snapshot_shows_what_mcpprobe_sent(scenario):
     assert client["clientInfo"]["name"] == "mcpprobe"
     assert "mcp SDK" in client["clientInfo"]["description"]
     assert client["capabilities"] == {}
+
+
+def test_malformed_answer_during_a_list_is_exit_5_not_a_crash(tmp_path):
+    """A list answered with neither result nor error: the list fails, probe says why, exit 5."""
+    import base64
+    import json as _json
+
+    from conftest import PY, ROOT
+    init = (b'{"jsonrpc":"2.0","id":{ID},"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},'
+            b'"serverInfo":{"name":"x","version":"1"}}}\n')
+    plan = tmp_path / "plan.json"
+    plan.write_text(_json.dumps({"frames": [base64.b64encode(init).decode()], "then": "answer-empty"}))
+    result = run_cli(["probe", "--json", "--protocol", "legacy", "--", PY,
+                      str(ROOT / "tests" / "fixtures" / "garbage_server.py"), str(plan)])
+    assert result.exit_code == 5
+    assert result.json["kinds"]["tools"]["state"] == "failed"
+    assert finding(result.json, "list-failed", "tools")["detail"]["cause"] == "malformed-answer"
+
+
+def test_refused_list_still_reports_what_was_declared():
+    result = run_cli(["list", "prompts", "--json", "--", *fixture_cmd("tools-only")])
+    assert result.exit_code == 3
+    assert result.json["declared"] is False and result.json["state"] == "not-declared"
+    assert result.json["capabilities"] == {"tools": {}}
+
+
+def test_unsupported_version_leaves_capabilities_unknown():
+    result = run_cli(["probe", "--json", "--", *fixture_cmd("unsupported-version")])
+    assert result.json["capabilities"] is None and result.json["kinds"] is None

@@ -123,5 +123,7 @@ def test_minimal_environment_by_default():
     result = run_subprocess(["probe", "--", PY, "-c", script], env=env)
     assert "absent" in result.stderr
     assert "s3cr3t-value" not in result.stderr
-    passed = run_subprocess(["probe", "--env", "MY_SECRET_TOKEN=given", "--", PY, "-c", script], env=env)
-    assert "given" in passed.stderr
+    passed = run_subprocess(["probe", "--env", "MY_SECRET_TOKEN=given-explicitly", "--", PY, "-c", script], env=env)
+    # The server saw it (it printed something in its place), and mcpprobe masked it on the way out.
+    assert "[redacted]" in passed.stderr
+    assert "given-explicitly" not in passed.stderr + passed.stdout

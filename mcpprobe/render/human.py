@@ -18,6 +18,7 @@ from mcpprobe.catalog import KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
 from mcpprobe.sanitize import truncate, visible
+from mcpprobe.session import sdk_version
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 STATE_STYLE = {"complete": "green", "not-declared": "dim", "incomplete": "bold red",
@@ -54,12 +55,21 @@ def render_snapshot(console: Console, outcome: Outcome) -> None:
         console.print(_label("Protocol") + protocol)
     client = snapshot.client_info
     declared = ", ".join(snapshot.client_capabilities) or "none"
-    console.print(_label("Client") + Text(f"{client['name']} {client['version']}; declared capabilities: {declared}",
-                                          style="dim"))
-    if snapshot.era:
+    console.print(_label("Client") + Text(f"{client['name']} {client['version']} (mcp SDK {sdk_version()}); "
+                                          f"declared capabilities: {declared}", style="dim"))
+    if snapshot.negotiated:
         console.print(_label("Capabilities") + _capabilities_text(snapshot.capabilities))
     if snapshot.instructions:
-        console.print(_label("Instructions") + Text(safe(snapshot.instructions, 600)))
+        console.print(_label("Instructions") + Text(_instructions(snapshot.instructions)))
+
+
+def _instructions(text: str, max_lines: int = 8) -> str:
+    """The first lines of the server's instructions, indented under the label, made inert."""
+    lines = visible(text, multiline=True).expandtabs(4).splitlines() or [""]
+    shown = [truncate(line, 200) for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        shown.append(f"…(+{len(lines) - max_lines} lines; --json shows all)")
+    return ("\n" + " " * 13).join(shown)
 
 
 def _capabilities_text(capabilities: dict[str, Any]) -> Text:

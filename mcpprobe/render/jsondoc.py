@@ -45,7 +45,7 @@ def document(outcome: Outcome) -> dict[str, Any]:
         "eraReason": (snapshot.era_reason or None) if snapshot else None,
         "serverInfo": snapshot.server_info if snapshot else None,
         "instructions": snapshot.instructions if snapshot else None,
-        "capabilities": snapshot.capabilities if snapshot and snapshot.era else None,
+        "capabilities": snapshot.capabilities if snapshot and snapshot.negotiated else None,
         "supportedVersions": snapshot.supported_versions if snapshot else None,
         "client": {
             "clientInfo": snapshot.client_info,
@@ -54,7 +54,7 @@ def document(outcome: Outcome) -> dict[str, Any]:
         } if snapshot else None,
     }
     capabilities = (snapshot.capabilities if snapshot else {}) or {}
-    negotiated = bool(snapshot and snapshot.era and outcome.error is None or outcome.listings)
+    negotiated = bool(snapshot and snapshot.negotiated)
     if outcome.command == "probe":
         # Before capabilities are known nothing about the kinds is known: null, not "not-declared".
         doc["kinds"] = None if not negotiated else {

@@ -162,6 +162,10 @@ class StreamableHttpTransport(_HttpBase):
                     raise await self._http_problem(response, method) from None
                 self._sink.bad_output("an HTTP body that is not JSON", body[:200].decode("utf-8", "replace"))
                 raise ProtocolFailure(f"{method}: the server's JSON body does not parse") from None
+            if isinstance(data, dict) and "error" in data and data.get("id") is None:
+                # An error the server could not tie to an id, in the answer to this very POST:
+                # over HTTP it can only be about this request.
+                data = {**data, "id": request_id}
             if status >= 400 and not _is_jsonrpc_answer(data):
                 raise ProtocolFailure(
                     f"{method}: HTTP {status} with a JSON body that is not a JSON-RPC answer",

@@ -21,6 +21,7 @@ from mcpprobe.errors import (
     ProtocolFailure,
     RequestTimeout,
     RpcError,
+    seconds,
 )
 from mcpprobe.wire.base import Sink, Transport
 
@@ -127,7 +128,7 @@ class Connection:
                 if cancellable and self.closed_error is None:
                     await self._cancel_quietly(request_id, "timed out")
                 raise RequestTimeout(
-                    f"{method}: no answer within {timeout:g} s", detail={"method": method, "timeout": timeout}
+                    f"{method}: no answer within {seconds(timeout)} s", detail={"method": method, "timeout": timeout}
                 )
         except anyio.get_cancelled_exc_class():
             self._abandoned.add(request_id)

@@ -121,13 +121,15 @@ class StdioTransport:
             async for chunk in self._process.stdout:
                 buffer += chunk
                 while (newline := buffer.find(b"\n")) >= 0:
+                    if newline > self._max:
+                        break
                     line = bytes(buffer[:newline])
                     del buffer[: newline + 1]
                     self._line(line)
-                if len(buffer) > self._max:
+                if len(buffer) > self._max and (buffer.find(b"\n") < 0 or buffer.find(b"\n") > self._max):
                     self._sink.closed(ProtocolFailure(
                         f"the server sent a message larger than the limit of {self._max} bytes "
-                        "(--max-message-size)", code="protocol-error"))
+                        "(--max-message-size)"))
                     await self._terminate()
                     return
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
@@ -178,6 +180,9 @@ class StdioTransport:
             pass
 
     def stderr_tail(self, lines: int = 20) -> list[str]:
+        """The last lines of the server's stderr; none when they were shown live or not wanted."""
+        if self._stderr_mode != "tail":
+            return []
         text = b"".join(self._stderr_tail)[-STDERR_TAIL_BYTES:].decode("utf-8", errors="replace")
         return [line for line in text.splitlines() if line.strip()][-lines:]
 
@@ -224,10 +229,11 @@ def _describe_status(status: int) -> str:
     return str(status)
 
 
-def write_stderr_bytes(chunk: bytes) -> None:
+def write_stderr_bytes(chunk: bytes, stream: Any = None) -> None:
     """Pass the server's stderr through, with control characters made visible."""
     from mcpprobe.sanitize import visible
 
+    stream = stream or sys.stderr
     text = chunk.decode("utf-8", errors="replace")
-    sys.stderr.write(visible(text, multiline=True))
-    sys.stderr.flush()
+    stream.write(visible(text, multiline=True))
+    stream.flush()

@@ -1,0 +1,410 @@
+"""Output for `call`, `read` and `get-prompt`: the result on stdout, everything else on stderr.
+
+On a terminal every server string goes through `sanitize.visible` into rich `Text` (never
+markup), and binary data is summarised (MIME type and size), never dumped. Into a pipe or a
+file, text and decoded blobs go out exactly as the server sent them, so `> file` works.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import mimetypes
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+from mcpprobe.findings import Finding
+from mcpprobe.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
+from mcpprobe.render.human import render_error, render_findings, safe
+from mcpprobe.render.jsondoc import document
+from mcpprobe.sanitize import visible
+
+HEAD_KEYS = ("formatVersion", "command", "ok", "exitCode", "transport", "target", "protocolVersion", "era",
+             "eraReason", "serverInfo", "instructions", "capabilities", "supportedVersions", "client")
+
+
+# ----- JSON -----
+
+
+def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
+    """The `--json` document: the probe header, then the request as sent, the result, findings and timing."""
+    base = document(outcome)
+    doc = {key: base[key] for key in HEAD_KEYS if key in base}
+    label = {"call": "tool", "read": "resource", "get-prompt": "prompt"}[outcome.command]
+    doc[label] = outcome.item
+    if outcome.command == "read":
+        doc["uri"] = outcome.uri
+    doc["catalog"] = {kind: {"state": listing.state, "listCompleted": listing.list_completed,
+                             "count": len(listing.items), "pages": len(listing.pages)}
+                      for kind, listing in outcome.listings.items()}
+    doc["arguments"] = outcome.arguments
+    if outcome.command == "call":
+        doc["confirmation"] = outcome.confirmation
+    doc["sent"] = outcome.sent
+    doc["request"] = outcome.request
+    doc["result"] = outcome.result
+    if outcome.command == "call":
+        result = outcome.result or {}
+        doc["isError"] = result.get("isError") is True if outcome.result is not None else None
+        doc["structuredContent"] = result.get("structuredContent")
+    doc["completion"] = outcome.completion
+    doc["progress"] = outcome.progress
+    doc["inputRequests"] = outcome.input_rounds
+    doc["elicit"] = outcome.elicit
+    doc["saved"] = outcome.saved
+    for key in ("findings", "timings", "error", "serverStderr"):
+        doc[key] = base[key]
+    return doc
+
+
+# ----- binary data -----
+
+
+def decode_b64(data: Any) -> bytes | None:
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    for unit in ("KiB", "MiB", "GiB"):
+        size_f = size / 1024
+        if size_f < 1024 or unit == "GiB":
+            return f"{size_f:.1f} {unit}"
+        size = int(size_f)
+    return f"{size} bytes"  # pragma: no cover
+
+
+def _extension(mime: Any) -> str:
+    if not isinstance(mime, str):
+        return ".bin"
+    special = {"audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mpeg": ".mp3", "image/jpeg": ".jpg",
+               "text/plain": ".txt", "text/markdown": ".md"}
+    return special.get(mime.split(";")[0].strip().lower()) or mimetypes.guess_extension(mime.split(";")[0]) or ".bin"
+
+
+def _safe_name(text: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "content"
+    return name[:80]
+
+
+def save_blocks(outcome: InvokeOutcome, directory: str) -> None:
+    """`--save DIR`: write every image, audio and embedded blob of a tool result or prompt to DIR."""
+    result = outcome.result or {}
+    blocks: list[Any] = []
+    if isinstance(result.get("content"), list):
+        blocks = result["content"]
+    elif isinstance(result.get("messages"), list):
+        blocks = [m.get("content") for m in result["messages"] if isinstance(m, dict)]
+    stem = _safe_name(str((outcome.item or {}).get("name") or outcome.command))
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    for index, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind in ("image", "audio"):
+            data, mime = block.get("data"), block.get("mimeType")
+        elif kind == "resource" and isinstance(block.get("resource"), dict) and "blob" in block["resource"]:
+            data, mime = block["resource"].get("blob"), block["resource"].get("mimeType")
+        else:
+            continue
+        raw = decode_b64(data)
+        if raw is None:
+            outcome.findings.append(Finding("protocol-violation", f"content[{index}] ({kind}): data is not valid base64",
+                                            kind=outcome.item_kind or "server", detail={"index": index}))
+            continue
+        path = _unique(Path(directory) / f"{stem}-{index}{_extension(mime)}")
+        path.write_bytes(raw)
+        outcome.saved.append({"index": index, "type": kind, "mimeType": mime, "bytes": len(raw), "path": str(path)})
+
+
+def _unique(path: Path) -> Path:
+    candidate, n = path, 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        n += 1
+    return candidate
+
+
+# ----- pieces -----
+
+
+def is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def annotations_text(tool: dict[str, Any]) -> Text:
+    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    text = Text()
+    for i, hint in enumerate(ANNOTATION_HINTS):
+        if i:
+            text.append(" · ")
+        value = annotations.get(hint)
+        if isinstance(value, bool):
+            text.append(f"{hint}: {str(value).lower()}", style="bold" if value else "")
+        else:
+            text.append(f"{hint}: {str(HINT_DEFAULTS[hint]).lower()} (default)", style="dim")
+    return text
+
+
+def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any], how: str,
+                   server: dict[str, Any]) -> None:
+    head = Text("Calling tool ", style="bold")
+    head.append(safe(tool.get("name", "?")), style="bold cyan")
+    if isinstance(server.get("name"), str):
+        head.append(f" on {safe(server['name'])} {safe(server.get('version') or '')}".rstrip(), style="dim")
+    err.print(head)
+    err.print(Text("  arguments    ", style="bold") + Text(safe(json.dumps(arguments, ensure_ascii=False))))
+    err.print(Text("  annotations  ", style="bold") + annotations_text(tool))
+    err.print(Text("               the server's own claims about the tool, not verified by mcpprobe", style="dim"))
+    if how == "--yes":
+        err.print(Text("  confirmed by --yes", style="dim"))
+
+
+def confirm_question(tool: dict[str, Any]) -> str:
+    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    warning = " It claims to be destructive." if annotations.get("destructiveHint", True) is True else ""
+    return f"Tool {safe(tool.get('name', '?'))!r} is not marked read-only.{warning} Call it?"
+
+
+def block_lines(block: Any, *, terminal: bool, saved: dict[int, str], index: int) -> list[tuple[str, Text | str]]:
+    """One content block as ("text", raw string) or ("summary", Text) pieces."""
+    if not isinstance(block, dict):
+        return [("summary", Text(f"[malformed content block: {safe(block, 80)}]", style="red"))]
+    kind = block.get("type")
+    if kind == "text":
+        value = block.get("text")
+        return [("text", value if isinstance(value, str) else json.dumps(value))]
+    if kind in ("image", "audio"):
+        raw = decode_b64(block.get("data"))
+        size = human_size(len(raw)) if raw is not None else "invalid base64"
+        line = Text(f"[{kind} {safe(block.get('mimeType', '?'))}, {size}", style="magenta")
+        line.append(f"; saved to {saved[index]}]" if index in saved else "; --save DIR writes it to a file]")
+        return [("summary", line)]
+    if kind == "resource_link":
+        line = Text("[resource link] ", style="magenta")
+        line.append(safe(block.get("uri", "?")))
+        for key in ("name", "mimeType"):
+            if isinstance(block.get(key), str):
+                line.append(f"  {safe(block[key])}", style="dim")
+        return [("summary", line)]
+    if kind == "resource":
+        resource = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+        head = Text("[embedded resource] ", style="magenta")
+        head.append(safe(resource.get("uri", "?")))
+        if isinstance(resource.get("mimeType"), str):
+            head.append(f"  {safe(resource['mimeType'])}", style="dim")
+        if isinstance(resource.get("text"), str):
+            return [("summary", head), ("text", resource["text"])]
+        raw = decode_b64(resource.get("blob"))
+        head.append(f"  {human_size(len(raw)) if raw is not None else 'invalid base64'} of binary data", style="dim")
+        if index in saved:
+            head.append(f"; saved to {saved[index]}", style="dim")
+        return [("summary", head)]
+    return [("summary", Text(f"[content of unknown type {safe(kind)!s}] {safe(block, 200)}", style="yellow"))]
+
+
+def write_blocks(out: Console, stream: TextIO, blocks: list[Any], *, terminal: bool, saved: dict[int, str]) -> None:
+    for index, block in enumerate(blocks):
+        for kind, piece in block_lines(block, terminal=terminal, saved=saved, index=index):
+            if kind == "text":
+                assert isinstance(piece, str)
+                if terminal:
+                    out.print(Text(visible(piece, multiline=True)))
+                else:
+                    out.file.flush()
+                    stream.write(piece if piece.endswith("\n") else piece + "\n")
+                    stream.flush()
+            else:
+                out.print(piece)
+
+
+def _timing_line(outcome: InvokeOutcome) -> Text:
+    parts = [f"{t.phase} {t.ms:.0f} ms" for t in outcome.timings]
+    return Text("timing: " + " · ".join(parts), style="dim")
+
+
+def _tail(err: Console, outcome: InvokeOutcome) -> None:
+    findings = [f for f in outcome.all_findings() if not (outcome.error and f.message == outcome.error.message)]
+    render_findings(err, findings)
+    render_error(err, outcome)
+    if outcome.error is None and outcome.stderr_tail:
+        err.print(Text(f"last {len(outcome.stderr_tail)} lines of the server's stderr:", style="dim"))
+        for line in outcome.stderr_tail:
+            err.print(Text("  | " + visible(line)))
+    if outcome.timings:
+        err.print(_timing_line(outcome))
+
+
+# ----- the three commands -----
+
+
+def render_call(out: Console, err: Console, outcome: InvokeOutcome, stream: TextIO | None = None) -> None:
+    stream = stream or sys.stdout
+    terminal = is_terminal(stream)
+    result = outcome.result
+    if result is not None and result.get("resultType") != "input_required":
+        saved = {s["index"]: s["path"] for s in outcome.saved}
+        blocks = result.get("content") if isinstance(result.get("content"), list) else []
+        write_blocks(out, stream, blocks, terminal=terminal, saved=saved)
+        if "structuredContent" in result:
+            out.print(Text("structuredContent:", style="bold"))
+            out.print(Text(safe(json.dumps(result["structuredContent"], indent=2, ensure_ascii=False))
+                           .replace("\\n", "\n")))
+        if result.get("isError") is True:
+            err.print(Text("the tool reported an error (isError: true)", style="bold red"))
+    elif result is not None:
+        err.print(Text("the server asked for more input and the call did not complete", style="bold red"))
+    _tail(err, outcome)
+
+
+def render_prompt(out: Console, err: Console, outcome: InvokeOutcome, stream: TextIO | None = None) -> None:
+    stream = stream or sys.stdout
+    terminal = is_terminal(stream)
+    if outcome.completion is not None:
+        render_completion(out, err, outcome)
+    elif outcome.result is not None and isinstance(outcome.result.get("messages"), list):
+        result = outcome.result
+        if isinstance(result.get("description"), str):
+            out.print(Text(safe(result["description"]), style="dim"))
+        saved = {s["index"]: s["path"] for s in outcome.saved}
+        for index, message in enumerate(result["messages"]):
+            role = message.get("role") if isinstance(message, dict) else None
+            out.print(Text(f"[{safe(role) if isinstance(role, str) else '?'}]", style="bold cyan"))
+            content = message.get("content") if isinstance(message, dict) else None
+            blocks = content if isinstance(content, list) else [content]
+            for block in blocks:
+                for kind, piece in block_lines(block, terminal=terminal, saved=saved, index=index):
+                    if kind == "text" and isinstance(piece, str):
+                        if terminal:
+                            out.print(Text(visible(piece, multiline=True)))
+                        else:
+                            stream.write(piece if piece.endswith("\n") else piece + "\n")
+                            stream.flush()
+                    else:
+                        out.print(piece)
+    _tail(err, outcome)
+
+
+def render_completion(out: Console, err: Console, outcome: InvokeOutcome) -> None:
+    completion = outcome.completion or {}
+    values = completion.get("values") or []
+    for value in values:
+        out.print(Text(safe(value)))
+    total = completion.get("total")
+    note = f"{len(values)} value{'s' if len(values) != 1 else ''}"
+    if isinstance(total, int):
+        note += f" of {total}"
+    if completion.get("hasMore") is True:
+        note += ", more available"
+    err.print(Text(note, style="dim"))
+
+
+def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, written: bool = False,
+                stream: TextIO | None = None, binary: BinaryIO | None = None) -> None:
+    """Text as it is; blobs decoded into a file or a pipe, summarised on a terminal."""
+    stream = stream or sys.stdout
+    terminal = is_terminal(stream)
+    result = outcome.result or {}
+    if outcome.completion is not None:
+        render_completion(out, err, outcome)
+        _tail(err, outcome)
+        return
+    contents = [c for c in result.get("contents") or [] if isinstance(c, dict)] \
+        if result.get("resultType") != "input_required" else []
+    several = len(contents) > 1
+    if not written:
+        for item in contents:
+            uri, mime = item.get("uri"), item.get("mimeType")
+            text, raw = item.get("text"), decode_b64(item.get("blob")) if "blob" in item else None
+            if several:
+                label = f"==> {safe(uri)}" + (f" ({safe(mime)})" if isinstance(mime, str) else "") + " <=="
+                if terminal:
+                    out.print(Text(label, style="bold"))
+                else:
+                    stream.write(label + "\n")
+                    stream.flush()
+            if isinstance(text, str):
+                if terminal:
+                    out.print(Text(visible(text, multiline=True)))
+                else:
+                    stream.write(text)
+                    stream.flush()
+            elif raw is not None:
+                if terminal:
+                    line = Text(f"[blob {safe(mime) if isinstance(mime, str) else 'of unknown type'}, "
+                                f"{human_size(len(raw))}; not shown on a terminal: use -o FILE or redirect stdout]",
+                                style="magenta")
+                    out.print(line)
+                else:
+                    target = binary or getattr(stream, "buffer", None)
+                    if target is None:  # a text-only stream (tests): say so rather than corrupt it
+                        stream.write(f"[blob: {len(raw)} bytes]\n")
+                    else:
+                        stream.flush()
+                        target.write(raw)
+                        target.flush()
+            elif "blob" in item:
+                err.print(Text(f"{safe(uri)}: the blob is not valid base64", style="red"))
+    _tail(err, outcome)
+
+
+def write_read_files(err: Console, outcome: InvokeOutcome, output: str) -> None:
+    """-o PATH: one content into PATH; several into the directory PATH, one file each."""
+    result = outcome.result or {}
+    if result.get("resultType") == "input_required":
+        return
+    contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
+    if not contents:
+        return
+    paths: list[Path]
+    if len(contents) == 1:
+        paths = [Path(output)]
+    else:
+        Path(output).mkdir(parents=True, exist_ok=True)
+        paths = []
+        for index, item in enumerate(contents):
+            uri = str(item.get("uri") or f"content-{index}")
+            name = _safe_name(uri.rstrip("/").rsplit("/", 1)[-1])
+            if "." not in name:
+                name += _extension(item.get("mimeType"))
+            paths.append(_unique_among(Path(output) / name, paths))
+    for index, (item, path) in enumerate(zip(contents, paths, strict=True)):
+        if isinstance(item.get("text"), str):
+            data = item["text"].encode("utf-8")
+        else:
+            raw = decode_b64(item.get("blob"))
+            if raw is None:
+                err.print(Text(f"{safe(item.get('uri'))}: the blob is not valid base64; not written", style="red"))
+                continue
+            data = raw
+        if path.parent and not path.parent.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        outcome.saved.append({"index": index, "uri": item.get("uri"), "mimeType": item.get("mimeType"),
+                              "bytes": len(data), "path": os.fspath(path)})
+        err.print(Text(f"wrote {human_size(len(data))} of {safe(item.get('uri'))} to {safe(os.fspath(path))}",
+                       style="dim"))
+
+
+def _unique_among(path: Path, taken: list[Path]) -> Path:
+    candidate, n = path, 1
+    while candidate in taken:
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        n += 1
+    return candidate
