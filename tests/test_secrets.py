@@ -7,7 +7,6 @@ on stdout as a non-JSON line, and in error bodies. Every output mode is searched
 from __future__ import annotations
 
 import pytest
-
 from conftest import PY, fixture_http, run_cli, run_subprocess
 
 SECRET = "planted-Secret-9f2c7e"

@@ -1,0 +1,441 @@
+"""mcpprobe's benchmark: one command, one table. See docs/performance.md.
+
+    python bench/run.py [--runs 7] [--warmup 1] [--only CASE[,CASE...]] [--json FILE]
+
+Every case runs its contenders interleaved (A B C A B C ...) after a warm-up, each run a fresh
+process tree. For each contender the table shows the median wall time, the range, the peak
+memory, the ratio to the floor (`bench/floor.py`, a bare standard-library JSON-RPC client doing
+the same requests, or `python -c 'import click'` for the startup rows), the ratio to the
+Inspector CLI where it is a contender, and the issue's target with a mark.
+
+Wall time is measured around the whole process tree (start to the exit of its leader).
+Peak memory is `ru_maxrss` from `os.wait4` on the contender's process: the peak resident set of
+the largest single process in its tree (the client, or its server if that is bigger and was
+reaped by the client), the figure `/usr/bin/time -v` reports as "Maximum resident set size".
+
+The npm contenders (server-everything, the Inspector CLI) are installed into a cache folder on
+first use (default `bench/.cache`); without node and npm their rows are skipped with a reason.
+Benchmarks are not tests: nothing here fails a build; the exit status is 0 unless a contender
+failed to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "bench"
+FIXTURE_SERVER = REPO / "tests" / "fixtures" / "fixture_server.py"
+BIND_LOOPBACK = REPO / "tests" / "fixtures" / "bind_loopback.cjs"
+EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
+INSPECTOR = "@modelcontextprotocol/inspector-cli@1.0.3"
+RUN_TIMEOUT = 120.0
+CASES = ("startup", "stdio", "http", "demo", "tools-10k", "tools-20k")
+
+
+@dataclass
+class Contender:
+    name: str
+    argv: list[str]
+    role: str = ""  # "floor", "mcpprobe", "inspector" or "" (others)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    ok_codes: tuple[int, ...] = (0,)
+    target: str = ""  # the issue's target for this row, checked by `check`
+    samples: list[tuple[float, float]] = field(default_factory=list)  # (seconds, peak MB)
+    failure: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(s for s, _ in self.samples)
+
+    @property
+    def peak_mb(self) -> float:
+        return max(mb for _, mb in self.samples)
+
+
+@dataclass
+class Case:
+    name: str
+    title: str
+    contenders: list[Contender] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: str = ""
+
+    def role(self, role: str) -> Contender | None:
+        return next((c for c in self.contenders if c.role == role and c.samples and not c.failure), None)
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def measure(contender: Contender, timeout: float = RUN_TIMEOUT) -> tuple[float, float]:
+    """Run once; return (wall seconds, peak MB). Raises RuntimeError with the output tail on failure."""
+    env = {**os.environ, **contender.env}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(contender.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
+                                cwd=contender.cwd, start_new_session=True)
+        timer = threading.Timer(timeout, _kill_group, (proc.pid,))
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            wall = time.perf_counter() - started
+            timer.cancel()
+            _kill_group(proc.pid)  # anything the contender left behind
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        if code not in contender.ok_codes:
+            err.seek(0)
+            out.seek(0)
+            tail = (err.read()[-600:] or out.read()[-600:]).decode("utf-8", "replace").strip()
+            raise RuntimeError(f"exit status {code}: {tail}")
+    return wall, usage.ru_maxrss / 1024  # Linux reports kilobytes
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def run_case(case: Case, runs: int, warmup: int, log: Callable[[str], None]) -> None:
+    """Warm-up, then `runs` rounds of every contender in turn (A B C A B C ...)."""
+    live = [c for c in case.contenders if not c.failure]
+    for round_number in range(warmup + runs):
+        for contender in live:
+            if contender.failure:
+                continue
+            try:
+                sample = measure(contender)
+            except RuntimeError as exc:
+                contender.failure = str(exc)
+                log(f"  {contender.name}: FAILED {exc}")
+                continue
+            if round_number >= warmup:
+                contender.samples.append(sample)
+        log(f"  {case.name}: round {round_number + 1}/{warmup + runs}"
+            + (" (warm-up)" if round_number < warmup else ""))
+
+
+# ---------------------------------------------------------------- environment
+
+
+def _script(name: str) -> list[str] | None:
+    beside = Path(sys.executable).parent / name
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which(name)
+    return [found] if found else None
+
+
+def mcpprobe_command() -> list[str]:
+    return _script("mcpprobe") or [sys.executable, "-m", "mcpprobe"]
+
+
+def ensure_npm(prefix: Path, log: Callable[[str], None]) -> tuple[Path | None, str]:
+    """The npm packages' folder, installing them when missing; or (None, why not)."""
+    modules = prefix / "node_modules" / "@modelcontextprotocol"
+    wanted = [modules / "server-everything" / "dist" / "index.js", modules / "inspector-cli" / "build" / "index.js"]
+    if shutil.which("node") is None:
+        return None, "node is not installed"
+    if all(p.exists() for p in wanted):
+        return modules, ""
+    if shutil.which("npm") is None:
+        return None, "npm is not installed"
+    log(f"installing {EVERYTHING} and {INSPECTOR} into {prefix} ...")
+    prefix.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", EVERYTHING,
+                           INSPECTOR], capture_output=True, text=True)
+    if done.returncode != 0 or not all(p.exists() for p in wanted):
+        return None, f"npm install failed: {(done.stderr or done.stdout).strip()[-300:]}"
+    return modules, ""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def http_everything(modules: Path) -> Any:
+    """server-everything over streamable HTTP on 127.0.0.1; yields its /mcp URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        ["node", "-r", str(BIND_LOOPBACK), str(modules / "server-everything" / "dist" / "index.js"), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("server-everything did not start listening over HTTP")
+            time.sleep(0.05)
+        yield url
+    finally:
+        _kill_group(proc.pid)
+        proc.wait()
+
+
+# ---------------------------------------------------------------- cases
+
+
+def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: str | None) -> list[Case]:
+    py = sys.executable
+    floor = [py, str(BENCH / "floor.py")]
+    probe = [*mcpprobe_command(), "probe"]
+    fastmcp = shutil.which("fastmcp")
+    no_fastmcp = "fastmcp: not installed, its rows are skipped (pip install fastmcp to add them)"
+    cases = []
+
+    if "startup" in selected:
+        case = Case("startup", "mcpprobe startup vs python -c 'import click'")
+        case.contenders = [
+            Contender("python -c 'import click'", [py, "-c", "import click"], role="floor"),
+            Contender("mcpprobe --help", [*mcpprobe_command(), "--help"], role="mcpprobe", target="click2"),
+            Contender("mcpprobe --version", [*mcpprobe_command(), "--version"], target="click2"),
+            Contender("mcpprobe completion (bash)", mcpprobe_command(), target="click2",
+                      env={"_MCPPROBE_COMPLETE": "bash_complete", "COMP_WORDS": "mcpprobe pr", "COMP_CWORD": "1"}),
+        ]
+        cases.append(case)
+
+    everything = [str(modules / "server-everything" / "dist" / "index.js")] if modules else []
+    inspector_dir = modules / "inspector-cli" / "build" if modules else None
+    for name, title in (("stdio", "probe server-everything over stdio"),
+                        ("http", "probe server-everything over streamable HTTP")):
+        if name not in selected:
+            continue
+        case = Case(name, title)
+        cases.append(case)
+        if modules is None or inspector_dir is None:
+            case.skipped = npm_reason
+            continue
+        target_args = ["--", "node", *everything] if name == "stdio" else [str(url)]
+        # The Inspector CLI looks for its package.json relative to the working directory: run it from build/.
+        inspector_args = ["node", *everything] if name == "stdio" else [str(url), "--transport", "http"]
+        case.contenders = [
+            Contender("floor", [*floor, *target_args], role="floor"),
+            Contender("mcpprobe probe", [*probe, *target_args], role="mcpprobe", ok_codes=(0, 1),
+                      target=f"{name}-targets"),
+            Contender("mcpprobe probe --protocol legacy", [*probe, "--protocol", "legacy", *target_args],
+                      ok_codes=(0, 1)),
+            Contender("inspector-cli --method tools/list",
+                      ["node", str(inspector_dir / "index.js"), *inspector_args, "--method", "tools/list"],
+                      role="inspector", cwd=inspector_dir),
+        ]
+        if fastmcp:
+            fast_target = ["--command", f"node {everything[0]}"] if name == "stdio" else [str(url)]
+            case.contenders.append(Contender("fastmcp list", [fastmcp, "list", *fast_target, "--resources",
+                                                              "--prompts"]))
+        else:
+            case.notes.append(no_fastmcp)
+
+    if "demo" in selected:
+        demo = _script("mcpprobe-demo") or [py, "-m", "mcpprobe.demo"]
+        case = Case("demo", "probe the demo server (mcpprobe-demo) over stdio")
+        case.contenders = [
+            Contender("floor", [*floor, "--", *demo], role="floor"),
+            Contender("mcpprobe probe", [*probe, "--", *demo], role="mcpprobe", ok_codes=(0, 1)),
+        ]
+        if fastmcp:
+            case.contenders.append(Contender("fastmcp list", [fastmcp, "list", "--command", " ".join(demo),
+                                                              "--resources", "--prompts"]))
+        else:
+            case.notes.append(no_fastmcp)
+        cases.append(case)
+
+    for name, tools in (("tools-10k", 10_000), ("tools-20k", 20_000)):
+        if name not in selected:
+            continue
+        pages = tools // 100
+        env = {"FIXTURE_TOOLS": str(tools), "FIXTURE_PAGE_SIZE": "100"}
+        server = [py, str(FIXTURE_SERVER), "paginated"]
+        passed = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        case = Case(name, f"probe the fixture server: {tools:,} tools over {pages} pages (stdio)")
+        case.contenders = [
+            Contender("floor", [*floor, "--", *server], role="floor", env=env),
+            Contender("mcpprobe probe", [*probe, *passed, "--", *server], role="mcpprobe", ok_codes=(0, 1),
+                      target=name),
+            Contender("mcpprobe probe --json", [*probe, "--json", *passed, "--", *server], ok_codes=(0, 1)),
+        ]
+        cases.append(case)
+    return cases
+
+
+# ---------------------------------------------------------------- targets and table
+
+
+def check(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str, bool | None]:
+    """The issue's target for this row: (text, met?) or ("", None) when the row has none."""
+    floor, inspector = case.role("floor"), case.role("inspector")
+    if not contender.target or not contender.samples or contender.failure:
+        return "", None
+    med = contender.median
+    if contender.target == "click2":
+        if floor is None:
+            return "<= 2x import click", None
+        return "<= 2x import click", med <= 2 * floor.median
+    if contender.target == "stdio-targets":
+        parts, oks = [], []
+        if inspector is not None:
+            parts.append("<= 0.75x Inspector")
+            oks.append(med <= 0.75 * inspector.median)
+        if floor is not None:
+            parts.append("<= 1.7x floor")
+            oks.append(med <= 1.7 * floor.median)
+        return ", ".join(parts), (all(oks) if oks else None)
+    if contender.target == "http-targets":
+        if inspector is None:
+            return "<= 1.2x Inspector", None
+        return "<= 1.2x Inspector", med <= 1.2 * inspector.median
+    if contender.target == "tools-10k":
+        ok_memory = contender.peak_mb <= 200
+        if floor is None:
+            return f"<= 200 MB (is {contender.peak_mb:.0f})", ok_memory
+        beyond = med - floor.median
+        return (f"floor + <= 1 s (is +{beyond:.2f} s), <= 200 MB (is {contender.peak_mb:.0f})",
+                beyond <= 1.0 and ok_memory)
+    if contender.target == "tools-20k":
+        small = cases.get("tools-10k")
+        small_probe = small.role("mcpprobe") if small else None
+        small_floor = small.role("floor") if small else None
+        if floor is None or small_probe is None or small_floor is None:
+            return "<= 2.1x the 10k cost beyond floor (needs tools-10k)", None
+        growth = (med - floor.median) / max(small_probe.median - small_floor.median, 1e-3)
+        return f"<= 2.1x the 10k cost beyond floor (is {growth:.2f}x)", growth <= 2.1
+    return "", None
+
+
+def results(cases: list[Case]) -> list[dict[str, Any]]:
+    by_name = {case.name: case for case in cases}
+    rows = []
+    for case in cases:
+        floor, inspector = case.role("floor"), case.role("inspector")
+        for contender in case.contenders:
+            row: dict[str, Any] = {"case": case.name, "contender": contender.name, "argv": contender.argv,
+                                   "role": contender.role or None, "runs": len(contender.samples)}
+            if contender.failure:
+                row["failure"] = contender.failure
+            if contender.samples:
+                times = [s for s, _ in contender.samples]
+                row.update(median_s=round(contender.median, 4), min_s=round(min(times), 4),
+                           max_s=round(max(times), 4), peak_mb=round(contender.peak_mb, 1),
+                           samples_s=[round(t, 4) for t in times])
+                if floor is not None and contender is not floor:
+                    row["vs_floor"] = round(contender.median / floor.median, 3)
+                    row["beyond_floor_s"] = round(contender.median - floor.median, 4)
+                if inspector is not None and contender is not inspector:
+                    row["vs_inspector"] = round(contender.median / inspector.median, 3)
+            text, met = check(case, contender, by_name)
+            if text:
+                row["target"] = text
+                row["met"] = met
+            rows.append(row)
+    return rows
+
+
+def table(cases: list[Case], rows: list[dict[str, Any]]) -> str:
+    head = ("case", "contender", "median", "min-max", "peak MB", "x floor", "x Inspector", "target")
+    lines: list[tuple[str, ...]] = []
+    for row in rows:
+        if "median_s" not in row:
+            lines.append((row["case"], row["contender"], "failed", "", "", "", "", row.get("failure", "")[:60]))
+            continue
+        mark = {True: " ✓", False: " ✗", None: ""}[row.get("met")]
+        lines.append((
+            row["case"], row["contender"], f"{row['median_s']:.3f} s", f"{row['min_s']:.3f}-{row['max_s']:.3f}",
+            f"{row['peak_mb']:.0f}", f"{row['vs_floor']:.2f}x" if "vs_floor" in row else "-",
+            f"{row['vs_inspector']:.2f}x" if "vs_inspector" in row else "-",
+            (row.get("target", "") + mark).strip(),
+        ))
+    widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(head)]
+    out = [" | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip(),
+           "-+-".join("-" * w for w in widths)]
+    previous = None
+    for line in lines:
+        cells = (line[0] if line[0] != previous else "", *line[1:])
+        previous = line[0]
+        out.append(" | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+    notes = [f"{case.name}: skipped: {case.skipped}" for case in cases if case.skipped]
+    notes += [f"{case.name}: {note}" for case in cases for note in case.notes]
+    return "\n".join(out + ([""] + notes if notes else []))
+
+
+def machine() -> dict[str, Any]:
+    node = shutil.which("node")
+    node_version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip() if node else None
+    return {"python": platform.python_version(), "node": node_version, "cpus": os.cpu_count(),
+            "platform": platform.platform()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Benchmark mcpprobe against a bare client and other MCP CLIs.")
+    parser.add_argument("--runs", type=int, default=7, help="measured runs per contender (default 7)")
+    parser.add_argument("--warmup", type=int, default=1, help="unmeasured warm-up runs per contender (default 1)")
+    parser.add_argument("--only", metavar="CASE[,CASE]", help=f"run only these cases: {', '.join(CASES)}")
+    parser.add_argument("--npm-prefix", type=Path, default=BENCH / ".cache",
+                        help="where the npm servers are installed (default bench/.cache)")
+    parser.add_argument("--json", metavar="FILE", type=Path, help="also write the results as JSON to FILE")
+    args = parser.parse_args(argv)
+    selected = set(CASES)
+    if args.only:
+        selected = {name.strip() for name in args.only.split(",") if name.strip()}
+        unknown = selected - set(CASES)
+        if unknown:
+            parser.error(f"unknown case {', '.join(sorted(unknown))}; choose from {', '.join(CASES)}")
+    if args.runs < 1 or args.warmup < 0:
+        parser.error("--runs must be at least 1 and --warmup at least 0")
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    modules, npm_reason = (None, "")
+    if selected & {"stdio", "http"}:
+        modules, npm_reason = ensure_npm(args.npm_prefix.resolve(), log)
+        if modules is None:
+            log(f"skipping the server-everything cases: {npm_reason}")
+    started = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(http_everything(modules)) if modules and "http" in selected else None
+        cases = build_cases(selected, modules, npm_reason, url)
+        for case in cases:
+            if case.skipped:
+                continue
+            log(f"{case.name}: {case.title}")
+            run_case(case, args.runs, args.warmup, log)
+    rows = results(cases)
+    print(f"mcpprobe benchmark: {args.runs} runs after {args.warmup} warm-up, interleaved; "
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()}; {time.monotonic() - started:.0f} s in all")
+    print(table(cases, rows))
+    if args.json:
+        document = {"formatVersion": 1, "runs": args.runs, "warmup": args.warmup, "machine": machine(),
+                    "skipped": {c.name: c.skipped for c in cases if c.skipped},
+                    "notes": {c.name: c.notes for c in cases if c.notes}, "rows": rows}
+        args.json.write_text(json.dumps(document, indent=2) + "\n")
+    return 1 if any("failure" in row for row in rows) else 0
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        sys.exit(main())
+    sys.exit(130)

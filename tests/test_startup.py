@@ -1,0 +1,83 @@
+"""Structure, not speed: the light commands never import the MCP SDK or its heavy dependencies.
+
+`--help`, `--version`, subcommand help and shell completion run in a fresh interpreter under
+`python -X importtime`; every module it imported is read from stderr. No timing is asserted:
+CI machines are shared and slow, and the benchmark (bench/run.py) is where time is measured.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FORBIDDEN = ("mcp", "mcp_types", "httpx2", "pydantic", "pydantic_core")
+COMPLETION = {"_MCPPROBE_COMPLETE": "bash_complete", "COMP_WORDS": "mcpprobe pr", "COMP_CWORD": "1"}
+
+INVOCATIONS = {
+    "help": (["--help"], {}),
+    "version": (["--version"], {}),
+    "probe-help": (["probe", "--help"], {}),
+    "list-help": (["list", "--help"], {}),
+    "bash-completion": ([], COMPLETION),
+}
+
+
+def imported_modules(args: list[str], extra_env: dict[str, str]) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("_MCPPROBE_COMPLETE")}
+    env.update(extra_env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop("PYTHONPROFILEIMPORTTIME", None)
+    # `-m mcpprobe` runs the same main() as the console script, which fixes prog_name to "mcpprobe",
+    # so the _MCPPROBE_COMPLETE variable triggers completion here too.
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mcpprobe", *args],
+        capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=60,
+    )
+    modules = set()
+    for line in done.stderr.splitlines():
+        # "import time:   self [us] | cumulative | imported package"
+        if not line.startswith("import time:"):
+            continue
+        parts = line.split("|")
+        if len(parts) < 3:
+            continue
+        name = parts[-1].strip()
+        if name and name != "imported package":
+            modules.add(name)
+    return modules, done
+
+
+def _forbidden(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == root or m.startswith(root + ".") for root in FORBIDDEN))
+
+
+@pytest.mark.parametrize("name", sorted(INVOCATIONS))
+def test_light_commands_do_not_import_the_sdk(name: str) -> None:
+    args, env = INVOCATIONS[name]
+    modules, done = imported_modules(args, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "click" in modules, "the importtime report was not read (no click import seen)"
+    assert "mcpprobe.cli" in modules
+    assert _forbidden(modules) == [], f"{name} imported {_forbidden(modules)}"
+
+
+def test_completion_answers() -> None:
+    """The completion invocation really completes (so the test above measured the real path)."""
+    _, done = imported_modules([], COMPLETION)
+    assert "probe" in done.stdout
+
+
+def test_probe_does_import_the_sdk_models() -> None:
+    """The detector works: a command that validates items does load the SDK's models."""
+    code = "import mcpprobe.schema as s; s.preload()"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                          env=env, cwd=REPO_ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert _forbidden(names), "the importtime parser found no SDK module where one must be"
