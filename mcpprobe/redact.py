@@ -14,13 +14,24 @@ from typing import Any, TextIO
 
 MASK = "[redacted]"
 MIN_LENGTH = 4  # shorter values ("1", "yes") would blank out ordinary text
+# Values that are settings, not secrets: masking them would blank out ordinary output
+# ("10000 items", "production") and protect nothing.
+NOT_SECRET_WORDS = {"true", "false", "yes", "no", "on", "off", "none", "null", "debug", "info", "warn", "warning",
+                    "error", "trace", "production", "development", "staging", "test"}
+
+
+def is_maskable(value: str) -> bool:
+    """Whether a value is worth masking: long enough, not a bare number, not a common setting."""
+    stripped = value.strip()
+    return (len(stripped) >= MIN_LENGTH and not stripped.lstrip("+-").replace(".", "", 1).isdigit()
+            and stripped.lower() not in NOT_SECRET_WORDS)
 
 
 class Redactor:
     def __init__(self, secrets: Iterable[str]) -> None:
         forms: set[str] = set()
         for secret in secrets:
-            if len(secret) < MIN_LENGTH:
+            if not is_maskable(secret):
                 continue
             forms.add(secret)
             forms.add(json.dumps(secret)[1:-1])  # as it appears inside a JSON string

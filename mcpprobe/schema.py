@@ -1,11 +1,15 @@
 """Validate one catalog item against the spec's schema for the negotiated protocol version.
 
-The SDK's generated wire models (`mcp_types`) are the schema. They are imported on first use
-only: `--help` and completion must stay free of them.
+The SDK's generated wire models (`mcp_types`) are the schema, and they have the last word. But
+importing them costs a few hundred milliseconds, more than a whole probe of a healthy server
+over HTTP. So a strict check written from those same models runs first: an item it accepts is
+valid for the SDK too (a property test proves that direction), and only an item it doubts goes
+to the SDK's models, which then decide and explain. A healthy server never pays for the import.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -15,6 +19,84 @@ ITEM_MODELS = {
     "templates": "ResourceTemplate",
     "prompts": "Prompt",
 }
+
+Check = Callable[[Any], bool]
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _one_of(*choices: str) -> Check:
+    return lambda value: value in choices
+
+
+def _list_of(check: Check) -> Check:
+    return lambda value: isinstance(value, list) and all(check(v) for v in value)
+
+
+def _obj(required: dict[str, Check], optional: dict[str, Check]) -> Check:
+    """A JSON object with these fields. Optional fields may be null; unknown keys are ignored,
+    as the wire models ignore them."""
+
+    def check(value: Any) -> bool:
+        if not isinstance(value, dict):
+            return False
+        for key, field_check in required.items():
+            if key not in value or not field_check(value[key]):
+                return False
+        for key, field_check in optional.items():
+            item = value.get(key)
+            if item is not None and not field_check(item):
+                return False
+        return True
+
+    return check
+
+
+def _priority(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+ICON = _obj({"src": _is_str}, {"mimeType": _is_str, "sizes": _list_of(_is_str), "theme": _one_of("light", "dark")})
+ANNOTATIONS = _obj({}, {"audience": _list_of(_one_of("assistant", "user")), "lastModified": _is_str,
+                        "priority": _priority})
+TOOL_ANNOTATIONS = _obj({}, {"title": _is_str, "readOnlyHint": _is_bool, "destructiveHint": _is_bool,
+                             "idempotentHint": _is_bool, "openWorldHint": _is_bool})
+PROMPT_ARGUMENT = _obj({"name": _is_str}, {"title": _is_str, "description": _is_str, "required": _is_bool})
+_PROPERTIES = lambda value: isinstance(value, dict) and all(  # noqa: E731
+    isinstance(v, dict | bool) for v in value.values())
+_SCHEMA_2025 = _obj({"type": _one_of("object")}, {"$schema": _is_str, "properties": _PROPERTIES,
+                                                  "required": _list_of(_is_str)})
+_BASE = {"title": _is_str, "description": _is_str, "icons": _list_of(ICON), "_meta": _is_dict}
+
+FAST: dict[tuple[str, bool], Check] = {
+    ("tools", False): _obj({"name": _is_str, "inputSchema": _SCHEMA_2025}, {
+        **_BASE, "outputSchema": _SCHEMA_2025, "annotations": TOOL_ANNOTATIONS,
+        "execution": _obj({}, {"taskSupport": _one_of("forbidden", "optional", "required")})}),
+    ("tools", True): _obj({"name": _is_str, "inputSchema": _obj({"type": _one_of("object")}, {"$schema": _is_str})}, {
+        **_BASE, "outputSchema": _obj({}, {"$schema": _is_str}), "annotations": TOOL_ANNOTATIONS}),
+    ("resources", False): _obj({"name": _is_str, "uri": _is_str}, {
+        **_BASE, "mimeType": _is_str, "size": _is_int, "annotations": ANNOTATIONS}),
+    ("templates", False): _obj({"name": _is_str, "uriTemplate": _is_str}, {
+        **_BASE, "mimeType": _is_str, "annotations": ANNOTATIONS}),
+    ("prompts", False): _obj({"name": _is_str}, {**_BASE, "arguments": _list_of(PROMPT_ARGUMENT)}),
+}
+# Resources, templates and prompts have the same shape in both eras.
+for _kind in ("resources", "templates", "prompts"):
+    FAST[(_kind, True)] = FAST[(_kind, False)]
 
 
 @cache
@@ -28,14 +110,15 @@ def _adapter(kind: str, modern: bool) -> Any:
     return TypeAdapter(getattr(wire, ITEM_MODELS[kind]))
 
 
-def preload() -> None:
-    """Import the models ahead of need (run in a thread while the server boots)."""
-    for kind in ITEM_MODELS:
-        _adapter(kind, False)
+def surely_valid(kind: str, item: Any, *, modern: bool) -> bool:
+    """The strict check: True only for items the SDK's models accept too."""
+    return FAST[(kind, modern)](item)
 
 
 def item_errors(kind: str, item: Any, *, modern: bool) -> list[str]:
     """Human-readable schema violations of one item; empty when it is valid."""
+    if surely_valid(kind, item, modern=modern):
+        return []
     from pydantic import ValidationError
 
     if not isinstance(item, dict):

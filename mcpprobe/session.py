@@ -7,7 +7,6 @@ the server did not declare. What was negotiated is kept in a `Snapshot` for the 
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -220,10 +219,6 @@ async def open_session(
     `on_connection(conn)` runs before the first message is sent, so that notification handlers
     are in place before anything can arrive (no silent window).
     """
-    from mcpprobe import schema
-
-    # The schema models take a few hundred milliseconds to import: do it while the server boots.
-    threading.Thread(target=schema.preload, daemon=True).start()
     transport = make_transport(target, settings, stderr_writer)
     snapshot = Snapshot(
         transport=transport.info.kind,

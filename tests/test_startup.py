@@ -73,8 +73,8 @@ def test_completion_answers() -> None:
 
 
 def test_probe_does_import_the_sdk_models() -> None:
-    """The detector works: a command that validates items does load the SDK's models."""
-    code = "import mcpprobe.schema as s; s.preload()"
+    """The detector works: validating a broken item does load the SDK's models."""
+    code = "import mcpprobe.schema as s; s.item_errors('tools', {'name': 42}, modern=False)"
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
                           env=env, cwd=REPO_ROOT, timeout=60)

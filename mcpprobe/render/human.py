@@ -145,17 +145,44 @@ def listing_header(listing: Listing) -> Text:
     return text
 
 
-def render_listing(console: Console, listing: Listing) -> None:
+PROBE_ROWS = 50  # per kind in `probe`; `list KIND` shows them all
+TABLE_ROWS = 200  # above this, plain aligned rows: a rich Table costs seconds at 10,000 rows
+
+
+def render_listing(console: Console, listing: Listing, limit: int | None = None) -> None:
     console.print()
     console.print(listing_header(listing))
     if not listing.items:
         return
-    table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
-    for name, _ in COLUMNS[listing.kind]:
-        table.add_column(name, overflow="fold")
-    for item in listing.items:
-        table.add_row(*(Text(fn(item)) for _, fn in COLUMNS[listing.kind]))
-    console.print(table)
+    items = listing.items if limit is None else listing.items[:limit]
+    rows = [[fn(item) for _, fn in COLUMNS[listing.kind]] for item in items]
+    headers = [name for name, _ in COLUMNS[listing.kind]]
+    if len(rows) > TABLE_ROWS:
+        _plain_rows(console, headers, rows)
+    else:
+        table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
+        for name in headers:
+            table.add_column(name, overflow="fold")
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        console.print(table)
+    if len(items) < len(listing.items):
+        more = len(listing.items) - len(items)
+        console.print(Text(f"… {more} more; `mcpprobe list {listing.kind}` shows them all", style="dim"))
+
+
+def _plain_rows(console: Console, headers: list[str], rows: list[list[str]]) -> None:
+    """Aligned columns written straight to the console's file: linear and fast for huge lists.
+    The cells are already made inert by `safe()`, so writing them raw is as safe as a Table."""
+    widths = [min(40, max(len(header), *(len(row[i]) for row in rows))) for i, header in enumerate(headers)]
+    width = console.width
+
+    def line(cells: list[str]) -> str:
+        text = "  ".join(cell[:w].ljust(w) for cell, w in zip(cells, widths, strict=True)).rstrip()
+        return text[:width]
+
+    console.file.write("\n".join([line(headers), *(line(row) for row in rows)]) + "\n")
+    console.file.flush()
 
 
 def render_findings(console: Console, findings: list[Finding]) -> None:
@@ -199,8 +226,8 @@ def render_outcome(out: Console, err: Console, outcome: Outcome) -> None:
     render_snapshot(out, outcome)
     for kind in KINDS:
         listing = outcome.listings.get(kind)
-        if listing is not None and (True):
-            render_listing(out, listing)
+        if listing is not None:
+            render_listing(out, listing, limit=PROBE_ROWS if outcome.command == "probe" else None)
     render_findings(out, outcome.all_findings())
     render_timings(out, outcome)
     render_error(err, outcome)
