@@ -156,6 +156,18 @@ def _emit(outcome: Any, as_json: bool, command: str) -> int:
     return int(outcome.exit_code)
 
 
+def _run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: Any, **kwargs: Any) -> int:
+    """Run the operation and report its outcome as soon as it is complete: while a stdio server
+    is still shutting down, not after. Reported once, whatever happens during the shutdown."""
+    reported: list[int] = []
+
+    def on_ready(outcome: Any) -> None:
+        reported.append(_emit(outcome, params["as_json"], command))
+
+    outcome = _run(operation, *args, on_ready=on_ready, **kwargs)
+    return reported[0] if reported else _emit(outcome, params["as_json"], command)
+
+
 def _write(stream: Any, text: str) -> None:
     stream.write(text + "\n")
     stream.flush()
@@ -189,8 +201,8 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
     target, settings = _prepare(ctx, url, params)
     from mcpprobe.operations import probe as run_probe
 
-    outcome = _run(run_probe, target, settings, stderr_writer=_server_stderr_writer(params))
-    ctx.exit(_emit(outcome, params["as_json"], "probe"))
+    ctx.exit(_run_and_emit(run_probe, params, "probe", target, settings,
+                           stderr_writer=_server_stderr_writer(params)))
 
 
 @cli.command("list", cls=TargetCommand, context_settings=CONTEXT)
@@ -212,8 +224,8 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
     target, settings = _prepare(ctx, url, params)
     from mcpprobe.operations import list_one
 
-    outcome = _run(list_one, target, settings, kind, stderr_writer=_server_stderr_writer(params))
-    ctx.exit(_emit(outcome, params["as_json"], "list"))
+    ctx.exit(_run_and_emit(list_one, params, "list", target, settings, kind,
+                           stderr_writer=_server_stderr_writer(params)))
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ findings, and `Outcome.exit_code` turns that into the documented code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +62,7 @@ class Outcome:
 
 
 _ERROR_CODES = {"connection-failed", "timeout", "protocol-error", "rpc-error", "auth-required",
-                "unsupported-version", "not-declared", "not-in-catalog", "list-failed"}
+                "unsupported-version", "not-declared", "not-in-catalog", "list-failed", "config-error"}
 
 
 def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:
@@ -111,8 +112,14 @@ def snapshot_suspicious(snapshot: Snapshot) -> list[Finding]:
     return out
 
 
-async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: Any, **session_args: Any) -> Outcome:
-    """Run `body(session)` inside a session; any ProbeError becomes the outcome's error."""
+async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: Any, *,
+                   on_ready: Callable[[Outcome], None] | None = None, **session_args: Any) -> Outcome:
+    """Run `body(session)` inside a session; any ProbeError becomes the outcome's error.
+
+    `on_ready(outcome)`, when given, is called once the outcome is complete but before the
+    server has been waited for: the caller reports while a stdio server shuts down (it is sent
+    EOF first), instead of after. On failure paths it is not called; the caller reports then.
+    """
     transport_tail: list[str] = []
     entered = False
     try:
@@ -127,6 +134,11 @@ async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: A
                 outcome.findings.extend(session.wire_findings())
                 outcome.timings[:0] = session.timings
                 transport_tail = session.conn.transport.stderr_tail(settings.stderr_tail_lines)
+            if on_ready is not None:
+                if _has_failures(outcome):
+                    outcome.stderr_tail = transport_tail
+                await session.conn.transport.begin_close()
+                on_ready(outcome)
     except ProbeError as exc:
         outcome.error = exc
         outcome.snapshot = outcome.snapshot or exc.detail.get("snapshot")
@@ -134,11 +146,17 @@ async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: A
             outcome.findings.extend(exc.detail.get("findings", []))
             outcome.timings[:0] = exc.detail.get("timings", [])
         transport_tail = exc.detail.get("serverStderr", transport_tail)
-    if outcome.error is not None or any(
-        listing.error is not None for listing in outcome.listings.values()
-    ):
+    if outcome.error is not None and outcome.error.exit_code == ExitCode.AUTH and target.transport in ("http", "sse"):
+        from mcpprobe.auth.diagnosis import diagnose_outcome  # what the 401/403 means (docs/auth.md)
+
+        await diagnose_outcome(outcome, target, settings)
+    if _has_failures(outcome):
         outcome.stderr_tail = transport_tail
     return outcome
+
+
+def _has_failures(outcome: Outcome) -> bool:
+    return outcome.error is not None or any(listing.error is not None for listing in outcome.listings.values())
 
 
 async def probe(target: Target, settings: Settings, **session_args: Any) -> Outcome:

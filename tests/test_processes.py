@@ -127,3 +127,24 @@ def test_minimal_environment_by_default():
     # The server saw it (it printed something in its place), and mcpprobe masked it on the way out.
     assert "[redacted]" in passed.stderr
     assert "given-explicitly" not in passed.stderr + passed.stdout
+
+
+def test_reported_once_even_when_interrupted_during_shutdown():
+    """The result is printed while the server shuts down; Ctrl-C then must not print a second one.
+
+    The server ignores SIGTERM and lingers after stdin closes, so mcpprobe is still ending it
+    (TERM, a grace, then KILL) when the interrupt arrives.
+    """
+    import json
+
+    script = f"trap '' TERM; {PY} {FIXTURE} full; sleep 5"
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", "probe", "--json", "--", "sh", "-c", script],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=15)
+    decoder = json.JSONDecoder()
+    doc, end = decoder.raw_decode(out)
+    assert out[end:].strip() == "", "exactly one JSON document on stdout"
+    assert proc.returncode == doc["exitCode"]
+    assert "Traceback" not in err

@@ -38,6 +38,9 @@ class Transport(Protocol):
 
     def stderr_tail(self) -> list[str]: ...
 
+    async def begin_close(self) -> None:
+        """Tell the peer we are done (stdio: EOF on its stdin) without waiting for it."""
+
     async def aclose(self) -> None: ...
 
 

@@ -53,6 +53,9 @@ class _HttpBase:
     def stderr_tail(self, lines: int = 20) -> list[str]:
         return []
 
+    async def begin_close(self) -> None:
+        """Nothing to signal ahead of aclose over HTTP."""
+
     def _transport_error(self, exc: Exception, url: str) -> ProbeError:
         if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
             return RequestTimeout(f"connecting to {url} timed out", detail={"url": url})

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections import deque
 from typing import Any
 
@@ -63,6 +64,7 @@ class StdioTransport:
         self._sink: Sink | None = None
         self._send_lock = anyio.Lock()
         self._closing = False
+        self._eof_at: float | None = None
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink = sink
@@ -186,16 +188,28 @@ class StdioTransport:
         text = b"".join(self._stderr_tail)[-STDERR_TAIL_BYTES:].decode("utf-8", errors="replace")
         return [line for line in text.splitlines() if line.strip()][-lines:]
 
-    async def aclose(self) -> None:
+    async def begin_close(self) -> None:
+        """EOF on the server's stdin, the spec's first step of a stdio shutdown; no waiting."""
         self._closing = True
-        if self._process is None:
+        if self._process is None or self._eof_at is not None:
             return
-        process = self._process
+        self._eof_at = time.monotonic()
+        with anyio.CancelScope(shield=True), contextlib.suppress(
+                anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await self._process.stdin.aclose()
+
+    async def aclose(self) -> None:
+        """Close stdin, give the server a short grace to exit on its own, then end its group."""
+        if self._process is None:
+            self._closing = True
+            return
+        await self.begin_close()
+        assert self._eof_at is not None
         with anyio.CancelScope(shield=True):
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                await process.stdin.aclose()
-            with anyio.move_on_after(EXIT_GRACE_SECONDS):
-                await process.wait()
+            grace = EXIT_GRACE_SECONDS - (time.monotonic() - self._eof_at)
+            if grace > 0:
+                with anyio.move_on_after(grace):
+                    await self._process.wait()
             await self._terminate()
 
     async def _terminate(self) -> None:
