@@ -26,7 +26,9 @@ from mcpprobe.wire.base import Sink, TransportInfo, decode_message
 # Process groups still alive; the CLI's last act ends any left (see `reap_all`).
 _LIVE_GROUPS: set[int] = set()
 STDERR_TAIL_BYTES = 64 * 1024
-EXIT_GRACE_SECONDS = 0.15
+# Time a server gets to exit by itself after EOF on its stdin before SIGTERM. A server that
+# exits on EOF does so within tens of milliseconds; the result is rendered meanwhile.
+EXIT_GRACE_SECONDS = 0.1
 TERM_GRACE_SECONDS = 2.0
 
 
