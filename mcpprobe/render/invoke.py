@@ -122,8 +122,9 @@ def save_blocks(outcome: InvokeOutcome, directory: str) -> None:
             continue
         raw = decode_b64(data)
         if raw is None:
-            outcome.findings.append(Finding("protocol-violation", f"content[{index}] ({kind}): data is not valid base64",
-                                            kind=outcome.item_kind or "server", detail={"index": index}))
+            outcome.findings.append(Finding(
+                "protocol-violation", f"content[{index}] ({kind}): data is not valid base64",
+                kind=outcome.item_kind or "server", detail={"index": index}))
             continue
         path = _unique(Path(directory) / f"{stem}-{index}{_extension(mime)}")
         path.write_bytes(raw)
@@ -157,6 +158,8 @@ def annotations_text(tool: dict[str, Any]) -> Text:
         value = annotations.get(hint)
         if isinstance(value, bool):
             text.append(f"{hint}: {str(value).lower()}", style="bold" if value else "")
+        elif hint in ("destructiveHint", "idempotentHint") and annotations.get("readOnlyHint") is True:
+            text.append(f"{hint}: n/a (read-only)", style="dim")
         else:
             text.append(f"{hint}: {str(HINT_DEFAULTS[hint]).lower()} (default)", style="dim")
     return text
@@ -164,13 +167,12 @@ def annotations_text(tool: dict[str, Any]) -> Text:
 
 def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any], how: str,
                    server: dict[str, Any]) -> None:
-    head = Text("Calling tool ", style="bold")
-    head.append(safe(tool.get("name", "?")), style="bold cyan")
+    head = Text.assemble(("Calling tool ", "bold"), (safe(tool.get("name", "?")), "bold cyan"))
     if isinstance(server.get("name"), str):
         head.append(f" on {safe(server['name'])} {safe(server.get('version') or '')}".rstrip(), style="dim")
     err.print(head)
-    err.print(Text("  arguments    ", style="bold") + Text(safe(json.dumps(arguments, ensure_ascii=False))))
-    err.print(Text("  annotations  ", style="bold") + annotations_text(tool))
+    err.print(Text.assemble(("  arguments    ", "bold"), safe(json.dumps(arguments, ensure_ascii=False))))
+    err.print(Text.assemble(("  annotations  ", "bold"), annotations_text(tool)))
     err.print(Text("               the server's own claims about the tool, not verified by mcpprobe", style="dim"))
     if how == "--yes":
         err.print(Text("  confirmed by --yes", style="dim"))
@@ -329,6 +331,7 @@ def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, written: 
         if result.get("resultType") != "input_required" else []
     several = len(contents) > 1
     if not written:
+        ended = True  # did the last thing written to the pipe end a line?
         for item in contents:
             uri, mime = item.get("uri"), item.get("mimeType")
             text, raw = item.get("text"), decode_b64(item.get("blob")) if "blob" in item else None
@@ -337,7 +340,7 @@ def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, written: 
                 if terminal:
                     out.print(Text(label, style="bold"))
                 else:
-                    stream.write(label + "\n")
+                    stream.write(("" if ended else "\n") + label + "\n")
                     stream.flush()
             if isinstance(text, str):
                 if terminal:
@@ -345,6 +348,7 @@ def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, written: 
                 else:
                     stream.write(text)
                     stream.flush()
+                    ended = text.endswith("\n") or not text
             elif raw is not None:
                 if terminal:
                     line = Text(f"[blob {safe(mime) if isinstance(mime, str) else 'of unknown type'}, "
@@ -359,6 +363,7 @@ def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, written: 
                         stream.flush()
                         target.write(raw)
                         target.flush()
+                        ended = raw.endswith(b"\n") or not raw
             elif "blob" in item:
                 err.print(Text(f"{safe(uri)}: the blob is not valid base64", style="red"))
     _tail(err, outcome)

@@ -1,0 +1,306 @@
+"""The command line for `call`, `read` and `get-prompt`: click glue over `mcpprobe.invoke`.
+
+`register(cli)` adds the three commands to the main group. Light at import time, like
+`mcpprobe.cli`: the SDK, jsonschema and rich are loaded only when a command runs.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import click
+
+from mcpprobe.cli import CONTEXT, _prepare, _run, _server_stderr_writer, _write
+from mcpprobe.options import TargetCommand, connection_options
+
+_SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
+POSITIONALS = "[KEY=VALUE | KEY:=JSON]... [URL] [-- COMMAND [ARGS]...]"
+
+
+def _split(ctx: click.Context, rest: tuple[str, ...]) -> tuple[list[str], tuple[str, ...]]:
+    """KEY=VALUE pairs and at most one server URL, in any order."""
+    from mcpprobe.arguments import is_pair
+
+    pairs: list[str] = []
+    urls: list[str] = []
+    for item in rest:
+        if _SERVER_URL.match(item):
+            urls.append(item)
+        elif is_pair(item):
+            pairs.append(item)
+        else:
+            raise click.UsageError(
+                f"{item!r} is neither KEY=VALUE nor a server URL. To run a stdio server, put its command "
+                f"after '--':\n  mcpprobe {ctx.info_name} ... -- {item}")
+    return pairs, tuple(urls)
+
+
+def _interactive(params: dict[str, Any]) -> bool:
+    from mcpprobe.render.invoke import is_terminal
+
+    return is_terminal(sys.stdin) and is_terminal(sys.stderr) and params.get("args_spec") != "-"
+
+
+class _Streams:
+    """stdout and stderr through the user's secrets redactor, with rich consoles over them."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        from mcpprobe.redact import RedactingStream, Redactor
+
+        redactor = click.get_current_context().meta.get("redactor") or Redactor(())
+        self.stdout = RedactingStream(sys.stdout, redactor)
+        self.stderr = RedactingStream(sys.stderr, redactor)
+        self.binary = getattr(sys.stdout, "buffer", None)
+        self.out = Console(file=self.stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
+        self.err = Console(file=self.stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
+
+
+class _ProgressView:
+    """A progress bar on a terminal's stderr, created on the first notification."""
+
+    def __init__(self, err: Any, enabled: bool) -> None:
+        self.err = err
+        self.enabled = enabled
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        from mcpprobe.render.human import safe
+
+        if self.bar is None:
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[counts]}"),
+                                TimeElapsedColumn(), console=self.err, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("progress", total=None, counts="")
+        progress, total = event.get("progress"), event.get("total")
+        counts = f"{progress:g}" if isinstance(progress, int | float) else "?"
+        if isinstance(total, int | float):
+            counts += f"/{total:g}"
+        message = event.get("message")
+        self.bar.update(self.task, completed=progress if isinstance(progress, int | float) else None,
+                        total=total if isinstance(total, int | float) else None, counts=counts,
+                        description=safe(message, 60) if isinstance(message, str) else "progress")
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+
+def _finish(outcome: Any, as_json: bool, command: str, render: Any) -> int:
+    from mcpprobe.cli import _emit
+
+    if outcome is None:
+        return _emit(None, as_json, command)
+    streams = _Streams()
+    if as_json:
+        from mcpprobe.render.human import render_error
+        from mcpprobe.render.invoke import invoke_document
+        from mcpprobe.render.jsondoc import dumps
+
+        _write(streams.stdout, dumps(invoke_document(outcome)))
+        render_error(streams.err, outcome)
+    else:
+        render(streams, outcome)
+    return int(outcome.exit_code)
+
+
+def _session_args(params: dict[str, Any]) -> dict[str, Any]:
+    return {"stderr_writer": _server_stderr_writer(params)}
+
+
+_elicit_option = click.option(
+    "--elicit", type=click.Choice(["decline", "defaults"]), default=None,
+    help="Declare the elicitation capability and answer every form with a decline, or accept it with the "
+         "schema's default values. Without it mcpprobe declares no elicitation and refuses such requests.")
+
+
+@click.command("call", cls=TargetCommand, context_settings=CONTEXT)
+@click.argument("tool")
+@click.argument("rest", nargs=-1, metavar=POSITIONALS)
+@click.option("--args", "args_spec", metavar="JSON|@FILE|-",
+              help="All arguments as one JSON object: inline, from a file (@args.json) or from stdin (-). "
+                   "KEY=VALUE pairs are applied on top.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before calling a tool that is not marked read-only.")
+@click.option("--save", "save_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Write image, audio and embedded binary content to files in DIR.")
+@_elicit_option
+@connection_options
+@click.pass_context
+def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params: Any) -> None:
+    """Call one tool (tools/call), after checking it against the tool list and its inputSchema.
+
+    \b
+    Arguments are KEY=VALUE, coerced by the tool's inputSchema (integer, number, boolean,
+    null, arrays and objects as JSON), KEY:=JSON for a literal JSON value, or --args.
+    They are validated before sending: an invalid argument is exit 3, and nothing is sent.
+    A tool not marked readOnlyHint asks for confirmation on a terminal (--yes skips it);
+    annotations are the server's own, unverified claims.
+
+    \b
+    Exit: 0 ok; 1 isError or output-schema-mismatch; 3 refused (not declared, unknown tool,
+    invalid arguments, not confirmed); 5 JSON-RPC error; 6 timeout; 130 Ctrl-C.
+
+    \b
+    Examples:
+      mcpprobe call add a=2 b=3 -- mcpprobe-demo
+      mcpprobe call create_note title=Hi body='A note' tags:='["x"]' --yes -- mcpprobe-demo
+      mcpprobe call add --args '{"a": 2, "b": 3}' --json -- mcpprobe-demo | jq .structuredContent
+    """
+    from mcpprobe.arguments import build_arguments, load_args
+    from mcpprobe.errors import UsageProblem
+
+    pairs, urls = _split(ctx, rest)
+    target, settings = _prepare(ctx, urls, params)
+    try:
+        base = load_args(params["args_spec"], stdin=sys.stdin)
+        build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
+    except UsageProblem as exc:
+        raise click.UsageError(exc.message) from None
+    from mcpprobe.invoke import Hooks, call_tool
+    from mcpprobe.render.invoke import confirm_question, is_terminal, render_call, render_preview, save_blocks
+
+    as_json = params["as_json"]
+    err = _Streams().err
+    progress = _ProgressView(err, enabled=not as_json and is_terminal(sys.stderr))
+
+    def preview(tool_item: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        if not as_json or how == "prompt":
+            render_preview(err, tool_item, arguments, how, server)
+
+    def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        return click.confirm(confirm_question(tool_item), default=False, err=True)
+
+    hooks = Hooks(preview=preview, ask=ask if _interactive(params) else None, progress=progress, yes=params["yes"])
+    try:
+        outcome = _run(call_tool, target, settings, tool, pairs, base, hooks=hooks, elicit=params["elicit"],
+                       **_session_args(params))
+    finally:
+        progress.stop()
+    if outcome is not None and params["save_dir"] and outcome.result is not None:
+        save_blocks(outcome, params["save_dir"])
+    ctx.exit(_finish(outcome, as_json, "call",
+                     lambda io, result: render_call(io.out, io.err, result, stream=io.stdout)))
+
+
+@click.command("read", cls=TargetCommand, context_settings=CONTEXT)
+@click.argument("rest", nargs=-1, metavar="(URI | --template TEMPLATE [VAR=VALUE]...) [URL] [-- COMMAND [ARGS]...]")
+@click.option("--template", metavar="TEMPLATE",
+              help="A URI template from the server's resources/templates/list, expanded (RFC 6570) with VAR=VALUE.")
+@click.option("--complete", "complete", metavar="VAR=PREFIX",
+              help="With --template: ask completion/complete for values of one template variable, and print them.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=True), metavar="PATH",
+              help="Write the contents to PATH (a directory when there are several), decoded, byte for byte.")
+@_elicit_option
+@connection_options
+@click.pass_context
+def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> None:
+    """Read one resource (resources/read). The URI must be listed or match a listed template.
+
+    \b
+    Text goes to stdout exactly as sent (so '> file' works); binary contents are decoded into
+    -o FILE or a non-terminal stdout, and summarised (MIME type, size) on a terminal. Several
+    contents are each labelled with their URI. A URI that is neither in resources/list nor
+    matches a template is refused (exit 3) unless --force. Resource not found is exit 5.
+
+    \b
+    Examples:
+      mcpprobe read demo://readme -- mcpprobe-demo
+      mcpprobe read demo://swatch.png -o swatch.png -- mcpprobe-demo
+      mcpprobe read --template 'demo://notes/{id}' id=3 -- mcpprobe-demo
+      mcpprobe read --template 'demo://notes/{id}' --complete id= -- mcpprobe-demo
+      mcpprobe read demo://readme --json -- mcpprobe-demo | jq -r '.result.contents[0].text'
+    """
+    from mcpprobe.arguments import string_arguments, template_variables
+    from mcpprobe.errors import UsageProblem
+
+    template = params["template"]
+    uri = None
+    if template is None:
+        if not rest or _SERVER_URL.match(rest[0]) and len(rest) == 1:
+            raise click.UsageError("missing the resource URI (or --template TEMPLATE VAR=VALUE...)")
+        uri, rest = rest[0], rest[1:]
+    pairs, urls = _split(ctx, rest)
+    if template is None and (pairs or params["complete"]):
+        raise click.UsageError("VAR=VALUE and --complete go with --template TEMPLATE")
+    target, settings = _prepare(ctx, urls, params)
+    try:
+        string_arguments(pairs)
+        if template is not None:
+            template_variables(template)
+    except UsageProblem as exc:
+        raise click.UsageError(exc.message) from None
+    from mcpprobe.invoke import Hooks, read_resource
+    from mcpprobe.render.invoke import render_read, write_read_files
+
+    err = _Streams().err
+    outcome = _run(read_resource, target, settings, uri, template=template, pairs=pairs,
+                   complete=params["complete"], hooks=Hooks(), elicit=params["elicit"], **_session_args(params))
+    written = False
+    if outcome is not None and params["output"] and outcome.result is not None and outcome.completion is None:
+        write_read_files(err, outcome, params["output"])
+        written = True
+
+    def render(io: _Streams, result: Any) -> None:
+        render_read(io.out, io.err, result, written=written, stream=io.stdout, binary=io.binary)
+
+    ctx.exit(_finish(outcome, params["as_json"], "read", render))
+
+
+@click.command("get-prompt", cls=TargetCommand, context_settings=CONTEXT)
+@click.argument("name")
+@click.argument("rest", nargs=-1, metavar="[KEY=VALUE]... [URL] [-- COMMAND [ARGS]...]")
+@click.option("--complete", "complete", metavar="ARG=PREFIX",
+              help="Ask completion/complete for values of one prompt argument (other KEY=VALUE are context).")
+@click.option("--save", "save_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Write image, audio and embedded binary content to files in DIR.")
+@_elicit_option
+@connection_options
+@click.pass_context
+def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **params: Any) -> None:
+    """Expand one prompt (prompts/get) with its arguments and show the messages.
+
+    \b
+    The prompt must be in prompts/list. Required arguments are checked against its declared
+    arguments before sending (missing ones are listed, exit 3); unknown arguments are refused
+    unless --force. --json gives the raw result.
+
+    \b
+    Examples:
+      mcpprobe get-prompt summarize_note note_id=2 -- mcpprobe-demo
+      mcpprobe get-prompt draft_note --complete tone=f -- mcpprobe-demo
+      mcpprobe get-prompt daily_review --json -- mcpprobe-demo | jq -r '.result.messages[].role'
+    """
+    from mcpprobe.arguments import string_arguments
+    from mcpprobe.errors import UsageProblem
+
+    pairs, urls = _split(ctx, rest)
+    target, settings = _prepare(ctx, urls, params)
+    try:
+        string_arguments(pairs)
+    except UsageProblem as exc:
+        raise click.UsageError(exc.message) from None
+    from mcpprobe.invoke import Hooks, get_prompt
+    from mcpprobe.render.invoke import render_prompt, save_blocks
+
+    outcome = _run(get_prompt, target, settings, name, pairs, complete=params["complete"], hooks=Hooks(),
+                   elicit=params["elicit"], **_session_args(params))
+    if outcome is not None and params["save_dir"] and outcome.result is not None and outcome.completion is None:
+        save_blocks(outcome, params["save_dir"])
+    ctx.exit(_finish(outcome, params["as_json"], "get-prompt",
+                     lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout)))
+
+
+def register(cli: click.Group) -> None:
+    """Add `call`, `read` and `get-prompt` to `cli` (idempotent)."""
+    for command in (call_command, read_command, get_prompt_command):
+        if command.name not in cli.commands:
+            cli.add_command(command)
