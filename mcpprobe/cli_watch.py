@@ -1,0 +1,161 @@
+"""The command line for `watch`: click glue over `mcpprobe.watch`.
+
+`register(cli)` adds the command to the main group. Light at import time, like `mcpprobe.cli`.
+Ctrl-C (and SIGTERM/SIGHUP) stop the watch cleanly with exit 0; a second Ctrl-C interrupts hard.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Any
+
+import click
+
+from mcpprobe.cli import CONTEXT, _prepare, _server_stderr_writer
+from mcpprobe.options import TargetCommand, connection_options
+
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value is not None and value <= 0:
+        raise click.BadParameter("must be greater than 0")
+    return value
+
+
+def _not_negative(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value is not None and value < 0:
+        raise click.BadParameter("must not be negative")
+    return value
+
+
+def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_writer: Any) -> Any:
+    import anyio
+
+    from mcpprobe.watch import watch
+    from mcpprobe.wire.stdio import reap_all
+
+    holder: dict[str, Any] = {}
+
+    async def main() -> Any:
+        result: list[Any] = []
+        async with anyio.create_task_group() as group:
+            async def on_signal() -> None:
+                # The first signal stops the watch cleanly; leaving the receiver restores the default
+                # handlers, so a second Ctrl-C interrupts at once.
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
+                    async for _ in signals:
+                        watcher = holder.get("watcher")
+                        if watcher is not None:
+                            watcher.stop("interrupted", 0)
+                        else:
+                            group.cancel_scope.cancel()
+                        return
+
+            group.start_soon(on_signal)
+            result.append(await watch(target, settings, options, emit, stderr_writer=stderr_writer,
+                                      on_start=lambda w: holder.__setitem__("watcher", w)))
+            group.cancel_scope.cancel()
+        return result[0] if result else None
+
+    try:
+        return anyio.run(main)
+    except KeyboardInterrupt:
+        return None
+    finally:
+        reap_all()
+
+
+@click.command("watch", cls=TargetCommand, context_settings=CONTEXT)
+@click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
+@click.option("--poll", type=float, default=None, metavar="SECONDS", callback=_positive,
+              help="Re-list, every SECONDS, the kinds whose capability promises no change notifications.")
+@click.option("--subscribe", "subscribe", multiple=True, metavar="URI",
+              help="Subscribe to updates of this resource (repeatable). Needs resources.subscribe (else exit 3); "
+                   "the URI must be listed or match a template unless --force.")
+@click.option("--log-level", type=click.Choice(LEVELS), default=None,
+              help="Set the server's logging level (where 'logging' is declared) and show its log messages.")
+@click.option("--settle", type=float, default=0.2, show_default=True, metavar="SECONDS", callback=_not_negative,
+              help="How long a burst of change notifications must be quiet before the one re-list it causes "
+                   "(never more than max(1, 5 x SECONDS) after the burst began).")
+@click.option("--no-reconnect", is_flag=True,
+              help="Exit (code 4) when the connection drops, instead of reconnecting with backoff.")
+@click.option("--duration", type=float, default=None, metavar="SECONDS", callback=_positive,
+              help="Stop after SECONDS (exit 0).")
+@click.option("--count", type=int, default=None, metavar="N", callback=_positive,
+              help="Stop after N events (not counting snapshot, notice, subscribed, call and end events).")
+@click.option("--exit-on-change", is_flag=True,
+              help="Exit 1 at the first change to a list or to the capabilities (a CI drift guard).")
+@click.option("--call", "calls", multiple=True, metavar="TOOL",
+              help="Call TOOL without arguments after each connection's first listing (repeatable), for servers "
+                   "that start sending updates when asked to (e.g. server-everything's toggle-subscriber-updates).")
+@connection_options
+@click.pass_context
+def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
+    """Stay connected and report what changes, live, until stopped.
+
+    \b
+    Lists every declared kind, then follows list_changed notifications only where the server
+    promised them (listChanged: true); --poll re-lists the others. Each change is re-listed to
+    the end and reported as a difference (added, removed, changed with the fields named). A failed
+    re-list keeps the last good snapshot, marked stale, and retries. A dropped connection is
+    reconnected with backoff, then everything is re-listed and re-subscribed.
+
+    \b
+    Output: a status header, then one timestamped line per event; --json gives one JSON object
+    per line (NDJSON), flushed as it happens (docs/json-output.md).
+    Exit: 0 stopped (Ctrl-C, --duration, --count); 1 a change with --exit-on-change;
+    3 refused (--subscribe without resources.subscribe); 4 connection lost with --no-reconnect,
+    or the first connection failed; 5, 6, 7 as for every command.
+
+    \b
+    Examples:
+      mcpprobe watch -- mcpprobe-demo
+      mcpprobe watch --json --duration 60 https://example.com/mcp | jq -c 'select(.event=="diff")'
+      mcpprobe watch --poll 30 --exit-on-change -- python server.py
+      mcpprobe watch --subscribe demo://readme --log-level info -- mcpprobe-demo
+    """
+    from rich.console import Console
+
+    from mcpprobe.redact import RedactingStream, Redactor
+    from mcpprobe.render.watch import HumanLines, JsonLines
+    from mcpprobe.watch import WatchOptions
+
+    target, settings = _prepare(ctx, url, params)
+    options = WatchOptions(
+        poll=params["poll"], subscribe=tuple(params["subscribe"]), log_level=params["log_level"],
+        settle=params["settle"], reconnect=not params["no_reconnect"], duration=params["duration"],
+        count=params["count"], exit_on_change=params["exit_on_change"], calls=tuple(params["calls"]),
+    )
+    redactor = ctx.meta.get("redactor") or Redactor(())
+    stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
+    err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
+    if params["as_json"]:
+        emit: Any = JsonLines(stdout)
+    else:
+        emit = HumanLines(Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160))
+    result = _run_watch(target, settings, options, emit, _server_stderr_writer(params))
+    if result is not None and result.reason == "output-closed":
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail again
+    if result is None:
+        err.print("interrupted", style="yellow")
+        ctx.exit(0)
+    if result.error is not None:
+        from rich.text import Text
+
+        from mcpprobe.sanitize import visible
+
+        err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
+        for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
+            err.print(Text(f"  server stderr: {visible(line)}", style="dim"))
+    ctx.exit(int(result.exit_code))
+
+
+def register(cli: click.Group) -> None:
+    """Add `watch` to `cli` (idempotent)."""
+    if watch_command.name not in cli.commands:
+        cli.add_command(watch_command)
