@@ -1,0 +1,55 @@
+"""Write the shell completion scripts in this directory, generated from mcpprobe's click CLI.
+
+    python completions/generate.py          # rewrite mcpprobe.bash, _mcpprobe, mcpprobe.fish
+    python completions/generate.py --check  # exit 1 when a script is out of date (tests/test_completions.py)
+
+Each script hands the words typed so far back to `mcpprobe` itself (click's completion protocol,
+`_MCPPROBE_COMPLETE`), so subcommands, options, choices such as kinds and formats, and server names
+read from the configs are always those of the installed version.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FILES = {"bash": "mcpprobe.bash", "zsh": "_mcpprobe", "fish": "mcpprobe.fish"}
+HEADER = "# Generated from mcpprobe's CLI by completions/generate.py; do not edit. Install: README.md.\n"
+
+
+def scripts() -> dict[str, str]:
+    from click.shell_completion import get_completion_class
+
+    from mcpprobe.cli import cli
+
+    out = {}
+    for shell, name in FILES.items():
+        cls = get_completion_class(shell)
+        assert cls is not None, shell
+        source = cls(cli, {}, "mcpprobe", "_MCPPROBE_COMPLETE").source().strip() + "\n"
+        if source.startswith("#compdef"):  # zsh reads #compdef only on the first line
+            first, rest = source.split("\n", 1)
+            out[name] = f"{first}\n{HEADER}{rest}"
+        else:
+            out[name] = HEADER + source
+    return out
+
+
+def main(argv: list[str]) -> int:
+    stale = []
+    for name, text in scripts().items():
+        path = HERE / name
+        if "--check" in argv:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(name)
+        else:
+            path.write_text(text, encoding="utf-8")
+    if stale:
+        print(f"out of date: {', '.join(stale)}; run: python completions/generate.py", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

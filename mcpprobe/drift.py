@@ -1,0 +1,234 @@
+"""Catalog snapshots and drift: what changed since a saved baseline, and whether it breaks clients.
+
+A snapshot holds no timestamp, so that it diffs cleanly when kept in git. Only kinds that were
+listed to the end in both runs are compared: an item missing from an incomplete list is unknown,
+not removed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpprobe.errors import UsageProblem
+
+SNAPSHOT_FORMAT = 1
+IDENTITY = {"tools": "name", "resources": "uri", "templates": "uriTemplate", "prompts": "name"}
+
+
+class BaselineError(UsageProblem):
+    """A baseline that cannot be read: a usage error (exit 2)."""
+
+
+def snapshot(outcome: Any) -> dict[str, Any]:
+    """The catalog of a finished probe, as written by --save-snapshot."""
+    from mcpprobe import __version__
+
+    snap = outcome.snapshot
+    kinds: dict[str, Any] = {}
+    for kind, listing in outcome.listings.items():
+        kinds[kind] = {"declared": listing.declared, "complete": listing.list_completed, "items": listing.items}
+    return {
+        "mcpprobeSnapshot": SNAPSHOT_FORMAT,
+        "mcpprobeVersion": __version__,
+        "target": snap.target if snap else None,
+        "serverInfo": snap.server_info if snap else None,
+        "protocolVersion": (snap.protocol_version or None) if snap else None,
+        "capabilities": snap.capabilities if snap and snap.negotiated else None,
+        "kinds": kinds,
+    }
+
+
+def write(path: str, data: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=2, ensure_ascii=True, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def load(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise BaselineError(f"--baseline {path}: cannot read: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"--baseline {path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or data.get("mcpprobeSnapshot") != SNAPSHOT_FORMAT or not isinstance(
+            data.get("kinds"), dict):
+        raise BaselineError(f"--baseline {path}: not a snapshot written by mcpprobe probe --save-snapshot")
+    return data
+
+
+@dataclass
+class Change:
+    kind: str  # tools | resources | templates | prompts | server
+    ident: str
+    change: str  # added | removed | changed
+    breaking: bool
+    details: list[str] = field(default_factory=list)
+
+    def message(self) -> str:
+        what = f"{_singular(self.kind)} {self.ident!r}"
+        if self.change == "changed":
+            return f"{what} changed: {'; '.join(self.details)}"
+        return f"{what} {self.change}" + (f": {'; '.join(self.details)}" if self.details else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.ident, "change": self.change, "breaking": self.breaking,
+                "details": self.details}
+
+
+@dataclass
+class Drift:
+    baseline: str
+    changes: list[Change] = field(default_factory=list)
+    not_compared: list[str] = field(default_factory=list)  # kinds incomplete in either run
+
+    @property
+    def breaking(self) -> bool:
+        return any(c.breaking for c in self.changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"baseline": self.baseline, "breaking": self.breaking,
+                "added": [c.to_json() for c in self.changes if c.change == "added"],
+                "removed": [c.to_json() for c in self.changes if c.change == "removed"],
+                "changed": [c.to_json() for c in self.changes if c.change == "changed"],
+                "notCompared": self.not_compared}
+
+    def findings(self) -> list[Any]:
+        from mcpprobe.findings import Finding
+
+        out = []
+        for change in self.changes:
+            kind = change.kind if change.kind in IDENTITY else "server"
+            detail = {"baseline": self.baseline, **change.to_json()}
+            out.append(Finding("breaking-change" if change.breaking else "drift", change.message(), kind=kind,
+                               detail=detail))
+        for kind in self.not_compared:
+            out.append(Finding("drift", f"{kind} not compared with the baseline: the list is not complete in both "
+                                        "runs", kind=kind, detail={"baseline": self.baseline, "notCompared": True}))
+        return out
+
+
+def _singular(kind: str) -> str:
+    return {"tools": "tool", "resources": "resource", "templates": "template", "prompts": "prompt",
+            "server": "capability"}.get(kind, kind)
+
+
+def compare(baseline: dict[str, Any], current: dict[str, Any], source: str) -> Drift:
+    drift = Drift(source)
+    old_caps, new_caps = baseline.get("capabilities") or {}, current.get("capabilities") or {}
+    if current.get("capabilities") is not None:
+        for name in old_caps:
+            if name not in new_caps:
+                drift.changes.append(Change("server", name, "removed", True))
+        for name in new_caps:
+            if name not in old_caps:
+                drift.changes.append(Change("server", name, "added", False))
+    for kind, key in IDENTITY.items():
+        old, new = baseline["kinds"].get(kind), current["kinds"].get(kind)
+        if not isinstance(old, dict) or not isinstance(new, dict):
+            continue
+        if not (old.get("complete") or not old.get("declared")) or not (new.get("complete") or not new.get("declared")):
+            drift.not_compared.append(kind)
+            continue
+        old_items = _by_id(old.get("items"), key)
+        new_items = _by_id(new.get("items"), key)
+        for ident in old_items:
+            if ident not in new_items:
+                drift.changes.append(Change(kind, ident, "removed", True))
+        for ident, item in new_items.items():
+            if ident not in old_items:
+                drift.changes.append(Change(kind, ident, "added", False))
+                continue
+            breaking, other = _item_changes(kind, old_items[ident], item)
+            if breaking or other:
+                drift.changes.append(Change(kind, ident, "changed", bool(breaking), breaking + other))
+    return drift
+
+
+def _by_id(items: Any, key: str) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for item in items if isinstance(items, list) else []:
+        if isinstance(item, dict) and isinstance(item.get(key), str):
+            out.setdefault(item[key], item)
+    return out
+
+
+def _item_changes(kind: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(breaking, other) descriptions of what changed in one item."""
+    breaking: list[str] = []
+    other: list[str] = []
+    if kind == "tools":
+        breaking, other = _schema_changes(old.get("inputSchema"), new.get("inputSchema"))
+        skip = {"inputSchema"}
+    elif kind == "prompts":
+        breaking, other = _prompt_changes(old.get("arguments"), new.get("arguments"))
+        skip = {"arguments"}
+    else:
+        skip = set()
+    for key in sorted((set(old) | set(new)) - skip):
+        if old.get(key) == new.get(key):
+            continue
+        other.append(f"{key} {'added' if key not in old else 'removed' if key not in new else 'changed'}")
+    return breaking, other
+
+
+def _schema_changes(old: Any, new: Any) -> tuple[list[str], list[str]]:
+    old = old if isinstance(old, dict) else {}
+    new = new if isinstance(new, dict) else {}
+    old_props = old.get("properties") if isinstance(old.get("properties"), dict) else {}
+    new_props = new.get("properties") if isinstance(new.get("properties"), dict) else {}
+    old_req = set(old.get("required") or []) if isinstance(old.get("required"), list) else set()
+    new_req = set(new.get("required") or []) if isinstance(new.get("required"), list) else set()
+    breaking, other = [], []
+    for name in sorted(new_req - old_req):
+        breaking.append(f"argument {name!r} is now required")
+    for name in sorted(set(old_props) & set(new_props)):
+        old_type, new_type = _type_of(old_props[name]), _type_of(new_props[name])
+        if old_type != new_type:
+            breaking.append(f"argument {name!r} changed type from {old_type} to {new_type}")
+        elif old_props[name] != new_props[name]:
+            other.append(f"argument {name!r} schema changed")
+    for name in sorted(set(old_props) - set(new_props)):
+        if new.get("additionalProperties") is False:
+            breaking.append(f"argument {name!r} removed")
+        else:
+            other.append(f"argument {name!r} removed")
+    for name in sorted(set(new_props) - set(old_props) - new_req):
+        other.append(f"optional argument {name!r} added")
+    for name in sorted(old_req - new_req):
+        other.append(f"argument {name!r} is no longer required")
+    return breaking, other
+
+
+def _type_of(schema: Any) -> str:
+    if not isinstance(schema, dict):
+        return "any"
+    value = schema.get("type")
+    if isinstance(value, list):
+        return "|".join(sorted(str(v) for v in value))
+    return str(value) if value is not None else "any"
+
+
+def _prompt_changes(old: Any, new: Any) -> tuple[list[str], list[str]]:
+    def table(args: Any) -> dict[str, bool]:
+        return {a["name"]: a.get("required") is True for a in args if isinstance(a, dict)
+                and isinstance(a.get("name"), str)} if isinstance(args, list) else {}
+
+    before, after = table(old), table(new)
+    breaking, other = [], []
+    for name, required in sorted(after.items()):
+        if required and not before.get(name, False):
+            breaking.append(f"argument {name!r} is now required")
+        elif name not in before:
+            other.append(f"optional argument {name!r} added")
+    for name in sorted(set(before) - set(after)):
+        breaking.append(f"argument {name!r} removed")
+    for name, required in sorted(before.items()):
+        if required and name in after and not after[name]:
+            other.append(f"argument {name!r} is no longer required")
+    return breaking, other

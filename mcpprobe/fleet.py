@@ -1,0 +1,148 @@
+"""Probe one server or a fleet of them, with what CI adds: expectations, baselines, snapshots, traces.
+
+Every member runs in the same event loop, at most `concurrency` at a time (an anyio
+CapacityLimiter), so a fleet costs one interpreter start, not one per server. A member that fails,
+however it fails, becomes a report with an error: it never stops the others.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from mcpprobe.drift import Drift
+from mcpprobe.errors import ProbeError, ProtocolFailure
+from mcpprobe.exitcodes import ExitCode, worst
+from mcpprobe.expect import Check, Expectations
+from mcpprobe.operations import Outcome
+from mcpprobe.target import Settings, Target
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class Member:
+    """One server to probe. `name` is its config name, or "" for a server given on the command line."""
+
+    name: str
+    target: Target | None
+    settings: Settings
+    source: str | None = None
+    problem: ProbeError | None = None  # could not be prepared (for example a missing variable)
+    baseline: tuple[str, dict[str, Any]] | None = None  # (path, snapshot)
+    snapshot_path: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.name:
+            return self.name
+        return self.target.describe() if self.target is not None else "?"
+
+
+@dataclass
+class Report:
+    member: Member
+    outcome: Outcome
+    elapsed: float = 0.0
+    checks: list[Check] | None = None
+    drift: Drift | None = None
+    snapshot_error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        codes = [self.outcome.exit_code]
+        if self.snapshot_error:
+            codes.append(ExitCode.USAGE)
+        return worst(codes)
+
+    def document(self) -> dict[str, Any]:
+        """The probe JSON document (docs/json-output.md), with the keys this run added."""
+        from mcpprobe.render.jsondoc import document
+
+        doc = document(self.outcome)
+        doc["exitCode"] = int(self.exit_code)
+        doc["ok"] = doc["exitCode"] == 0
+        if self.member.name:
+            doc["server"] = {"name": self.member.name, "source": self.member.source}
+        doc["elapsedMs"] = round(self.elapsed * 1000, 1)
+        if self.checks is not None:
+            doc["expectations"] = [check.to_json() for check in self.checks]
+        if self.drift is not None:
+            doc["drift"] = self.drift.to_json()
+        if self.member.snapshot_path and not self.snapshot_error and self.outcome.error is None:
+            doc["snapshotSaved"] = self.member.snapshot_path
+        return doc
+
+
+@dataclass
+class Extras:
+    """What every member's run adds to the plain probe."""
+
+    expectations: Expectations | None = None
+    trace: Any = None  # a trace.TraceWriter
+    stderr_writer: Any = None
+    say: Say | None = None
+    label_traces: bool = False  # prefix trace lines with the server's name (a fleet)
+
+
+async def run(members: list[Member], *, concurrency: int, extras: Extras) -> list[Report]:
+    """Every member, at most `concurrency` at once, reports in the members' order."""
+    limiter = anyio.CapacityLimiter(max(1, concurrency))
+    reports: list[Report | None] = [None] * len(members)
+
+    async def one(index: int, member: Member) -> None:
+        async with limiter:
+            reports[index] = await probe_member(member, extras)
+
+    async with anyio.create_task_group() as group:
+        for index, member in enumerate(members):
+            group.start_soon(one, index, member)
+    return [report for report in reports if report is not None]
+
+
+async def probe_member(member: Member, extras: Extras) -> Report:
+    from mcpprobe import drift as drift_module
+    from mcpprobe import expect
+    from mcpprobe.operations import probe
+
+    say = extras.say or (lambda _: None)
+    if member.problem is not None or member.target is None:
+        say(f"{member.label}: not probed: {member.problem.message if member.problem else 'no target'}")
+        return Report(member, Outcome("probe", error=member.problem))
+    say(f"{member.label}: probing {member.target.transport}: {member.target.describe()}")
+    session_args: dict[str, Any] = {}
+    if extras.trace is not None:
+        label = member.label if extras.label_traces else ""
+        session_args["tracer"] = extras.trace.tracer(label)
+        session_args["http_hooks"] = extras.trace.http_hooks(label)
+    if extras.stderr_writer is not None:
+        session_args["stderr_writer"] = extras.stderr_writer
+    started = time.perf_counter()
+    try:
+        outcome = await probe(member.target, member.settings, **session_args)
+    except Exception as exc:  # noqa: BLE001 - a bug in one member must not end the fleet
+        outcome = Outcome("probe", error=ProtocolFailure(f"internal error: {type(exc).__name__}: {exc}"))
+    report = Report(member, outcome, elapsed=time.perf_counter() - started)
+    if extras.expectations is not None:
+        report.checks = expect.evaluate(extras.expectations, outcome, report.elapsed)
+        outcome.findings.extend(expect.findings(report.checks))
+    current = drift_module.snapshot(outcome)
+    if member.baseline is not None and outcome.error is None:
+        path, baseline = member.baseline
+        report.drift = drift_module.compare(baseline, current, path)
+        outcome.findings.extend(report.drift.findings())
+    if member.snapshot_path:
+        if outcome.error is not None:
+            say(f"{member.label}: snapshot not written: the probe did not reach the server's catalog")
+        else:
+            try:
+                drift_module.write(member.snapshot_path, current)
+            except OSError as exc:
+                report.snapshot_error = f"cannot write {member.snapshot_path}: {exc.strerror or exc}"
+    say(f"{member.label}: exit {int(report.exit_code)} in {report.elapsed:.2f} s")
+    return report

@@ -1,0 +1,127 @@
+"""Human output for what `probe` adds beyond one server: the fleet table, expectations, drift, and
+the list of named servers. Server text goes through `safe`, never through rich markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from mcpprobe.catalog import KINDS
+from mcpprobe.exitcodes import ExitCode
+from mcpprobe.findings import Severity
+from mcpprobe.render.human import SEVERITY_STYLE, safe
+
+
+def _count(listing: Any) -> Text:
+    if listing is None:
+        return Text("?", style="dim")
+    if listing.state == "not-declared":
+        return Text("-", style="dim")
+    if listing.list_completed:
+        return Text(str(len(listing.items)))
+    return Text(f"{len(listing.items)}+ {listing.state}", style="bold red")
+
+
+def _result(code: ExitCode) -> Text:
+    if code == ExitCode.OK:
+        return Text("ok", style="green")
+    return Text(f"{code.name.lower()} ({int(code)})", style="bold red" if code != ExitCode.FINDINGS else "red")
+
+
+def render_fleet(out: Console, reports: list[Any]) -> None:
+    """One row per server, then each server's errors and warnings."""
+    table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
+    for column in ("server", "result", "protocol", *KINDS, "errors", "warnings", "time"):
+        table.add_column(column, overflow="fold")
+    for report in reports:
+        outcome = report.outcome
+        found = outcome.all_findings()
+        snapshot = outcome.snapshot
+        negotiated = bool(snapshot and snapshot.negotiated)
+        counts = [_count(outcome.listings.get(kind)) if negotiated else Text("?", style="dim") for kind in KINDS]
+        errors = sum(1 for f in found if f.severity is Severity.ERROR)
+        warnings = sum(1 for f in found if f.severity is Severity.WARNING)
+        table.add_row(Text(safe(report.member.label, 40), style="bold"), _result(report.exit_code),
+                      Text(safe(snapshot.protocol_version) if negotiated else "-"), *counts,
+                      Text(str(errors), style="bold red" if errors else ""),
+                      Text(str(warnings), style="yellow" if warnings else ""), Text(f"{report.elapsed:.2f} s"))
+    out.print(table)
+    for report in reports:
+        shown = [f for f in report.outcome.all_findings() if f.severity is not Severity.INFO]
+        if not shown and not report.snapshot_error:
+            continue
+        out.print()
+        out.print(Text(safe(report.member.label), style="bold"))
+        for finding in shown:
+            severity = finding.severity or Severity.INFO
+            line = Text("  ")
+            line.append(f"{severity.value:<7}", style=SEVERITY_STYLE[severity])
+            line.append(f" {finding.code}", style="bold")
+            if finding.kind != "server":
+                line.append(f" [{finding.kind}]")
+            line.append(f"  {safe(finding.message)}")
+            out.print(line)
+        if report.snapshot_error:
+            out.print(Text(f"  snapshot {report.snapshot_error}", style="bold red"))
+    total = len(reports)
+    healthy = sum(1 for r in reports if r.exit_code == ExitCode.OK)
+    out.print()
+    out.print(Text(f"{healthy} of {total} server{'s' if total != 1 else ''} ok", style="bold"))
+
+
+def render_extras(out: Console, report: Any) -> None:
+    """After one server's usual output: the expectations met, drift, the snapshot written."""
+    if report.checks:
+        met = sum(1 for c in report.checks if c.ok)
+        unmet = sum(1 for c in report.checks if c.ok is False)
+        line = Text("Expectations ", style="bold")
+        line.append(f"{met} met", style="green")
+        if unmet:
+            line.append(f", {unmet} not met", style="bold red")
+        skipped = len(report.checks) - met - unmet
+        if skipped:
+            line.append(f", {skipped} not checked", style="yellow")
+        out.print()
+        out.print(line)
+    if report.drift is not None:
+        drift = report.drift
+        line = Text("Drift        ", style="bold")
+        if not drift.changes:
+            line.append(f"no change since {safe(drift.baseline)}", style="green")
+        else:
+            counts = {kind: sum(1 for c in drift.changes if c.change == kind) for kind in ("added", "removed",
+                                                                                           "changed")}
+            line.append(", ".join(f"{n} {kind}" for kind, n in counts.items() if n))
+            breaking = sum(1 for c in drift.changes if c.breaking)
+            if breaking:
+                line.append(f"; {breaking} breaking", style="bold red")
+            line.append(f" (baseline {safe(drift.baseline)})", style="dim")
+        out.print(line)
+    if report.member.snapshot_path:
+        if report.snapshot_error:
+            out.print(Text(f"Snapshot     {safe(report.snapshot_error)}", style="bold red"))
+        elif report.outcome.error is None:
+            out.print(Text(f"Snapshot     written to {safe(report.member.snapshot_path)}", style="dim"))
+        else:
+            out.print(Text("Snapshot     not written: the probe did not reach the catalog", style="yellow"))
+
+
+def render_servers(out: Console, discovery: Any) -> None:
+    """`mcpprobe servers`: every named server, where it came from, and the files consulted."""
+    if discovery.servers:
+        table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
+        for column in ("name", "transport", "target", "source"):
+            table.add_column(column, overflow="fold")
+        for entry in discovery.servers:
+            table.add_row(Text(safe(entry.name), style="bold"), Text(entry.transport),
+                          Text(safe(entry.describe(), 80)), Text(safe(entry.source), style="dim"))
+        out.print(table)
+    else:
+        out.print(Text("no servers found (see docs/config.md for the files mcpprobe reads)", style="yellow"))
+    for entry in discovery.shadowed:
+        out.print(Text(f"shadowed: {safe(entry.name)} in {safe(entry.source)} (an earlier file defines it)",
+                       style="dim"))

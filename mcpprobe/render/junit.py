@@ -1,0 +1,101 @@
+"""--format junit: JUnit XML, so that CI systems show each check as a test.
+
+One `<testsuite>` per server. Its test cases: `connection`, one per kind (skipped when not
+declared), one per expectation, and `baseline` when comparing with one. A failed case carries the
+findings' text. Server text is stripped of characters XML 1.0 cannot hold.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from mcpprobe.catalog import KINDS
+from mcpprobe.findings import Finding, Severity
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_CI_CODES = ("expectation-failed", "breaking-change", "drift")
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def _line(finding: Finding) -> str:
+    severity = (finding.severity or Severity.INFO).value
+    return _clean(f"{severity} {finding.code} [{finding.kind}] {finding.message}")
+
+
+def _case(suite: ET.Element, classname: str, name: str, seconds: float = 0.0) -> ET.Element:
+    return ET.SubElement(suite, "testcase", {"classname": classname, "name": _clean(name),
+                                             "time": f"{seconds:.3f}"})
+
+
+def _fail(case: ET.Element, message: str, body: str, kind: str = "failure") -> None:
+    element = ET.SubElement(case, kind, {"message": _clean(message), "type": kind})
+    element.text = _clean(body)
+
+
+def suite(report: Any) -> ET.Element:
+    outcome = report.outcome
+    name = report.member.label
+    classname = f"mcpprobe.{name}"
+    found = outcome.all_findings()
+    element = ET.Element("testsuite", {"name": _clean(name), "time": f"{report.elapsed:.3f}"})
+    negotiated = bool(outcome.snapshot and outcome.snapshot.negotiated)
+
+    timings = {t.phase: t.ms / 1000 for t in outcome.timings}
+    connect = _case(element, classname, "connection",
+                    sum(v for k, v in timings.items() if not k.startswith("list ")))
+    server_errors = [f for f in found if f.kind == "server" and f.severity is Severity.ERROR
+                     and f.code not in _CI_CODES]
+    if outcome.error is not None or server_errors:
+        first = outcome.error.message if outcome.error is not None else server_errors[0].message
+        body = "\n".join(_line(f) for f in server_errors) + "".join(
+            f"\n  | {line}" for line in outcome.stderr_tail)
+        _fail(connect, first, body, "error" if outcome.error is not None else "failure")
+
+    for kind in KINDS:
+        case = _case(element, classname, f"list {kind}", timings.get(f"list {kind}", 0.0))
+        listing = outcome.listings.get(kind)
+        if not negotiated or listing is None:
+            ET.SubElement(case, "skipped", {"message": "not reached: the probe stopped before listing"})
+            continue
+        if not listing.declared and listing.state == "not-declared":
+            ET.SubElement(case, "skipped", {"message": f"{kind} not declared by the server; nothing sent"})
+            continue
+        errors = [f for f in found if f.kind == kind and f.severity is Severity.ERROR and f.code not in _CI_CODES]
+        if errors:
+            _fail(case, errors[0].message, "\n".join(_line(f) for f in errors))
+
+    for check in report.checks or []:
+        case = _case(element, f"{classname}.expectations", check.name)
+        if check.ok is None:
+            ET.SubElement(case, "skipped", {"message": _clean(check.message)})
+        elif not check.ok:
+            _fail(case, check.message, f"expectation not met: {check.name}: {check.message}")
+
+    if report.drift is not None:
+        case = _case(element, f"{classname}.baseline", f"no breaking change since {report.drift.baseline}")
+        breaking = [c for c in report.drift.changes if c.breaking]
+        if breaking:
+            _fail(case, breaking[0].message(), "\n".join(c.message() for c in breaking))
+
+    cases = element.findall("testcase")
+    element.set("tests", str(len(cases)))
+    for tag, attribute in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        element.set(attribute, str(sum(1 for c in cases if c.find(tag) is not None)))
+    out = ET.SubElement(element, "system-out")
+    out.text = _clean("\n".join(_line(f) for f in found))
+    return element
+
+
+def render(reports: list[Any]) -> str:
+    root = ET.Element("testsuites", {"name": "mcpprobe"})
+    for report in reports:
+        root.append(suite(report))
+    for attribute in ("tests", "failures", "errors", "skipped"):
+        root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in root)))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")

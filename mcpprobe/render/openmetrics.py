@@ -1,0 +1,100 @@
+"""--format openmetrics: OpenMetrics text for a Prometheus textfile collector or a Pushgateway.
+
+Every sample carries `server` (the config name, or the URL or command). The samples of one metric
+family stay together across servers, as the format requires; the exposition ends with `# EOF`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from mcpprobe.catalog import KINDS
+from mcpprobe.findings import Severity
+
+# name -> (help, samples function)
+FAMILIES = (
+    ("mcpprobe_up", "1 when the server was reached and the protocol negotiated, else 0"),
+    ("mcpprobe_exit_code", "the exit code mcpprobe probe gave for this server (docs/exit-codes.md)"),
+    ("mcpprobe_probe_duration_seconds", "wall time of the whole probe of this server"),
+    ("mcpprobe_phase_duration_seconds", "time spent in each phase: connect, discover, initialize, list KIND"),
+    ("mcpprobe_items", "valid items listed, per kind (declared kinds only)"),
+    ("mcpprobe_list_complete", "1 when the kind was listed to the end, else 0 (declared kinds only)"),
+    ("mcpprobe_findings", "findings per severity"),
+    ("mcpprobe_expectations_failed", "expectations not met (with --expect)"),
+    ("mcpprobe_breaking_changes", "breaking changes since the baseline (with --baseline)"),
+    ("mcpprobe_server_info", "what the server said about itself, as labels; always 1"),
+    ("mcpprobe_last_run_timestamp_seconds", "when this probe finished, in seconds since the epoch"),
+)
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _labels(labels: dict[str, str]) -> str:
+    return "{" + ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items()) + "}"
+
+
+def _number(value: float) -> str:
+    if float(value).is_integer():
+        return str(int(value))
+    return repr(round(float(value), 6))
+
+
+def _samples(name: str, report: Any, now: float) -> list[tuple[dict[str, str], float]]:
+    outcome = report.outcome
+    server = {"server": report.member.label}
+    snapshot = outcome.snapshot
+    negotiated = bool(snapshot and snapshot.negotiated)
+    if name == "mcpprobe_up":
+        return [(server, 1 if negotiated and outcome.error is None else 0)]
+    if name == "mcpprobe_exit_code":
+        return [(server, int(report.exit_code))]
+    if name == "mcpprobe_probe_duration_seconds":
+        return [(server, report.elapsed)]
+    if name == "mcpprobe_phase_duration_seconds":
+        phases: dict[str, float] = {}
+        for timing in outcome.timings:
+            phases[timing.phase] = phases.get(timing.phase, 0.0) + timing.ms / 1000
+        return [({**server, "phase": phase}, seconds) for phase, seconds in phases.items()]
+    if name in ("mcpprobe_items", "mcpprobe_list_complete"):
+        out = []
+        for kind in KINDS:
+            listing = outcome.listings.get(kind)
+            if listing is None or not listing.declared:
+                continue
+            value = len(listing.items) if name == "mcpprobe_items" else int(listing.list_completed)
+            out.append(({**server, "kind": kind}, value))
+        return out
+    if name == "mcpprobe_findings":
+        found = outcome.all_findings()
+        return [({**server, "severity": s.value}, sum(1 for f in found if f.severity is s)) for s in Severity]
+    if name == "mcpprobe_expectations_failed":
+        return [] if report.checks is None else [(server, sum(1 for c in report.checks if c.ok is False))]
+    if name == "mcpprobe_breaking_changes":
+        return [] if report.drift is None else [(server, sum(1 for c in report.drift.changes if c.breaking))]
+    if name == "mcpprobe_server_info":
+        if not negotiated:
+            return []
+        info = snapshot.server_info or {}
+        return [({**server, "server_name": str(info.get("name", "")), "server_version": str(info.get("version", "")),
+                  "protocol_version": snapshot.protocol_version, "era": snapshot.era,
+                  "transport": snapshot.transport}, 1)]
+    if name == "mcpprobe_last_run_timestamp_seconds":
+        return [(server, round(now, 3))]
+    raise KeyError(name)
+
+
+def render(reports: list[Any], now: float | None = None) -> str:
+    now = time.time() if now is None else now
+    lines: list[str] = []
+    for name, help_text in FAMILIES:
+        samples = [sample for report in reports for sample in _samples(name, report, now)]
+        if not samples:
+            continue
+        lines.append(f"# TYPE {name} gauge")
+        lines.append(f"# HELP {name} {help_text}")
+        lines.extend(f"{name}{_labels(labels)} {_number(value)}" for labels, value in samples)
+    lines.append("# EOF")
+    return "\n".join(lines)

@@ -1,0 +1,69 @@
+"""--trace: every JSON-RPC message both ways, and on HTTP each request and status line with headers.
+
+One line per event: an ISO 8601 UTC timestamp, the server's name (in a fleet), the direction and
+the payload. Secrets never reach the file: credential headers are masked by name whatever their
+value, and the user's secrets (--env values, credential header values, expanded config variables)
+are masked wherever they appear, even when a server echoes them back.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+from mcpprobe.redact import MASK, Redactor
+
+SECRET_HEADER_WORDS = ("authorization", "cookie", "token", "secret", "api-key", "apikey", "key", "password")
+
+
+def secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in SECRET_HEADER_WORDS)
+
+
+class TraceWriter:
+    """Writes trace lines to one stream, shared by every server of a fleet."""
+
+    def __init__(self, stream: TextIO, redactor: Redactor, *, close: bool = False) -> None:
+        self.stream = stream
+        self.redact = redactor
+        self._close = close
+
+    def line(self, server: str, direction: str, text: str) -> None:
+        stamp = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        prefix = f"{stamp} {server} " if server else f"{stamp} "
+        self.stream.write(self.redact(f"{prefix}{direction} {text}") + "\n")
+        self.stream.flush()
+
+    def tracer(self, server: str = "") -> Any:
+        """A `session.Tracer` for one server: ("send"|"recv", message)."""
+
+        def trace(direction: str, message: Any) -> None:
+            self.line(server, direction, json.dumps(message, ensure_ascii=True, default=str))
+
+        return trace
+
+    def http_hooks(self, server: str = "") -> dict[str, list[Any]]:
+        """httpx event hooks: the request line and headers, the status line and headers."""
+
+        async def on_request(request: Any) -> None:
+            self.line(server, "http-send", f"{request.method} {request.url} HTTP/1.1 {_headers(request.headers)}")
+
+        async def on_response(response: Any) -> None:
+            version = getattr(response, "http_version", "HTTP/1.1")
+            self.line(server, "http-recv", f"{version} {response.status_code} {response.reason_phrase} "
+                                           f"{_headers(response.headers)}")
+
+        return {"request": [on_request], "response": [on_response]}
+
+    def close(self) -> None:
+        if self._close:
+            self.stream.close()
+
+
+def _headers(headers: Any) -> str:
+    pairs = {}
+    for name, value in headers.items():
+        pairs[name] = MASK if secret_header(name) else value
+    return json.dumps(pairs, ensure_ascii=True)

@@ -1,0 +1,127 @@
+"""Snapshots and drift: a real probe saved, then compared with baselines that differ from it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpprobe.drift import compare
+from tests.conftest import fixture_cmd, run_cli
+
+FULL = fixture_cmd("full")
+
+
+def _save(tmp_path: Path, scenario: str = "full") -> tuple[Path, dict[str, Any]]:
+    path = tmp_path / "snapshots" / f"{scenario}.json"
+    result = run_cli(["probe", "--save-snapshot", str(path), "--protocol", "legacy", "--json", "--",
+                      *fixture_cmd(scenario)])
+    assert result.json["snapshotSaved"] == str(path)
+    return path, json.loads(path.read_text())
+
+
+def _baseline(tmp_path: Path, data: dict[str, Any]) -> str:
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+def _probe(baseline: str, scenario: str = "full", *extra: str) -> Any:
+    return run_cli(["probe", "--baseline", baseline, "--protocol", "legacy", *extra, "--", *fixture_cmd(scenario)])
+
+
+def test_no_drift_against_itself(tmp_path: Path) -> None:
+    path, snapshot = _save(tmp_path)
+    assert snapshot["mcpprobeSnapshot"] == 1 and "savedAt" not in snapshot
+    assert [t["name"] for t in snapshot["kinds"]["tools"]["items"]] == ["echo", "add"]
+    result = _probe(str(path), "full", "--json")
+    assert result.exit_code == 0
+    assert result.json["drift"] == {"baseline": str(path), "breaking": False, "added": [], "removed": [],
+                                    "changed": [], "notCompared": []}
+    human = _probe(str(path))
+    assert "Drift        no change since" in human.stdout
+
+
+def test_breaking_changes(tmp_path: Path) -> None:
+    _, snapshot = _save(tmp_path)
+    tools = snapshot["kinds"]["tools"]["items"]
+    tools.append({"name": "gone", "inputSchema": {"type": "object"}})  # removed since
+    tools[0]["inputSchema"]["required"] = []  # 'message' is newly required
+    tools[1]["inputSchema"]["properties"]["a"]["type"] = "string"  # 'a' changed type
+    snapshot["capabilities"]["completions"] = {}  # capability removed
+    result = _probe(_baseline(tmp_path, snapshot), "full", "--json")
+    assert result.exit_code == 1
+    breaking = sorted(f["message"] for f in result.json["findings"] if f["code"] == "breaking-change")
+    assert breaking == ["capability 'completions' removed",
+                        "tool 'add' changed: argument 'a' changed type from string to integer",
+                        "tool 'echo' changed: argument 'message' is now required",
+                        "tool 'gone' removed"]
+    drift = result.json["drift"]
+    assert drift["breaking"] and [c["id"] for c in drift["removed"]] == ["completions", "gone"]
+
+
+def test_additions_are_info(tmp_path: Path) -> None:
+    _, snapshot = _save(tmp_path)
+    snapshot["kinds"]["prompts"]["items"].pop()  # 'summary' is new now
+    snapshot["kinds"]["tools"]["items"][0]["description"] = "old text"
+    del snapshot["capabilities"]["logging"]
+    result = _probe(_baseline(tmp_path, snapshot), "full", "--json")
+    assert result.exit_code == 0
+    drift = {f["message"] for f in result.json["findings"] if f["code"] == "drift"}
+    assert drift == {"prompt 'summary' added", "tool 'echo' changed: description changed",
+                     "capability 'logging' added"}
+    assert all(f["severity"] == "info" for f in result.json["findings"] if f["code"] == "drift")
+
+
+def test_incomplete_lists_are_not_compared(tmp_path: Path) -> None:
+    _, snapshot = _save(tmp_path, "error-page2")
+    assert snapshot["kinds"]["tools"]["complete"] is False
+    result = _probe(_baseline(tmp_path, snapshot), "error-page2", "--json")
+    assert result.json["drift"]["notCompared"] == ["tools"]
+    assert "breaking-change" not in result.codes()
+
+
+def test_fleet_snapshots_per_server(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(json.dumps({"servers": {n: {"command": FULL[0], "args": FULL[1:]} for n in ("a", "b")}}))
+    template = str(tmp_path / "snaps" / "{server}.json")
+    saved = run_cli(["probe", "--all", "--config", str(config), "--save-snapshot", template, "--protocol", "legacy"])
+    assert saved.exit_code == 0 and sorted(p.name for p in (tmp_path / "snaps").iterdir()) == ["a.json", "b.json"]
+    again = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--json", "--protocol",
+                     "legacy"])
+    assert again.exit_code == 0 and all(not d["drift"]["breaking"] for d in again.json)
+
+
+@pytest.mark.parametrize("content", ["not json", '{"kinds": {}}', "[]"])
+def test_bad_baselines_are_usage_errors(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(content)
+    result = _probe(str(path))
+    assert result.exit_code == 2 and str(path) in result.stderr
+    missing = _probe(str(tmp_path / "missing.json"))
+    assert missing.exit_code == 2 and "cannot read" in missing.stderr
+
+
+def _snap(tools: list[dict[str, Any]], prompts: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    kinds = {"tools": {"declared": True, "complete": True, "items": tools},
+             "prompts": {"declared": True, "complete": True, "items": prompts or []}}
+    return {"capabilities": {"tools": {}, "prompts": {}}, "kinds": kinds}
+
+
+def test_schema_and_prompt_rules() -> None:
+    old = _snap([{"name": "t", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"},
+                                                                              "y": {"type": "integer"}},
+                                              "required": ["x"], "additionalProperties": False}}],
+                [{"name": "p", "arguments": [{"name": "a"}, {"name": "b", "required": True}]}])
+    new = _snap([{"name": "t", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"},
+                                                                              "z": {"type": "boolean"}},
+                                              "additionalProperties": False}}],
+                [{"name": "p", "arguments": [{"name": "a", "required": True}, {"name": "c"}]}])
+    drift = compare(old, new, "base.json")
+    tool, prompt = drift.changes
+    assert tool.breaking and tool.details == ["argument 'y' removed", "optional argument 'z' added",
+                                              "argument 'x' is no longer required"]
+    assert prompt.breaking and prompt.details == ["argument 'a' is now required", "argument 'b' removed",
+                                                  "optional argument 'c' added"]

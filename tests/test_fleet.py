@@ -1,0 +1,84 @@
+"""Fleets: many named servers probed concurrently in one process; one broken never stops the others."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import FIXTURE, PY, run_cli
+
+
+def _config(tmp_path: Path, servers: dict[str, str], **extra: dict[str, object]) -> Path:
+    entries: dict[str, object] = {name: {"command": PY, "args": [str(FIXTURE), scenario]}
+                                  for name, scenario in servers.items()}
+    entries.update(extra)
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps({"mcpServers": entries}), encoding="utf-8")
+    return path
+
+
+FLEET = {"full": "full", "tools": "tools-only", "broken": "crash-on-start", "empty": "empty",
+         "nothing": "none", "paged": "paginated"}
+
+
+def test_fleet_with_one_broken_server(tmp_path: Path) -> None:
+    config = _config(tmp_path, FLEET)
+    result = run_cli(["probe", "--all", "--config", str(config), "--json", "--protocol", "legacy",
+                      "--concurrency", "3"])
+    docs = result.json
+    assert isinstance(docs, list)
+    assert [d["server"]["name"] for d in docs] == list(FLEET)
+    codes = {d["server"]["name"]: d["exitCode"] for d in docs}
+    assert codes == {"full": 0, "tools": 0, "broken": 4, "empty": 0, "nothing": 0, "paged": 0}
+    assert result.exit_code == 4
+    paged = next(d for d in docs if d["server"]["name"] == "paged")
+    assert paged["kinds"]["tools"]["count"] == 25 and paged["kinds"]["tools"]["listCompleted"]
+    assert "broken: error:" in result.stderr
+
+
+def test_fleet_human_output_has_one_row_per_server(tmp_path: Path) -> None:
+    config = _config(tmp_path, FLEET)
+    result = run_cli(["probe", "--all", "--config", str(config), "--protocol", "legacy"])
+    assert result.exit_code == 4
+    rows = [line.split()[0] for line in result.stdout.splitlines() if line.split() and line.split()[0] in FLEET]
+    assert rows[: len(FLEET)] == list(FLEET)
+    assert "connection (4)" in result.stdout and "5 of 6 servers ok" in result.stdout
+    assert "connection-failed" in result.stdout
+
+
+def test_several_named_servers_and_the_worst_code(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"a": "full", "b": "method-not-found"})
+    result = run_cli(["probe", "-s", "a", "-s", "b", "--config", str(config), "--json", "--protocol", "legacy"])
+    assert result.exit_code == 1
+    assert [d["exitCode"] for d in result.json] == [0, 1]
+    single = run_cli(["probe", "-s", "a", "--config", str(config), "--json", "--protocol", "legacy"])
+    assert isinstance(single.json, dict) and single.exit_code == 0
+
+
+def test_a_config_error_fails_only_its_server(tmp_path: Path) -> None:
+    bad = {"command": PY, "args": [str(FIXTURE), "full"], "env": {"T": "${FLEET_UNSET_VARIABLE}"}}
+    config = _config(tmp_path, {"good": "full"}, bad=bad)
+    result = run_cli(["probe", "--all", "--config", str(config), "--json", "--protocol", "legacy"])
+    assert result.exit_code == 2
+    good, broken = result.json
+    assert good["exitCode"] == 0 and good["serverInfo"]["name"] == "fixture-full"
+    assert broken["error"]["code"] == "config-error" and "FLEET_UNSET_VARIABLE" in broken["error"]["message"]
+
+
+def test_a_hanging_server_costs_only_its_own_timeout(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"slow": "slow", "fast": "full"})
+    result = run_cli(["probe", "--all", "--config", str(config), "--json", "--protocol", "legacy",
+                      "--timeout", "1"], env={"FIXTURE_DELAY": "5"})
+    slow, fast = result.json
+    assert fast["exitCode"] == 0
+    assert slow["exitCode"] == 6 and result.exit_code == 6
+
+
+def test_fleet_usage_errors(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"a": "full", "b": "full"})
+    both = run_cli(["probe", "--all", "-s", "a", "--config", str(config)])
+    assert both.exit_code == 2 and "not both" in both.stderr
+    snapshot = run_cli(["probe", "--all", "--config", str(config), "--save-snapshot", str(tmp_path / "s.json")])
+    assert snapshot.exit_code == 2 and "{server}" in snapshot.stderr
+    zero = run_cli(["probe", "--all", "--config", str(config), "--concurrency", "0"])
+    assert zero.exit_code == 2
