@@ -1,0 +1,13 @@
+"""Authentication for HTTP servers: a diagnosis of 401/403, OAuth 2.1 login flows, a token store.
+
+Modules (each loaded only when used; `mcpprobe --help` never imports any of them but `options`):
+
+- `challenge`: the `WWW-Authenticate` header parsed (RFC 9110 11.6.1, RFC 6750 3, RFC 9728 5.1).
+- `discovery`: protected resource metadata (RFC 9728) and authorization server metadata
+  (RFC 8414, OpenID Connect discovery), fetched in the order the MCP specification gives.
+- `diagnosis`: what a 401/403 means, as findings and one JSON-able dict.
+- `store`: tokens per server in the user's config directory, files of mode 0600.
+- `login`: authorization code with PKCE over a loopback redirect, client credentials, refresh.
+- `apply`: the bearer token a session sends (`--bearer-env`, or the stored token, refreshed).
+- `options`: the click options (`auth_options`).
+"""

@@ -1,0 +1,103 @@
+"""The bearer token a session sends, and how it reaches the HTTP transport.
+
+`authorize_target(target, auth)` returns the `HttpTarget` with `Authorization: Bearer <token>` added to
+its headers (the transport sends `target.headers` on every request, and `target.secrets()` makes the
+redactor mask the value). The token comes from, in order:
+
+1. `--bearer-env VAR`: the environment variable's value, as is;
+2. an explicit `--header 'Authorization: ...'`: left alone, nothing added;
+3. the token store (unless `--no-auth-cache`): the stored token, refreshed first when it has expired
+   (refresh token, or a new client-credentials grant when `--client-secret-env` is given);
+4. `--client-id` with `--client-secret-env`: a client-credentials login now (stored unless
+   `--no-auth-cache`).
+
+Nothing found means no header: the server's 401 then gets the diagnosis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from mcpprobe.auth.options import AuthSettings
+from mcpprobe.auth.store import TokenRecord, TokenStore
+from mcpprobe.errors import ProbeError, UsageProblem
+
+
+@dataclasses.dataclass
+class Resolved:
+    token: str | None
+    source: str  # bearer-env | header | stored | refreshed | client-credentials | none
+    note: str = ""
+    record: TokenRecord | None = None
+
+
+async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, insecure: bool = False,
+                        store: TokenStore | None = None, has_authorization_header: bool = False) -> Resolved:
+    bearer = auth.bearer()
+    if bearer is not None:
+        if has_authorization_header:
+            raise UsageProblem("--bearer-env and an Authorization --header both set the Authorization header; "
+                               "give one")
+        return Resolved(bearer, "bearer-env")
+    if has_authorization_header:
+        return Resolved(None, "header")
+    from mcpprobe.auth.login import LoginFailed, LoginOptions, client_credentials_again, login, refresh
+
+    store = store or TokenStore()
+    secret = auth.client_secret()
+    if not auth.no_auth_cache:
+        record = store.load(url)
+        if record is not None and record.access_token:
+            if record.usable():
+                return Resolved(record.access_token, "stored", record=record)
+            try:
+                if record.refreshable():
+                    record = await refresh(record, timeout=timeout, insecure=insecure)
+                elif record.grant == "client_credentials" and secret:
+                    record = await client_credentials_again(record, secret, timeout=timeout, insecure=insecure)
+                else:
+                    return Resolved(None, "none", note=f"the stored token for {url} has expired and cannot be "
+                                                       f"refreshed; log in again: mcpprobe auth login {url}")
+            except LoginFailed as exc:
+                return Resolved(None, "none", note=f"refreshing the stored token failed: {exc.message}")
+            store.save(record)
+            return Resolved(record.access_token, "refreshed", record=record)
+    if auth.client_id and secret:
+        try:
+            result = await login(url, LoginOptions(client_id=auth.client_id, client_secret=secret, scope=auth.scope,
+                                                   timeout=timeout, insecure=insecure, no_browser=True))
+        except ProbeError as exc:
+            return Resolved(None, "none", note=f"client credentials login failed: {exc.message}")
+        if result.not_needed:
+            return Resolved(None, "none", note="the server did not ask for credentials")
+        if not auth.no_auth_cache:
+            store.save(result.record)
+        return Resolved(result.record.access_token, "client-credentials", record=result.record)
+    return Resolved(None, "none")
+
+
+def with_bearer(target: Any, token: str) -> Any:
+    return dataclasses.replace(target, headers=(*target.headers, ("Authorization", f"Bearer {token}")))
+
+
+def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) -> tuple[Any, Resolved]:
+    """Synchronous, for the CLI before its event loop starts: (target with the token, how it was found).
+
+    Raises `UsageProblem` for --bearer-env on a stdio server or a variable that is not set.
+    """
+    from mcpprobe.target import HttpTarget
+
+    if not isinstance(target, HttpTarget):
+        if auth.bearer_env or auth.client_id or auth.client_secret_env:
+            raise UsageProblem("--bearer-env, --client-id and --client-secret-env apply to HTTP servers; for a "
+                               "command use --env")
+        return target, Resolved(None, "none")
+    import anyio
+
+    has_header = any(name.lower() == "authorization" for name, _ in target.headers)
+    resolved = anyio.run(lambda: resolve_token(target.url, auth, timeout=timeout, insecure=target.insecure,
+                                               has_authorization_header=has_header))
+    if resolved.token is None:
+        return target, resolved
+    return with_bearer(target, resolved.token), resolved

@@ -1,0 +1,229 @@
+"""What a 401 or 403 means: the server's challenge, its metadata, and what would let a client in.
+
+`diagnose` runs after an `AuthFailed` (the exit code stays 7) and returns findings plus one JSON-able
+dict (`Diagnosis.data`, carried in `--json` as `error.detail.authDiagnosis`). It sends nothing the
+user configured: no Authorization header, no cookie, no custom header reaches the metadata or
+authorization servers (see `mcpprobe.auth.discovery`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpprobe.auth.discovery import Discovery, discover, resource_matches, supports
+from mcpprobe.findings import Finding, Severity
+
+LOGIN_HINT = "mcpprobe auth login {url}"
+
+
+@dataclass
+class Diagnosis:
+    findings: list[Finding] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    discovery: Discovery | None = None
+
+
+def _header_names(headers: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> set[str]:
+    if headers is None:
+        return set()
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    return {name.lower() for name, _ in items}
+
+
+def _tried(attempts: list[Any]) -> str:
+    return "; ".join(a.describe() for a in attempts) or "nothing"
+
+
+async def diagnose(url: str, detail: Mapping[str, Any], *, headers: Any = None, timeout: float = 10.0,
+                   insecure: bool = False, token_sent: bool | None = None) -> Diagnosis:
+    """Findings and data for an `AuthFailed` whose detail has `status` and `wwwAuthenticate`."""
+    status = detail.get("status")
+    raw = detail.get("wwwAuthenticate") or ""
+    sent = token_sent if token_sent is not None else "authorization" in _header_names(headers)
+    found = await discover(url, status=status if isinstance(status, int) else None, www_authenticate=raw,
+                           timeout=timeout, insecure=insecure)
+    return Diagnosis(findings_for(found, token_sent=sent), data_for(found, token_sent=sent), found)
+
+
+def data_for(found: Discovery, *, token_sent: bool) -> dict[str, Any]:
+    challenge = found.bearer
+    data: dict[str, Any] = {
+        "status": found.status,
+        "tokenSent": token_sent,
+        "wwwAuthenticate": {
+            "raw": found.www_authenticate or None,
+            "challenges": [c.to_json() for c in found.challenges],
+            "bearer": dict(challenge.params) if challenge else None,
+        },
+        "protectedResourceMetadata": {
+            "url": found.prm_url,
+            "attempts": [a.to_json() for a in found.prm_attempts],
+            "document": found.prm,
+            "resourceMatches": resource_matches(found.server_url, found.prm["resource"]) if found.prm else None,
+        },
+        "authorizationServer": {
+            "issuer": found.issuer,
+            "legacyFallback": found.legacy,
+            "url": found.asm_url,
+            "attempts": [a.to_json() for a in found.asm_attempts],
+            "supports": supports(found.asm) if found.asm else None,
+        },
+        "scope": found.chosen_scope(),
+        "timedOut": found.timed_out,
+        "login": LOGIN_HINT.format(url=found.server_url),
+    }
+    return data
+
+
+def findings_for(found: Discovery, *, token_sent: bool) -> list[Finding]:
+    out: list[Finding] = []
+    url = found.server_url
+    challenge = found.bearer
+    params = dict(challenge.params) if challenge else {}
+    error = params.get("error")
+    description = params.get("error_description")
+    why = f" ({description})" if description else ""
+
+    # --- the challenge itself ---
+    if challenge is None:
+        other = ", ".join(c.scheme for c in found.challenges)
+        if found.status == 401:
+            out.append(Finding(
+                "auth-no-challenge",
+                "HTTP 401 without a Bearer WWW-Authenticate challenge"
+                + (f" (it offers only: {other})" if other else " (no WWW-Authenticate header at all)")
+                + "; RFC 9110 requires one, and MCP clients read resource_metadata and scope from it",
+                detail={"wwwAuthenticate": found.www_authenticate or None}))
+    else:
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "no parameters"
+        sent = "a bearer token was sent" if token_sent else "no credentials were sent"
+        out.append(Finding(
+            "auth-challenge", f"HTTP {found.status}: the server asks for {challenge.scheme} ({shown}); {sent}",
+            severity=Severity.INFO, detail={"status": found.status, "scheme": challenge.scheme, "params": params,
+                                            "tokenSent": token_sent}))
+    if found.status == 401 and (token_sent or error == "invalid_token"):
+        out.append(Finding(
+            "auth-invalid-token",
+            f"the server rejected the bearer token{why}"
+            + (f": error={error}" if error and not why else "")
+            + f"; it may be expired, revoked, or issued for another resource. Log in again: "
+              f"{LOGIN_HINT.format(url=url)}",
+            detail={"error": error, "errorDescription": description}))
+    if found.status == 403 and error == "insufficient_scope":
+        needed = params.get("scope")
+        out.append(Finding(
+            "auth-insufficient-scope",
+            f"HTTP 403 insufficient_scope{why}: the token lacks a scope the server needs"
+            + (f"; it names {needed!r}. Step up with: {LOGIN_HINT.format(url=url)} --scope {needed!r}" if needed
+               else "; it names no scope"),
+            detail={"scope": needed, "errorDescription": description}))
+
+    # --- protected resource metadata ---
+    if found.prm is not None:
+        prm = found.prm
+        matches = resource_matches(url, prm["resource"])
+        out.append(Finding(
+            "auth-resource-metadata",
+            f"protected resource metadata at {found.prm_url}: resource {prm['resource']}, authorization "
+            f"server(s) {', '.join(prm['authorization_servers'])}"
+            + (f", scopes {' '.join(prm['scopes_supported'])}" if prm.get("scopes_supported") else "")
+            + f" (tried: {_tried(found.prm_attempts)})",
+            detail={"url": found.prm_url, "resource": prm["resource"],
+                    "authorizationServers": prm["authorization_servers"],
+                    "scopesSupported": prm.get("scopes_supported"),
+                    "attempts": [a.to_json() for a in found.prm_attempts]}))
+        if not matches:
+            out.append(Finding(
+                "auth-resource-mismatch",
+                f"the protected resource metadata names resource {prm['resource']}, which does not identify "
+                f"{url} (not the same origin, or not a parent path); MCP clients must not use it, and a token "
+                "requested for it (RFC 8707) would be for another server",
+                detail={"resource": prm["resource"], "serverUrl": url, "metadataUrl": found.prm_url}))
+        advertised = challenge.get("resource_metadata") if challenge else None
+        first = found.prm_attempts[0] if found.prm_attempts else None
+        if advertised and first is not None and first.result != "ok" and first.url != found.prm_url:
+            out.append(Finding(
+                "auth-metadata-unreachable",
+                f"the resource_metadata URL the challenge names failed ({first.describe()}); the metadata was "
+                f"found at {found.prm_url} instead",
+                severity=Severity.WARNING, detail={"which": "protected-resource", "attempts": [first.to_json()]}))
+    for attempt in found.prm_attempts:
+        if attempt.result == "malformed":
+            out.append(Finding(
+                "auth-metadata-malformed", f"protected resource metadata at {attempt.url} is unusable: {attempt.note}",
+                detail={"which": "protected-resource", "url": attempt.url, "problem": attempt.note}))
+    if found.prm is None:
+        out.append(Finding(
+            "auth-metadata-unreachable",
+            f"no protected resource metadata (RFC 9728) for {url}: tried {_tried(found.prm_attempts)}. MCP servers "
+            "must publish it (2025-06-18 and later); falling back to the 2025-03-26 rule (metadata at the "
+            "server's origin)",
+            severity=Severity.ERROR if found.asm is None else Severity.WARNING,
+            detail={"which": "protected-resource", "attempts": [a.to_json() for a in found.prm_attempts]}))
+
+    # --- authorization server metadata ---
+    for attempt in found.asm_attempts:
+        if attempt.result == "malformed":
+            out.append(Finding(
+                "auth-metadata-malformed",
+                f"authorization server metadata at {attempt.url} is unusable: {attempt.note}",
+                detail={"which": "authorization-server", "url": attempt.url, "problem": attempt.note}))
+    if found.asm is None:
+        out.append(Finding(
+            "auth-metadata-unreachable",
+            f"no usable authorization server metadata for issuer {found.issuer} (RFC 8414 or OpenID Connect "
+            f"discovery): tried {_tried(found.asm_attempts)}"
+            + (" (the time limit ran out)" if found.timed_out else ""),
+            detail={"which": "authorization-server", "issuer": found.issuer,
+                    "attempts": [a.to_json() for a in found.asm_attempts]}))
+        return out
+    offer = supports(found.asm)
+    registration = offer["registration"]
+    ways = [name for name, on in (("client ID metadata documents", registration["clientIdMetadataDocument"]),
+                                  ("dynamic registration", registration["dynamic"]),
+                                  ("pre-registration", True)) if on]
+    out.append(Finding(
+        "auth-server-metadata",
+        f"authorization server {offer['issuer']} (metadata at {found.asm_url}): grant types "
+        f"{', '.join(offer['grantTypes'])}{'' if offer['grantTypesDeclared'] else ' (default, not declared)'}; "
+        f"PKCE {', '.join(offer['pkceMethods']) if offer['pkceMethods'] else 'not declared'}; "
+        f"client registration: {', '.join(ways)}; token endpoint auth: {', '.join(offer['tokenEndpointAuthMethods'])}"
+        + (f"; scopes {' '.join(offer['scopes'])}" if offer["scopes"] else "")
+        + f" (tried: {_tried(found.asm_attempts)})",
+        detail={**offer, "url": found.asm_url, "attempts": [a.to_json() for a in found.asm_attempts]}))
+    if "authorization_code" in offer["grantTypes"] and not offer["pkceS256"]:
+        out.append(Finding(
+            "auth-no-pkce",
+            "the authorization server does not advertise PKCE S256 (code_challenge_methods_supported is "
+            + ("absent" if offer["pkceMethods"] is None else repr(offer["pkceMethods"]))
+            + "); MCP clients must refuse the authorization code flow with it",
+            detail={"pkceMethods": offer["pkceMethods"]}))
+    if not registration["clientIdMetadataDocument"] and not registration["dynamic"]:
+        out.append(Finding(
+            "auth-no-registration",
+            "the authorization server offers neither client ID metadata documents nor dynamic registration: "
+            "only a pre-registered client works (--client-id, and --client-secret-env for a confidential client)",
+            detail={"registration": registration}))
+    return out
+
+
+async def diagnose_outcome(outcome: Any, target: Any, settings: Any) -> None:
+    """The `on_auth_failure` hook: add the diagnosis to an `Outcome` whose error is an `AuthFailed`.
+
+    Findings go to `outcome.findings`; the data to `outcome.error.detail["authDiagnosis"]`. Never raises:
+    a diagnosis that fails leaves the outcome as it was.
+    """
+    error = outcome.error
+    if error is None or getattr(target, "transport", None) not in ("http", "sse"):
+        return
+    try:
+        result = await diagnose(target.url, error.detail, headers=target.headers,
+                                timeout=min(float(getattr(settings, "connect_timeout", 10.0)), 10.0),
+                                insecure=bool(getattr(target, "insecure", False)))
+    except Exception as exc:  # noqa: BLE001 - a diagnosis must never hide the original error
+        error.detail["authDiagnosis"] = {"failed": f"{type(exc).__name__}: {exc}"}
+        return
+    outcome.findings.extend(result.findings)
+    error.detail["authDiagnosis"] = result.data

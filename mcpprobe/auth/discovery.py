@@ -1,0 +1,331 @@
+"""Where a protected MCP server says its authorization server is, and what that server supports.
+
+The order is the MCP specification's (2025-11-25, "Authorization Server Discovery"):
+
+- protected resource metadata (RFC 9728): the `resource_metadata` URL of the `WWW-Authenticate`
+  challenge when there is one, then the path-aware well-known URI
+  (`/.well-known/oauth-protected-resource/<path>`), then the root one;
+- authorization server metadata, for an issuer with a path `/p`: RFC 8414 path insertion
+  (`/.well-known/oauth-authorization-server/p`), OpenID Connect path insertion
+  (`/.well-known/openid-configuration/p`), OpenID Connect path appending
+  (`/p/.well-known/openid-configuration`); for an issuer without a path: RFC 8414, then OpenID
+  Connect. Without protected resource metadata, the 2025-03-26 fallback: the same documents at
+  the MCP server's origin.
+
+Every fetch carries no credentials at all (not the user's headers, not a token), follows a
+redirect only within its own origin, reads at most `MAX_BODY` bytes, and stays within the
+caller's deadline. Each attempt is recorded with what it answered.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from mcpprobe.auth.challenge import Challenge, bearer, parse_www_authenticate
+
+MAX_BODY = 256 * 1024
+MAX_REDIRECTS = 3
+METADATA_PROTOCOL_VERSION = "2025-11-25"
+
+
+@dataclass
+class Attempt:
+    url: str
+    source: str  # why this URL was tried, e.g. "path-aware well-known (RFC 9728)"
+    status: int | None = None
+    result: str = "unreachable"  # ok | not-found | http-error | redirect | malformed | unreachable | timeout
+    note: str = ""
+    content_type: str = ""
+    ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"url": self.url, "source": self.source, "status": self.status, "result": self.result,
+                "note": self.note, "contentType": self.content_type or None, "ms": round(self.ms, 1)}
+
+    def describe(self) -> str:
+        answer = f"HTTP {self.status}" if self.status is not None else self.result
+        return f"{self.url} ({self.source}): {answer}" + (f", {self.note}" if self.note else "")
+
+
+@dataclass
+class Discovery:
+    server_url: str
+    status: int | None = None
+    www_authenticate: str = ""
+    challenges: list[Challenge] = field(default_factory=list)
+    prm: dict[str, Any] | None = None
+    prm_url: str | None = None
+    prm_attempts: list[Attempt] = field(default_factory=list)
+    issuer: str | None = None  # the authorization server chosen (first of authorization_servers)
+    legacy: bool = False  # no protected resource metadata: the 2025-03-26 origin fallback
+    asm: dict[str, Any] | None = None
+    asm_url: str | None = None
+    asm_attempts: list[Attempt] = field(default_factory=list)
+    timed_out: bool = False
+
+    @property
+    def bearer(self) -> Challenge | None:
+        return bearer(self.challenges)
+
+    def chosen_scope(self) -> str | None:
+        """The MCP scope selection strategy: the challenge's scope, else PRM scopes_supported."""
+        challenge = self.bearer
+        if challenge is not None and challenge.get("scope"):
+            return challenge.get("scope")
+        supported = (self.prm or {}).get("scopes_supported")
+        if isinstance(supported, list) and supported and all(isinstance(s, str) for s in supported):
+            return " ".join(supported)
+        return None
+
+
+def canonical_resource(url: str) -> str:
+    """The server URL as an RFC 8707 resource: lower-case scheme and host, no fragment."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
+
+
+def resource_matches(server_url: str, resource: str) -> bool:
+    """Whether the metadata's `resource` identifies this server: the same origin, and its path
+    equal to or a parent of the server's path (how the SDK checks it before using the metadata)."""
+    want, have = urlsplit(canonical_resource(server_url)), urlsplit(canonical_resource(resource))
+    if (want.scheme, want.netloc) != (have.scheme, have.netloc):
+        return False
+    want_path, have_path = want.path.rstrip("/") + "/", have.path.rstrip("/") + "/"
+    return want_path.startswith(have_path)
+
+
+def issuers_match(a: str, b: str) -> bool:
+    """RFC 8414 3.3: simple string comparison; a root issuer with and without its '/' are equal."""
+    return a.rstrip("/") == b.rstrip("/") if urlsplit(a).path in ("", "/") else a == b
+
+
+def prm_candidates(server_url: str, resource_metadata: str | None) -> list[tuple[str, str]]:
+    parts = urlsplit(server_url)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    out: list[tuple[str, str]] = []
+    if resource_metadata:
+        out.append((urljoin(server_url, resource_metadata), "resource_metadata in WWW-Authenticate"))
+    if parts.path and parts.path != "/":
+        out.append((f"{origin}/.well-known/oauth-protected-resource{parts.path}", "path-aware well-known (RFC 9728)"))
+    out.append((f"{origin}/.well-known/oauth-protected-resource", "root well-known (RFC 9728)"))
+    seen: set[str] = set()
+    return [(u, s) for u, s in out if not (u in seen or seen.add(u))]  # type: ignore[func-returns-value]
+
+
+def asm_candidates(issuer: str) -> list[tuple[str, str]]:
+    parts = urlsplit(issuer)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path.rstrip("/")
+    if path:
+        return [
+            (f"{origin}/.well-known/oauth-authorization-server{path}", "RFC 8414 path insertion"),
+            (f"{origin}/.well-known/openid-configuration{path}", "OpenID Connect path insertion"),
+            (f"{origin}{path}/.well-known/openid-configuration", "OpenID Connect path appending"),
+        ]
+    return [
+        (f"{origin}/.well-known/oauth-authorization-server", "RFC 8414"),
+        (f"{origin}/.well-known/openid-configuration", "OpenID Connect discovery"),
+    ]
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+def _http_url(value: Any) -> bool:
+    return isinstance(value, str) and urlsplit(value).scheme in ("http", "https") and bool(urlsplit(value).netloc)
+
+
+async def fetch_json(client: Any, url: str, source: str, deadline: float) -> tuple[Attempt, Any]:
+    """GET one metadata document, without credentials; (attempt, parsed JSON or None)."""
+    import anyio
+    import httpx2 as httpx
+
+    attempt = Attempt(url, source)
+    started = time.perf_counter()
+    current = url
+    try:
+        for _ in range(MAX_REDIRECTS + 1):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                attempt.result, attempt.note = "timeout", "no time left for this request"
+                return attempt, None
+            with anyio.fail_after(remaining):
+                async with client.stream("GET", current, headers={
+                        "Accept": "application/json", "MCP-Protocol-Version": METADATA_PROTOCOL_VERSION}) as response:
+                    attempt.status = response.status_code
+                    attempt.content_type = response.headers.get("content-type", "")
+                    if 300 <= response.status_code < 400:
+                        location = urljoin(current, response.headers.get("location", ""))
+                        if response.headers.get("location") and _origin(location) == _origin(current):
+                            current = location
+                            attempt.note = f"redirected to {location}"
+                            continue
+                        attempt.result = "redirect"
+                        attempt.note = f"redirect to {location or '(no Location)'} on another origin, not followed"
+                        return attempt, None
+                    body = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) > MAX_BODY:
+                            attempt.result, attempt.note = "malformed", f"larger than {MAX_BODY} bytes"
+                            return attempt, None
+            break
+        else:
+            attempt.result, attempt.note = "redirect", f"more than {MAX_REDIRECTS} redirects"
+            return attempt, None
+    except TimeoutError:
+        attempt.result, attempt.note = "timeout", "no answer in time"
+        return attempt, None
+    except httpx.HTTPError as exc:
+        attempt.result, attempt.note = "unreachable", (str(exc) or type(exc).__name__).splitlines()[0][:200]
+        return attempt, None
+    finally:
+        attempt.ms = (time.perf_counter() - started) * 1000
+    status = attempt.status or 0
+    if status == 404 or status == 410:
+        attempt.result = "not-found"
+        return attempt, None
+    if status != 200:
+        attempt.result = "http-error"
+        snippet = bytes(body[:120]).decode("utf-8", "replace").strip()
+        attempt.note = f"body starts {snippet!r}" if snippet else ""
+        return attempt, None
+    try:
+        data = json.loads(bytes(body).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        attempt.result = "malformed"
+        snippet = bytes(body[:80]).decode("utf-8", "replace").strip()
+        attempt.note = f"not JSON ({attempt.content_type or 'no content type'}): {snippet!r}"
+        return attempt, None
+    attempt.result = "ok"
+    return attempt, data
+
+
+def prm_problems(doc: Any) -> list[str]:
+    if not isinstance(doc, dict):
+        return ["the document is not a JSON object"]
+    problems = []
+    if not _http_url(doc.get("resource")):
+        problems.append("'resource' (REQUIRED, RFC 9728 2) is missing or not an http(s) URL")
+    servers = doc.get("authorization_servers")
+    if not isinstance(servers, list) or not servers:
+        problems.append("'authorization_servers' is missing or empty (MCP requires at least one)")
+    elif not all(_http_url(s) for s in servers):
+        problems.append("'authorization_servers' holds something that is not an http(s) URL")
+    scopes = doc.get("scopes_supported")
+    if scopes is not None and not (isinstance(scopes, list) and all(isinstance(s, str) for s in scopes)):
+        problems.append("'scopes_supported' is not a list of strings")
+    return problems
+
+
+def asm_problems(doc: Any, expected_issuer: str | None) -> list[str]:
+    if not isinstance(doc, dict):
+        return ["the document is not a JSON object"]
+    problems = []
+    issuer = doc.get("issuer")
+    if not _http_url(issuer):
+        problems.append("'issuer' (REQUIRED, RFC 8414 2) is missing or not an http(s) URL")
+    elif expected_issuer and not issuers_match(issuer, expected_issuer):
+        problems.append(f"'issuer' is {issuer!r}, not the issuer it was discovered for ({expected_issuer!r}); "
+                        "clients must reject it (RFC 8414 3.3)")
+    if not _http_url(doc.get("token_endpoint")):
+        problems.append("'token_endpoint' is missing or not an http(s) URL")
+    grants = grant_types(doc)
+    if "authorization_code" in grants and not _http_url(doc.get("authorization_endpoint")):
+        problems.append("'authorization_endpoint' is missing or not an http(s) URL")
+    for key in ("grant_types_supported", "code_challenge_methods_supported", "scopes_supported",
+                "token_endpoint_auth_methods_supported", "response_types_supported"):
+        value = doc.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            problems.append(f"'{key}' is not a list of strings")
+    if doc.get("registration_endpoint") is not None and not _http_url(doc.get("registration_endpoint")):
+        problems.append("'registration_endpoint' is not an http(s) URL")
+    return problems
+
+
+def grant_types(doc: dict[str, Any]) -> list[str]:
+    value = doc.get("grant_types_supported")
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return ["authorization_code", "implicit"]  # RFC 8414 2: the default when omitted
+
+
+def supports(doc: dict[str, Any]) -> dict[str, Any]:
+    """What an authorization server offers, with RFC 8414's defaults applied where a key is absent."""
+    methods = doc.get("code_challenge_methods_supported")
+    auth_methods = doc.get("token_endpoint_auth_methods_supported")
+    return {
+        "issuer": doc.get("issuer"),
+        "authorizationEndpoint": doc.get("authorization_endpoint"),
+        "tokenEndpoint": doc.get("token_endpoint"),
+        "grantTypes": grant_types(doc),
+        "grantTypesDeclared": isinstance(doc.get("grant_types_supported"), list),
+        "pkceMethods": methods if isinstance(methods, list) else None,
+        "pkceS256": isinstance(methods, list) and "S256" in methods,
+        "registration": {
+            "clientIdMetadataDocument": doc.get("client_id_metadata_document_supported") is True,
+            "dynamic": _http_url(doc.get("registration_endpoint")),
+            "registrationEndpoint": doc.get("registration_endpoint"),
+            "preRegistration": True,
+        },
+        "tokenEndpointAuthMethods": auth_methods if isinstance(auth_methods, list) else ["client_secret_basic"],
+        "tokenEndpointAuthMethodsDeclared": isinstance(auth_methods, list),
+        "scopes": doc.get("scopes_supported") if isinstance(doc.get("scopes_supported"), list) else None,
+    }
+
+
+async def discover(server_url: str, *, status: int | None = None, www_authenticate: str = "",
+                   timeout: float = 10.0, insecure: bool = False) -> Discovery:
+    """Protected resource metadata, then authorization server metadata, within `timeout` seconds."""
+    import anyio
+    import httpx2 as httpx
+
+    found = Discovery(server_url, status=status, www_authenticate=www_authenticate or "",
+                      challenges=parse_www_authenticate(www_authenticate or ""))
+    deadline = time.monotonic() + timeout
+    per_request = httpx.Timeout(min(timeout, 5.0))
+    # A client of its own: no default headers, no cookies from the MCP connection, no auth.
+    async with httpx.AsyncClient(timeout=per_request, follow_redirects=False, verify=not insecure,
+                                 trust_env=True) as client:
+        with anyio.move_on_after(timeout) as scope:
+            challenge = found.bearer
+            for url, source in prm_candidates(server_url, challenge.get("resource_metadata") if challenge else None):
+                attempt, doc = await fetch_json(client, url, source, deadline)
+                found.prm_attempts.append(attempt)
+                if doc is None:
+                    continue
+                problems = prm_problems(doc)
+                if problems:
+                    attempt.result, attempt.note = "malformed", "; ".join(problems)
+                    continue
+                found.prm, found.prm_url = doc, url
+                found.issuer = doc["authorization_servers"][0]
+                break
+            if found.issuer is None:
+                parts = urlsplit(server_url)
+                found.legacy = True
+                found.issuer = f"{parts.scheme}://{parts.netloc}"
+            for url, source in asm_candidates(found.issuer):
+                if found.legacy:
+                    source += ", 2025-03-26 fallback at the server's origin"
+                attempt, doc = await fetch_json(client, url, source, deadline)
+                found.asm_attempts.append(attempt)
+                if doc is None:
+                    if attempt.result in ("not-found", "redirect", "malformed") or (
+                            attempt.status is not None and 400 <= attempt.status < 500):
+                        continue
+                    break  # a server error or no connection: the next URL is on the same server
+                problems = asm_problems(doc, None if found.legacy else found.issuer)
+                if problems:
+                    attempt.result, attempt.note = "malformed", "; ".join(problems)
+                    continue
+                found.asm, found.asm_url = doc, url
+                break
+        found.timed_out = scope.cancelled_caught
+    return found

@@ -1,0 +1,108 @@
+"""The authentication options, as one stacked decorator, and their values resolved.
+
+`auth_options` adds `--bearer-env`, `--client-id`, `--client-secret-env`, `--no-browser`,
+`--no-auth-cache` and `--scope`. Secrets are never taken on the command line (where `ps` and shell
+history would keep them): only the *name* of an environment variable that holds them. Click only
+at import time: `mcpprobe --help` and completion load this module.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+ENV_NAME_HELP = "the name of an environment variable, not the value"
+
+
+def auth_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    decorators = [
+        click.option("--bearer-env", metavar="VAR", default=None,
+                     help="Send 'Authorization: Bearer <token>' with the token read from environment variable VAR "
+                          f"({ENV_NAME_HELP}), so it never shows in ps or shell history."),
+        click.option("--client-id", metavar="ID", default=None,
+                     help="A pre-registered OAuth client ID (otherwise: a client ID metadata document or dynamic "
+                          "registration, where the authorization server offers them)."),
+        click.option("--client-secret-env", metavar="VAR", default=None,
+                     help="The client secret is in environment variable VAR; with --client-id this selects the "
+                          "client credentials grant (for CI)."),
+        click.option("--no-browser", is_flag=True,
+                     help="Only print the authorization URL; do not try to open a browser."),
+        click.option("--no-auth-cache", is_flag=True,
+                     help="Neither read nor write stored tokens (for CI): tokens live for this run only."),
+        click.option("--scope", "auth_scope", metavar="'SCOPE ...'", default=None,
+                     help="OAuth scopes to request, space-separated (default: the server's challenge, else its "
+                          "scopes_supported)."),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    bearer_env: str | None = None
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    no_browser: bool = False
+    no_auth_cache: bool = False
+    scope: str | None = None
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> AuthSettings:
+        """From the click parameters of a command decorated with `auth_options`."""
+        return cls(bearer_env=params.get("bearer_env"), client_id=params.get("client_id"),
+                   client_secret_env=params.get("client_secret_env"), no_browser=bool(params.get("no_browser")),
+                   no_auth_cache=bool(params.get("no_auth_cache")), scope=params.get("auth_scope"))
+
+    @classmethod
+    def from_config(cls, server: Mapping[str, Any]) -> AuthSettings:
+        """From one server's entry in a config file: `bearerEnv`/`bearer_env`, `clientId`, `clientSecretEnv`,
+        `scope`, `noAuthCache` (camelCase or snake_case)."""
+        def pick(*names: str) -> Any:
+            return next((server[n] for n in names if n in server), None)
+
+        return cls(bearer_env=pick("bearerEnv", "bearer_env"), client_id=pick("clientId", "client_id"),
+                   client_secret_env=pick("clientSecretEnv", "client_secret_env"),
+                   no_auth_cache=bool(pick("noAuthCache", "no_auth_cache")), scope=pick("scope"))
+
+    def merged(self, other: AuthSettings) -> AuthSettings:
+        """`self` (the command line) over `other` (a config file)."""
+        return AuthSettings(
+            bearer_env=self.bearer_env or other.bearer_env, client_id=self.client_id or other.client_id,
+            client_secret_env=self.client_secret_env or other.client_secret_env,
+            no_browser=self.no_browser or other.no_browser, no_auth_cache=self.no_auth_cache or other.no_auth_cache,
+            scope=self.scope or other.scope)
+
+    def bearer(self) -> str | None:
+        return _from_env(self.bearer_env, "--bearer-env")
+
+    def client_secret(self) -> str | None:
+        return _from_env(self.client_secret_env, "--client-secret-env")
+
+    def secrets(self) -> list[str]:
+        """Every secret these settings resolve to, for the redactor (missing variables are skipped)."""
+        out = []
+        for name in (self.bearer_env, self.client_secret_env):
+            if name and os.environ.get(name):
+                out.append(os.environ[name])
+        return out
+
+
+def _from_env(name: str | None, option: str) -> str | None:
+    if not name:
+        return None
+    from mcpprobe.errors import UsageProblem
+
+    if name.startswith("$"):
+        name = name[1:]
+    value = os.environ.get(name)
+    if value is None:
+        raise UsageProblem(f"{option} {name}: the environment variable {name} is not set ({ENV_NAME_HELP})")
+    value = value.strip()
+    if not value:
+        raise UsageProblem(f"{option} {name}: the environment variable {name} is empty")
+    return value

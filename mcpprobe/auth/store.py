@@ -1,0 +1,191 @@
+"""Tokens per server, in the user's config directory, readable by the user alone.
+
+Where (`token_dir`):
+
+- Linux and other Unixes: `$XDG_CONFIG_HOME/mcpprobe/tokens/`, by default `~/.config/mcpprobe/tokens/`;
+- macOS: `~/Library/Application Support/mcpprobe/tokens/` (`$XDG_CONFIG_HOME` wins when set);
+- Windows: `%APPDATA%\\mcpprobe\\tokens\\`;
+- `MCPPROBE_CONFIG_DIR`, when set, replaces `.../mcpprobe` on every system.
+
+One JSON file per server URL, named by the SHA-256 of the canonical URL, so the file name says
+nothing about the server. The directory is created with mode 0700 and every file with
+`os.open(..., 0o600)` then renamed into place, so a token is never readable by others, not even
+for a moment. The record holds what a refresh needs without discovery: the token endpoint, the
+client registration (a dynamically registered client's secret included), the resource indicator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcpprobe.auth.discovery import canonical_resource
+
+EXPIRY_MARGIN = 30.0  # seconds: a token this close to expiry counts as expired
+
+
+def config_dir() -> Path:
+    override = os.environ.get("MCPPROBE_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    if sys.platform == "win32":
+        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
+        return Path(base) / "mcpprobe"
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        return Path(xdg) / "mcpprobe"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "mcpprobe"
+    return Path.home() / ".config" / "mcpprobe"
+
+
+def token_dir() -> Path:
+    return config_dir() / "tokens"
+
+
+def server_key(url: str) -> str:
+    return hashlib.sha256(canonical_resource(url).encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass
+class TokenRecord:
+    server_url: str
+    access_token: str | None = None
+    refresh_token: str | None = None
+    expires_at: float | None = None  # epoch seconds
+    scope: str | None = None
+    grant: str = "authorization_code"  # authorization_code | client_credentials
+    token_endpoint: str | None = None
+    issuer: str | None = None
+    resource: str | None = None
+    client: dict[str, Any] = field(default_factory=dict)  # client_id, client_secret?, token_endpoint_auth_method
+    obtained_at: float | None = None
+    path: Path | None = None
+
+    def expired(self, now: float | None = None) -> bool:
+        if self.expires_at is None:
+            return False
+        return (now or time.time()) >= self.expires_at - EXPIRY_MARGIN
+
+    def usable(self) -> bool:
+        return bool(self.access_token) and not self.expired()
+
+    def refreshable(self) -> bool:
+        return bool(self.refresh_token and self.token_endpoint and self.client.get("client_id"))
+
+    def secrets(self) -> list[str]:
+        return [s for s in (self.access_token, self.refresh_token, self.client.get("client_secret")) if s]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"serverUrl": self.server_url, "accessToken": self.access_token, "refreshToken": self.refresh_token,
+                "expiresAt": self.expires_at, "scope": self.scope, "grant": self.grant,
+                "tokenEndpoint": self.token_endpoint, "issuer": self.issuer, "resource": self.resource,
+                "client": self.client, "obtainedAt": self.obtained_at}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], path: Path | None = None) -> TokenRecord:
+        return cls(server_url=data["serverUrl"], access_token=data.get("accessToken"),
+                   refresh_token=data.get("refreshToken"), expires_at=data.get("expiresAt"),
+                   scope=data.get("scope"), grant=data.get("grant") or "authorization_code",
+                   token_endpoint=data.get("tokenEndpoint"), issuer=data.get("issuer"),
+                   resource=data.get("resource"), client=dict(data.get("client") or {}),
+                   obtained_at=data.get("obtainedAt"), path=path)
+
+    def public(self) -> dict[str, Any]:
+        """What `auth status` shows: never a token or a secret."""
+        now = time.time()
+        return {
+            "serverUrl": self.server_url,
+            "grant": self.grant,
+            "hasAccessToken": bool(self.access_token),
+            "hasRefreshToken": bool(self.refresh_token),
+            "expiresAt": self.expires_at,
+            "expiresIn": None if self.expires_at is None else round(self.expires_at - now),
+            "expired": self.expired(now),
+            "state": "valid" if self.usable() else ("refreshable" if self.refreshable() else
+                                                    ("expired" if self.access_token else "empty")),
+            "scope": self.scope,
+            "issuer": self.issuer,
+            "tokenEndpoint": self.token_endpoint,
+            "resource": self.resource,
+            "clientId": self.client.get("client_id"),
+            "clientRegistration": self.client.get("registration"),
+            "obtainedAt": self.obtained_at,
+            "file": str(self.path) if self.path else None,
+            "fileMode": _mode(self.path),
+        }
+
+
+def _mode(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return oct(path.stat().st_mode & 0o777)
+    except OSError:
+        return None
+
+
+class TokenStore:
+    def __init__(self, directory: Path | None = None) -> None:
+        self.directory = directory or token_dir()
+
+    def path_for(self, url: str) -> Path:
+        return self.directory / f"{server_key(url)}.json"
+
+    def load(self, url: str) -> TokenRecord | None:
+        path = self.path_for(url)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or canonical_resource(str(data.get("serverUrl", ""))) != canonical_resource(url):
+            return None
+        return TokenRecord.from_json(data, path)
+
+    def save(self, record: TokenRecord) -> Path:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.chmod(self.directory, 0o700)
+        path = self.path_for(record.server_url)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(FileNotFoundError):
+            temp.unlink()
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(record.to_json(), handle, indent=2)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise
+        os.replace(temp, path)
+        record.path = path
+        return path
+
+    def delete(self, url: str) -> bool:
+        try:
+            self.path_for(url).unlink()
+            return True
+        except FileNotFoundError:
+            return False
+
+    def all(self) -> list[TokenRecord]:
+        if not self.directory.is_dir():
+            return []
+        out = []
+        for path in sorted(self.directory.glob("*.json")):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                out.append(TokenRecord.from_json(data, path))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+        return out

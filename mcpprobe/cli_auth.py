@@ -1,0 +1,250 @@
+"""The command line for `mcpprobe auth status|login|logout`: click glue over `mcpprobe.auth`.
+
+`register(cli)` adds the `auth` group to the main group. Click only at import time, like
+`mcpprobe.cli`: the SDK, httpx2 and rich are loaded only when a command runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from mcpprobe.auth.options import auth_options
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+AUTH_EXIT = 7
+
+
+def _stream_pair(secrets: list[str]) -> tuple[Any, Any]:
+    from mcpprobe.redact import RedactingStream, Redactor
+
+    redactor = Redactor(secrets)
+    return RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
+
+
+def _dumps(doc: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(doc, indent=2, ensure_ascii=True, default=str)
+
+
+def _finding_lines(findings: list[Any]) -> list[str]:
+    from mcpprobe.sanitize import visible
+
+    return [f"{f.severity.value:<7} {f.code}  {visible(f.message)}" for f in findings]
+
+
+@click.group("auth", context_settings=CONTEXT)
+def auth_group() -> None:
+    """Log in to HTTP servers (OAuth 2.1), and see or remove the stored tokens.
+
+    \b
+    Tokens are stored per server in the user's config directory (files of mode 0600):
+    $XDG_CONFIG_HOME/mcpprobe/tokens (~/.config/mcpprobe/tokens) on Linux,
+    ~/Library/Application Support/mcpprobe/tokens on macOS, %APPDATA%\\mcpprobe\\tokens on Windows.
+    See docs/auth.md.
+    """
+
+
+@auth_group.command("login", context_settings=CONTEXT)
+@click.argument("url")
+@auth_options
+@click.option("--client-metadata-url", metavar="HTTPS-URL", default=None,
+              help="Use this client ID metadata document URL as the client ID where the authorization server "
+                   "supports them.")
+@click.option("--callback-port", type=int, default=0, show_default=True,
+              help="Port of the loopback redirect listener on 127.0.0.1 (0: any free port).")
+@click.option("--login-timeout", type=float, default=300.0, show_default=True, metavar="SECONDS",
+              help="How long to wait for the browser's redirect.")
+@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
+              help="Limit for each HTTP request.")
+@click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+              help="Another header the MCP server needs (repeatable); never Authorization.")
+@click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def login_command(url: str, **params: Any) -> None:
+    """Log in to the MCP server at URL and store the token.
+
+    \b
+    Authorization code with PKCE, through a redirect to 127.0.0.1: the URL is printed (and
+    opened in a browser where there is one; --no-browser only prints it). The client is
+    --client-id when given, else a client ID metadata document (--client-metadata-url) or
+    dynamic registration, as the authorization server offers. With --client-id and
+    --client-secret-env: the client credentials grant, for CI (no browser).
+
+    \b
+    Exit: 0 logged in (or no login needed); 2 usage; 4 server unreachable; 7 login failed.
+
+    \b
+    Examples:
+      mcpprobe auth login https://example.com/mcp
+      mcpprobe auth login https://example.com/mcp --no-browser --scope 'files:read'
+      CLIENT_SECRET=... mcpprobe auth login https://example.com/mcp --client-id ci --client-secret-env CLIENT_SECRET
+    """
+    from mcpprobe.auth.options import AuthSettings
+    from mcpprobe.errors import ProbeError, UsageProblem
+    from mcpprobe.target import parse_header
+
+    settings = AuthSettings.from_params(params)
+    as_json = params["as_json"]
+    out, err = _stream_pair(settings.secrets())
+    try:
+        _check_url(url)
+        headers = tuple(parse_header(h) for h in params["headers"])
+        if any(name.lower() == "authorization" for name, _ in headers):
+            raise UsageProblem("login obtains the Authorization header itself; do not pass one with --header")
+        if settings.bearer_env:
+            raise UsageProblem("--bearer-env gives a token directly: there is nothing to log in for")
+        secret = settings.client_secret()
+    except UsageProblem as exc:
+        raise click.UsageError(exc.message) from None
+    if params["insecure"]:
+        err.write("warning: --insecure: TLS certificates are not verified\n")
+    import anyio
+
+    from mcpprobe.auth.login import LoginFailed, LoginOptions, login
+    from mcpprobe.auth.store import TokenStore
+
+    def announce(text: str) -> None:
+        err.write(text + "\n")
+        err.flush()
+
+    options = LoginOptions(
+        client_id=settings.client_id, client_secret=secret, scope=settings.scope,
+        client_metadata_url=params["client_metadata_url"], no_browser=settings.no_browser,
+        callback_port=params["callback_port"], login_timeout=params["login_timeout"], timeout=params["timeout"],
+        insecure=params["insecure"], headers=headers, announce=announce)
+    try:
+        result = anyio.run(login, url, options)
+    except KeyboardInterrupt:
+        err.write("interrupted\n")
+        sys.exit(130)
+    except UsageProblem as exc:
+        raise click.UsageError(exc.message) from None
+    except ProbeError as exc:
+        findings = exc.diagnosis.findings if isinstance(exc, LoginFailed) and exc.diagnosis else []
+        data = exc.diagnosis.data if isinstance(exc, LoginFailed) and exc.diagnosis else None
+        if as_json:
+            out.write(_dumps({"formatVersion": 1, "command": "auth login", "ok": False,
+                              "exitCode": int(exc.exit_code), "serverUrl": url, "login": None,
+                              "findings": [f.to_json() for f in findings], "authDiagnosis": data,
+                              "error": {"code": exc.code, "message": exc.message, "exitCode": int(exc.exit_code)}})
+                      + "\n")
+        else:
+            for line in _finding_lines(findings):
+                out.write(line + "\n")
+        err.write(f"error: {exc.message}\n")
+        sys.exit(int(exc.exit_code))
+    record = result.record
+    stored = None
+    if not result.not_needed and not settings.no_auth_cache:
+        stored = TokenStore().save(record)
+    out, err = _stream_pair([*settings.secrets(), *record.secrets()])
+    if as_json:
+        login_data = result.to_json()
+        login_data["stored"] = str(stored) if stored else None
+        out.write(_dumps({"formatVersion": 1, "command": "auth login", "ok": True, "exitCode": 0, "serverUrl": url,
+                          "login": login_data, "findings": [], "error": None}) + "\n")
+        return
+    if result.not_needed:
+        out.write(f"{url} answered without asking for credentials: no login needed\n")
+        return
+    public = record.public()
+    flow = "authorization code + PKCE" if result.flow == "authorization_code" else "client credentials"
+    lines = [f"Logged in to {url}",
+             f"  flow          {flow} ({result.registration.replace('-', ' ')} client {public['clientId']})",
+             f"  scope         {record.scope or '(none given)'}",
+             f"  expires in    {public['expiresIn']} s" if public["expiresIn"] is not None else "  expires       never",
+             f"  refresh token {'yes' if record.refresh_token else 'no'}"]
+    if result.step_up:
+        lines.append("  step-up       re-authorized once for 403 insufficient_scope")
+    lines.append(f"  stored in     {stored} (mode 0600)" if stored else "  stored        no (--no-auth-cache)")
+    out.write("\n".join(lines) + "\n")
+
+
+@auth_group.command("status", context_settings=CONTEXT)
+@click.argument("url", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
+def status_command(url: str | None, as_json: bool) -> None:
+    """Show the stored tokens (never their values): per server, state, scope, expiry, file.
+
+    With URL, only that server; exit 7 when it has no usable token (none, or expired
+    without a way to refresh), 0 otherwise.
+    """
+    from mcpprobe.auth.store import TokenStore, token_dir
+
+    store = TokenStore()
+    if url:
+        _check_url(url)
+        record = store.load(url)
+        records = [record] if record else []
+    else:
+        records = store.all()
+    shown = [r.public() for r in records]
+    code = 0
+    if url and (not records or shown[0]["state"] not in ("valid", "refreshable")):
+        code = AUTH_EXIT
+    out, _ = _stream_pair([s for r in records for s in r.secrets()])
+    if as_json:
+        out.write(_dumps({"formatVersion": 1, "command": "auth status", "ok": code == 0, "exitCode": code,
+                          "directory": str(token_dir()), "tokens": shown}) + "\n")
+        sys.exit(code)
+    if not shown:
+        out.write(f"no stored tokens{' for ' + url if url else ''} (in {token_dir()})\n")
+        sys.exit(code)
+    for item in shown:
+        expiry = "never expires" if item["expiresIn"] is None else (
+            f"expires in {item['expiresIn']} s" if item["expiresIn"] > 0 else f"expired {-item['expiresIn']} s ago")
+        out.write(f"{item['serverUrl']}\n  state   {item['state']} ({expiry}; refresh token "
+                  f"{'yes' if item['hasRefreshToken'] else 'no'})\n  grant   {item['grant']}, client "
+                  f"{item['clientId']}\n  scope   {item['scope'] or '(none)'}\n  issuer  {item['issuer']}\n"
+                  f"  file    {item['file']} ({item['fileMode']})\n")
+    sys.exit(code)
+
+
+@auth_group.command("logout", context_settings=CONTEXT)
+@click.argument("url", required=False)
+@click.option("--all", "everything", is_flag=True, help="Remove the stored tokens of every server.")
+def logout_command(url: str | None, everything: bool) -> None:
+    """Remove the stored token of the server at URL (or of every server with --all).
+
+    The token is forgotten locally; it stays valid at the authorization server until it expires.
+    """
+    from mcpprobe.auth.store import TokenStore
+
+    if bool(url) == everything:
+        raise click.UsageError("give a server URL, or --all")
+    store = TokenStore()
+    if everything:
+        removed = [r.server_url for r in store.all() if store.delete(r.server_url)]
+        click.echo(f"removed {len(removed)} stored token(s)")
+        return
+    assert url is not None
+    _check_url(url)
+    if store.delete(url):
+        click.echo(f"removed the stored token for {url}")
+    else:
+        click.echo(f"no stored token for {url}")
+
+
+def _check_url(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise click.UsageError(f"{url!r} is not an http(s) URL: authentication applies to HTTP servers")
+
+
+def register(cli: click.Group) -> None:
+    if "auth" not in cli.commands:
+        cli.add_command(auth_group)
+
+
+if __name__ == "__main__":  # `python -m mcpprobe.cli_auth auth ...`, before the group is wired into mcpprobe.cli
+    from mcpprobe.cli import cli as _cli
+    from mcpprobe.cli import main as _main
+
+    register(_cli)
+    _main()

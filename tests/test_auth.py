@@ -1,0 +1,452 @@
+"""Authentication: the 401/403 diagnosis, OAuth 2.1 login flows, the token store, redaction.
+
+Every test talks to a real authorization server and protected MCP server
+(tests/fixtures/auth_server.py) on 127.0.0.1 with an ephemeral port. The browser step of the
+authorization code flow is performed by the test: it reads the authorization URL mcpprobe prints,
+fetches it, and follows the redirect to mcpprobe's loopback listener.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from conftest import PY, ROOT, Result, http_server, run_cli
+
+from mcpprobe.auth.apply import authorize_target
+from mcpprobe.auth.challenge import parse_www_authenticate
+from mcpprobe.auth.diagnosis import diagnose
+from mcpprobe.auth.options import AuthSettings
+from mcpprobe.auth.store import TokenStore
+from mcpprobe.errors import UsageProblem
+from mcpprobe.target import build_target
+
+AUTH_SERVER = ROOT / "tests" / "fixtures" / "auth_server.py"
+CLIENT_SECRET = "cs-very-secret-value-4711"
+
+
+@pytest.fixture(autouse=True)
+def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("MCPPROBE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    return tmp_path / "config"
+
+
+@contextmanager
+def auth_server(*flags: str) -> Iterator[str]:
+    with http_server([PY, str(AUTH_SERVER), *flags]) as url:
+        yield url
+
+
+def probe_json(url: str, *extra: str) -> tuple[Result, dict[str, Any]]:
+    result = run_cli(["probe", "--json", "--protocol", "legacy", *extra, url])
+    return result, result.json
+
+
+def diagnosis_of(doc: dict[str, Any]) -> dict[str, Any]:
+    return doc["error"]["detail"]["authDiagnosis"]
+
+
+def finding(doc: dict[str, Any], code: str) -> dict[str, Any]:
+    matches = [f for f in doc["findings"] if f["code"] == code]
+    assert matches, f"no {code} in {[f['code'] for f in doc['findings']]}"
+    return matches[0]
+
+
+def login(url: str, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Result:
+    """`mcpprobe auth login URL --no-browser ARGS`, as a process; the test is the browser."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.Popen([PY, "-m", "mcpprobe.cli_auth", "auth", "login", url, "--no-browser", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, cwd=ROOT)
+    assert proc.stderr is not None and proc.stdout is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if line.startswith("http") and "/authorize?" in line:
+            page = httpx2.get(line.strip(), follow_redirects=True, timeout=10)
+            assert page.status_code == 200, page.text
+            assert "logged in" in page.text
+    stdout = proc.stdout.read()
+    proc.wait(timeout)
+    stderr = "".join(lines)
+    assert "Traceback" not in stderr, stderr
+    return Result(proc.returncode, stdout, stderr)
+
+
+def stored(url: str) -> Any:
+    return TokenStore().load(url)
+
+
+# ----- WWW-Authenticate -----
+
+
+def test_www_authenticate_parser() -> None:
+    [one] = parse_www_authenticate('Bearer realm="mcp", resource_metadata="https://x/.well-known/a", scope="a b"')
+    assert one.scheme == "Bearer" and one.get("scope") == "a b" and one.get("RESOURCE_METADATA") == "https://x/.well-known/a"
+    basic, bearer = parse_www_authenticate('Basic realm="x", Bearer error=invalid_token, error_description="a \\"b\\""')
+    assert basic.get("realm") == "x" and bearer.get("error") == "invalid_token"
+    assert bearer.get("error_description") == 'a "b"'
+    [negotiate] = parse_www_authenticate("Negotiate abc==")
+    assert negotiate.token68 == "abc=="
+    assert parse_www_authenticate("") == []
+
+
+# ----- the diagnosis -----
+
+
+def test_missing_token_is_diagnosed_with_exit_7() -> None:
+    with auth_server() as url:
+        result, doc = probe_json(url)
+        human = run_cli(["probe", "--protocol", "legacy", url])
+    assert result.exit_code == 7 and doc["error"]["code"] == "auth-required"
+    challenge = finding(doc, "auth-challenge")
+    assert challenge["severity"] == "info" and challenge["detail"]["tokenSent"] is False
+    assert challenge["detail"]["params"]["scope"] == "mcp:read"
+    data = diagnosis_of(doc)
+    assert data["wwwAuthenticate"]["bearer"]["resource_metadata"].endswith("/meta/prm.json")
+    assert data["protectedResourceMetadata"]["attempts"][0]["source"] == "resource_metadata in WWW-Authenticate"
+    assert data["protectedResourceMetadata"]["resourceMatches"] is True
+    offer = data["authorizationServer"]["supports"]
+    assert offer["pkceS256"] and offer["registration"]["dynamic"] and "client_credentials" in offer["grantTypes"]
+    assert data["scope"] == "mcp:read"
+    assert finding(doc, "auth-server-metadata")["detail"]["tokenEndpoint"].endswith("/token")
+    assert "auth-invalid-token" not in result.codes()
+    assert human.exit_code == 7 and "auth-server-metadata" in human.stdout and "PKCE S256" in human.stdout
+
+
+def test_wrong_token_is_invalid_and_never_printed_nor_sent_to_metadata(tmp_path: Path) -> None:
+    log = tmp_path / "requests.jsonl"
+    secret = "wrong-token-value-0042"
+    with auth_server("--log", str(log)) as url:
+        for extra in ([], ["--json"]):
+            result = run_cli(["probe", "--protocol", "legacy", *extra, "--header", f"Authorization: Bearer {secret}",
+                              url])
+            assert result.exit_code == 7
+            assert secret not in result.stdout + result.stderr
+        _, doc = probe_json(url, "--header", f"Authorization: Bearer {secret}")
+    invalid = finding(doc, "auth-invalid-token")
+    assert invalid["severity"] == "error" and invalid["detail"]["error"] == "invalid_token"
+    assert finding(doc, "auth-challenge")["detail"]["tokenSent"] is True
+    requests = [json.loads(line) for line in log.read_text().splitlines()]
+    assert any(r["path"] == "/mcp" and r["authorization"] for r in requests)
+    metadata = [r for r in requests if r["path"] != "/mcp"]
+    assert metadata and all(r["authorization"] is None for r in metadata)
+
+
+@pytest.mark.parametrize("flags, prm_tried, prm_found, as_tried", [
+    ((), ["resource_metadata in WWW-Authenticate"], "/meta/prm.json", ["RFC 8414"]),
+    (("--prm-at", "path"), ["path-aware well-known (RFC 9728)"], "/.well-known/oauth-protected-resource/mcp",
+     ["RFC 8414"]),
+    (("--prm-at", "root"), ["path-aware well-known (RFC 9728)", "root well-known (RFC 9728)"],
+     "/.well-known/oauth-protected-resource", ["RFC 8414"]),
+    (("--as-doc", "oidc-insert"), ["resource_metadata in WWW-Authenticate"], "/meta/prm.json",
+     ["RFC 8414", "OpenID Connect discovery"]),
+    (("--as-path", "/tenant1"), ["resource_metadata in WWW-Authenticate"], "/meta/prm.json",
+     ["RFC 8414 path insertion"]),
+    (("--as-path", "/tenant1", "--as-doc", "oidc-insert"), ["resource_metadata in WWW-Authenticate"],
+     "/meta/prm.json", ["RFC 8414 path insertion", "OpenID Connect path insertion"]),
+    (("--as-path", "/tenant1", "--as-doc", "oidc-append", "--prm-at", "root"),
+     ["path-aware well-known (RFC 9728)", "root well-known (RFC 9728)"], "/.well-known/oauth-protected-resource",
+     ["RFC 8414 path insertion", "OpenID Connect path insertion", "OpenID Connect path appending"]),
+], ids=["header", "path-aware", "root", "oidc-root", "rfc8414-path", "oidc-path-insert", "oidc-path-append"])
+def test_every_discovery_path(flags: tuple[str, ...], prm_tried: list[str], prm_found: str,
+                              as_tried: list[str]) -> None:
+    with auth_server(*flags) as url:
+        result, doc = probe_json(url)
+    assert result.exit_code == 7
+    data = diagnosis_of(doc)
+    prm = data["protectedResourceMetadata"]
+    assert [a["source"] for a in prm["attempts"]] == prm_tried
+    assert prm["url"].endswith(prm_found) and prm["attempts"][-1]["result"] == "ok"
+    assert all(a["status"] == 404 for a in prm["attempts"][:-1])
+    server = data["authorizationServer"]
+    assert [a["source"] for a in server["attempts"]] == as_tried
+    assert server["attempts"][-1]["result"] == "ok" and server["legacyFallback"] is False
+    assert server["supports"]["issuer"] == data["protectedResourceMetadata"]["document"]["authorization_servers"][0]
+    prm_finding = finding(doc, "auth-resource-metadata")
+    assert prm_finding["severity"] == "info" and [a["source"] for a in prm_finding["detail"]["attempts"]] == prm_tried
+    assert "unusable" not in json.dumps(doc["findings"])
+
+
+def test_no_protected_resource_metadata_falls_back_to_the_origin() -> None:
+    with auth_server("--prm-at", "none") as url:
+        _, doc = probe_json(url)
+    unreachable = finding(doc, "auth-metadata-unreachable")
+    assert unreachable["severity"] == "warning" and unreachable["detail"]["which"] == "protected-resource"
+    assert diagnosis_of(doc)["authorizationServer"]["legacyFallback"] is True
+    assert finding(doc, "auth-server-metadata")
+
+
+def test_no_metadata_anywhere() -> None:
+    with auth_server("--prm-at", "none", "--as-doc", "none") as url:
+        _, doc = probe_json(url)
+    which = {f["detail"]["which"]: f["severity"] for f in doc["findings"] if f["code"] == "auth-metadata-unreachable"}
+    assert which == {"protected-resource": "error", "authorization-server": "error"}
+
+
+def test_advertised_resource_metadata_url_that_fails_is_a_warning() -> None:
+    # The challenge names /meta/prm.json, but the document is only at the path-aware well-known URI.
+    with auth_server("--prm-at", "path") as url:
+        async def run() -> Any:
+            return await diagnose(url, {"status": 401, "wwwAuthenticate":
+                                        f'Bearer resource_metadata="{url.rsplit("/", 1)[0]}/meta/prm.json"'})
+        result = anyio.run(run)
+    codes = {f.code: f for f in result.findings}
+    assert codes["auth-metadata-unreachable"].severity.value == "warning"
+    assert result.data["protectedResourceMetadata"]["attempts"][0]["status"] == 404
+    assert result.data["protectedResourceMetadata"]["url"].endswith("/.well-known/oauth-protected-resource/mcp")
+
+
+@pytest.mark.parametrize("flags, which, words", [
+    (("--prm-malformed",), "protected-resource", "not JSON"),
+    (("--as-malformed", "not-json"), "authorization-server", "not JSON"),
+    (("--as-malformed", "missing-token-endpoint"), "authorization-server", "'token_endpoint' is missing"),
+    (("--as-malformed", "issuer-mismatch"), "authorization-server", "not the issuer it was discovered for"),
+], ids=["prm-not-json", "as-not-json", "as-no-token-endpoint", "as-issuer-mismatch"])
+def test_malformed_metadata(flags: tuple[str, ...], which: str, words: str) -> None:
+    with auth_server(*flags) as url:
+        result, doc = probe_json(url)
+    assert result.exit_code == 7
+    malformed = [f for f in doc["findings"] if f["code"] == "auth-metadata-malformed"]
+    assert malformed and malformed[0]["severity"] == "error"
+    assert malformed[0]["detail"]["which"] == which and words in malformed[0]["message"]
+
+
+def test_resource_mismatch() -> None:
+    with auth_server("--resource-mismatch") as url:
+        _, doc = probe_json(url)
+    mismatch = finding(doc, "auth-resource-mismatch")
+    assert mismatch["severity"] == "error" and mismatch["detail"]["resource"].endswith("/other")
+    assert diagnosis_of(doc)["protectedResourceMetadata"]["resourceMatches"] is False
+
+
+def test_no_pkce_is_diagnosed_and_login_refuses() -> None:
+    with auth_server("--no-pkce") as url:
+        _, doc = probe_json(url)
+        refused = login(url, "--json")
+    assert finding(doc, "auth-no-pkce")["detail"]["pkceMethods"] is None
+    assert refused.exit_code == 7
+    out = json.loads(refused.stdout)
+    assert out["ok"] is False and "auth-no-pkce" in [f["code"] for f in out["findings"]]
+    assert "PKCE S256" in refused.stderr
+
+
+def test_no_registration_needs_a_pre_registered_client() -> None:
+    with auth_server("--no-dcr", "--client", "pre-public") as url:
+        _, doc = probe_json(url)
+        refused = login(url)
+        done = login(url, "--client-id", "pre-public", "--json")
+    assert finding(doc, "auth-no-registration")["severity"] == "warning"
+    assert refused.exit_code == 7 and "--client-id" in refused.stderr
+    assert done.exit_code == 0, done.stderr
+    data = json.loads(done.stdout)["login"]
+    assert data["registration"] == "pre-registered" and data["token"]["clientId"] == "pre-public"
+
+
+def test_no_challenge() -> None:
+    with auth_server("--no-challenge") as url:
+        _, doc = probe_json(url)
+    assert finding(doc, "auth-no-challenge")["severity"] == "warning"
+    # Discovery still works through the well-known URIs.
+    assert diagnosis_of(doc)["protectedResourceMetadata"]["attempts"][0]["source"] == \
+        "path-aware well-known (RFC 9728)"
+
+
+# ----- login flows -----
+
+
+def test_authorization_code_flow_status_probe_logout(config_home: Path) -> None:
+    with auth_server() as url:
+        result = login(url)
+        assert result.exit_code == 0, result.stderr
+        assert "Logged in to" in result.stdout and "(dynamic client" in result.stdout
+        assert "code_challenge_method=S256" in result.stderr and "resource=" in result.stderr
+        record = stored(url)
+        assert record is not None and record.scope == "mcp:read" and record.refresh_token
+        assert record.resource == url and record.client["registration"] == "dynamic"
+        assert stat.S_IMODE(record.path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(record.path.parent.stat().st_mode) == 0o700
+        assert record.path.parent == config_home / "mcpprobe" / "tokens"
+        assert record.access_token not in result.stdout + result.stderr
+
+        target, resolved = authorize_target(build_target(url, []), AuthSettings())
+        assert resolved.source == "stored"
+        header = dict(target.headers)["Authorization"]
+        ok = run_cli(["probe", "--json", "--protocol", "legacy", "--header", f"Authorization: {header}", url])
+        assert ok.exit_code == 0, ok.stdout
+        assert ok.json["serverInfo"]["name"] == "auth-fixture"
+        assert record.access_token not in ok.stdout + ok.stderr
+
+        status = run_cli_auth(["auth", "status", "--json", url])
+        assert status.exit_code == 0
+        shown = json.loads(status.stdout)["tokens"][0]
+        assert shown["state"] == "valid" and shown["fileMode"] == "0o600" and shown["hasRefreshToken"]
+        assert record.access_token not in status.stdout and record.refresh_token not in status.stdout
+
+        assert run_cli_auth(["auth", "logout", url]).exit_code == 0
+        assert stored(url) is None
+        assert run_cli_auth(["auth", "status", url]).exit_code == 7
+
+
+def run_cli_auth(args: list[str]) -> Result:
+    from mcpprobe.cli import cli
+    from mcpprobe.cli_auth import register
+
+    register(cli)
+    return run_cli(args)
+
+
+def test_refresh_when_expired() -> None:
+    # Tokens of 20 s are within the 30 s expiry margin: the stored token counts as expired at once.
+    with auth_server("--token-ttl", "20") as url:
+        assert login(url).exit_code == 0
+        before = stored(url)
+        target, resolved = authorize_target(build_target(url, []), AuthSettings())
+        after = stored(url)
+        assert resolved.source == "refreshed"
+        assert after.access_token != before.access_token and after.refresh_token != before.refresh_token
+        assert dict(target.headers)["Authorization"] == f"Bearer {after.access_token}"
+        ok = run_cli(["probe", "--protocol", "legacy", "--header", f"Authorization: Bearer {after.access_token}", url])
+        assert ok.exit_code == 0
+
+
+def test_client_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"CI_SECRET": CLIENT_SECRET}
+    with auth_server("--client", f"ci-client:{CLIENT_SECRET}") as url:
+        result = login(url, "--client-id", "ci-client", "--client-secret-env", "CI_SECRET", "--json", env=env)
+        assert result.exit_code == 0, result.stderr
+        assert CLIENT_SECRET not in result.stdout + result.stderr
+        data = json.loads(result.stdout)["login"]
+        assert data["flow"] == "client_credentials" and data["token"]["hasRefreshToken"] is False
+        record = stored(url)
+        assert "client_secret" not in record.client and CLIENT_SECRET not in record.path.read_text()
+
+        # In CI, without the cache: a fresh grant, nothing written.
+        TokenStore().delete(url)
+        monkeypatch.setenv("CI_SECRET", CLIENT_SECRET)
+        settings = AuthSettings(client_id="ci-client", client_secret_env="CI_SECRET", no_auth_cache=True)
+        target, resolved = authorize_target(build_target(url, []), settings)
+        assert resolved.source == "client-credentials" and stored(url) is None
+        ok = run_cli(["probe", "--protocol", "legacy", "--header",
+                      f"Authorization: {dict(target.headers)['Authorization']}", url])
+        assert ok.exit_code == 0
+
+        bad = login(url, "--client-id", "ci-client", "--client-secret-env", "CI_SECRET", env={"CI_SECRET": "nope1234"})
+        assert bad.exit_code == 7 and "nope1234" not in bad.stdout + bad.stderr
+
+
+def test_step_up_on_insufficient_scope_once() -> None:
+    with auth_server("--required-scope", "mcp:read", "--required-scope", "mcp:admin") as url:
+        result = login(url, "--scope", "mcp:read", "--json")
+        assert result.exit_code == 0, result.stderr
+        assert result.stderr.count("/authorize?") == 2  # the first login, then one step-up
+        data = json.loads(result.stdout)["login"]
+        assert data["stepUp"] is True
+        assert set(stored(url).scope.split()) >= {"mcp:read", "mcp:admin"}
+
+
+def test_insufficient_scope_is_diagnosed() -> None:
+    with auth_server("--client", f"ci:{CLIENT_SECRET}", "--required-scope", "mcp:admin",
+                     "--no-challenge-scope") as url:
+        async def token() -> str:
+            from mcpprobe.auth.login import token_request
+
+            data = await token_request(url.rsplit("/", 1)[0] + "/token",
+                                       {"grant_type": "client_credentials", "scope": "mcp:read", "resource": url},
+                                       {"client_id": "ci", "token_endpoint_auth_method": "client_secret_basic"},
+                                       client_secret=CLIENT_SECRET)
+            return data["access_token"]
+        access = anyio.run(token)
+        _, doc = probe_json(url, "--header", f"Authorization: Bearer {access}")
+    scope = finding(doc, "auth-insufficient-scope")
+    assert scope["severity"] == "error" and scope["detail"]["scope"] == "mcp:read mcp:admin"
+    assert "--scope 'mcp:read mcp:admin'" in scope["message"]
+    assert doc["exitCode"] == 7
+
+
+def test_client_id_metadata_document() -> None:
+    cimd = "https://client.example/mcpprobe/client.json"
+    with auth_server("--cimd", cimd, "--no-dcr") as url:
+        _, doc = probe_json(url)
+        result = login(url, "--client-metadata-url", cimd, "--json")
+    assert finding(doc, "auth-server-metadata")["detail"]["registration"]["clientIdMetadataDocument"] is True
+    assert "auth-no-registration" not in [f["code"] for f in doc["findings"]]
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)["login"]
+    assert data["registration"] == "client-id-metadata-document" and data["token"]["clientId"] == cimd
+
+
+def test_login_on_a_server_without_auth() -> None:
+    with http_server([PY, str(ROOT / "tests" / "fixtures" / "fixture_server.py"), "full", "--http"]) as url:
+        result = login(url)
+    assert result.exit_code == 0 and "no login needed" in result.stdout
+
+
+# ----- static credentials and options -----
+
+
+def test_bearer_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_TOKEN", "tok-from-env-123")
+    target, resolved = authorize_target(build_target("https://x.example/mcp", []), AuthSettings(bearer_env="MY_TOKEN"))
+    assert resolved.source == "bearer-env" and ("Authorization", "Bearer tok-from-env-123") in target.headers
+    assert "tok-from-env-123" in target.secrets()
+    with pytest.raises(UsageProblem, match="not set"):
+        authorize_target(build_target("https://x.example/mcp", []), AuthSettings(bearer_env="NOPE_UNSET"))
+    with pytest.raises(UsageProblem, match="HTTP servers"):
+        authorize_target(build_target(None, ["python3"]), AuthSettings(bearer_env="MY_TOKEN"))
+    with pytest.raises(UsageProblem, match="give one"):
+        authorize_target(build_target("https://x.example/mcp", [], headers=["Authorization: Bearer x"]),
+                         AuthSettings(bearer_env="MY_TOKEN"))
+    assert AuthSettings.from_config({"bearerEnv": "MY_TOKEN"}).bearer() == "tok-from-env-123"
+
+
+def test_auth_commands_import_only_click() -> None:
+    code = "import mcpprobe.cli_auth, mcpprobe.auth.options"
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    names = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    heavy = sorted(n for n in names if n.split(".")[0] in ("mcp", "mcp_types", "httpx2", "pydantic", "rich"))
+    assert heavy == []
+
+
+def test_probe_uses_the_stored_token_and_bearer_env_and_config(config_home: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wired end to end: after `auth login`, a plain `probe URL` is authorized; --bearer-env and a
+    config entry's bearerEnv work the same way; the token never shows."""
+    with auth_server() as url:
+        denied = run_cli(["probe", "--json", "--protocol", "legacy", "--no-auth-cache", url])
+        assert denied.exit_code == 7
+        assert login(url).exit_code == 0
+        token = stored(url).access_token
+        plain = run_cli(["probe", "--json", "--protocol", "legacy", url])
+        assert plain.exit_code == 0, plain.stderr
+        assert token not in plain.stdout + plain.stderr
+        ignored = run_cli(["probe", "--json", "--protocol", "legacy", "--no-auth-cache", url])
+        assert ignored.exit_code == 7  # --no-auth-cache: the stored token is neither read nor written
+
+        monkeypatch.setenv("PROBE_TOKEN", token)
+        by_env = run_cli(["probe", "--json", "--protocol", "legacy", "--no-auth-cache", "--bearer-env", "PROBE_TOKEN",
+                          url])
+        assert by_env.exit_code == 0, by_env.stderr
+        assert token not in by_env.stdout + by_env.stderr
+
+        config = tmp_path / "mcpprobe.yaml"
+        config.write_text(f"servers:\n  guarded:\n    url: {url}\n    bearerEnv: PROBE_TOKEN\n")
+        by_config = run_cli(["probe", "--json", "--protocol", "legacy", "--no-auth-cache", "--config", str(config),
+                             "-s", "guarded"])
+        assert by_config.exit_code == 0, by_config.stderr
+        assert token not in by_config.stdout + by_config.stderr
