@@ -15,7 +15,7 @@ import click
 
 from mcpprobe import __version__
 from mcpprobe.exitcodes import ExitCode
-from mcpprobe.options import TargetCommand, connection_options
+from mcpprobe.options import CONFIG_OPTION, TargetCommand, _positive, connection_options, debug_options, server_options
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts")
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -85,15 +85,92 @@ def _prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
     from mcpprobe.errors import UsageProblem
     from mcpprobe.redact import Redactor
 
+    extra_secrets: list[str] = []
     try:
-        target, settings = _target(ctx, positionals, params), _settings(params)
+        if params.get("server"):
+            if positionals or ctx.meta.get("server_command"):
+                raise UsageProblem("give either -s/--server NAME or a URL or a command after '--', not both")
+            target, extra_secrets = _named_target(_discovery(ctx, params).get(params["server"]), params)
+        else:
+            target, extra_secrets = _authorized(_target(ctx, positionals, params), params)
+        settings = _settings(params)
     except UsageProblem as exc:
         raise click.UsageError(exc.message) from None
-    ctx.meta["redactor"] = Redactor(target.secrets())
+    ctx.meta["redactor"] = Redactor([*target.secrets(), *extra_secrets])
+    _warn_insecure(params)
+    return target, settings
+
+
+def _authorized(target: Any, params: dict[str, Any], entry: Any = None) -> tuple[Any, list[str]]:
+    """The target with its credentials: --bearer-env, a stored or refreshed token, or client
+    credentials (a config entry's auth keys under the command line's). Returns the secrets too."""
+    from mcpprobe.auth.apply import authorize_target
+    from mcpprobe.auth.options import AuthSettings
+
+    auth = AuthSettings.from_params(params)
+    if entry is not None and entry.auth:
+        auth = auth.merged(AuthSettings.from_config(dict(entry.auth)))
+    target, resolved = authorize_target(target, auth, timeout=params["connect_timeout"])
+    if resolved.note:
+        click.echo(f"mcpprobe: {resolved.note}", err=True)
+    return target, auth.secrets()
+
+
+def _warn_insecure(params: dict[str, Any]) -> None:
     if params["insecure"]:
         click.echo("warning: --insecure: TLS certificates are not verified; anyone on the path can read and "
                    "change this traffic", err=True)
-    return target, settings
+
+
+def _say(ctx: click.Context, params: dict[str, Any]) -> Any:
+    """-v/--verbose: mcpprobe's own steps on stderr, through the secrets redactor."""
+    if not params.get("verbose"):
+        return None
+
+    def say(message: str) -> None:
+        from mcpprobe.redact import Redactor
+
+        redactor = ctx.meta.get("redactor") or Redactor(())
+        click.echo(redactor(f"mcpprobe: {message}"), err=True)
+
+    return say
+
+
+def _discovery(ctx: click.Context, params: dict[str, Any]) -> Any:
+    """Every named server in the configs (--config, else the search path), read once per run."""
+    if "discovery" not in ctx.meta:
+        from mcpprobe.config import discover
+
+        found = discover(tuple(params.get("config_files") or ()))
+        say = _say(ctx, params)
+        if say is not None:
+            for path, state in found.files:
+                say(f"config {path}: {state}")
+        ctx.meta["discovery"] = found
+    return ctx.meta["discovery"]
+
+
+def _ask_input(input_id: str, spec: dict[str, Any]) -> str:
+    prompt = spec.get("description") or input_id
+    return click.prompt(f"{prompt} (input {input_id})", hide_input=bool(spec.get("password")), err=True,
+                        default=spec.get("default"), show_default=not spec.get("password"))
+
+
+def _named_target(entry: Any, params: dict[str, Any]) -> tuple[Any, list[str]]:
+    """A Target from a config entry; command-line --env, --header, --cwd and --transport apply on top."""
+    from mcpprobe.config import resolve
+    from mcpprobe.target import build_target
+
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    resolved = resolve(entry, prompt=_ask_input if interactive else None)
+    transport = params["transport"] if params["transport"] != "auto" else resolved.transport
+    target = build_target(
+        resolved.url, resolved.command, transport=transport, headers=[*resolved.headers, *params["headers"]],
+        env=[*resolved.env, *params["env"]], cwd=params["cwd"] or resolved.cwd, inherit_env=params["inherit_env"],
+        insecure=params["insecure"],
+    )
+    target, auth_secrets = _authorized(target, params, entry)
+    return target, [*resolved.secrets, *auth_secrets]
 
 
 def _run(operation: Any, *args: Any, **kwargs: Any) -> Any:
@@ -127,9 +204,9 @@ def _run(operation: Any, *args: Any, **kwargs: Any) -> Any:
 def _emit(outcome: Any, as_json: bool, command: str) -> int:
     from rich.console import Console
 
-    from mcpprobe.redact import RedactingStream, Redactor
+    from mcpprobe.redact import RedactingStream
 
-    redactor = click.get_current_context().meta.get("redactor") or Redactor(())
+    redactor = _redactor()
     stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
     err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
     if outcome is None:
@@ -162,10 +239,24 @@ def _run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: A
     reported: list[int] = []
 
     def on_ready(outcome: Any) -> None:
-        reported.append(_emit(outcome, params["as_json"], command))
+        try:
+            reported.append(_emit(outcome, params["as_json"], command))
+        except (BrokenPipeError, SystemExit):
+            # The reader of stdout went away (rich turns that into SystemExit). Inside the event
+            # loop either would surface wrapped in an exception group: settle it here.
+            _silence_stdout()
+            reported.append(int(outcome.exit_code))
 
     outcome = _run(operation, *args, on_ready=on_ready, **kwargs)
     return reported[0] if reported else _emit(outcome, params["as_json"], command)
+
+
+def _redactor() -> Any:
+    """The secrets to mask, as gathered from the target by `_prepare` (none outside a command)."""
+    from mcpprobe.redact import Redactor
+
+    ctx = click.get_current_context(silent=True)
+    return (ctx.meta.get("redactor") if ctx is not None else None) or Redactor(())
 
 
 def _write(stream: Any, text: str) -> None:
@@ -179,35 +270,267 @@ def _server_stderr_writer(params: dict[str, Any]) -> Any:
     from mcpprobe.redact import RedactingStream
     from mcpprobe.wire.stdio import write_stderr_bytes
 
-    stream = RedactingStream(sys.stderr, click.get_current_context().meta["redactor"])
+    stream = RedactingStream(sys.stderr, _redactor())
     return lambda chunk: write_stderr_bytes(chunk, stream)
+
+
+FORMATS = ("human", "json", "junit", "openmetrics")
+
+
+def _output_format(params: dict[str, Any]) -> str:
+    chosen = params.get("output_format")
+    if params["as_json"] and chosen not in (None, "json"):
+        raise click.UsageError(f"--json is short for --format json; it cannot be combined with --format {chosen}")
+    return "json" if params["as_json"] else (chosen or "human")
+
+
+def _open_trace(params: dict[str, Any], redactor: Any) -> Any:
+    if not params.get("trace"):
+        return None
+    from mcpprobe.trace import TraceWriter
+
+    if params["trace"] == "-":
+        return TraceWriter(sys.stderr, redactor)
+    try:
+        stream = open(params["trace"], "w", encoding="utf-8")  # noqa: SIM115 - closed after the run
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write {params['trace']}: {exc.strerror or exc}",
+                                 param_hint="'--trace'") from None
+    return TraceWriter(stream, redactor, close=True)
+
+
+def _session_extras(ctx: click.Context, params: dict[str, Any], label: str = "") -> tuple[Any, dict[str, Any]]:
+    """--trace for one server: the writer (to close) and the session arguments that feed it."""
+    writer = _open_trace(params, ctx.meta["redactor"])
+    if writer is None:
+        return None, {}
+
+    hooks = writer.http_hooks(label)
+    return writer, {"tracer": writer.tracer(label), "http_hooks": hooks}
+
+
+def _per_server_path(template: str | None, option: str, name: str, many: bool) -> str | None:
+    if not template:
+        return None
+    if many and "{server}" not in template:
+        raise click.UsageError(f"{option} with several servers needs '{{server}}' in the path, "
+                               f"for example {option} 'snapshots/{{server}}.json'")
+    return template.replace("{server}", name or "server")
+
+
+def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[list[Any], bool]:
+    """The servers to probe: one from the command line, or named ones from the configs."""
+    from mcpprobe.errors import UsageProblem
+    from mcpprobe.fleet import Member
+    from mcpprobe.redact import Redactor
+
+    names: list[str] = list(dict.fromkeys(params["servers"]))
+    if params["all_servers"] and names:
+        raise click.UsageError("give either --all or -s/--server NAME, not both")
+    if not params["all_servers"] and not names:
+        target, settings = _prepare(ctx, positionals, params)
+        return [Member("", target, settings)], False
+    if positionals or ctx.meta.get("server_command"):
+        raise click.UsageError(
+            "give either named servers (-s/--server, --all) or a URL or a command after '--', not both")
+    try:
+        discovery = _discovery(ctx, params)
+        settings = _settings(params)
+        if params["all_servers"]:
+            names = discovery.names()
+            if not names:
+                raise UsageProblem("--all: no servers found in the configs (see `mcpprobe servers -v` and "
+                                   "docs/config.md)")
+        entries = [discovery.get(name) for name in names]
+    except UsageProblem as exc:
+        raise click.UsageError(exc.message) from None
+    many = params["all_servers"] or len(names) > 1
+    members, secrets = [], []
+    for entry in entries:
+        try:
+            target, extra = _named_target(entry, params)
+        except UsageProblem as exc:
+            if not many:
+                raise click.UsageError(exc.message) from None
+            members.append(Member(entry.name, None, settings, source=entry.source, problem=exc))
+            continue
+        secrets.extend([*target.secrets(), *extra])
+        members.append(Member(entry.name, target, settings, source=entry.source))
+    ctx.meta["redactor"] = Redactor(secrets)
+    _warn_insecure(params)
+    return members, many
+
+
+def _ci_inputs(params: dict[str, Any], members: list[Any], many: bool) -> Any:
+    """--expect, --baseline and --save-snapshot, read and checked before anything is started."""
+    from mcpprobe import drift, expect
+    from mcpprobe.errors import UsageProblem
+
+    try:
+        expectations = expect.load(params["expect_file"]) if params["expect_file"] else None
+        for member in members:
+            member.snapshot_path = _per_server_path(params["save_snapshot"], "--save-snapshot", member.name, many)
+            path = _per_server_path(params["baseline"], "--baseline", member.name, many)
+            if path is not None:
+                member.baseline = (path, drift.load(path))
+    except UsageProblem as exc:
+        raise click.UsageError(exc.message) from None
+    return expectations
 
 
 @cli.command(cls=TargetCommand, context_settings=CONTEXT)
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
+@server_options(many=True)
+@click.option("--all", "all_servers", is_flag=True, help="Probe every server found in the configs (a fleet).")
+@click.option("--concurrency", type=int, default=8, show_default=True, metavar="N", callback=_positive,
+              help="How many servers of a fleet are probed at once.")
+@click.option("--list-servers", is_flag=True, help="Show the named servers and the files they come from, and exit.")
+@click.option("--expect", "expect_file", type=click.Path(dir_okay=False), metavar="FILE.yaml",
+              help="Check what the server must offer (docs/expectations.md); each unmet expectation is an "
+                   "expectation-failed finding (exit 1).")
+@click.option("--save-snapshot", metavar="FILE",
+              help="Write the catalog (capabilities, items) to FILE as JSON; with a fleet put {server} in FILE.")
+@click.option("--baseline", metavar="FILE",
+              help="Compare with a snapshot saved earlier: report added, removed and changed items; breaking "
+                   "changes exit 1.")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
+              help="Output format: human (default), json (same as --json), junit (JUnit XML), openmetrics "
+                   "(Prometheus text).")
+@debug_options
 @connection_options
 @click.pass_context
 def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
     """Connect, show what was negotiated, and list every declared kind to the end.
 
-    Never calls a tool. Exit 0 when nothing is wrong, 1 when there are error findings.
+    Never calls a tool. Exit 0 when nothing is wrong, 1 when there are error findings. With several
+    -s NAME or --all, probes a fleet concurrently: one row per server, the worst exit code overall.
 
     \b
     Examples:
       mcpprobe probe -- mcpprobe-demo
-      mcpprobe probe -- npx -y @modelcontextprotocol/server-everything
       mcpprobe probe --json https://example.com/mcp | jq '.kinds | map_values(.state)'
+      mcpprobe probe -s github --expect expect.yaml --format junit > report.xml
+      mcpprobe probe --all --format openmetrics > /var/lib/node_exporter/mcp.prom
     """
-    target, settings = _prepare(ctx, url, params)
-    from mcpprobe.operations import probe as run_probe
+    fmt = _output_format(params)
+    if params["list_servers"]:
+        ctx.exit(_show_servers(ctx, params, fmt == "json"))
+    members, many = _members(ctx, url, params)
+    expectations = _ci_inputs(params, members, many)
+    from mcpprobe.fleet import Extras, run
 
-    ctx.exit(_run_and_emit(run_probe, params, "probe", target, settings,
-                           stderr_writer=_server_stderr_writer(params)))
+    trace = _open_trace(params, ctx.meta["redactor"])
+    extras = Extras(expectations, trace=trace, stderr_writer=_server_stderr_writer(params),
+                    say=_say(ctx, params), label_traces=many)
+    if extras.say is not None and many:
+        extras.say(f"probing {len(members)} servers, at most {params['concurrency']} at once")
+    try:
+        reports = _run(run, members, concurrency=params["concurrency"], extras=extras)
+    finally:
+        if trace is not None:
+            trace.close()
+    ctx.exit(_emit_reports(reports, fmt, many))
+
+
+def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
+    from rich.console import Console
+    from rich.text import Text
+
+    from mcpprobe.exitcodes import worst
+    from mcpprobe.redact import RedactingStream
+    from mcpprobe.render.human import render_error
+
+    if reports is None:
+        return _emit(None, fmt == "json", "probe")
+    redactor = _redactor()
+    stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
+    err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
+    out = Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
+    if fmt == "human" and not many:
+        from mcpprobe.render.fleet import render_extras
+        from mcpprobe.render.human import render_outcome
+
+        render_outcome(out, err, reports[0].outcome)
+        render_extras(out, reports[0])
+    elif fmt == "human":
+        from mcpprobe.render.fleet import render_fleet
+
+        render_fleet(out, reports)
+    else:
+        if fmt == "json":
+            from mcpprobe.render.jsondoc import dumps
+
+            docs = [report.document() for report in reports]
+            _write(stdout, dumps(docs if many else docs[0]))
+        elif fmt == "junit":
+            from mcpprobe.render.junit import render
+
+            _write(stdout, render(reports))
+        else:
+            from mcpprobe.render.openmetrics import render as render_metrics
+
+            _write(stdout, render_metrics(reports))
+        for report in reports:
+            if many and report.outcome.error is not None:
+                err.print(Text(f"{report.member.label}: error: ", style="bold red")
+                          + Text(report.outcome.error.message))
+            elif not many:
+                render_error(err, report.outcome)
+            if report.snapshot_error:
+                err.print(Text(f"{report.member.label}: snapshot {report.snapshot_error}", style="bold red"))
+    return int(worst([report.exit_code for report in reports]))
+
+
+def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> int:
+    from mcpprobe.errors import UsageProblem
+
+    try:
+        found = _discovery(ctx, params)
+    except UsageProblem as exc:
+        raise click.UsageError(exc.message) from None
+    if as_json:
+        from mcpprobe.render.jsondoc import dumps
+
+        _write(sys.stdout, dumps({
+            "formatVersion": 1, "command": "servers",
+            "servers": [entry.to_json() for entry in found.servers],
+            "shadowed": [entry.to_json() for entry in found.shadowed],
+            "files": [{"path": path, "state": state} for path, state in found.files],
+        }))
+        return 0
+    from rich.console import Console
+
+    from mcpprobe.render.fleet import render_servers
+
+    render_servers(Console(highlight=False, width=None if sys.stdout.isatty() else 160), found)
+    return 0
+
+
+@cli.command("servers", context_settings=CONTEXT)
+@CONFIG_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (docs/json-output.md).")
+@click.option("-v", "--verbose", is_flag=True, help="Also list every config file consulted, found or not.")
+@click.pass_context
+def servers_command(ctx: click.Context, **params: Any) -> None:
+    """Show every named server found in the config files, and the file it came from.
+
+    Reads mcpprobe.yaml, Claude Desktop, Claude Code, Cursor, Windsurf and VS Code configs (docs/config.md).
+    Environment values and header values are never shown, only their names.
+
+    \b
+    Examples:
+      mcpprobe servers
+      mcpprobe servers --json | jq -r '.servers[].name'
+      mcpprobe probe -s NAME
+    """
+    ctx.exit(_show_servers(ctx, params, params["as_json"]))
 
 
 @cli.command("list", cls=TargetCommand, context_settings=CONTEXT)
 @click.argument("kind", type=click.Choice(KIND_CHOICES))
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
+@server_options(many=False)
+@debug_options
 @connection_options
 @click.pass_context
 def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: Any) -> None:
@@ -220,12 +543,35 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
       mcpprobe list tools -- mcpprobe-demo
       mcpprobe list tools --json -- mcpprobe-demo | jq -r '.items[].name'
       mcpprobe list resources --json https://example.com/mcp | jq '.state'
+      mcpprobe list prompts -s my-server
     """
     target, settings = _prepare(ctx, url, params)
     from mcpprobe.operations import list_one
 
-    ctx.exit(_run_and_emit(list_one, params, "list", target, settings, kind,
-                           stderr_writer=_server_stderr_writer(params)))
+    say = _say(ctx, params)
+    if say is not None:
+        say(f"listing {kind} of {target.transport}: {target.describe()}")
+    trace, session_args = _session_extras(ctx, params)
+    try:
+        outcome = _run(list_one, target, settings, kind, stderr_writer=_server_stderr_writer(params),
+                       **session_args)
+    finally:
+        if trace is not None:
+            trace.close()
+    ctx.exit(_emit(outcome, params["as_json"], "list"))
+
+
+def _register_command_modules() -> None:
+    """Commands that live in modules of their own add themselves to the group here. Each such
+    module imports only click at load time, so --help and completion stay light."""
+    from importlib import import_module
+
+    for name in COMMAND_MODULES:
+        import_module(name).register(cli)
+
+
+COMMAND_MODULES = ("mcpprobe.cli_invoke", "mcpprobe.cli_watch", "mcpprobe.cli_auth")
+_register_command_modules()
 
 
 def main() -> None:
@@ -234,9 +580,14 @@ def main() -> None:
         cli.main(prog_name="mcpprobe", standalone_mode=True)
     except BrokenPipeError:
         # Reading stopped early (`| head`): not an error worth a traceback.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         sys.exit(0)
+
+
+def _silence_stdout() -> None:
+    """After the reader of stdout went away: send what is left to /dev/null, quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

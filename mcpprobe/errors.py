@@ -22,12 +22,17 @@ class ProbeError(Exception):
     exit_code: ExitCode = ExitCode.PROTOCOL
     code: str = "protocol-error"
 
-    def __init__(self, message: str, *, detail: dict[str, Any] | None = None, code: str | None = None):
+    severity: str = "error"  # of the finding it becomes; "info" for a user's own choice
+
+    def __init__(self, message: str, *, detail: dict[str, Any] | None = None, code: str | None = None,
+                 severity: str | None = None):
         super().__init__(message)
         self.message = message
         self.detail = detail or {}
         if code is not None:
             self.code = code
+        if severity is not None:
+            self.severity = severity
 
 
 class UsageProblem(ProbeError):

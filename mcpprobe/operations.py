@@ -15,7 +15,7 @@ import anyio
 from mcpprobe.catalog import KINDS, Listing, list_kind, timing_for
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
-from mcpprobe.findings import Finding, Severity, has_errors
+from mcpprobe.findings import CODES, Finding, Severity, has_errors
 from mcpprobe.session import Session, Snapshot, Timing, open_session
 from mcpprobe.target import Settings, Target
 
@@ -37,12 +37,17 @@ class Outcome:
         for listing in self.listings.values():
             found.extend(listing.findings)
         if self.error is not None:
-            # What ended the command is an error, whatever the code's usual severity.
-            found.append(Finding(self.error.code if self.error.code in _ERROR_CODES else "protocol-error",
-                                 self.error.message, kind=self.kind or "server", severity=Severity.ERROR,
+            # What ended the command is an error, whatever the code's usual severity, unless it
+            # was the user's own choice (a tool call not confirmed).
+            found.append(Finding(self.error.code if self.error.code in CODES else "protocol-error",
+                                 self.error.message, kind=self.error_kind(), severity=Severity(self.error.severity),
                                  detail=_public_detail(self.error.detail)))
         order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
         return sorted(found, key=lambda f: order[f.severity or Severity.INFO])
+
+    def error_kind(self) -> str:
+        """The kind the command's error concerns, for its finding."""
+        return self.kind or "server"
 
     @property
     def exit_code(self) -> ExitCode:
@@ -59,10 +64,6 @@ class Outcome:
         if has_errors(self.all_findings()):
             codes.append(ExitCode.FINDINGS)
         return worst(codes)
-
-
-_ERROR_CODES = {"connection-failed", "timeout", "protocol-error", "rpc-error", "auth-required",
-                "unsupported-version", "not-declared", "not-in-catalog", "list-failed", "config-error"}
 
 
 def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:

@@ -73,4 +73,47 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
-    return func
+    from mcpprobe.auth.options import auth_options
+
+    return auth_options(func)
+
+
+def _complete_servers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Server names from the configs, read lazily: only when the shell asks."""
+    from click.shell_completion import CompletionItem
+
+    from mcpprobe.config import server_names
+
+    names = server_names(tuple(ctx.params.get("config_files") or ()))
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+CONFIG_OPTION = click.option(
+    "--config", "config_files", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+    envvar="MCPPROBE_CONFIG",
+    help="Read named servers from this file only (repeatable): mcpprobe YAML, a Claude/Cursor/Windsurf "
+         "mcpServers file or a VS Code mcp.json. Default: the search path in docs/config.md.")
+
+
+def server_options(*, many: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """-s/--server NAME (repeatable when `many`) and --config FILE."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        func = CONFIG_OPTION(func)
+        return click.option(
+            "-s", "--server", "servers" if many else "server", multiple=many, metavar="NAME",
+            shell_complete=_complete_servers,
+            help="A server named in a config file (see `mcpprobe servers`)"
+                 + (" (repeatable: several make a fleet)." if many else "."))(func)
+
+    return decorate
+
+
+def debug_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--trace FILE|- and -v/--verbose."""
+    func = click.option("-v", "--verbose", is_flag=True,
+                        help="Tell on stderr what mcpprobe does: configs read, servers started, results.")(func)
+    return click.option(
+        "--trace", "trace", metavar="FILE|-", default=None,
+        help="Write every JSON-RPC message both ways (and HTTP status lines and headers) with a timestamp "
+             "to FILE, or to stderr with '-'. Secrets are redacted.")(func)

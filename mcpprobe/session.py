@@ -98,6 +98,9 @@ def client_capabilities(settings: Settings) -> dict[str, Any]:
     if settings.roots:
         # Our roots never change during a run, so no listChanged promise.
         capabilities["roots"] = {}
+    if settings.elicit:
+        # Form mode only: mcpprobe can decline or fill in the schema's defaults, not open URLs.
+        capabilities["elicitation"] = {"form": {}}
     return capabilities
 
 
@@ -190,7 +193,8 @@ def _header_value(value: str) -> str:
     return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
 
 
-def make_transport(target: Target, settings: Settings, stderr_writer: Any = None) -> Any:
+def make_transport(target: Target, settings: Settings, stderr_writer: Any = None,
+                   http_hooks: dict[str, list[Any]] | None = None) -> Any:
     if isinstance(target, StdioTarget):
         from mcpprobe.wire.stdio import StdioTransport
 
@@ -202,7 +206,8 @@ def make_transport(target: Target, settings: Settings, stderr_writer: Any = None
     from mcpprobe.wire.http import LegacySseTransport, StreamableHttpTransport
 
     cls = LegacySseTransport if target.transport == "sse" else StreamableHttpTransport
-    return cls(target, max_message_bytes=settings.max_message_bytes, connect_timeout=settings.connect_timeout)
+    return cls(target, max_message_bytes=settings.max_message_bytes, connect_timeout=settings.connect_timeout,
+               http_hooks=http_hooks)
 
 
 @asynccontextmanager
@@ -213,13 +218,15 @@ async def open_session(
     tracer: Tracer | None = None,
     stderr_writer: Any = None,
     on_connection: Any = None,
+    http_hooks: dict[str, list[Any]] | None = None,
 ) -> AsyncIterator[Session]:
     """Connect, negotiate, and yield a ready Session. Every exit path closes the transport.
 
     `on_connection(conn)` runs before the first message is sent, so that notification handlers
-    are in place before anything can arrive (no silent window).
+    are in place before anything can arrive (no silent window). `http_hooks` are httpx event
+    hooks ({"request": [...], "response": [...]}) for the HTTP transports, for tracing.
     """
-    transport = make_transport(target, settings, stderr_writer)
+    transport = make_transport(target, settings, stderr_writer, http_hooks)
     snapshot = Snapshot(
         transport=transport.info.kind,
         target=target.describe(),

@@ -64,7 +64,10 @@ class HttpTarget:
         return self.url
 
     def secrets(self) -> list[str]:
-        return [v for k, v in self.headers if is_secret_header(k) and v]
+        found = [v for k, v in self.headers if is_secret_header(k) and v]
+        # "Bearer <token>": the credential alone too, in case a server echoes only the token.
+        found += [v.split(None, 1)[1] for v in found if len(v.split(None, 1)) == 2]
+        return found
 
 
 Target = StdioTarget | HttpTarget
@@ -88,6 +91,7 @@ class Settings:
     force: bool = False
     roots: tuple[str, ...] = ()
     server_stderr: str = "tail"  # tail | live | quiet
+    elicit: str | None = None  # declare elicitation and answer it: "decline" or "defaults"
     stderr_tail_lines: int = 20
     extra: dict = field(default_factory=dict)
 

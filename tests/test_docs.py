@@ -91,14 +91,37 @@ def _long_options(command: click.Command) -> set[str]:
     return options
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
+DOCUMENTED = ["probe", "list", "call", "read", "get-prompt", "watch", "servers"]
+
+
+def _shared_options() -> set[str]:
+    """The options of `connection_options`, documented once on docs/connection-options.md."""
+    from mcpprobe.options import connection_options
+
+    return _long_options(connection_options(click.Command("x", callback=lambda **_: None))) - {"--help"}
+
+
+def _missing(options: set[str], page: str) -> list[str]:
+    return sorted(opt for opt in options if not re.search(re.escape(opt) + r"(?![\w-])", page))
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
 def test_every_long_option_is_documented(name: str) -> None:
+    """A command's own options on its page; the shared ones through a link to connection-options.md."""
     command = cli.commands[name]
     page = _read(DOCS / "commands" / f"{name}.md")
     options = _long_options(command)
-    assert "--json" in options and "--transport" in options
-    missing = sorted(opt for opt in options if not re.search(re.escape(opt) + r"(?![\w-])", page))
+    assert "--json" in options
+    shared = _shared_options()
+    missing = _missing(options - shared - {"--help"}, page)
     assert not missing, f"docs/commands/{name}.md does not mention {missing}"
+    if (options & shared) - {"--json"}:
+        assert "connection-options.md" in page, f"docs/commands/{name}.md does not link the shared options"
+
+
+def test_every_shared_option_is_on_the_connection_options_page() -> None:
+    missing = _missing(_shared_options(), _read(DOCS / "connection-options.md"))
+    assert not missing, f"docs/connection-options.md does not mention {missing}"
 
 
 # ----- README -----

@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import PY, ROOT, fixture_http, http_server, run_cli
 
 ODDITIES = ROOT / "tests" / "fixtures" / "http_oddities.py"

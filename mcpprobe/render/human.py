@@ -32,7 +32,11 @@ def safe(value: Any, limit: int = 0) -> str:
 
 
 def _label(name: str) -> Text:
-    return Text(f"{name:<13}", style="bold")
+    # A styled span, not a base style: `Text + Text` keeps the left side's base style, which
+    # would make the whole line bold.
+    label = Text(f"{name:<13}")
+    label.stylize("bold")
+    return label
 
 
 def render_snapshot(console: Console, outcome: Outcome) -> None:

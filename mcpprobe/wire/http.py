@@ -29,10 +29,12 @@ def _origin(url: str) -> tuple[str, str]:
 
 
 class _HttpBase:
-    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float) -> None:
+    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float,
+                 http_hooks: dict[str, list[Any]] | None = None) -> None:
         self.target = target
         self._max = max_message_bytes
         self._connect_timeout = connect_timeout
+        self._hooks = http_hooks or {}
         self._client: httpx.AsyncClient | None = None
         self._sink: Sink | None = None
         self._task_group: Any = None
@@ -45,6 +47,7 @@ class _HttpBase:
             verify=not self.target.insecure,
             follow_redirects=False,
             trust_env=True,
+            event_hooks=self._hooks,
         )
 
     def set_protocol_version(self, version: str) -> None:
@@ -92,8 +95,10 @@ class _HttpBase:
 
 
 class StreamableHttpTransport(_HttpBase):
-    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float) -> None:
-        super().__init__(target, max_message_bytes=max_message_bytes, connect_timeout=connect_timeout)
+    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float,
+                 http_hooks: dict[str, list[Any]] | None = None) -> None:
+        super().__init__(target, max_message_bytes=max_message_bytes, connect_timeout=connect_timeout,
+                         http_hooks=http_hooks)
         self.info = TransportInfo("http", {"url": target.url})
         self._session_id: str | None = None
 
@@ -195,6 +200,55 @@ class StreamableHttpTransport(_HttpBase):
             raise ProtocolFailure(f"{method}: HTTP 202 Accepted for a request: the server sent no answer")
         raise await self._http_problem(response, method)
 
+    async def open_server_stream(self, *, on_open: Any = None) -> str:
+        """The standalone GET event stream (2025-03-26 to 2025-11-25): server-to-client messages
+        that belong to no request (list_changed, resources/updated, log messages, server requests).
+
+        Call after the handshake: it carries the session id and the negotiated MCP-Protocol-Version.
+        Each message goes to the connection like any other. `on_open(status)` is called once the
+        response headers are in. Runs until the stream ends and returns "unsupported" when the server
+        offers none (HTTP 405, which the spec allows) or "ended" when the server closed it (it may;
+        open it again if wanted). Raises a ProbeError otherwise: ConnectionFailed for a network error
+        or an expired session (404), AuthFailed for 401/403, ProtocolFailure for a non-SSE answer.
+        """
+        assert self._client is not None and self._sink is not None
+        url = self.target.url
+        headers = {"Accept": "text/event-stream"}
+        if self._session_id:
+            headers["Mcp-Session-Id"] = self._session_id
+        if self._protocol_version:
+            headers["MCP-Protocol-Version"] = self._protocol_version
+        try:
+            async with self._client.stream("GET", url, headers=headers) as response:
+                status = response.status_code
+                if on_open is not None:
+                    on_open(status)
+                if status == 405:
+                    return "unsupported"
+                if status == 404 and self._session_id:
+                    raise ConnectionFailed(f"GET {url}: HTTP 404: the server no longer knows this session")
+                content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if status != 200 or content_type != "text/event-stream":
+                    raise await self._http_problem(response, f"GET {url}")
+                parser = EventParser(self._max)
+                async for chunk in response.aiter_bytes():
+                    try:
+                        events = parser.feed(chunk)
+                    except ValueError as exc:
+                        raise ProtocolFailure(f"GET {url}: {exc} (--max-message-size)") from None
+                    for event in events:
+                        if event.event != "message" or not event.data.strip():
+                            continue
+                        try:
+                            message = decode_message(event.data)
+                        except ValueError:
+                            self._sink.bad_output("an SSE event that is not JSON-RPC", event.data[:200])
+                            continue
+                        self._sink.message(message)
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, url) from None
+        return "ended"
+
     async def aclose(self) -> None:
         if self._client is None:
             return
@@ -209,8 +263,10 @@ class StreamableHttpTransport(_HttpBase):
 class LegacySseTransport(_HttpBase):
     """HTTP+SSE (2024-11-05): GET an event stream, POST messages to the endpoint it names."""
 
-    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float) -> None:
-        super().__init__(target, max_message_bytes=max_message_bytes, connect_timeout=connect_timeout)
+    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float,
+                 http_hooks: dict[str, list[Any]] | None = None) -> None:
+        super().__init__(target, max_message_bytes=max_message_bytes, connect_timeout=connect_timeout,
+                         http_hooks=http_hooks)
         self.info = TransportInfo("sse", {"url": target.url})
         self._endpoint: str | None = None
         self._endpoint_ready = anyio.Event()

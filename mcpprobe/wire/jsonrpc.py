@@ -58,9 +58,9 @@ class Connection:
         self.anomalies: list[Anomaly] = []
         self.bad_output_count = 0
         self.closed_error: ProbeError | None = None
+        self.closed = anyio.Event()  # set when the transport reports the peer gone
         self.notification_handlers: list[NotificationHandler] = []
         self.request_handlers: dict[str, RequestHandler] = {}
-        self.received_methods: list[str] = []
         self._ids = itertools.count(1)
         self._pending: dict[Any, _Pending] = {}
         self._abandoned: set[Any] = set()
@@ -178,6 +178,7 @@ class Connection:
     def _on_closed(self, error: ProbeError) -> None:
         if self.closed_error is None:
             self.closed_error = error
+        self.closed.set()
         for pending in self._pending.values():
             if not pending.done.is_set():
                 pending.error = error
@@ -209,7 +210,6 @@ class Connection:
             if not isinstance(method, str):
                 self._anomaly("a message whose method is not a string", message)
                 return
-            self.received_methods.append(method)
             params = message.get("params")
             if params is not None and not isinstance(params, dict):
                 self._anomaly(f"{method}: params is not an object", message)
