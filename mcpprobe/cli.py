@@ -31,8 +31,16 @@ def _version_text() -> str:
     return f"mcpprobe {__version__} (mcp SDK {sdk}, Python {sys.version.split()[0]})"
 
 
+def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    # A callback, so the SDK's version is looked up only when asked for, not at every start.
+    if value and not ctx.resilient_parsing:
+        click.echo(_version_text())
+        ctx.exit()
+
+
 @click.group(context_settings=CONTEXT)
-@click.version_option(__version__, "-V", "--version", message=_version_text())
+@click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 def cli() -> None:
     """Diagnose a Model Context Protocol server: what it declares, what it negotiates, and what is
     broken rather than merely absent.
@@ -104,10 +112,15 @@ def _prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
 def _authorized(target: Any, params: dict[str, Any], entry: Any = None) -> tuple[Any, list[str]]:
     """The target with its credentials: --bearer-env, a stored or refreshed token, or client
     credentials (a config entry's auth keys under the command line's). Returns the secrets too."""
-    from mcpprobe.auth.apply import authorize_target
     from mcpprobe.auth.options import AuthSettings
+    from mcpprobe.target import StdioTarget
 
     auth = AuthSettings.from_params(params)
+    if isinstance(target, StdioTarget) and auth == AuthSettings(no_browser=auth.no_browser) and not (
+            entry is not None and entry.auth):
+        return target, []  # nothing to authorize; spares a stdio probe the token store's imports
+    from mcpprobe.auth.apply import authorize_target
+
     if entry is not None and entry.auth:
         auth = auth.merged(AuthSettings.from_config(dict(entry.auth)))
     target, resolved = authorize_target(target, auth, timeout=params["connect_timeout"])
@@ -173,8 +186,13 @@ def _named_target(entry: Any, params: dict[str, Any]) -> tuple[Any, list[str]]:
     return target, [*resolved.secrets, *auth_secrets]
 
 
-def _run(operation: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run one async operation; SIGTERM/SIGHUP cancel it like Ctrl-C. None means interrupted."""
+def _run(operation: Any, *args: Any, signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP),
+         stop: Any = None, **kwargs: Any) -> Any:
+    """Run one async operation; `signals` cancel it like Ctrl-C. None means interrupted.
+
+    `stop()`, when given, is asked first on a signal: it returns True when it ended the operation
+    gracefully itself (watch stops and reports), False to let the signal cancel it.
+    """
     import anyio
 
     from mcpprobe.wire.stdio import reap_all
@@ -183,9 +201,11 @@ def _run(operation: Any, *args: Any, **kwargs: Any) -> Any:
         result: list[Any] = []
         async with anyio.create_task_group() as group:
             async def on_signal() -> None:
-                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-                    async for _ in signals:
-                        group.cancel_scope.cancel()
+                # Leaving the receiver restores the default handlers: a second Ctrl-C acts at once.
+                with anyio.open_signal_receiver(*signals) as received:
+                    async for _ in received:
+                        if stop is None or not stop():
+                            group.cancel_scope.cancel()
                         return
 
             group.start_soon(on_signal)

@@ -31,40 +31,23 @@ def _not_negative(ctx: click.Context, param: click.Parameter, value: Any) -> Any
 
 
 def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_writer: Any) -> Any:
-    import anyio
-
+    from mcpprobe.cli import _run
     from mcpprobe.watch import watch
-    from mcpprobe.wire.stdio import reap_all
 
     holder: dict[str, Any] = {}
 
-    async def main() -> Any:
-        result: list[Any] = []
-        async with anyio.create_task_group() as group:
-            async def on_signal() -> None:
-                # The first signal stops the watch cleanly; leaving the receiver restores the default
-                # handlers, so a second Ctrl-C interrupts at once.
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
-                    async for _ in signals:
-                        watcher = holder.get("watcher")
-                        if watcher is not None:
-                            watcher.stop("interrupted", 0)
-                        else:
-                            group.cancel_scope.cancel()
-                        return
+    def stop() -> bool:
+        # The first signal stops the watch cleanly, with its last events; before the watch has
+        # started, it cancels like any other command.
+        watcher = holder.get("watcher")
+        if watcher is None:
+            return False
+        watcher.stop("interrupted", 0)
+        return True
 
-            group.start_soon(on_signal)
-            result.append(await watch(target, settings, options, emit, stderr_writer=stderr_writer,
-                                      on_start=lambda w: holder.__setitem__("watcher", w)))
-            group.cancel_scope.cancel()
-        return result[0] if result else None
-
-    try:
-        return anyio.run(main)
-    except KeyboardInterrupt:
-        return None
-    finally:
-        reap_all()
+    return _run(watch, target, settings, options, emit, stderr_writer=stderr_writer,
+                on_start=lambda w: holder.__setitem__("watcher", w), stop=stop,
+                signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
 
 
 @click.command("watch", cls=TargetCommand, context_settings=CONTEXT)

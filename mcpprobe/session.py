@@ -230,13 +230,16 @@ async def open_session(
     snapshot = Snapshot(
         transport=transport.info.kind,
         target=target.describe(),
-        client_info=client_info(),
+        client_info={},
         client_capabilities=client_capabilities(settings),
     )
     started = time.perf_counter()
     session: Session | None = None
     try:
         async with Connection(transport, tracer=tracer) as conn:
+            # Looking up the SDK's version costs tens of milliseconds: done once the server is
+            # starting, not before.
+            snapshot.client_info = client_info()
             session = Session(conn, target, settings, snapshot)
             session.timings.append(Timing("connect", (time.perf_counter() - started) * 1000))
             _install_client_handlers(conn, settings)
@@ -246,6 +249,7 @@ async def open_session(
             await _negotiate(session, deadline=time.monotonic() + budget)
             yield session
     except ProbeError as exc:
+        snapshot.client_info = snapshot.client_info or client_info()
         tail = transport.stderr_tail(settings.stderr_tail_lines)
         if tail and "serverStderr" not in exc.detail:
             exc.detail["serverStderr"] = tail

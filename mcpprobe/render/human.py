@@ -62,7 +62,7 @@ def render_snapshot(console: Console, outcome: Outcome) -> None:
     console.print(_label("Client") + Text(f"{client['name']} {client['version']} (mcp SDK {sdk_version()}); "
                                           f"declared capabilities: {declared}", style="dim"))
     if snapshot.negotiated:
-        console.print(_label("Capabilities") + _capabilities_text(snapshot.capabilities))
+        console.print(_label("Capabilities") + capabilities_text(snapshot.capabilities))
     if snapshot.instructions:
         console.print(_label("Instructions") + Text(_instructions(snapshot.instructions)))
 
@@ -76,7 +76,7 @@ def _instructions(text: str, max_lines: int = 8) -> str:
     return ("\n" + " " * 13).join(shown)
 
 
-def _capabilities_text(capabilities: dict[str, Any]) -> Text:
+def capabilities_text(capabilities: dict[str, Any]) -> Text:
     if not capabilities:
         return Text("none declared", style="yellow")
     text = Text()

@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from mcpprobe.sanitize import truncate, visible
+from mcpprobe.render.human import capabilities_text, safe
 
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Templates", "prompts": "Prompts",
                "server": "server"}
@@ -41,11 +41,6 @@ class JsonLines:
     def __call__(self, event: dict[str, Any]) -> None:
         self.stream.write(dumps_line(event) + "\n")
         self.stream.flush()
-
-
-def safe(value: Any, limit: int = 0) -> str:
-    text = visible(value if isinstance(value, str) else json.dumps(value, ensure_ascii=True, default=str))
-    return truncate(text, limit) if limit else text
 
 
 def _names(names: list[Any], sign: str) -> str:
@@ -103,7 +98,7 @@ class HumanLines:
             console.print(self._label("Transport") + Text(where))
             era = "modern era" if event.get("era") == "modern" else "legacy era"
             console.print(self._label("Protocol") + Text(f"{safe(event.get('protocolVersion') or '?')}  ({era})"))
-            console.print(self._label("Capabilities") + _capabilities(event.get("capabilities") or {}))
+            console.print(self._label("Capabilities") + capabilities_text(event.get("capabilities") or {}))
             return
         self.kinds_seen.add(str(kind))
         console.print(self._label(KIND_TITLES.get(str(kind), str(kind))) + self._kind_text(event))
@@ -156,7 +151,7 @@ class HumanLines:
         if name == "snapshot":
             if event.get("kind") == "server":
                 text.append(f"connected again: {safe(event.get('protocolVersion') or '?')} ")
-                text.append_text(_capabilities(event.get("capabilities") or {}))
+                text.append_text(capabilities_text(event.get("capabilities") or {}))
             else:
                 text.append_text(self._kind_text(event))
         elif name == "list_changed":
@@ -207,7 +202,7 @@ class HumanLines:
                 pv = event["protocolVersion"]
                 bits.append(f"protocol {safe(pv.get('before'))} -> {safe(pv.get('after'))}")
             text.append(" ".join(bits) + "  now: ")
-            text.append_text(_capabilities(event.get("after") or {}))
+            text.append_text(capabilities_text(event.get("after") or {}))
         elif name == "finding":
             text.append(f"{event.get('code')}: ", style="bold")
             text.append(safe(event.get("message"), 500))
@@ -237,16 +232,3 @@ def _items(count: Any) -> str:
     return f"{count} item{'' if count == 1 else 's'}"
 
 
-def _capabilities(capabilities: dict[str, Any]) -> Text:
-    if not capabilities:
-        return Text("none declared", style="yellow")
-    text = Text()
-    for i, (name, value) in enumerate(capabilities.items()):
-        if i:
-            text.append(" · ")
-        text.append(safe(name), style="bold")
-        if isinstance(value, dict):
-            subs = [safe(k) for k, v in value.items() if v is True]
-            if subs:
-                text.append(f" ({', '.join(subs)})")
-    return text
