@@ -79,7 +79,7 @@ def test_typed_tool_with_output_schema(url):
     assert doc["result"]["structuredContent"] == {"sum": 42}
     assert doc["structuredContent"] == {"sum": 42} and doc["isError"] is False
     assert doc["confirmation"] == "read-only"
-    assert doc["catalog"]["tools"] == {"state": "complete", "listCompleted": True, "count": 13, "pages": 4}
+    assert doc["catalog"]["tools"] == {"state": "complete", "listCompleted": True, "count": 14, "pages": 4}
     assert doc["tool"]["annotations"]["readOnlyHint"] is True
     assert [t["phase"] for t in doc["timings"]][-1] == "call"
     assert not [f for f in doc["findings"] if f["severity"] == "error"]
@@ -185,6 +185,14 @@ def test_schema_dialect_comes_from_dollar_schema(url):
     assert doc["error"]["detail"]["dialect"] == "http://json-schema.org/draft-07/schema#"
     assert "'b' is a dependency of 'a'" in doc["error"]["message"]
     assert call_json(url, "draft07", "a=1", "b=2")[0].exit_code == 0
+
+
+def test_unusable_schema_is_a_warning_and_the_call_goes_on(url):
+    result, doc = call_json(url, "odd_schema", "x=1")
+    assert result.exit_code == 0, result.stderr
+    warning = [f for f in doc["findings"] if f["code"] == "unusable-schema"]
+    assert warning and warning[0]["severity"] == "warning"
+    assert "not validated" in warning[0]["message"]
 
 
 # ----- results -----

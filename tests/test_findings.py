@@ -225,3 +225,12 @@ def test_refused_list_still_reports_what_was_declared():
 def test_unsupported_version_leaves_capabilities_unknown():
     result = run_cli(["probe", "--json", "--", *fixture_cmd("unsupported-version")])
     assert result.json["capabilities"] is None and result.json["kinds"] is None
+
+
+def test_duplicate_names_are_a_warning_and_both_are_kept():
+    result, doc = probe_json("duplicate-item")
+    assert result.exit_code == 0
+    assert [t["name"] for t in doc["kinds"]["tools"]["items"]] == ["echo", "add", "echo"]
+    f = finding(doc, "duplicate-item", "tools")
+    assert f["severity"] == "warning"
+    assert f["detail"] == {"index": 2, "first": 0, "id": "echo"}

@@ -38,6 +38,7 @@ def test_non_mcp_answers_show_status_and_first_bytes(mode, status, first_bytes):
         result = run_cli(["probe", "--json", "--protocol", "legacy", url])
     assert result.exit_code == 5
     error = result.json["error"]
+    assert error["code"] == "protocol-error"
     assert "not an MCP answer" in error["message"]
     assert error["detail"]["status"] == status
     assert error["detail"]["bodyStart"].startswith(first_bytes)

@@ -28,3 +28,11 @@ def test_header_secret_is_never_printed():
             result = run_cli(["probe", *extra, "--header", f"Authorization: Bearer {SECRET}", url])
             assert result.exit_code == 7
             assert SECRET not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("args", [["--format", "junit"], ["--format", "openmetrics"], ["--trace", "-"],
+                                  ["--trace", "-", "--json"], ["-v"]])
+def test_every_other_output_mode_masks_it_too(args):
+    result = run_subprocess(["probe", *args, "--env", f"API_TOKEN={SECRET}", "--", PY, "-c", ECHO])
+    assert result.exit_code == 4
+    assert SECRET not in result.stdout + result.stderr
