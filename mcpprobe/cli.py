@@ -259,16 +259,24 @@ def _run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: A
     reported: list[int] = []
 
     def on_ready(outcome: Any) -> None:
-        try:
-            reported.append(_emit(outcome, params["as_json"], command))
-        except (BrokenPipeError, SystemExit):
-            # The reader of stdout went away (rich turns that into SystemExit). Inside the event
-            # loop either would surface wrapped in an exception group: settle it here.
-            _silence_stdout()
-            reported.append(int(outcome.exit_code))
+        reported.append(_emit_safely(lambda: _emit(outcome, params["as_json"], command), outcome.exit_code))
 
     outcome = _run(operation, *args, on_ready=on_ready, **kwargs)
-    return reported[0] if reported else _emit(outcome, params["as_json"], command)
+    if reported:
+        return reported[0]
+    code = outcome.exit_code if outcome is not None else None
+    return _emit_safely(lambda: _emit(outcome, params["as_json"], command), code)
+
+
+def _emit_safely(emit: Any, code: Any) -> int:
+    """Print a result; when the reader of stdout has gone away (`| head`), say nothing more and
+    keep the result's own exit code. rich turns a broken pipe into SystemExit; inside the event
+    loop either would also surface wrapped in an exception group, so it is settled here."""
+    try:
+        return int(emit())
+    except (BrokenPipeError, SystemExit):
+        _silence_stdout()
+        return int(code) if code is not None else 0
 
 
 def _redactor() -> Any:
@@ -444,12 +452,17 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
                     say=_say(ctx, params), label_traces=many)
     if extras.say is not None and many:
         extras.say(f"probing {len(members)} servers, at most {params['concurrency']} at once")
+    shown: list[int] = []
+    if not many:
+        # One server: shown as soon as its report is complete, while a stdio server shuts down.
+        extras.on_report = lambda report: shown.append(_emit_safely(lambda: _emit_reports([report], fmt, many),
+                                                                    report.exit_code))
     try:
         reports = _run(run, members, concurrency=params["concurrency"], extras=extras)
     finally:
         if trace is not None:
             trace.close()
-    ctx.exit(_emit_reports(reports, fmt, many))
+    ctx.exit(shown[0] if shown else _emit_safely(lambda: _emit_reports(reports, fmt, many), None))
 
 
 def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
@@ -573,12 +586,12 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
         say(f"listing {kind} of {target.transport}: {target.describe()}")
     trace, session_args = _session_extras(ctx, params)
     try:
-        outcome = _run(list_one, target, settings, kind, stderr_writer=_server_stderr_writer(params),
-                       **session_args)
+        code = _run_and_emit(list_one, params, "list", target, settings, kind,
+                             stderr_writer=_server_stderr_writer(params), **session_args)
     finally:
         if trace is not None:
             trace.close()
-    ctx.exit(_emit(outcome, params["as_json"], "list"))
+    ctx.exit(code)
 
 
 def _register_command_modules() -> None:

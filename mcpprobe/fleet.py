@@ -88,6 +88,7 @@ class Extras:
     stderr_writer: Any = None
     say: Say | None = None
     label_traces: bool = False  # prefix trace lines with the server's name (a fleet)
+    on_report: Callable[[Report], None] | None = None  # each report as soon as it is complete
 
 
 async def run(members: list[Member], *, concurrency: int, extras: Extras) -> list[Report]:
@@ -106,8 +107,6 @@ async def run(members: list[Member], *, concurrency: int, extras: Extras) -> lis
 
 
 async def probe_member(member: Member, extras: Extras) -> Report:
-    from mcpprobe import drift as drift_module
-    from mcpprobe import expect
     from mcpprobe.operations import probe
 
     say = extras.say or (lambda _: None)
@@ -123,11 +122,31 @@ async def probe_member(member: Member, extras: Extras) -> Report:
     if extras.stderr_writer is not None:
         session_args["stderr_writer"] = extras.stderr_writer
     started = time.perf_counter()
+    finished: list[Report] = []
+
+    def on_ready(outcome: Outcome) -> None:
+        # The outcome is complete; a stdio server is still being shut down. Finish the report now,
+        # and hand it on, so that a single probe is shown during the shutdown, not after it.
+        finished.append(_finish(member, outcome, time.perf_counter() - started, extras))
+        if extras.on_report is not None:
+            extras.on_report(finished[0])
+
     try:
-        outcome = await probe(member.target, member.settings, **session_args)
+        outcome = await probe(member.target, member.settings, on_ready=on_ready, **session_args)
     except Exception as exc:  # noqa: BLE001 - a bug in one member must not end the fleet
         outcome = Outcome("probe", error=ProtocolFailure(f"internal error: {type(exc).__name__}: {exc}"))
-    report = Report(member, outcome, elapsed=time.perf_counter() - started)
+    if finished:
+        return finished[0]
+    return _finish(member, outcome, time.perf_counter() - started, extras)
+
+
+def _finish(member: Member, outcome: Outcome, elapsed: float, extras: Extras) -> Report:
+    """The report of one member: expectations, drift and the snapshot, on top of the probe."""
+    from mcpprobe import drift as drift_module
+    from mcpprobe import expect
+
+    say = extras.say or (lambda _: None)
+    report = Report(member, outcome, elapsed=elapsed)
     if extras.expectations is not None:
         report.checks = expect.evaluate(extras.expectations, outcome, report.elapsed)
         outcome.findings.extend(expect.findings(report.checks))

@@ -148,3 +148,14 @@ def test_reported_once_even_when_interrupted_during_shutdown():
     assert out[end:].strip() == "", "exactly one JSON document on stdout"
     assert proc.returncode == doc["exitCode"]
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", [["probe"], ["list", "tools"]])
+@pytest.mark.parametrize("scenario, expected", [("full", "0"), ("method-not-found", "1")])
+def test_a_closed_pipe_keeps_the_result_exit_code(command, scenario, expected):
+    """`| head` stops reading: no traceback, and the exit code is still the server's verdict."""
+    pipeline = (f"{sys.executable} -m mcpprobe {' '.join(command)} -- {PY} {FIXTURE} {scenario}"
+                " | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}")
+    proc = subprocess.run(["bash", "-c", pipeline], capture_output=True, text=True, cwd=ROOT, timeout=30)
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout.strip() == expected
