@@ -142,10 +142,13 @@ def listing_header(listing: Listing) -> Text:
     if listing.state == "not-declared":
         text.append("  not declared; nothing sent", style=style)
         return text
-    pages = len(listing.pages)
+    if listing.state in ("method-not-found", "failed"):
+        text.append(f"  {listing.state}; no items read", style=style)
+        return text
+    pages = sum(1 for page in listing.pages if not page.failed)
     text.append(f"  {len(listing.items)} item{'s' if len(listing.items) != 1 else ''}", style="bold")
     text.append(f", {listing.state}", style=style)
-    text.append(f", {pages} page{'s' if pages != 1 else ''}, {listing.ms:.0f} ms", style="dim")
+    text.append(f", {pages} page{'s' if pages != 1 else ''} read, {listing.ms:.0f} ms", style="dim")
     return text
 
 
