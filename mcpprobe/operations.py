@@ -139,6 +139,7 @@ async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: A
                 if _has_failures(outcome):
                     outcome.stderr_tail = transport_tail
                 await session.conn.transport.begin_close()
+                await _diagnose_auth(outcome, target, settings)
                 on_ready(outcome)
     except ProbeError as exc:
         outcome.error = exc
@@ -147,13 +148,22 @@ async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: A
             outcome.findings.extend(exc.detail.get("findings", []))
             outcome.timings[:0] = exc.detail.get("timings", [])
         transport_tail = exc.detail.get("serverStderr", transport_tail)
-    if outcome.error is not None and outcome.error.exit_code == ExitCode.AUTH and target.transport in ("http", "sse"):
-        from mcpprobe.auth.diagnosis import diagnose_outcome  # what the 401/403 means (docs/auth.md)
-
-        await diagnose_outcome(outcome, target, settings)
+    await _diagnose_auth(outcome, target, settings)
     if _has_failures(outcome):
         outcome.stderr_tail = transport_tail
     return outcome
+
+
+async def _diagnose_auth(outcome: Outcome, target: Target, settings: Settings) -> None:
+    """Explain a 401/403 that stopped the command or one of its lists (a token can expire
+    mid-run): what the server expects, as findings (docs/auth.md). Once per outcome."""
+    errors = [outcome.error, *(listing.error for listing in outcome.listings.values())]
+    error = next((e for e in errors if e is not None and e.exit_code == ExitCode.AUTH), None)
+    if error is None or target.transport not in ("http", "sse") or "authDiagnosis" in error.detail:
+        return
+    from mcpprobe.auth.diagnosis import diagnose_outcome
+
+    await diagnose_outcome(outcome, target, settings, error)
 
 
 def _has_failures(outcome: Outcome) -> bool:

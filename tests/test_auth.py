@@ -450,3 +450,16 @@ def test_probe_uses_the_stored_token_and_bearer_env_and_config(config_home: Path
                              "-s", "guarded"])
         assert by_config.exit_code == 0, by_config.stderr
         assert token not in by_config.stdout + by_config.stderr
+
+
+def test_a_token_that_expires_mid_list_is_diagnosed_and_the_items_kept() -> None:
+    from conftest import fixture_http
+
+    with fixture_http("auth-expires") as url:  # counts requests: discover, initialize, initialized, page 1
+        result = run_cli(["probe", "--json", url])
+        doc = result.json
+    assert result.exit_code == 7
+    tools = doc["kinds"]["tools"]
+    assert tools["state"] == "incomplete" and [t["name"] for t in tools["items"]] == ["first"]
+    assert finding(doc, "list-incomplete")["detail"]["cause"] == "auth"
+    assert finding(doc, "auth-challenge")["severity"] == "info"

@@ -209,13 +209,14 @@ def findings_for(found: Discovery, *, token_sent: bool) -> list[Finding]:
     return out
 
 
-async def diagnose_outcome(outcome: Any, target: Any, settings: Any) -> None:
-    """The `on_auth_failure` hook: add the diagnosis to an `Outcome` whose error is an `AuthFailed`.
+async def diagnose_outcome(outcome: Any, target: Any, settings: Any, error: Any = None) -> None:
+    """Add the diagnosis of an `AuthFailed` to an `Outcome`: the command's error, or (given as
+    `error`) the one that stopped a list part way.
 
-    Findings go to `outcome.findings`; the data to `outcome.error.detail["authDiagnosis"]`. Never raises:
+    Findings go to `outcome.findings`; the data to `error.detail["authDiagnosis"]`. Never raises:
     a diagnosis that fails leaves the outcome as it was.
     """
-    error = outcome.error
+    error = error if error is not None else outcome.error
     if error is None or getattr(target, "transport", None) not in ("http", "sse"):
         return
     try:
