@@ -22,13 +22,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _version_text() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from mcpprobe.versions import sdk_version
 
-    try:
-        sdk = version("mcp")
-    except PackageNotFoundError:
-        sdk = "not installed"
-    return f"mcpprobe {__version__} (mcp SDK {sdk}, Python {sys.version.split()[0]})"
+    return f"mcpprobe {__version__} (mcp SDK {sdk_version()}, Python {sys.version.split()[0]})"
 
 
 def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:

@@ -36,6 +36,7 @@ from mcpprobe.target import (
     StdioTarget,
     Target,
 )
+from mcpprobe.versions import sdk_version
 from mcpprobe.wire.jsonrpc import Connection, Tracer
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -72,15 +73,6 @@ class Snapshot:
     capabilities: dict[str, Any] = field(default_factory=dict)
     supported_versions: list[str] | None = None
     negotiated: bool = False  # capabilities are known: the handshake or discover was accepted
-
-
-def sdk_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mcp")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def client_info() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from mcpprobe.catalog import KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
 from mcpprobe.sanitize import truncate, visible
-from mcpprobe.session import sdk_version
+from mcpprobe.versions import sdk_version
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 STATE_STYLE = {"complete": "green", "not-declared": "dim", "incomplete": "bold red",
