@@ -1,17 +1,28 @@
 """mcpprobe's benchmark: one command, one table. See docs/performance.md.
 
-    python bench/run.py [--runs 7] [--warmup 1] [--only CASE[,CASE...]] [--json FILE]
+    python bench/run.py [--runs 7] [--warmup 1] [--only CASE[,CASE...]] [--json FILE] [--npm-prefix DIR]
 
 Every case runs its contenders interleaved (A B C A B C ...) after a warm-up, each run a fresh
 process tree. For each contender the table shows the median wall time, the range, the peak
 memory, the ratio to the floor (`bench/floor.py`, a bare standard-library JSON-RPC client doing
 the same requests, or `python -c 'import click'` for the startup rows), the ratio to the
-Inspector CLI where it is a contender, and the issue's target with a mark.
+Inspector CLI where it is a contender, and the issue's target with a mark. The `fleet` case compares
+one `probe --all --concurrency 8` of 32 configured servers with 32 separate `probe` runs (one timed
+shell loop); the `storm` case counts the re-lists `watch` makes under 10,000 `list_changed`
+notifications in 2 s and the CPU time of the mcpprobe process alone.
 
 Wall time is measured around the whole process tree (start to the exit of its leader).
 Peak memory is `ru_maxrss` from `os.wait4` on the contender's process: the peak resident set of
 the largest single process in its tree (the client, or its server if that is bigger and was
 reaped by the client), the figure `/usr/bin/time -v` reports as "Maximum resident set size".
+Own CPU is the user+system time of the contender's own process (all its threads) without its
+children: read from /proc/PID/stat after it exited and before it is reaped (Linux only).
+
+Python's bytecode cache is on for every contender, as for any installed mcpprobe: the harness
+drops PYTHONDONTWRITEBYTECODE from their environment and, unless PYTHONPYCACHEPREFIX is set, points
+it at bench/.cache/pycache, so no .pyc lands beside the sources; the warm-up round fills it.
+`--no-bytecode-cache` sets PYTHONDONTWRITEBYTECODE=1 instead: mcpprobe's own modules are then
+compiled from source at every start, as in an editable install run with that variable set.
 
 The npm contenders (server-everything, the Inspector CLI) are installed into a cache folder on
 first use (default `bench/.cache`); without node and npm their rows are skipped with a reason.
@@ -46,8 +57,25 @@ FIXTURE_SERVER = REPO / "tests" / "fixtures" / "fixture_server.py"
 BIND_LOOPBACK = REPO / "tests" / "fixtures" / "bind_loopback.cjs"
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 INSPECTOR = "@modelcontextprotocol/inspector-cli@1.0.3"
+WATCH_SERVER = REPO / "tests" / "fixtures" / "watch_server.py"
 RUN_TIMEOUT = 120.0
-CASES = ("startup", "stdio", "http", "demo", "tools-10k", "tools-20k")
+CASES = ("startup", "stdio", "http", "demo", "tools-10k", "tools-20k", "fleet", "storm")
+FLEET_SIZE = 32
+FLEET_CONCURRENCY = 8
+STORM_NOTIFICATIONS = 10_000
+STORM_SECONDS = 2
+STORM_DURATION = 4.0  # the storm starts 0.3 s after the handshake and lasts 2 s; then one settle interval
+# The sequential fleet: run "$@" FLEET_SIZE times, stop at the first exit status above 1.
+SEQUENTIAL_LOOP = 'n=0; while [ "$n" -lt "$0" ]; do "$@"; s=$?; [ "$s" -le 1 ] || exit "$s"; n=$((n + 1)); done'
+
+
+@dataclass
+class Sample:
+    seconds: float
+    peak_mb: float
+    cpu_self: float | None = None  # user+sys of the contender's own process, children excluded
+    cpu_tree: float = 0.0  # user+sys of the process and the children it reaped
+    metrics: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -59,16 +87,26 @@ class Contender:
     cwd: Path | None = None
     ok_codes: tuple[int, ...] = (0,)
     target: str = ""  # the issue's target for this row, checked by `check`
-    samples: list[tuple[float, float]] = field(default_factory=list)  # (seconds, peak MB)
+    parse: Callable[[bytes], dict[str, Any]] | None = None  # metrics from the contender's stdout
+    own_cpu: bool = True  # False where the process is only a driver (a shell loop): its own CPU means nothing
+    samples: list[Sample] = field(default_factory=list)
     failure: str = ""
 
     @property
     def median(self) -> float:
-        return statistics.median(s for s, _ in self.samples)
+        return statistics.median(s.seconds for s in self.samples)
 
     @property
     def peak_mb(self) -> float:
-        return max(mb for _, mb in self.samples)
+        return max(s.peak_mb for s in self.samples)
+
+    @property
+    def cpu_self(self) -> float | None:
+        values = [s.cpu_self for s in self.samples if s.cpu_self is not None]
+        return statistics.median(values) if values else None
+
+    def metric(self, name: str) -> list[Any]:
+        return [s.metrics[name] for s in self.samples if name in s.metrics]
 
 
 @dataclass
@@ -86,8 +124,8 @@ class Case:
 # ---------------------------------------------------------------- measuring
 
 
-def measure(contender: Contender, timeout: float = RUN_TIMEOUT) -> tuple[float, float]:
-    """Run once; return (wall seconds, peak MB). Raises RuntimeError with the output tail on failure."""
+def measure(contender: Contender, timeout: float = RUN_TIMEOUT) -> Sample:
+    """Run once and measure it. Raises RuntimeError with the output tail on failure."""
     env = {**os.environ, **contender.env}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
@@ -95,19 +133,37 @@ def measure(contender: Contender, timeout: float = RUN_TIMEOUT) -> tuple[float, 
                                 cwd=contender.cwd, start_new_session=True)
         timer = threading.Timer(timeout, _kill_group, (proc.pid,))
         timer.start()
+        cpu_self = None
         try:
+            with contextlib.suppress(OSError, AttributeError):
+                # Wait for the exit without reaping: the zombie's /proc stat still holds its own CPU time.
+                os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+                cpu_self = _own_cpu(proc.pid)
             _, status, usage = os.wait4(proc.pid, 0)
-        finally:
             wall = time.perf_counter() - started
+        finally:
             timer.cancel()
             _kill_group(proc.pid)  # anything the contender left behind
         proc.returncode = code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        stdout = out.read()
         if code not in contender.ok_codes:
             err.seek(0)
-            out.seek(0)
-            tail = (err.read()[-600:] or out.read()[-600:]).decode("utf-8", "replace").strip()
+            tail = (err.read()[-600:] or stdout[-600:]).decode("utf-8", "replace").strip()
             raise RuntimeError(f"exit status {code}: {tail}")
-    return wall, usage.ru_maxrss / 1024  # Linux reports kilobytes
+    metrics = contender.parse(stdout) if contender.parse else {}
+    return Sample(wall, usage.ru_maxrss / 1024,  # Linux reports kilobytes
+                  cpu_self, usage.ru_utime + usage.ru_stime, metrics)
+
+
+def _own_cpu(pid: int) -> float | None:
+    """utime + stime of an exited, not yet reaped process (all its threads, not its children)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _kill_group(pgid: int) -> None:
@@ -200,7 +256,8 @@ def http_everything(modules: Path) -> Any:
 # ---------------------------------------------------------------- cases
 
 
-def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: str | None) -> list[Case]:
+def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: str | None,
+                scratch: Path) -> list[Case]:
     py = sys.executable
     floor = [py, str(BENCH / "floor.py")]
     probe = [*mcpprobe_command(), "probe"]
@@ -279,7 +336,65 @@ def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: 
             Contender("mcpprobe probe --json", [*probe, "--json", *passed, "--", *server], ok_codes=(0, 1)),
         ]
         cases.append(case)
+
+    if "fleet" in selected:
+        server = [py, str(FIXTURE_SERVER), "full"]
+        config = scratch / "mcpprobe.yaml"
+        config.write_text("servers:\n" + "".join(
+            f"  s{i:02d}:\n    command: {json.dumps(server[0])}\n    args: {json.dumps(server[1:])}\n"
+            for i in range(FLEET_SIZE)))
+        case = Case("fleet", f"{FLEET_SIZE} configured stdio servers (fixture_server.py full): one fleet probe "
+                    f"vs {FLEET_SIZE} separate probes")
+        case.contenders = [
+            Contender(f"{FLEET_SIZE} x mcpprobe probe (one shell loop)",
+                      ["sh", "-c", SEQUENTIAL_LOOP, str(FLEET_SIZE), *probe, "--", *server], role="baseline",
+                      own_cpu=False),
+            Contender(f"mcpprobe probe --all --concurrency {FLEET_CONCURRENCY}",
+                      [*probe, "--all", "--concurrency", str(FLEET_CONCURRENCY), "--config", str(config)],
+                      role="mcpprobe", ok_codes=(0, 1), target="fleet"),
+        ]
+        cases.append(case)
+
+    if "storm" in selected:
+        watch = [*mcpprobe_command(), "watch", "--json", "--duration", str(STORM_DURATION)]
+        server = [py, str(WATCH_SERVER)]
+        case = Case("storm", f"watch under {STORM_NOTIFICATIONS:,} tools/list_changed in {STORM_SECONDS} s "
+                    f"(watch_server.py burst, stdio, --duration {STORM_DURATION:g})")
+        quiet, storm = ({"WATCH_SCENARIO": "burst", "WATCH_STORM": str(n), "WATCH_STORM_SECONDS": str(STORM_SECONDS)}
+                        for n in (0, STORM_NOTIFICATIONS))
+        case.contenders = [
+            Contender("mcpprobe watch, no storm", [*watch, *_env_args(quiet), "--", *server], parse=watch_metrics),
+            Contender("mcpprobe watch, storm", [*watch, *_env_args(storm), "--", *server], role="mcpprobe",
+                      target="storm", parse=watch_metrics),
+        ]
+        case.notes.append("re-lists are the `end` event's `relists` (the first listing not counted); own CPU is "
+                          "the mcpprobe process's user+sys, start-up included, the server excluded")
+        cases.append(case)
     return cases
+
+
+def _env_args(env: dict[str, str]) -> list[str]:
+    return [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+
+
+def watch_metrics(stdout: bytes) -> dict[str, Any]:
+    """Re-lists, `diff` events and whether the storm's one real change was reported, from watch's NDJSON."""
+    relists, diffs, seen, ended = 0, 0, False, False
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:  # a value passed with --env masked as [redacted] would make a line unparsable
+            diffs += b'"event":"diff"' in line
+            continue
+        if not isinstance(event, dict):
+            continue
+        if event.get("event") == "diff":
+            diffs += 1
+            seen = seen or "added_mid_storm" in (event.get("added") or [])
+        elif event.get("event") == "end":
+            ended = True
+            relists = sum(v for v in (event.get("relists") or {}).values() if isinstance(v, int))
+    return {"relists": relists if ended else diffs, "diffs": diffs, "change_seen": seen}
 
 
 # ---------------------------------------------------------------- targets and table
@@ -290,6 +405,17 @@ def check(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str
     floor, inspector = case.role("floor"), case.role("inspector")
     if not contender.target or not contender.samples or contender.failure:
         return "", None
+    if contender.target == "fleet":
+        baseline = case.role("baseline")
+        if baseline is None:
+            return f"<= 0.40x {FLEET_SIZE} separate runs", None
+        ratio = contender.median / baseline.median
+        return f"<= 0.40x {FLEET_SIZE} separate runs (is {ratio:.2f}x)", ratio <= 0.40
+    if contender.target == "storm":
+        relists, seen, cpu = max(contender.metric("relists")), all(contender.metric("change_seen")), contender.cpu_self
+        text = f"<= 10 re-lists (at most {relists}), <= 2 s own CPU (is " + (
+            f"{cpu:.2f} s)" if cpu is not None else "unmeasured)") + ("" if seen else ", the mid-storm change MISSED")
+        return text, relists <= 10 and seen and (cpu <= 2.0 if cpu is not None else None)
     med = contender.median
     if contender.target == "click2":
         if floor is None:
@@ -337,10 +463,15 @@ def results(cases: list[Case]) -> list[dict[str, Any]]:
             if contender.failure:
                 row["failure"] = contender.failure
             if contender.samples:
-                times = [s for s, _ in contender.samples]
+                times = [s.seconds for s in contender.samples]
                 row.update(median_s=round(contender.median, 4), min_s=round(min(times), 4),
                            max_s=round(max(times), 4), peak_mb=round(contender.peak_mb, 1),
-                           samples_s=[round(t, 4) for t in times])
+                           samples_s=[round(t, 4) for t in times],
+                           cpu_tree_median_s=round(statistics.median(s.cpu_tree for s in contender.samples), 3))
+                if contender.cpu_self is not None and contender.own_cpu:
+                    row["cpu_self_median_s"] = round(contender.cpu_self, 3)
+                if contender.parse:
+                    row["metrics"] = [s.metrics for s in contender.samples]
                 if floor is not None and contender is not floor:
                     row["vs_floor"] = round(contender.median / floor.median, 3)
                     row["beyond_floor_s"] = round(contender.median - floor.median, 4)
@@ -355,16 +486,17 @@ def results(cases: list[Case]) -> list[dict[str, Any]]:
 
 
 def table(cases: list[Case], rows: list[dict[str, Any]]) -> str:
-    head = ("case", "contender", "median", "min-max", "peak MB", "x floor", "x Inspector", "target")
+    head = ("case", "contender", "median", "min-max", "peak MB", "own CPU", "x floor", "x Inspector", "target")
     lines: list[tuple[str, ...]] = []
     for row in rows:
         if "median_s" not in row:
-            lines.append((row["case"], row["contender"], "failed", "", "", "", "", row.get("failure", "")[:60]))
+            lines.append((row["case"], row["contender"], "failed", "", "", "", "", "", row.get("failure", "")[:60]))
             continue
         mark = {True: " ✓", False: " ✗", None: ""}[row.get("met")]
         lines.append((
             row["case"], row["contender"], f"{row['median_s']:.3f} s", f"{row['min_s']:.3f}-{row['max_s']:.3f}",
-            f"{row['peak_mb']:.0f}", f"{row['vs_floor']:.2f}x" if "vs_floor" in row else "-",
+            f"{row['peak_mb']:.0f}", f"{row['cpu_self_median_s']:.2f} s" if "cpu_self_median_s" in row else "-",
+            f"{row['vs_floor']:.2f}x" if "vs_floor" in row else "-",
             f"{row['vs_inspector']:.2f}x" if "vs_inspector" in row else "-",
             (row.get("target", "") + mark).strip(),
         ))
@@ -396,6 +528,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--npm-prefix", type=Path, default=BENCH / ".cache",
                         help="where the npm servers are installed (default bench/.cache)")
     parser.add_argument("--json", metavar="FILE", type=Path, help="also write the results as JSON to FILE")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="run the contenders with PYTHONDONTWRITEBYTECODE=1 (default: .pyc files are written "
+                             "to bench/.cache/pycache and used, as an installed mcpprobe uses its own)")
     args = parser.parse_args(argv)
     selected = set(CASES)
     if args.only:
@@ -409,6 +544,13 @@ def main(argv: list[str] | None = None) -> int:
     def log(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
+    # Contenders inherit os.environ (see measure).
+    if args.no_bytecode_cache:
+        os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ.setdefault("PYTHONPYCACHEPREFIX", str(BENCH / ".cache" / "pycache"))
+
     modules, npm_reason = (None, "")
     if selected & {"stdio", "http"}:
         modules, npm_reason = ensure_npm(args.npm_prefix.resolve(), log)
@@ -417,7 +559,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(http_everything(modules)) if modules and "http" in selected else None
-        cases = build_cases(selected, modules, npm_reason, url)
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcpprobe-bench-")))
+        cases = build_cases(selected, modules, npm_reason, url, scratch)
         for case in cases:
             if case.skipped:
                 continue
@@ -425,10 +568,12 @@ def main(argv: list[str] | None = None) -> int:
             run_case(case, args.runs, args.warmup, log)
     rows = results(cases)
     print(f"mcpprobe benchmark: {args.runs} runs after {args.warmup} warm-up, interleaved; "
-          f"{os.cpu_count()} CPUs, Python {platform.python_version()}; {time.monotonic() - started:.0f} s in all")
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()}, bytecode cache "
+          f"{'off' if args.no_bytecode_cache else 'on'}; {time.monotonic() - started:.0f} s in all")
     print(table(cases, rows))
     if args.json:
         document = {"formatVersion": 1, "runs": args.runs, "warmup": args.warmup, "machine": machine(),
+                    "bytecodeCache": not args.no_bytecode_cache,
                     "skipped": {c.name: c.skipped for c in cases if c.skipped},
                     "notes": {c.name: c.notes for c in cases if c.notes}, "rows": rows}
         args.json.write_text(json.dumps(document, indent=2) + "\n")
