@@ -85,3 +85,12 @@ def test_proxy_from_the_environment_is_honoured():
                           env={"HTTP_PROXY": f"http://127.0.0.1:{_dead_port()}", "NO_PROXY": "", "no_proxy": ""})
     assert direct.exit_code == 0
     assert proxied.exit_code == 4  # the request went to the (dead) proxy, as the environment says
+
+
+def test_legacy_sse_endpoint_on_another_origin_is_refused():
+    """The endpoint event decides where every POST (with its headers) goes: only the same origin."""
+    with http_server([PY, str(ODDITIES), "sse-foreign-endpoint"]) as url:
+        result = run_cli(["probe", "--json", "--transport", "sse", "--header", f"Authorization: {SECRET}", url])
+    assert result.exit_code == 5
+    assert "endpoint on another origin" in result.json["error"]["message"]
+    assert "planted-redirect-secret" not in result.stdout + result.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -69,6 +70,29 @@ class _HttpBase:
 
     async def begin_close(self) -> None:
         """Nothing to signal ahead of aclose over HTTP."""
+
+    async def _pump(self, response: httpx.Response, what: str,
+                    on_other: Callable[[str, str], None] | None = None) -> None:
+        """Deliver an event stream's `message` events to the connection until it ends; other
+        named events (the legacy `endpoint`) go to `on_other`."""
+        assert self._sink is not None
+        parser = EventParser(self._max)
+        async for chunk in response.aiter_bytes():
+            try:
+                events = parser.feed(chunk)
+            except ValueError as exc:
+                raise ProtocolFailure(f"{what}: {exc} (--max-message-size)") from None
+            for event in events:
+                if event.event != "message":
+                    if on_other is not None:
+                        on_other(event.event, event.data)
+                elif event.data.strip():
+                    try:
+                        message = decode_message(event.data)
+                    except ValueError:
+                        self._sink.bad_output("an SSE event that is not JSON-RPC", event.data[:200])
+                        continue
+                    self._sink.message(message)
 
     def _transport_error(self, exc: Exception, url: str) -> ProbeError:
         if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
@@ -193,19 +217,7 @@ class StreamableHttpTransport(_HttpBase):
             self._sink.message(data)
             return
         if content_type == "text/event-stream" and status < 300:
-            parser = EventParser(self._max)
-            async for chunk in response.aiter_bytes():
-                try:
-                    events = parser.feed(chunk)
-                except ValueError as exc:
-                    raise ProtocolFailure(f"{method}: {exc} (--max-message-size)") from None
-                for event in events:
-                    if event.event != "message" or not event.data.strip():
-                        continue
-                    try:
-                        self._sink.message(decode_message(event.data))
-                    except ValueError:
-                        self._sink.bad_output("an SSE event that is not JSON-RPC", event.data[:200])
+            await self._pump(response, method)
             raise ConnectionFailed(f"{method}: the server's event stream ended without an answer")
         if status == 202:
             raise ProtocolFailure(f"{method}: HTTP 202 Accepted for a request: the server sent no answer")
@@ -241,21 +253,7 @@ class StreamableHttpTransport(_HttpBase):
                 content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if status != 200 or content_type != "text/event-stream":
                     raise await self._http_problem(response, f"GET {url}")
-                parser = EventParser(self._max)
-                async for chunk in response.aiter_bytes():
-                    try:
-                        events = parser.feed(chunk)
-                    except ValueError as exc:
-                        raise ProtocolFailure(f"GET {url}: {exc} (--max-message-size)") from None
-                    for event in events:
-                        if event.event != "message" or not event.data.strip():
-                            continue
-                        try:
-                            message = decode_message(event.data)
-                        except ValueError:
-                            self._sink.bad_output("an SSE event that is not JSON-RPC", event.data[:200])
-                            continue
-                        self._sink.message(message)
+                await self._pump(response, f"GET {url}")
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from None
         return "ended"
@@ -306,15 +304,9 @@ class LegacySseTransport(_HttpBase):
                 content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if response.status_code != 200 or content_type != "text/event-stream":
                     raise await self._http_problem(response, f"GET {url}")
-                parser = EventParser(self._max)
-                async for chunk in response.aiter_bytes():
-                    for event in parser.feed(chunk):
-                        self._event(event.event, event.data)
+                await self._pump(response, url, on_other=self._event)
         except ProbeError as exc:
             self._fail(exc)
-            return
-        except ValueError as exc:
-            self._fail(ProtocolFailure(f"{url}: {exc} (--max-message-size)"))
             return
         except httpx.HTTPError as exc:
             self._fail(self._transport_error(exc, url))
@@ -330,7 +322,7 @@ class LegacySseTransport(_HttpBase):
             self._sink.closed(error)
 
     def _event(self, name: str, data: str) -> None:
-        assert self._sink is not None
+        """The events of the legacy stream other than messages: `endpoint` names where to POST."""
         if name == "endpoint":
             endpoint = urljoin(self.target.url, data.strip())
             if _origin(endpoint) != _origin(self.target.url):
@@ -341,13 +333,6 @@ class LegacySseTransport(_HttpBase):
             self._endpoint = endpoint
             self.info.detail["endpoint"] = endpoint
             self._endpoint_ready.set()
-            return
-        if name != "message" or not data.strip():
-            return
-        try:
-            self._sink.message(decode_message(data))
-        except ValueError:
-            self._sink.bad_output("an SSE event that is not JSON-RPC", data[:200])
 
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         assert self._client is not None and self._endpoint is not None
