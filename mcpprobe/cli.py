@@ -47,7 +47,8 @@ def cli() -> None:
       mcpprobe probe https://example.com/mcp
       mcpprobe list tools --json -- npx -y @modelcontextprotocol/server-everything | jq '.items[].name'
 
-    Exit codes: 0 ok, 1 findings, 2 usage, 3 refused, 4 connection, 5 protocol, 6 timeout, 7 auth.
+    Exit codes: 0 ok, 1 findings, 2 usage, 3 refused, 4 connection, 5 protocol, 6 timeout, 7 auth,
+    130 interrupted.
     See docs/exit-codes.md and docs/findings.md.
     """
 
