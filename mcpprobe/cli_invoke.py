@@ -95,11 +95,16 @@ class _ProgressView:
             self.bar = None
 
 
-def _finish(outcome: Any, as_json: bool, command: str, render: Any) -> int:
+def _finish(outcome: Any, as_json: bool, command: str, render: Any, started: list[Any] | None = None) -> int:
     from mcpprobe.cli import _emit
 
     if outcome is None:
-        return _emit(None, as_json, command)
+        if not started:
+            return _emit(None, as_json, command)
+        # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
+        outcome = started[0]
+        outcome.interrupted = True
+        click.echo("interrupted", err=True)
     streams = _Streams()
     if as_json:
         from mcpprobe.render.human import render_error
@@ -179,7 +184,9 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
         return click.confirm(confirm_question(tool_item), default=False, err=True)
 
-    hooks = Hooks(preview=preview, ask=ask if _interactive(params) else None, progress=progress, yes=params["yes"])
+    started: list[Any] = []
+    hooks = Hooks(preview=preview, ask=ask if _interactive(params) else None, progress=progress, yes=params["yes"],
+                  started=started.append)
     try:
         outcome = _run(call_tool, target, settings, tool, pairs, base, hooks=hooks, elicit=params["elicit"],
                        **_session_args(params))
@@ -188,7 +195,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     if outcome is not None and params["save_dir"] and outcome.result is not None:
         save_blocks(outcome, params["save_dir"])
     ctx.exit(_finish(outcome, as_json, "call",
-                     lambda io, result: render_call(io.out, io.err, result, stream=io.stdout)))
+                     lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started))
 
 
 @click.command("read", cls=TargetCommand, context_settings=CONTEXT)
@@ -242,8 +249,10 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> No
     from mcpprobe.render.invoke import render_read, write_read_files
 
     err = _Streams().err
+    started: list[Any] = []
     outcome = _run(read_resource, target, settings, uri, template=template, pairs=pairs,
-                   complete=params["complete"], hooks=Hooks(), elicit=params["elicit"], **_session_args(params))
+                   complete=params["complete"], hooks=Hooks(started=started.append), elicit=params["elicit"],
+                   **_session_args(params))
     written = False
     if outcome is not None and params["output"] and outcome.result is not None and outcome.completion is None:
         write_read_files(err, outcome, params["output"])
@@ -252,7 +261,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> No
     def render(io: _Streams, result: Any) -> None:
         render_read(io.out, io.err, result, written=written, stream=io.stdout, binary=io.binary)
 
-    ctx.exit(_finish(outcome, params["as_json"], "read", render))
+    ctx.exit(_finish(outcome, params["as_json"], "read", render, started))
 
 
 @click.command("get-prompt", cls=TargetCommand, context_settings=CONTEXT)
@@ -291,12 +300,14 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **p
     from mcpprobe.invoke import Hooks, get_prompt
     from mcpprobe.render.invoke import render_prompt, save_blocks
 
-    outcome = _run(get_prompt, target, settings, name, pairs, complete=params["complete"], hooks=Hooks(),
+    started: list[Any] = []
+    outcome = _run(get_prompt, target, settings, name, pairs, complete=params["complete"],
+                   hooks=Hooks(started=started.append),
                    elicit=params["elicit"], **_session_args(params))
     if outcome is not None and params["save_dir"] and outcome.result is not None and outcome.completion is None:
         save_blocks(outcome, params["save_dir"])
     ctx.exit(_finish(outcome, params["as_json"], "get-prompt",
-                     lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout)))
+                     lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started))
 
 
 def register(cli: click.Group) -> None:

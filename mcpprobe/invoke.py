@@ -51,6 +51,8 @@ class Hooks:
     ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None  # set only on an interactive terminal
     progress: Callable[[dict[str, Any]], None] | None = None
     yes: bool = False
+    # The outcome as soon as it exists: if the run is interrupted, what was sent is still shown.
+    started: Callable[[InvokeOutcome], None] | None = None
 
 
 @dataclass
@@ -320,6 +322,8 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
     hooks = hooks or Hooks()
     settings = with_elicit(settings, elicit)
     outcome = InvokeOutcome("call", item_kind="tools", elicit=elicit)
+    if hooks.started is not None:
+        hooks.started(outcome)
     broker = InputBroker(outcome, settings)
 
     async def body(session: Session) -> None:
@@ -437,6 +441,8 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
     hooks = hooks or Hooks()
     settings = with_elicit(settings, elicit)
     outcome = InvokeOutcome("read", item_kind="templates" if template else "resources", elicit=elicit)
+    if hooks.started is not None:
+        hooks.started(outcome)
     broker = InputBroker(outcome, settings)
 
     async def body(session: Session) -> None:
@@ -548,6 +554,8 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
     hooks = hooks or Hooks()
     settings = with_elicit(settings, elicit)
     outcome = InvokeOutcome("get-prompt", item_kind="prompts", elicit=elicit)
+    if hooks.started is not None:
+        hooks.started(outcome)
     broker = InputBroker(outcome, settings)
 
     async def body(session: Session) -> None:

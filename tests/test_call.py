@@ -411,3 +411,25 @@ def test_everything_get_sum_and_echo(everything):
     assert result.exit_code == 0 and "hello" in result.stdout
     result = run_cli(["call", "get-structured-content", "location=Paris", "--", "node", str(everything)])
     assert result.exit_code == 3 and "is not one of" in result.stderr
+
+
+def test_ctrl_c_with_json_still_shows_what_was_sent(tmp_path):
+    """Interrupted is exit 130, and the document still carries the request and the progress so far."""
+    record = tmp_path / "record.jsonl"
+    proc = subprocess.Popen([*RUNNER, "call", "slow", "steps=100", "delay_ms=100", "--json", *recording(record),
+                             *sdk_cmd()], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while "tools/call" not in recorded(record) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    doc = json.loads(out)
+    assert doc["exitCode"] == 130 and doc["interrupted"] is True
+    assert doc["sent"] is True and doc["request"]["method"] == "tools/call"
+    assert doc["result"] is None and doc["progress"]

@@ -59,6 +59,7 @@ def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
     doc["inputRequests"] = outcome.input_rounds
     doc["elicit"] = outcome.elicit
     doc["saved"] = outcome.saved
+    doc["interrupted"] = outcome.interrupted
     for key in ("findings", "timings", "error", "serverStderr"):
         doc[key] = base[key]
     return doc
