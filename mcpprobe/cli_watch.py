@@ -62,6 +62,8 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_write
 @click.option("--settle", type=float, default=0.2, show_default=True, metavar="SECONDS", callback=_not_negative,
               help="How long a burst of change notifications must be quiet before the one re-list it causes "
                    "(never more than max(1, 5 x SECONDS) after the burst began).")
+@click.option("--keepalive", type=float, default=15.0, show_default=True, metavar="SECONDS", callback=_positive,
+              help="How often to ping an HTTP server that offers no GET event stream, to notice that it went away.")
 @click.option("--no-reconnect", is_flag=True,
               help="Exit (code 4) when the connection drops, instead of reconnecting with backoff.")
 @click.option("--duration", type=float, default=None, metavar="SECONDS", callback=_positive,
@@ -110,6 +112,7 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> No
         poll=params["poll"], subscribe=tuple(params["subscribe"]), log_level=params["log_level"],
         settle=params["settle"], reconnect=not params["no_reconnect"], duration=params["duration"],
         count=params["count"], exit_on_change=params["exit_on_change"], calls=tuple(params["calls"]),
+        keepalive=params["keepalive"],
     )
     redactor = ctx.meta.get("redactor") or Redactor(())
     stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)

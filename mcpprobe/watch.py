@@ -85,6 +85,7 @@ class WatchOptions:
     count: int | None = None
     exit_on_change: bool = False
     calls: tuple[str, ...] = ()
+    keepalive: float = 15.0  # ping period for an HTTP server without a GET event stream
 
     @property
     def max_wait(self) -> float:
@@ -903,6 +904,7 @@ class Watcher:
                     self.emit("notice", "server", code="no-event-stream", message=(
                         "the server offers no GET event stream (HTTP 405): notifications can only arrive on "
                         "responses to requests, so changes may go unseen between them; --poll SECONDS re-lists"))
+                    await self._keep_alive(session)
                     return
                 # The server may close the stream at any time; open it again (nothing is replayed).
                 await anyio.sleep(RETRY_FIRST)
@@ -910,6 +912,20 @@ class Watcher:
         group.start_soon(guarded, stream)
         with anyio.move_on_after(min(self.settings.connect_timeout, self.settings.timeout)):
             await opened.wait()
+
+
+    async def _keep_alive(self, session: Session) -> None:
+        """With no stream open there is nothing to notice a dead server by: ping it now and then.
+        A server that no longer answers is a dropped connection (and a reconnect)."""
+        period = self.options.keepalive
+        while True:
+            await anyio.sleep(period)
+            try:
+                await session.request("ping", timeout=min(self.settings.timeout, period))
+            except (ConnectionFailed, RequestTimeout) as exc:
+                raise _Dropped(exc) from None
+            except ProbeError:
+                return  # answered, if with an error: alive, and pings are not worth repeating
 
 
 # ----- diffs -----

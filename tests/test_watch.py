@@ -130,6 +130,21 @@ def test_no_get_stream_is_said_once(tmp_path: Path) -> None:
     assert len(notices) == 1 and "405" in notices[0]["message"]
 
 
+def test_a_server_without_get_stream_that_dies_is_noticed_by_keepalive() -> None:
+    """No event stream means nothing to notice a dead server by: the keep-alive ping does."""
+    with http_fixture("ticker", WATCH_NO_GET="1") as url:
+        proc = subprocess.Popen([*MCPPROBE, "watch", "--json", "--keepalive", "0.5", "--no-reconnect",
+                                 "--duration", "20", "--protocol", "legacy", url],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        time.sleep(2.5)
+    started = time.monotonic()  # the fixture is gone now
+    out, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err
+    assert proc.returncode == 4, err
+    assert time.monotonic() - started < 5  # noticed within a few keep-alive periods, not at --duration
+    assert of(ndjson(out), "end")[0]["exitCode"] == 4
+
+
 def test_a_storm_is_coalesced(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
     started = time.monotonic()
