@@ -6,7 +6,7 @@ The CLI turns argv into a `Target` and `Settings`; everything below works on the
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from mcpprobe.errors import UsageProblem
@@ -93,7 +93,6 @@ class Settings:
     server_stderr: str = "tail"  # tail | live | quiet
     elicit: str | None = None  # declare elicitation and answer it: "decline" or "defaults"
     stderr_tail_lines: int = 20
-    extra: dict = field(default_factory=dict)
 
 
 def parse_header(text: str) -> tuple[str, str]:
