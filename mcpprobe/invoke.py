@@ -317,14 +317,21 @@ async def _ask(ask: Callable[[dict[str, Any], dict[str, Any]], bool], tool: dict
 # ----- call -----
 
 
-async def call_tool(target: Target, settings: Settings, name: str, pairs: list[str], base_args: dict[str, Any],
-                    *, hooks: Hooks | None = None, elicit: str | None = None, **session_args: Any) -> InvokeOutcome:
+def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None,
+           elicit: str | None) -> tuple[Hooks, Settings, InvokeOutcome, InputBroker]:
+    """What every entry point starts with: its outcome (handed to the CLI at once, so that an
+    interrupt can still show it), the settings with --elicit applied, and the input broker."""
     hooks = hooks or Hooks()
     settings = with_elicit(settings, elicit)
-    outcome = InvokeOutcome("call", item_kind="tools", elicit=elicit)
+    outcome = InvokeOutcome(command, item_kind=item_kind, elicit=elicit)
     if hooks.started is not None:
         hooks.started(outcome)
-    broker = InputBroker(outcome, settings)
+    return hooks, settings, outcome, InputBroker(outcome, settings)
+
+
+async def call_tool(target: Target, settings: Settings, name: str, pairs: list[str], base_args: dict[str, Any],
+                    *, hooks: Hooks | None = None, elicit: str | None = None, **session_args: Any) -> InvokeOutcome:
+    hooks, settings, outcome, broker = _begin("call", "tools", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
         session.check("tools/call")
@@ -438,12 +445,7 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
                         pairs: list[str] = (), complete: str | None = None,  # type: ignore[assignment]
                         hooks: Hooks | None = None, elicit: str | None = None, **session_args: Any) -> InvokeOutcome:
     """Read `uri`, or expand `template` with `pairs` and read that; `complete` asks for a variable's values."""
-    hooks = hooks or Hooks()
-    settings = with_elicit(settings, elicit)
-    outcome = InvokeOutcome("read", item_kind="templates" if template else "resources", elicit=elicit)
-    if hooks.started is not None:
-        hooks.started(outcome)
-    broker = InputBroker(outcome, settings)
+    hooks, settings, outcome, broker = _begin("read", "templates" if template else "resources", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
         session.check("resources/read")
@@ -551,12 +553,7 @@ def _judge_contents(outcome: InvokeOutcome, result: dict[str, Any]) -> None:
 
 async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[str], *, complete: str | None = None,
                      hooks: Hooks | None = None, elicit: str | None = None, **session_args: Any) -> InvokeOutcome:
-    hooks = hooks or Hooks()
-    settings = with_elicit(settings, elicit)
-    outcome = InvokeOutcome("get-prompt", item_kind="prompts", elicit=elicit)
-    if hooks.started is not None:
-        hooks.started(outcome)
-    broker = InputBroker(outcome, settings)
+    hooks, settings, outcome, broker = _begin("get-prompt", "prompts", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
         session.check("prompts/get")
