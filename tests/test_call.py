@@ -351,21 +351,27 @@ def test_terminal_asks_before_a_tool_not_marked_read_only(tmp_path, answer, code
         assert "tools/call" in recorded(record)
 
 
-def test_ctrl_c_cancels_the_request_and_exits_130(tmp_path):
-    record = tmp_path / "record.jsonl"
-    proc = subprocess.Popen([*RUNNER, "call", "slow", "steps=100", "delay_ms=100", *recording(record), *sdk_cmd()],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def interrupt_slow_call(record, *extra: str) -> tuple[subprocess.Popen, str, str]:
+    """Start a slow tool call, wait until the server has it and some progress came, then Ctrl-C."""
+    proc = subprocess.Popen([*RUNNER, "call", "slow", "steps=100", "delay_ms=100", *extra, *recording(record),
+                             *sdk_cmd()], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 20
         while "tools/call" not in recorded(record) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert "tools/call" in recorded(record)
-        time.sleep(0.3)
+        time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=20)
+        out, err = proc.communicate(timeout=20)
     finally:
         if proc.poll() is None:
             proc.kill()
+    return proc, out, err
+
+
+def test_ctrl_c_cancels_the_request_and_exits_130(tmp_path):
+    record = tmp_path / "record.jsonl"
+    proc, _, stderr = interrupt_slow_call(record)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     entries = [json.loads(line) for line in record.read_text().splitlines()]
@@ -416,18 +422,7 @@ def test_everything_get_sum_and_echo(everything):
 def test_ctrl_c_with_json_still_shows_what_was_sent(tmp_path):
     """Interrupted is exit 130, and the document still carries the request and the progress so far."""
     record = tmp_path / "record.jsonl"
-    proc = subprocess.Popen([*RUNNER, "call", "slow", "steps=100", "delay_ms=100", "--json", *recording(record),
-                             *sdk_cmd()], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 20
-        while "tools/call" not in recorded(record) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)
-        out, stderr = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc, out, stderr = interrupt_slow_call(record, "--json")
     assert proc.returncode == 130, stderr
     doc = json.loads(out)
     assert doc["exitCode"] == 130 and doc["interrupted"] is True
