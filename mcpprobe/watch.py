@@ -922,8 +922,8 @@ class Watcher:
             await anyio.sleep(period)
             try:
                 await session.request("ping", timeout=min(self.settings.timeout, period))
-            except (ConnectionFailed, RequestTimeout) as exc:
-                raise _Dropped(exc) from None
+            except (ConnectionFailed, RequestTimeout, AuthFailed) as exc:
+                raise _Dropped(exc) from None  # gone, silent, or no longer letting us in
             except ProbeError:
                 return  # answered, if with an error: alive, and pings are not worth repeating
 

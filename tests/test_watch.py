@@ -145,6 +145,18 @@ def test_a_server_without_get_stream_that_dies_is_noticed_by_keepalive() -> None
     assert of(ndjson(out), "end")[0]["exitCode"] == 4
 
 
+def test_a_token_that_expires_during_a_watch_ends_it_with_exit_7() -> None:
+    """The keep-alive ping is refused with 401 once the token expires: not mistaken for a live server."""
+    from conftest import fixture_http
+
+    with fixture_http("auth-expires") as url:
+        started = time.monotonic()
+        code, events, err = run_watch(["--keepalive", "0.3", "--duration", "15", "--protocol", "legacy", url])
+    assert code == 7, err
+    assert time.monotonic() - started < 10
+    assert of(events, "end")[0]["exitCode"] == 7
+
+
 def test_a_storm_is_coalesced(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
     started = time.monotonic()
