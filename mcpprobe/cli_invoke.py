@@ -122,6 +122,9 @@ def _session_args(params: dict[str, Any]) -> dict[str, Any]:
     return {"stderr_writer": _server_stderr_writer(params)}
 
 
+_save_option = click.option(
+    "--save", "save_dir", type=click.Path(file_okay=False), metavar="DIR",
+    help="Write image, audio and embedded binary content to files in DIR.")
 _elicit_option = click.option(
     "--elicit", type=click.Choice(["decline", "defaults"]), default=None,
     help="Declare the elicitation capability and answer every form with a decline, or accept it with the "
@@ -135,8 +138,7 @@ _elicit_option = click.option(
               help="All arguments as one JSON object: inline, from a file (@args.json) or from stdin (-). "
                    "KEY=VALUE pairs are applied on top.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before calling a tool that is not marked read-only.")
-@click.option("--save", "save_dir", type=click.Path(file_okay=False), metavar="DIR",
-              help="Write image, audio and embedded binary content to files in DIR.")
+@_save_option
 @_elicit_option
 @connection_options
 @click.pass_context
@@ -269,8 +271,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> No
 @click.argument("rest", nargs=-1, metavar="[KEY=VALUE]... [URL] [-- COMMAND [ARGS]...]")
 @click.option("--complete", "complete", metavar="ARG=PREFIX",
               help="Ask completion/complete for values of one prompt argument (other KEY=VALUE are context).")
-@click.option("--save", "save_dir", type=click.Path(file_okay=False), metavar="DIR",
-              help="Write image, audio and embedded binary content to files in DIR.")
+@_save_option
 @_elicit_option
 @connection_options
 @click.pass_context

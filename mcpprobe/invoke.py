@@ -317,6 +317,15 @@ async def _ask(ask: Callable[[dict[str, Any], dict[str, Any]], bool], tool: dict
 # ----- call -----
 
 
+async def _catalog(session: Session, outcome: InvokeOutcome, kind: str) -> Listing:
+    """The complete list of one kind, kept in the outcome with its timing: the item is looked up
+    in it before anything is sent."""
+    listing = await list_kind(session, kind)
+    outcome.listings[kind] = listing
+    outcome.timings.append(timing_for(listing))
+    return listing
+
+
 def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None,
            elicit: str | None) -> tuple[Hooks, Settings, InvokeOutcome, InputBroker]:
     """What every entry point starts with: its outcome (handed to the CLI at once, so that an
@@ -335,9 +344,7 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
 
     async def body(session: Session) -> None:
         session.check("tools/call")
-        listing = await list_kind(session, "tools")
-        outcome.listings["tools"] = listing
-        outcome.timings.append(timing_for(listing))
+        listing = await _catalog(session, outcome, "tools")
         tool = _find(listing, "name", name)
         if tool is None:
             outcome.findings.append(_not_in_catalog(
@@ -480,16 +487,12 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
 
 
 async def _resolve_uri(session: Session, outcome: InvokeOutcome, uri: str) -> None:
-    resources = await list_kind(session, "resources")
-    outcome.listings["resources"] = resources
-    outcome.timings.append(timing_for(resources))
+    resources = await _catalog(session, outcome, "resources")
     item = _find(resources, "uri", uri)
     if item is not None:
         outcome.item = item
         return
-    templates = await list_kind(session, "templates")
-    outcome.listings["templates"] = templates
-    outcome.timings.append(timing_for(templates))
+    templates = await _catalog(session, outcome, "templates")
     for candidate in templates.items:
         pattern = candidate.get("uriTemplate")
         if isinstance(pattern, str) and argmod.matches_template(uri, pattern):
@@ -505,9 +508,7 @@ async def _resolve_uri(session: Session, outcome: InvokeOutcome, uri: str) -> No
 
 async def _resolve_template(session: Session, outcome: InvokeOutcome, template: str, pairs: list[str],
                             complete: str | None) -> str | None:
-    templates = await list_kind(session, "templates")
-    outcome.listings["templates"] = templates
-    outcome.timings.append(timing_for(templates))
+    templates = await _catalog(session, outcome, "templates")
     item = _find(templates, "uriTemplate", template)
     if item is None:
         outcome.findings.append(_not_in_catalog(
@@ -559,9 +560,7 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
         session.check("prompts/get")
         if complete is not None:
             session.check("completion/complete")
-        listing = await list_kind(session, "prompts")
-        outcome.listings["prompts"] = listing
-        outcome.timings.append(timing_for(listing))
+        listing = await _catalog(session, outcome, "prompts")
         prompt = _find(listing, "name", name)
         found = prompt is not None
         if prompt is None:

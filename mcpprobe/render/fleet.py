@@ -13,7 +13,7 @@ from rich.text import Text
 from mcpprobe.catalog import KINDS
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Severity
-from mcpprobe.render.human import SEVERITY_STYLE, safe
+from mcpprobe.render.human import finding_line, safe
 
 
 def _count(listing: Any) -> Text:
@@ -57,14 +57,7 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
         out.print()
         out.print(Text(safe(report.member.label), style="bold"))
         for finding in shown:
-            severity = finding.severity or Severity.INFO
-            line = Text("  ")
-            line.append(f"{severity.value:<7}", style=SEVERITY_STYLE[severity])
-            line.append(f" {finding.code}", style="bold")
-            if finding.kind != "server":
-                line.append(f" [{finding.kind}]")
-            line.append(f"  {safe(finding.message)}")
-            out.print(line)
+            out.print(finding_line(finding))
         if report.snapshot_error:
             out.print(Text(f"  snapshot {report.snapshot_error}", style="bold red"))
     total = len(reports)

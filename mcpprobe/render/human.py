@@ -198,14 +198,19 @@ def render_findings(console: Console, findings: list[Finding]) -> None:
     console.print()
     console.print(Text("Findings", style="bold"))
     for finding in findings:
-        line = Text("  ")
-        severity = finding.severity or Severity.INFO
-        line.append(f"{severity.value:<7}", style=SEVERITY_STYLE[severity])
-        line.append(f" {finding.code}", style="bold")
-        if finding.kind != "server":
-            line.append(f" [{finding.kind}]")
-        line.append(f"  {visible(finding.message)}")
-        console.print(line)
+        console.print(finding_line(finding))
+
+
+def finding_line(finding: Finding) -> Text:
+    """One finding on one line: severity, code, kind, and the message made inert."""
+    line = Text("  ")
+    severity = finding.severity or Severity.INFO
+    line.append(f"{severity.value:<7}", style=SEVERITY_STYLE[severity])
+    line.append(f" {finding.code}", style="bold")
+    if finding.kind != "server":
+        line.append(f" [{finding.kind}]")
+    line.append(f"  {visible(finding.message)}")
+    return line
 
 
 def render_timings(console: Console, outcome: Outcome) -> None:
