@@ -167,7 +167,11 @@ async def _diagnose_auth(outcome: Outcome, target: Target, settings: Settings) -
 
 
 def _has_failures(outcome: Outcome) -> bool:
-    return outcome.error is not None or any(listing.error is not None for listing in outcome.listings.values())
+    """Whether the server's stderr may explain what happened. Not when mcpprobe itself refused
+    (exit 3) or the command line was at fault (exit 2): the server did nothing wrong then."""
+    own = (ExitCode.REFUSED, ExitCode.USAGE)
+    return (outcome.error is not None and outcome.error.exit_code not in own) or any(
+        listing.error is not None for listing in outcome.listings.values())
 
 
 async def probe(target: Target, settings: Settings, **session_args: Any) -> Outcome:

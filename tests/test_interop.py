@@ -115,3 +115,12 @@ def test_demo_legacy_and_modern_agree():
     assert legacy["era"] == "legacy" and modern["era"] == "modern"
     for kind in ("tools", "resources", "templates", "prompts"):
         assert legacy["kinds"][kind]["count"] == modern["kinds"][kind]["count"]
+
+
+def test_a_refusal_does_not_show_the_servers_stderr(everything):
+    """server-everything writes to stderr at start; when mcpprobe refuses, that is not the server's fault."""
+    refused = run_cli(["call", "ech", "--json", "--", *_everything_cmd(everything)])
+    assert refused.exit_code == 3
+    assert refused.json["error"]["detail"]["suggestions"][0] == "echo"
+    assert refused.json["serverStderr"] == []
+    assert "server's stderr" not in refused.stderr
