@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from mcpprobe.cli import CONTEXT, _prepare, _run, _server_stderr_writer, _write
-from mcpprobe.options import TargetCommand, connection_options
+from mcpprobe.options import TargetCommand, connection_options, server_options
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
 POSITIONALS = "[KEY=VALUE | KEY:=JSON]... [URL] [-- COMMAND [ARGS]...]"
@@ -140,6 +140,7 @@ _elicit_option = click.option(
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before calling a tool that is not marked read-only.")
 @_save_option
 @_elicit_option
+@server_options(many=False)
 @connection_options
 @click.pass_context
 def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params: Any) -> None:
@@ -209,6 +210,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=True), metavar="PATH",
               help="Write the contents to PATH (a directory when there are several), decoded, byte for byte.")
 @_elicit_option
+@server_options(many=False)
 @connection_options
 @click.pass_context
 def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> None:
@@ -273,6 +275,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> No
               help="Ask completion/complete for values of one prompt argument (other KEY=VALUE are context).")
 @_save_option
 @_elicit_option
+@server_options(many=False)
 @connection_options
 @click.pass_context
 def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **params: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from mcpprobe.cli import CONTEXT, _prepare, _server_stderr_writer
-from mcpprobe.options import TargetCommand, connection_options
+from mcpprobe.options import TargetCommand, connection_options, server_options
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -75,6 +75,7 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_write
 @click.option("--call", "calls", multiple=True, metavar="TOOL",
               help="Call TOOL without arguments after each connection's first listing (repeatable), for servers "
                    "that start sending updates when asked to (e.g. server-everything's toggle-subscriber-updates).")
+@server_options(many=False)
 @connection_options
 @click.pass_context
 def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:

@@ -23,7 +23,9 @@ def _count(listing: Any) -> Text:
         return Text("-", style="dim")
     if listing.list_completed:
         return Text(str(len(listing.items)))
-    return Text(f"{len(listing.items)}+ {listing.state}", style="bold red")
+    if listing.state == "incomplete":  # some items read, more that could not be
+        return Text(f"{len(listing.items)}+ incomplete", style="bold red")
+    return Text(listing.state, style="bold red")  # method-not-found, failed: nothing read
 
 
 def _result(code: ExitCode) -> Text:
