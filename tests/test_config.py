@@ -193,3 +193,12 @@ def test_workspace_folder_variable(tmp_path: Path) -> None:
 
 if sys.platform == "win32":  # pragma: no cover
     pytest.skip("POSIX paths in these tests", allow_module_level=True)
+
+
+@pytest.mark.parametrize("args", [["call", "echo", "message=hi"], ["read", "fixture://readme"],
+                                  ["get-prompt", "summary"], ["watch", "--duration", "1", "--json"]])
+def test_every_server_command_takes_a_named_server(tmp_path, args):
+    config = tmp_path / "mcpprobe.yaml"
+    config.write_text(f"servers:\n  fx:\n    command: {PY}\n    args: [{str(FIXTURE)!r}, full]\n")
+    result = run_cli([*args, "--config", str(config), "-s", "fx"])
+    assert result.exit_code == 0, result.stderr
