@@ -44,6 +44,19 @@ def parse_pair(text: str) -> Pair:
     return Pair(match["key"], match["value"], match["op"] == ":=")
 
 
+class NotJson(ValueError):
+    """NaN, Infinity or -Infinity: Python's json reads them, JSON (RFC 8259) has no such numbers."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotJson(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
+
+
+def strict_loads(text: str) -> Any:
+    """json.loads that refuses NaN and Infinity: a server must never be sent what is not JSON."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
 def load_args(spec: str | None, *, stdin: Any = None) -> dict[str, Any]:
     """`--args`: inline JSON, `@file.json`, or `-` for stdin. Must be a JSON object."""
     if spec is None:
@@ -63,9 +76,11 @@ def load_args(spec: str | None, *, stdin: Any = None) -> dict[str, Any]:
     else:
         text = spec
     try:
-        value = json.loads(text)
+        value = strict_loads(text)
     except json.JSONDecodeError as exc:
         raise UsageProblem(f"{source}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except NotJson as exc:
+        raise UsageProblem(f"{source}: not valid JSON: {exc}") from None
     if not isinstance(value, dict):
         raise UsageProblem(f"{source}: expected a JSON object, got {type(value).__name__}")
     return value
@@ -129,13 +144,15 @@ def coerce(value: str, types: set[str]) -> Any:
         else:
             if number == number and number not in (float("inf"), float("-inf")):
                 return int(number) if re.fullmatch(r"[+-]?\d+", value.strip()) else number
+            if "string" not in types:
+                raise NotJson(f"{value.strip()} is not a JSON number (JSON has no NaN or Infinity)")
     if "boolean" in types and value.strip().lower() in _BOOLEANS:
         return _BOOLEANS[value.strip().lower()]
     if "null" in types and value.strip() in ("null", ""):
         return None
     if types & {"array", "object"} or "string" not in types:
         try:
-            parsed = json.loads(value)
+            parsed = strict_loads(value)
         except json.JSONDecodeError:
             return value
         if _json_type(parsed) in types or (_json_type(parsed) == "integer" and "number" in types):
@@ -152,11 +169,16 @@ def build_arguments(pairs: list[str], base: dict[str, Any], schema: Any) -> dict
         pair = parse_pair(text)
         if pair.raw_json:
             try:
-                args[pair.key] = json.loads(pair.value)
+                args[pair.key] = strict_loads(pair.value)
             except json.JSONDecodeError as exc:
                 raise UsageProblem(f"{pair.key}:= expects JSON: {exc.msg}") from None
+            except NotJson as exc:
+                raise UsageProblem(f"{pair.key}:= expects JSON: {exc}") from None
         else:
-            args[pair.key] = coerce(pair.value, _types_of(properties.get(pair.key), schema))
+            try:
+                args[pair.key] = coerce(pair.value, _types_of(properties.get(pair.key), schema))
+            except NotJson as exc:
+                raise UsageProblem(f"{pair.key}={pair.value}: {exc}") from None
     return args
 
 

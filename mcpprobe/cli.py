@@ -51,6 +51,9 @@ def cli() -> None:
     130 interrupted.
     See docs/exit-codes.md and docs/findings.md.
     """
+    from mcpprobe import redact
+
+    redact.use(redact.Redactor(()))  # each command names its own secrets
 
 
 def _settings(params: dict[str, Any]) -> Any:
@@ -87,6 +90,7 @@ def _target(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, 
 
 
 def _prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[Any, Any]:
+    from mcpprobe import redact
     from mcpprobe.errors import UsageProblem
     from mcpprobe.redact import Redactor
 
@@ -102,6 +106,7 @@ def _prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
     except UsageProblem as exc:
         raise click.UsageError(exc.message) from None
     ctx.meta["redactor"] = Redactor([*target.secrets(), *extra_secrets])
+    redact.use(ctx.meta["redactor"])
     _warn_insecure(params)
     return target, settings
 
@@ -139,9 +144,11 @@ def _say(ctx: click.Context, params: dict[str, Any]) -> Any:
 
     def say(message: str) -> None:
         from mcpprobe.redact import Redactor
+        from mcpprobe.sanitize import visible
 
+        # Config names, paths and commands are text from files anyone may have written.
         redactor = ctx.meta.get("redactor") or Redactor(())
-        click.echo(redactor(f"mcpprobe: {message}"), err=True)
+        click.echo(visible(redactor(f"mcpprobe: {message}")), err=True)
 
     return say
 
@@ -293,10 +300,10 @@ def _server_stderr_writer(params: dict[str, Any]) -> Any:
     if params["server_stderr"] != "live":
         return None
     from mcpprobe.redact import RedactingStream
-    from mcpprobe.wire.stdio import write_stderr_bytes
+    from mcpprobe.wire.stdio import write_stderr_text
 
     stream = RedactingStream(sys.stderr, _redactor())
-    return lambda chunk: write_stderr_bytes(chunk, stream)
+    return lambda text: write_stderr_text(text, stream)
 
 
 FORMATS = ("human", "json", "junit", "openmetrics")
@@ -317,7 +324,8 @@ def _open_trace(params: dict[str, Any], redactor: Any) -> Any:
     if params["trace"] == "-":
         return TraceWriter(sys.stderr, redactor)
     try:
-        stream = open(params["trace"], "w", encoding="utf-8")  # noqa: SIM115 - closed after the run
+        stream = open(params["trace"], "w", encoding="utf-8",  # noqa: SIM115 - closed after the run
+                      errors="backslashreplace")
     except OSError as exc:
         raise click.BadParameter(f"cannot write {params['trace']}: {exc.strerror or exc}",
                                  param_hint="'--trace'") from None
@@ -345,6 +353,7 @@ def _per_server_path(template: str | None, option: str, name: str, many: bool) -
 
 def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[list[Any], bool]:
     """The servers to probe: one from the command line, or named ones from the configs."""
+    from mcpprobe import redact
     from mcpprobe.errors import UsageProblem
     from mcpprobe.fleet import Member
     from mcpprobe.redact import Redactor
@@ -382,6 +391,7 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
         secrets.extend([*target.secrets(), *extra])
         members.append(Member(entry.name, target, settings, source=entry.source))
     ctx.meta["redactor"] = Redactor(secrets)
+    redact.use(ctx.meta["redactor"])
     _warn_insecure(params)
     return members, many
 
@@ -468,7 +478,7 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
 
     from mcpprobe.exitcodes import worst
     from mcpprobe.redact import RedactingStream
-    from mcpprobe.render.human import render_error
+    from mcpprobe.render.human import render_error, safe
 
     if reports is None:
         return _emit(None, fmt == "json", "probe")
@@ -502,12 +512,13 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
             _write(stdout, render_metrics(reports))
         for report in reports:
             if many and report.outcome.error is not None:
-                err.print(Text(f"{report.member.label}: error: ", style="bold red")
-                          + Text(report.outcome.error.message))
+                err.print(Text(f"{safe(report.member.label)}: error: ", style="bold red")
+                          + Text(safe(report.outcome.error.message)))
             elif not many:
                 render_error(err, report.outcome)
             if report.snapshot_error:
-                err.print(Text(f"{report.member.label}: snapshot {report.snapshot_error}", style="bold red"))
+                err.print(Text(f"{safe(report.member.label)}: snapshot {safe(report.snapshot_error)}",
+                               style="bold red"))
     return int(worst([report.exit_code for report in reports]))
 
 

@@ -409,7 +409,8 @@ class _Expander:
 
 def resolve(entry: ServerEntry, *, env: Mapping[str, str] | None = None, prompt: Prompter | None = None
             ) -> Resolved:
-    """Expand the entry's variables; every expanded value (and every env value) is a secret."""
+    """Expand the entry's variables; every expanded value is a secret (env and header values are
+    judged by their names, like those of the command line: `redact.secret_values`)."""
     expand = _Expander(entry, os.environ if env is None else env, prompt)
     headers = [f"{k}: {expand(v, f'header {k}')}" for k, v in entry.headers]
     url = expand(entry.url, "url") if entry.url is not None else None
@@ -418,6 +419,6 @@ def resolve(entry: ServerEntry, *, env: Mapping[str, str] | None = None, prompt:
     cwd = expand(entry.cwd, "cwd") if entry.cwd else None
     if cwd is not None and not Path(cwd).is_dir():
         raise ConfigError(f"{entry.source}: server {entry.name!r}: cwd {cwd!r} is not a directory")
-    secrets = [v for v in expand.secrets if v] + [v for _, v in env_pairs if v]
+    secrets = [v for v in expand.secrets if v]
     return Resolved(entry, url, command, [f"{k}={v}" for k, v in env_pairs], headers, cwd, entry.transport,
                     secrets)

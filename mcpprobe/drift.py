@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpprobe.errors import UsageProblem
+from mcpprobe.sanitize import json_dumps
 
 SNAPSHOT_FORMAT = 1
 IDENTITY = {"tools": "name", "resources": "uri", "templates": "uriTemplate", "prompts": "name"}
@@ -45,7 +46,7 @@ def write(path: str, data: dict[str, Any]) -> None:
 
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(data, indent=2, ensure_ascii=True, sort_keys=False) + "\n", encoding="utf-8")
+    target.write_text(json_dumps(data, indent=2, ensure_ascii=True, sort_keys=False) + "\n", encoding="utf-8")
 
 
 def load(path: str) -> dict[str, Any]:

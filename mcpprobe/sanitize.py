@@ -22,12 +22,14 @@ Standard library only; nothing is computed at import time beyond a few small reg
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["visible", "findings_for", "truncate", "clean_tree"]
+__all__ = ["visible", "findings_for", "truncate", "clean_tree", "json_dumps"]
 
 # Unicode Default_Ignorable_Code_Point (DerivedCoreProperties.txt).  These render as
 # nothing, so any of them can hide text.  Most are category Cf (caught by category
@@ -243,6 +245,25 @@ def clean_tree(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(clean_tree(item) for item in value)
     return value
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
+def json_dumps(value: Any, **options: Any) -> str:
+    """json.dumps that never writes NaN or Infinity, which are not JSON (RFC 8259): a server may
+    send them (Python's parser and the SDK accept them), and they are written as null."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:
+        return json.dumps(_finite(value), allow_nan=False, **options)
 
 
 # ---------------------------------------------------------------------------------------

@@ -50,7 +50,10 @@ class StdioTarget:
         return base
 
     def secrets(self) -> list[str]:
-        return [v for _, v in self.env if v]
+        """Values of credential-like variables (`redact.secret_values`); `MODE=tools` is no secret."""
+        from mcpprobe.redact import secret_values
+
+        return secret_values(self.env)
 
 
 @dataclass(frozen=True)
@@ -64,21 +67,14 @@ class HttpTarget:
         return self.url
 
     def secrets(self) -> list[str]:
-        found = [v for k, v in self.headers if is_secret_header(k) and v]
-        # "Bearer <token>": the credential alone too, in case a server echoes only the token.
-        found += [v.split(None, 1)[1] for v in found if len(v.split(None, 1)) == 2]
-        return found
+        """Values of credential-like headers, and the token of "Bearer <token>" alone too, in case
+        a server echoes only the token (`redact.secret_values`)."""
+        from mcpprobe.redact import secret_values
+
+        return secret_values(self.headers)
 
 
 Target = StdioTarget | HttpTarget
-
-SECRET_HEADER_WORDS = ("authorization", "cookie", "token", "secret", "api-key", "apikey", "x-api-key", "key")
-
-
-def is_secret_header(name: str) -> bool:
-    lowered = name.lower()
-    return any(word in lowered for word in SECRET_HEADER_WORDS)
-
 
 @dataclass(frozen=True)
 class Settings:

@@ -2,8 +2,8 @@
 
 One line per event: an ISO 8601 UTC timestamp, the server's name (in a fleet), the direction and
 the payload. Secrets never reach the file: credential headers are masked by name whatever their
-value, and the user's secrets (--env values, credential header values, expanded config variables)
-are masked wherever they appear, even when a server echoes them back.
+value, and the user's secrets (`mcpprobe.redact`: credential-like --env and header values, expanded
+config variables, tokens) are masked wherever they appear, even when a server echoes them back.
 """
 
 from __future__ import annotations
@@ -12,14 +12,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from mcpprobe.redact import MASK, Redactor
-
-SECRET_HEADER_WORDS = ("authorization", "cookie", "token", "secret", "api-key", "apikey", "key", "password")
-
-
-def secret_header(name: str) -> bool:
-    lowered = name.lower()
-    return any(word in lowered for word in SECRET_HEADER_WORDS)
+from mcpprobe.redact import MASK, Redactor, secret_name
+from mcpprobe.sanitize import json_dumps, visible
 
 
 class TraceWriter:
@@ -33,14 +27,15 @@ class TraceWriter:
     def line(self, server: str, direction: str, text: str) -> None:
         stamp = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
         prefix = f"{stamp} {server} " if server else f"{stamp} "
-        self.stream.write(self.redact(f"{prefix}{direction} {text}") + "\n")
+        # One line, inert on a terminal (`--trace -`): a status line's reason phrase is the server's.
+        self.stream.write(visible(self.redact(f"{prefix}{direction} {text}")) + "\n")
         self.stream.flush()
 
     def tracer(self, server: str = "") -> Any:
         """A `session.Tracer` for one server: ("send"|"recv", message)."""
 
         def trace(direction: str, message: Any) -> None:
-            self.line(server, direction, json.dumps(message, ensure_ascii=True, default=str))
+            self.line(server, direction, json_dumps(message, ensure_ascii=True, default=str))
 
         return trace
 
@@ -65,5 +60,5 @@ class TraceWriter:
 def _headers(headers: Any) -> str:
     pairs = {}
     for name, value in headers.items():
-        pairs[name] = MASK if secret_header(name) else value
+        pairs[name] = MASK if secret_name(name) else value
     return json.dumps(pairs, ensure_ascii=True)

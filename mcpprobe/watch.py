@@ -31,6 +31,7 @@ from typing import Any
 
 import anyio
 
+from mcpprobe import redact
 from mcpprobe.capabilities import declared
 from mcpprobe.catalog import KINDS, Listing, list_kind
 from mcpprobe.errors import (
@@ -803,7 +804,7 @@ class Watcher:
         text = next((c.get("text") for c in result.get("content", []) if isinstance(c, dict)
                      and isinstance(c.get("text"), str)), None) if isinstance(result.get("content"), list) else None
         self.emit("call", "tools", tool=tool, isError=result.get("isError") is True,
-                  text=text[:500] if isinstance(text, str) else None)
+                  text=redact.clip(text, 500) if isinstance(text, str) else None)
 
     # ----- the 2026-07-28 subscriptions/listen stream -----
 

@@ -7,17 +7,17 @@ interpreted.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from mcpprobe import redact
 from mcpprobe.catalog import KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
-from mcpprobe.sanitize import truncate, visible
+from mcpprobe.sanitize import json_dumps, truncate, visible
 from mcpprobe.versions import sdk_version
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -27,7 +27,9 @@ KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resourc
 
 
 def safe(value: Any, limit: int = 0) -> str:
-    text = visible(value if isinstance(value, str) else json.dumps(value, ensure_ascii=True, default=str))
+    """Server text as one inert line, secrets masked before it is cut to `limit` characters."""
+    text = value if isinstance(value, str) else json_dumps(value, ensure_ascii=True, default=str)
+    text = visible(redact.active()(text))
     return truncate(text, limit) if limit else text
 
 
@@ -69,7 +71,7 @@ def render_snapshot(console: Console, outcome: Outcome) -> None:
 
 def _instructions(text: str, max_lines: int = 8) -> str:
     """The first lines of the server's instructions, indented under the label, made inert."""
-    lines = visible(text, multiline=True).expandtabs(4).splitlines() or [""]
+    lines = visible(redact.active()(text), multiline=True).expandtabs(4).splitlines() or [""]
     shown = [truncate(line, 200) for line in lines[:max_lines]]
     if len(lines) > max_lines:
         shown.append(f"…(+{len(lines) - max_lines} lines; --json shows all)")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import mimetypes
 import os
 import re
@@ -24,7 +23,7 @@ from mcpprobe.findings import Finding
 from mcpprobe.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
 from mcpprobe.render.human import render_error, render_findings, safe
 from mcpprobe.render.jsondoc import document
-from mcpprobe.sanitize import visible
+from mcpprobe.sanitize import json_dumps, visible
 
 HEAD_KEYS = ("formatVersion", "command", "ok", "exitCode", "transport", "target", "protocolVersion", "era",
              "eraReason", "serverInfo", "instructions", "capabilities", "supportedVersions", "client")
@@ -172,7 +171,7 @@ def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any]
     if isinstance(server.get("name"), str):
         head.append(f" on {safe(server['name'])} {safe(server.get('version') or '')}".rstrip(), style="dim")
     err.print(head)
-    err.print(Text.assemble(("  arguments    ", "bold"), safe(json.dumps(arguments, ensure_ascii=False))))
+    err.print(Text.assemble(("  arguments    ", "bold"), safe(json_dumps(arguments, ensure_ascii=False))))
     err.print(Text.assemble(("  annotations  ", "bold"), annotations_text(tool)))
     err.print(Text("               the server's own claims about the tool, not verified by mcpprobe", style="dim"))
     if how == "--yes":
@@ -192,7 +191,7 @@ def block_lines(block: Any, *, terminal: bool, saved: dict[int, str], index: int
     kind = block.get("type")
     if kind == "text":
         value = block.get("text")
-        return [("text", value if isinstance(value, str) else json.dumps(value))]
+        return [("text", value if isinstance(value, str) else json_dumps(value))]
     if kind in ("image", "audio"):
         raw = decode_b64(block.get("data"))
         size = human_size(len(raw)) if raw is not None else "invalid base64"
@@ -267,7 +266,7 @@ def render_call(out: Console, err: Console, outcome: InvokeOutcome, stream: Text
         write_blocks(out, stream, blocks, terminal=terminal, saved=saved)
         if "structuredContent" in result:
             out.print(Text("structuredContent:", style="bold"))
-            out.print(Text(safe(json.dumps(result["structuredContent"], indent=2, ensure_ascii=False))
+            out.print(Text(safe(json_dumps(result["structuredContent"], indent=2, ensure_ascii=False))
                            .replace("\\n", "\n")))
         if result.get("isError") is True:
             err.print(Text("the tool reported an error (isError: true)", style="bold red"))

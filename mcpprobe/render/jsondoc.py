@@ -6,11 +6,11 @@ new keys may appear at any time.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mcpprobe.catalog import KINDS, Listing
 from mcpprobe.operations import Outcome, _public_detail
+from mcpprobe.sanitize import json_dumps
 
 FORMAT_VERSION = 1
 
@@ -87,4 +87,4 @@ def document(outcome: Outcome) -> dict[str, Any]:
 def dumps(doc: dict[str, Any]) -> str:
     # ASCII-only: no server-sent control or bidi character reaches a terminal, even when the
     # JSON is printed to one; jq and every JSON parser decode the escapes.
-    return json.dumps(doc, indent=2, ensure_ascii=True, default=str)
+    return json_dumps(doc, indent=2, ensure_ascii=True, default=str)

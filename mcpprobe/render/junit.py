@@ -2,24 +2,26 @@
 
 One `<testsuite>` per server. Its test cases: `connection`, one per kind (skipped when not
 declared), one per expectation, and `baseline` when comparing with one. A failed case carries the
-findings' text. Server text is stripped of characters XML 1.0 cannot hold.
+findings' text. Server text is made inert (`sanitize.visible`): nothing XML 1.0 cannot hold, nothing
+that acts on a terminal.
 """
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
 from mcpprobe.catalog import KINDS
 from mcpprobe.findings import Finding, Severity
+from mcpprobe.sanitize import visible
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _CI_CODES = ("expectation-failed", "breaking-change", "drift")
 
 
-def _clean(text: str) -> str:
-    return _NOT_XML.sub("\ufffd", text)
+def _clean(text: str, *, multiline: bool = True) -> str:
+    # `visible` leaves nothing XML 1.0 cannot hold (controls, lone surrogates, U+FFFE/U+FFFF
+    # become notation) and nothing that acts on a terminal the report is printed on.
+    return visible(text, multiline=multiline)
 
 
 def _line(finding: Finding) -> str:
@@ -28,21 +30,21 @@ def _line(finding: Finding) -> str:
 
 
 def _case(suite: ET.Element, classname: str, name: str, seconds: float = 0.0) -> ET.Element:
-    return ET.SubElement(suite, "testcase", {"classname": classname, "name": _clean(name),
+    return ET.SubElement(suite, "testcase", {"classname": classname, "name": _clean(name, multiline=False),
                                              "time": f"{seconds:.3f}"})
 
 
 def _fail(case: ET.Element, message: str, body: str, kind: str = "failure") -> None:
-    element = ET.SubElement(case, kind, {"message": _clean(message), "type": kind})
+    element = ET.SubElement(case, kind, {"message": _clean(message, multiline=False), "type": kind})
     element.text = _clean(body)
 
 
 def suite(report: Any) -> ET.Element:
     outcome = report.outcome
     name = report.member.label
-    classname = f"mcpprobe.{name}"
+    classname = _clean(f"mcpprobe.{name}", multiline=False)
     found = outcome.all_findings()
-    element = ET.Element("testsuite", {"name": _clean(name), "time": f"{report.elapsed:.3f}"})
+    element = ET.Element("testsuite", {"name": _clean(name, multiline=False), "time": f"{report.elapsed:.3f}"})
     negotiated = bool(outcome.snapshot and outcome.snapshot.negotiated)
 
     timings = {t.phase: t.ms / 1000 for t in outcome.timings}
@@ -72,7 +74,7 @@ def suite(report: Any) -> ET.Element:
     for check in report.checks or []:
         case = _case(element, f"{classname}.expectations", check.name)
         if check.ok is None:
-            ET.SubElement(case, "skipped", {"message": _clean(check.message)})
+            ET.SubElement(case, "skipped", {"message": _clean(check.message, multiline=False)})
         elif not check.ok:
             _fail(case, check.message, f"expectation not met: {check.name}: {check.message}")
 

@@ -2,6 +2,7 @@
 
 Every sample carries `server` (the config name, or the URL or command). The samples of one metric
 family stay together across servers, as the format requires; the exposition ends with `# EOF`.
+Label values are server or config text, made inert (`sanitize.visible`) before they are escaped.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from mcpprobe.catalog import KINDS
 from mcpprobe.findings import Severity
+from mcpprobe.sanitize import visible
 
 # name -> (help, samples function)
 FAMILIES = (
@@ -29,7 +31,9 @@ FAMILIES = (
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value: inert on a terminal first (server text: no escape sequences, no lone
+    surrogates, no CR; `sanitize.visible`), then escaped as the exposition format requires."""
+    return visible(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _labels(labels: dict[str, str]) -> str:

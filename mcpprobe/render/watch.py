@@ -7,7 +7,6 @@ through rich's markup parser.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from mcpprobe.render.human import capabilities_text, safe
+from mcpprobe.sanitize import json_dumps
 
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Templates", "prompts": "Prompts",
                "server": "server"}
@@ -29,7 +29,7 @@ MAX_NAMES = 20
 
 
 def dumps_line(event: dict[str, Any]) -> str:
-    return json.dumps(event, ensure_ascii=True, separators=(",", ":"), default=str)
+    return json_dumps(event, ensure_ascii=True, separators=(",", ":"), default=str)
 
 
 class JsonLines:

@@ -23,6 +23,7 @@ from mcpprobe.errors import (
     RpcError,
     seconds,
 )
+from mcpprobe.redact import clip
 from mcpprobe.wire.base import Sink, Transport
 
 MAX_ANOMALIES = 50
@@ -168,12 +169,12 @@ class Connection:
     def _anomaly(self, message: str, sample: Any = "") -> None:
         if len(self.anomalies) < MAX_ANOMALIES:
             text = sample if isinstance(sample, str) else _short_json(sample)
-            self.anomalies.append(Anomaly("protocol-violation", message, text[:200]))
+            self.anomalies.append(Anomaly("protocol-violation", message, clip(text, 200)))
 
     def _on_bad_output(self, what: str, sample: str) -> None:
         self.bad_output_count += 1
         if self.bad_output_count <= MAX_BAD_LINES:
-            self.anomalies.append(Anomaly("non-protocol-output", what, sample[:200]))
+            self.anomalies.append(Anomaly("non-protocol-output", what, clip(sample, 200)))
 
     def _on_closed(self, error: ProbeError) -> None:
         if self.closed_error is None:

@@ -7,6 +7,7 @@ time, so a flood can never stall it, and only a bounded tail is kept for error m
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import shutil
@@ -20,6 +21,7 @@ from typing import Any
 import anyio
 
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
+from mcpprobe.redact import SplitWrites, clip
 from mcpprobe.target import StdioTarget
 from mcpprobe.wire.base import Sink, TransportInfo, decode_message
 
@@ -161,16 +163,22 @@ class StdioTransport:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
-            self._sink.bad_output("a line on stdout that is not valid UTF-8", line[:200].decode("utf-8", "replace"))
+            self._sink.bad_output("a line on stdout that is not valid UTF-8",
+                                  clip(line[:4096].decode("utf-8", "replace"), 200))
             return
         try:
             message = decode_message(text)
         except ValueError:
-            self._sink.bad_output("a line on stdout that is not JSON-RPC", text[:200])
+            self._sink.bad_output("a line on stdout that is not JSON-RPC", clip(text, 200))
             return
         self._sink.message(message)
 
     async def _read_stderr(self) -> None:
+        live = self._stderr_mode == "live" and self._stderr_writer is not None
+        # Live: decoded across chunk boundaries, and masked across them too (a secret the server
+        # writes in two pieces is still one secret).
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        pieces = SplitWrites()
         try:
             async for chunk in self._process.stderr:
                 self._stderr_total += len(chunk)
@@ -178,10 +186,13 @@ class StdioTransport:
                 self._stderr_size += len(chunk)
                 while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr_tail) > 1:
                     self._stderr_size -= len(self._stderr_tail.popleft())
-                if self._stderr_mode == "live" and self._stderr_writer is not None:
-                    self._stderr_writer(chunk)
+                if live:
+                    self._stderr_writer(pieces.feed(decoder.decode(chunk)))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass
+        finally:
+            if live:
+                self._stderr_writer(pieces.end(decoder.decode(b"", final=True)))
 
     def stderr_tail(self, lines: int = 20) -> list[str]:
         """The last lines of the server's stderr; none when they were shown live or not wanted."""
@@ -245,11 +256,12 @@ def _describe_status(status: int) -> str:
     return str(status)
 
 
-def write_stderr_bytes(chunk: bytes, stream: Any = None) -> None:
-    """Pass the server's stderr through, with control characters made visible."""
+def write_stderr_text(text: str, stream: Any = None) -> None:
+    """Pass the server's stderr through (already masked), with control characters made visible."""
     from mcpprobe.sanitize import visible
 
+    if not text:
+        return
     stream = stream or sys.stderr
-    text = chunk.decode("utf-8", errors="replace")
     stream.write(visible(text, multiline=True))
     stream.flush()
