@@ -1,0 +1,237 @@
+"""A hostile server gets nothing: what it sends never drives the user's terminal, never breaks a
+document mcpprobe writes, and never crashes mcpprobe, in every output format, fleets included.
+
+The servers are real processes (tests/fixtures/hostile_server.py); the terminal is a real
+pseudo-terminal, so mcpprobe sees a TTY exactly as it would in a user's shell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import subprocess
+import threading
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import PY, ROOT, run_subprocess
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+from mcpprobe.sanitize import visible
+
+HOSTILE = ROOT / "tests" / "fixtures" / "hostile_server.py"
+ATTACK = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b[2J\x1b[10;10H\x9b31m\u202eevil\rover"
+FORMATS = ("human", "json", "junit", "openmetrics")
+# What rich itself writes to a colour terminal: SGR (colours, bold). Nothing else is expected.
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+# C0 controls but newline and tab, DEL, C1 controls, bidi embeddings, overrides, isolates and marks.
+ACTIVE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def hostile(mode: str) -> list[str]:
+    return [PY, str(HOSTILE), mode]
+
+
+def run_in_pty(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 60) -> tuple[int, str]:
+    """Run mcpprobe with stdin, stdout and stderr on one pseudo-terminal; return what it showed."""
+    controller, terminal = pty.openpty()
+    full_env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", **(env or {})}
+    full_env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", *args], stdin=terminal, stdout=terminal, stderr=terminal,
+                            env=full_env, cwd=ROOT, start_new_session=True)
+    os.close(terminal)
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(controller, 65536)
+            except OSError:  # EIO: every end of the terminal is closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        code = proc.wait(timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    reader.join(10)
+    os.close(controller)
+    # Strict: a lone surrogate written raw would not be valid UTF-8.
+    shown = b"".join(chunks).decode("utf-8")
+    assert "Traceback" not in shown, shown
+    return code, shown.replace("\r\n", "\n")
+
+
+def assert_inert(shown: str) -> None:
+    """Nothing in what reached the terminal but rich's own colours, newlines and tabs."""
+    rest = SGR.sub("", shown)
+    found = ACTIVE.search(rest)
+    context = rest[max(found.start() - 60, 0):found.end() + 20] if found else ""
+    assert found is None, f"{found.group()!r} reached the terminal: {context!r}"
+
+
+def fleet_config(tmp_path: Path) -> Path:
+    """A fleet of hostile members, one of them with a name that is itself an attack."""
+    servers = {
+        "escapes": {"command": PY, "args": [str(HOSTILE), "escapes"]},
+        "surrogate": {"command": PY, "args": [str(HOSTILE), "surrogate"]},
+        "fails": {"command": PY, "args": [str(HOSTILE), "fail"]},
+        f"named{ATTACK}": {"command": PY, "args": [str(HOSTILE), "escapes"]},
+    }
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("mode", ["escapes", "surrogate"])
+def test_probe_on_a_terminal_shows_nothing_active(mode: str, fmt: str) -> None:
+    code, shown = run_in_pty(["probe", "--protocol", "legacy", "--format", fmt, "--", *hostile(mode)])
+    assert code == 0, shown
+    assert_inert(shown)
+    assert "hostile" in shown
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fleet_on_a_terminal_shows_nothing_active(tmp_path: Path, fmt: str) -> None:
+    config = fleet_config(tmp_path)
+    code, shown = run_in_pty(["probe", "--all", "--config", str(config), "--protocol", "legacy", "--format", fmt,
+                              "-v"])
+    assert code == 5, shown  # the failing member: its JSON-RPC error to initialize
+    assert_inert(shown)
+    assert "fails" in shown and "named" in shown
+
+
+@pytest.mark.parametrize("command", [["call", "echo", "--yes"], ["read", "hostile://text"], ["get-prompt", "hostile"],
+                                     ["list", "tools"]])
+@pytest.mark.parametrize("mode", ["escapes", "surrogate"])
+def test_call_read_get_prompt_on_a_terminal_show_nothing_active(mode: str, command: list[str]) -> None:
+    code, shown = run_in_pty([*command, "--protocol", "legacy", "--", *hostile(mode)])
+    assert code == 0, shown
+    assert_inert(shown)
+
+
+def test_failing_members_error_on_stderr_is_inert(tmp_path: Path) -> None:
+    config = fleet_config(tmp_path)
+    for fmt in ("json", "junit", "openmetrics"):
+        result = run_subprocess(["probe", "--all", "--config", str(config), "--protocol", "legacy", "--format", fmt])
+        assert result.exit_code == 5
+        assert "fails: error: " in result.stderr
+        assert_inert(result.stderr)
+        assert visible(ATTACK) in result.stderr
+
+
+def test_server_stderr_passed_through_live_is_inert() -> None:
+    code = f"import sys; sys.stderr.write({ATTACK!r} + '\\n'); sys.stderr.flush(); sys.exit(3)"
+    status, shown = run_in_pty(["probe", "--server-stderr", "live", "--", PY, "-c", code])
+    assert status == 4
+    assert_inert(shown)
+    assert visible(ATTACK) in shown
+
+
+# ----- documents: OpenMetrics and JUnit stay parseable, whatever the server calls itself -----
+
+
+def test_openmetrics_with_hostile_server_info_parses(tmp_path: Path) -> None:
+    config = fleet_config(tmp_path)
+    result = run_subprocess(["probe", "--all", "--config", str(config), "--protocol", "legacy",
+                             "--format", "openmetrics"])
+    assert result.exit_code == 5
+    families = {f.name: f for f in text_string_to_metric_families(result.stdout)}
+    info = {s.labels["server"]: s.labels for s in families["mcpprobe_server_info"].samples}
+    assert info["escapes"]["server_name"] == visible("hostile" + ATTACK)
+    assert info["surrogate"]["server_name"] == "hostilelone<U+D800>surrogate"
+    assert visible(f"named{ATTACK}") in info
+    ups = {s.labels["server"]: s.value for s in families["mcpprobe_up"].samples}
+    assert ups["fails"] == 0 and ups["escapes"] == 1
+    assert not ACTIVE.search(result.stdout.replace("\n", ""))
+
+
+@pytest.mark.parametrize("mode", ["escapes", "surrogate", "fail"])
+def test_junit_with_hostile_text_is_valid_xml(mode: str) -> None:
+    result = run_subprocess(["probe", "--protocol", "legacy", "--format", "junit", "--", *hostile(mode)])
+    assert result.exit_code == (5 if mode == "fail" else 0)
+    root = ET.fromstring(result.stdout.encode("utf-8"))
+    assert root.tag == "testsuites"
+    assert not ACTIVE.search(result.stdout.replace("\n", "").replace("\t", ""))
+    suite = root.find("testsuite")
+    assert suite is not None and "hostile" in suite.get("name", "")
+    if mode == "fail":
+        error = suite.find("testcase/error")
+        assert error is not None and error.get("message", "").endswith(visible(ATTACK) + "<U+D800>")
+
+
+# ----- lone surrogates into a pipe -----
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    (["call", "echo", "--yes"], "result lone\\ud800surrogate"),
+    (["read", "hostile://text"], "contents lone\\ud800surrogate"),
+    (["get-prompt", "hostile"], "message lone\\ud800surrogate"),
+])
+def test_lone_surrogate_into_a_pipe_is_written_as_an_escape(command: list[str], expected: str) -> None:
+    result = run_subprocess([*command, "--protocol", "legacy", "--", *hostile("surrogate")])
+    assert result.exit_code == 0, result.stderr
+    assert expected in result.stdout
+
+
+def test_lone_surrogate_in_json_stays_a_json_escape() -> None:
+    result = run_subprocess(["call", "echo", "--yes", "--json", "--protocol", "legacy", "--", *hostile("surrogate")])
+    assert result.exit_code == 0
+    assert result.json["result"]["content"][0]["text"] == "result lone\ud800surrogate"
+
+
+# ----- NaN and Infinity are not JSON -----
+
+
+def _strict(text: str) -> object:
+    def refuse(name: str) -> object:
+        raise AssertionError(f"{name} in output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("argument", [["n=NaN"], ["n=Infinity"], ["n=-inf"], ["n:=NaN"], ["n:=[1, Infinity]"],
+                                      ["--args", '{"n": NaN}'], ["--args", '{"n": -Infinity}']])
+def test_nan_and_infinity_arguments_are_usage_errors(tmp_path: Path, argument: list[str]) -> None:
+    record = tmp_path / "received.jsonl"
+    result = run_subprocess(["call", "typed", *argument, "--yes", "--json", "--protocol", "legacy", "--",
+                             *hostile("nan")], env={"HOSTILE_RECORD": str(record)})
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "not a JSON number" in result.stdout + result.stderr
+    received = [json.loads(line)["method"] for line in record.read_text().splitlines()] if record.exists() else []
+    assert "tools/call" not in received
+    if result.stdout:
+        _strict(result.stdout)
+
+
+def test_nan_arguments_file_is_a_usage_error(tmp_path: Path) -> None:
+    args = tmp_path / "args.json"
+    args.write_text('{"n": NaN}')
+    result = run_subprocess(["call", "typed", "--args", f"@{args}", "--yes", "--", *hostile("nan")])
+    assert result.exit_code == 2
+    assert "NaN is not a JSON number" in result.stderr
+
+
+def test_a_string_nan_stays_a_string_where_the_schema_allows_strings() -> None:
+    from mcpprobe.arguments import build_arguments
+
+    schema = {"type": "object", "properties": {"n": {"type": ["number", "string"]}}}
+    assert build_arguments(["n=NaN"], {}, schema) == {"n": "NaN"}
+
+
+def test_nan_from_the_server_is_written_as_null() -> None:
+    result = run_subprocess(["call", "typed", "n=1", "--yes", "--json", "--protocol", "legacy", "--",
+                             *hostile("nan")])
+    assert result.exit_code == 0, result.stderr
+    doc = _strict(result.stdout)
+    assert doc["structuredContent"] == {"x": None, "y": None, "z": None}  # type: ignore[index]
