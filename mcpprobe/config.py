@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpprobe.errors import UsageProblem
+from mcpprobe.sanitize import visible
 
 ENTRY_KEYS = ("command", "args", "env", "cwd", "url", "serverUrl", "headers", "type", "transport")
 VARIABLE = re.compile(r"\$\{([^}]*)\}")
@@ -107,7 +108,8 @@ class Discovery:
         for server in self.servers:
             if server.name == name:
                 return server
-        known = ", ".join(self.names()) or "none found"
+        # Names are text from files anyone may have written: inert before they reach a terminal.
+        known = ", ".join(visible(n) for n in self.names()) or "none found"
         read = [path for path, state in self.files if state != "missing"]
         where = f" (read: {', '.join(read)})" if read else " (no config file was found; see docs/config.md)"
         raise ConfigError(f"no server named {name!r} in the configs; known servers: {known}{where}")

@@ -130,6 +130,13 @@ def test_failing_members_error_on_stderr_is_inert(tmp_path: Path) -> None:
         assert visible(ATTACK) in result.stderr
 
 
+def test_config_names_in_a_usage_error_are_inert(tmp_path: Path) -> None:
+    result = run_subprocess(["probe", "-s", "nosuch", "--config", str(fleet_config(tmp_path))])
+    assert result.exit_code == 2
+    assert "known servers:" in result.stderr and visible(f"named{ATTACK}") in result.stderr
+    assert_inert(result.stderr)
+
+
 def test_server_stderr_passed_through_live_is_inert() -> None:
     code = f"import sys; sys.stderr.write({ATTACK!r} + '\\n'); sys.stderr.flush(); sys.exit(3)"
     status, shown = run_in_pty(["probe", "--server-stderr", "live", "--", PY, "-c", code])
