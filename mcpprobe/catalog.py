@@ -24,6 +24,7 @@ from mcpprobe.errors import (
     RpcError,
 )
 from mcpprobe.findings import Finding
+from mcpprobe.redact import active
 from mcpprobe.session import Session, Timing
 
 # kind -> (list method, capability, result key, identity field)
@@ -205,6 +206,7 @@ def _plain(detail: dict[str, Any]) -> dict[str, Any]:
 
 
 def _short(text: str, limit: int = 40) -> str:
+    text = active()(text)  # masked before it is cut: a cut could leave a secret's prefix
     return text if len(text) <= limit else text[:limit] + "..."
 
 

@@ -6,6 +6,7 @@ The one edge where exceptions become exit codes. Imports stay light at module le
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -617,6 +618,10 @@ _register_command_modules()
 
 def main() -> None:
     """Entry point: the only place that turns stray exceptions into an exit code."""
+    # A lone surrogate (from a server, or undecodable bytes in argv) cannot be written as UTF-8:
+    # written as \udXXX rather than ending the run with a traceback. stderr does this already.
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     try:
         cli.main(prog_name="mcpprobe", standalone_mode=True)
     except BrokenPipeError:

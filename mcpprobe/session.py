@@ -26,6 +26,7 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.findings import Finding
+from mcpprobe.redact import clip
 from mcpprobe.target import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE,
@@ -433,4 +434,4 @@ def _preview(value: Any) -> str:
     import json
 
     text = json.dumps(value, ensure_ascii=True, default=str)
-    return text[:300]
+    return clip(text, 300)

@@ -17,6 +17,7 @@ import anyio
 import httpx2 as httpx
 
 from mcpprobe.errors import AuthFailed, ConnectionFailed, ProbeError, ProtocolFailure, RequestTimeout
+from mcpprobe.redact import clip
 from mcpprobe.target import HttpTarget
 from mcpprobe.wire.base import Sink, TransportInfo, decode_message
 from mcpprobe.wire.sse import EventParser
@@ -90,7 +91,7 @@ class _HttpBase:
                     try:
                         message = decode_message(event.data)
                     except ValueError:
-                        self._sink.bad_output("an SSE event that is not JSON-RPC", event.data[:200])
+                        self._sink.bad_output("an SSE event that is not JSON-RPC", clip(event.data, 200))
                         continue
                     self._sink.message(message)
 
@@ -203,7 +204,8 @@ class StreamableHttpTransport(_HttpBase):
             except ValueError:
                 if status >= 400:
                     raise await self._http_problem(response, method) from None
-                self._sink.bad_output("an HTTP body that is not JSON", body[:200].decode("utf-8", "replace"))
+                self._sink.bad_output("an HTTP body that is not JSON",
+                                      clip(body[:4096].decode("utf-8", "replace"), 200))
                 raise ProtocolFailure(f"{method}: the server's JSON body does not parse") from None
             if isinstance(data, dict) and "error" in data and data.get("id") is None:
                 # An error the server could not tie to an id, in the answer to this very POST:
@@ -212,7 +214,8 @@ class StreamableHttpTransport(_HttpBase):
             if status >= 400 and not _is_jsonrpc_answer(data):
                 raise ProtocolFailure(
                     f"{method}: HTTP {status} with a JSON body that is not a JSON-RPC answer",
-                    detail={"status": status, "bodyStart": body[:SNIPPET].decode("utf-8", "replace")},
+                    detail={"status": status,
+                            "bodyStart": clip(body[:SNIPPET + 4096].decode("utf-8", "replace"), SNIPPET)},
                 )
             self._sink.message(data)
             return
@@ -360,10 +363,12 @@ def _is_jsonrpc_answer(data: Any) -> bool:
 
 def _reason(exc: Exception) -> str:
     text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:200]
+    return clip(text.splitlines()[0], 200)
 
 
 async def _read_prefix(response: httpx.Response, limit: int) -> str:
+    """The first `limit` characters of the body, secrets masked before the cut."""
+    wanted, limit = limit, limit + 4096
     data = b""
     try:
         async for chunk in response.aiter_bytes():
@@ -377,7 +382,7 @@ async def _read_prefix(response: httpx.Response, limit: int) -> str:
             data = response.content
         except (httpx.HTTPError, RuntimeError):
             data = b""
-    return data[:limit].decode("utf-8", errors="replace")
+    return clip(data[:limit].decode("utf-8", errors="replace"), wanted)
 
 
 async def _read_limited(response: httpx.Response, limit: int) -> bytes:

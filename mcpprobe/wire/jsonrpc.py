@@ -23,7 +23,7 @@ from mcpprobe.errors import (
     RpcError,
     seconds,
 )
-from mcpprobe.redact import clip
+from mcpprobe.redact import active, clip
 from mcpprobe.wire.base import Sink, Transport
 
 MAX_ANOMALIES = 50
@@ -277,6 +277,7 @@ def _short_json(value: Any, limit: int = 200) -> str:
         text = json.dumps(value, ensure_ascii=True)
     except (TypeError, ValueError):
         text = repr(value)
+    text = active()(text)  # masked before it is cut: a cut could leave a secret's prefix
     return text if len(text) <= limit else text[:limit] + "..."
 
 
