@@ -7,7 +7,7 @@ on stdout as a non-JSON line, and in error bodies. Every output mode is searched
 from __future__ import annotations
 
 import pytest
-from conftest import PY, ROOT, fixture_cmd, fixture_http, run_cli, run_subprocess
+from conftest import PY, ROOT, fixture_cmd, fixture_http, http_server, run_cli, run_subprocess
 
 SECRET = "planted-Secret-9f2c7e"
 ECHO = ("import os,sys; s=os.environ['API_TOKEN']; print('token=' + s); print('stderr sees ' + s, file=sys.stderr); "
@@ -98,3 +98,15 @@ def test_credential_like_headers_never_reach_output_or_trace(tmp_path, header):
     assert f'"{header.lower()}": "[redacted]"' in text
     for output in (text, result.stdout, result.stderr, to_stderr.stdout, to_stderr.stderr):
         assert SECRET not in output
+
+
+@pytest.mark.parametrize("args", [[], ["--json"]])
+def test_an_http_body_quoted_up_to_a_cut_shows_no_piece_of_the_token(args):
+    """The server echoes the Authorization header across character 300 of an error body, where
+    mcpprobe stops quoting it."""
+    oddities = [PY, str(ROOT / "tests" / "fixtures" / "http_oddities.py"), "echo-auth-at-cut"]
+    with http_server(oddities) as url:
+        result = run_cli(["probe", *args, "--protocol", "legacy", "-H", f"Authorization: Bearer {LONG_SECRET}", url])
+    assert result.exit_code == 5
+    assert "x[redacted]" in result.stdout + result.stderr
+    _no_piece_of(LONG_SECRET, result.stdout + result.stderr)

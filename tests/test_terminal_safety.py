@@ -112,7 +112,8 @@ def test_fleet_on_a_terminal_shows_nothing_active(tmp_path: Path, fmt: str) -> N
 
 
 @pytest.mark.parametrize("command", [["call", "echo", "--yes"], ["read", "hostile://text"], ["get-prompt", "hostile"],
-                                     ["list", "tools"]])
+                                     ["list", "tools"], ["probe", "--trace", "-"],
+                                     ["watch", "--duration", "1", "--call", "echo"]])
 @pytest.mark.parametrize("mode", ["escapes", "surrogate"])
 def test_call_read_get_prompt_on_a_terminal_show_nothing_active(mode: str, command: list[str]) -> None:
     code, shown = run_in_pty([*command, "--protocol", "legacy", "--", *hostile(mode)])
