@@ -243,3 +243,5 @@ def test_nan_from_the_server_is_written_as_null() -> None:
     assert result.exit_code == 0, result.stderr
     doc = _strict(result.stdout)
     assert doc["structuredContent"] == {"x": None, "y": None, "z": None}  # type: ignore[index]
+    violations = [f["message"] for f in doc["findings"] if f["code"] == "protocol-violation"]  # type: ignore[index]
+    assert violations == ["a message with NaN or Infinity, which are not JSON numbers (RFC 8259); written as null"]

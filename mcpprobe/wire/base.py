@@ -44,11 +44,30 @@ class Transport(Protocol):
     async def aclose(self) -> None: ...
 
 
+_non_finite = [False]
+
+
+def _note_non_finite(name: str) -> float:
+    _non_finite[0] = True
+    return float(name)
+
+
 def decode_message(raw: bytes | str) -> Any:
-    """Parse one JSON text; raises ValueError on anything that is not JSON (nesting included)."""
+    """Parse one JSON text; raises ValueError on anything that is not JSON (nesting included).
+
+    NaN, Infinity and -Infinity are read, as the SDK reads them, and noted: `took_non_finite()`
+    says whether the message just decoded held one (a transport hands each message on before it
+    decodes the next, with no await in between)."""
     import json
 
+    _non_finite[0] = False
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_note_non_finite)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
+
+
+def took_non_finite() -> bool:
+    """Whether the last decoded message held NaN or Infinity; asking clears it."""
+    seen, _non_finite[0] = _non_finite[0], False
+    return seen

@@ -24,7 +24,7 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.redact import active, clip
-from mcpprobe.wire.base import Sink, Transport
+from mcpprobe.wire.base import Sink, Transport, took_non_finite
 
 MAX_ANOMALIES = 50
 MAX_BAD_LINES = 20
@@ -193,6 +193,9 @@ class Connection:
 
     def _on_message(self, message: Any) -> None:
         self._trace("recv", message)
+        if took_non_finite():
+            self._anomaly("a message with NaN or Infinity, which are not JSON numbers (RFC 8259); written as null",
+                          message)
         if isinstance(message, list):
             self._anomaly("the server sent a JSON-RPC batch; batches are not part of MCP", message)
             for item in message:
