@@ -20,14 +20,15 @@ AUTH_EXIT = 7
 def _stream_pair(secrets: list[str]) -> tuple[Any, Any]:
     from mcpprobe.redact import RedactingStream, Redactor
 
+    # Plain text, much of it from authorization servers (errors, scopes, URLs): made inert too.
     redactor = Redactor(secrets)
-    return RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
+    return RedactingStream(sys.stdout, redactor, inert=True), RedactingStream(sys.stderr, redactor, inert=True)
 
 
 def _dumps(doc: dict[str, Any]) -> str:
-    import json
+    from mcpprobe.sanitize import json_dumps
 
-    return json.dumps(doc, indent=2, ensure_ascii=True, default=str)
+    return json_dumps(doc, indent=2, ensure_ascii=True, default=str)
 
 
 def _finding_lines(findings: list[Any]) -> list[str]:

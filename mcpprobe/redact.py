@@ -155,14 +155,21 @@ def encodable(text: str) -> str:
 
 class RedactingStream:
     """A text stream that redacts what is written through it (for rich consoles), and never fails
-    on a lone surrogate a server sent."""
+    on a lone surrogate a server sent. With `inert`, for plain text that no rich console styles,
+    everything written is also made inert (`sanitize.visible`, newlines and tabs kept)."""
 
-    def __init__(self, stream: TextIO, redactor: Redactor) -> None:
+    def __init__(self, stream: TextIO, redactor: Redactor, *, inert: bool = False) -> None:
         self._stream = stream
         self._redact = redactor
+        self._inert = inert
 
     def write(self, text: str) -> int:
-        self._stream.write(encodable(self._redact(text)))
+        shown = self._redact(text)
+        if self._inert:
+            from mcpprobe.sanitize import visible
+
+            shown = visible(shown, multiline=True)
+        self._stream.write(encodable(shown))
         return len(text)
 
     def flush(self) -> None:

@@ -9,7 +9,17 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpprobe.redact import MASK, MIN_LENGTH, Redactor, SplitWrites, clip, secret_name, secret_values, use
+from mcpprobe.redact import (
+    MASK,
+    MIN_LENGTH,
+    RedactingStream,
+    Redactor,
+    SplitWrites,
+    clip,
+    secret_name,
+    secret_values,
+    use,
+)
 from mcpprobe.target import HttpTarget, StdioTarget
 
 # Secrets: no brackets (so that a MASK next to other text cannot spell one), at least MIN_LENGTH
@@ -129,3 +139,15 @@ def test_short_values_numbers_and_setting_words_are_not_masked() -> None:
     assert not redactor
     assert redactor("abcde 123456789 production true") == "abcde 123456789 production true"
     assert Redactor(["abcdef"])("x abcdef y") == f"x {MASK} y"
+
+
+def test_output_streams_mask_escape_lone_surrogates_and_optionally_make_text_inert() -> None:
+    import io
+
+    raw = io.StringIO()
+    stream = RedactingStream(raw, Redactor(["hunter2pw"]))
+    stream.write("pw hunter2pw, \ud800\n")
+    assert raw.getvalue() == f"pw {MASK}, \\ud800\n"
+    inert = io.StringIO()
+    RedactingStream(inert, Redactor(()), inert=True).write("scope \x1b]0;pwned\x07 ok\n\tnext")
+    assert inert.getvalue() == "scope \\x1b]0;pwned\\x07 ok\n\tnext"
