@@ -116,6 +116,7 @@ def _authorized(target: Any, params: dict[str, Any], entry: Any = None) -> tuple
     """The target with its credentials: --bearer-env, a stored or refreshed token, or client
     credentials (a config entry's auth keys under the command line's). Returns the secrets too."""
     from mcpprobe.auth.options import AuthSettings
+    from mcpprobe.redact import Redactor
     from mcpprobe.target import StdioTarget
 
     auth = AuthSettings.from_params(params)
@@ -128,7 +129,10 @@ def _authorized(target: Any, params: dict[str, Any], entry: Any = None) -> tuple
         auth = auth.merged(AuthSettings.from_config(dict(entry.auth)))
     target, resolved = authorize_target(target, auth, timeout=params["connect_timeout"])
     if resolved.note:
-        click.echo(f"mcpprobe: {resolved.note}", err=True)
+        from mcpprobe.sanitize import visible
+
+        # The note can quote an authorization server's error: inert, and without the new secrets.
+        click.echo(visible(Redactor(auth.secrets())(f"mcpprobe: {resolved.note}")), err=True)
     return target, auth.secrets()
 
 
