@@ -31,6 +31,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "protocol-violation": (Severity.WARNING, "the server sent a message that breaks JSON-RPC or MCP rules"),
     "suspicious-text": (Severity.WARNING, "server text hides characters or terminal escape sequences"),
     "era-fallback": (Severity.INFO, "how the protocol era was chosen when server/discover was not answered"),
+    "discover-crash": (Severity.WARNING, "the server ended on server/discover; clients that probe the modern era "
+                                         "first cannot connect to it"),
     "forced": (Severity.WARNING, "sent with --force although the server did not declare the capability"),
     "connection-failed": (Severity.ERROR, "could not start or reach the server, or it went away"),
     "timeout": (Severity.ERROR, "the server did not answer in time"),

@@ -221,7 +221,8 @@ def render_timings(console: Console, outcome: Outcome) -> None:
     parts = []
     for timing in outcome.timings:
         pages = timing.detail.get("pages")
-        parts.append(f"{timing.phase} {timing.ms:.0f} ms" + (f" ({pages} p.)" if pages else ""))
+        note = f" ({pages} p.)" if pages else (" (unanswered)" if timing.detail.get("unanswered") else "")
+        parts.append(f"{timing.phase} {timing.ms:.0f} ms{note}")
     console.print()
     console.print(Text("Timing       " + " · ".join(parts), style="dim"))
 
