@@ -207,9 +207,11 @@ class StreamableHttpTransport(_HttpBase):
                 self._sink.bad_output("an HTTP body that is not JSON",
                                       clip(body[:4096].decode("utf-8", "replace"), 200))
                 raise ProtocolFailure(f"{method}: the server's JSON body does not parse") from None
-            if isinstance(data, dict) and "error" in data and data.get("id") is None:
-                # An error the server could not tie to an id, in the answer to this very POST:
-                # over HTTP it can only be about this request.
+            if isinstance(data, dict) and "error" in data and (data.get("id") is None or status >= 400):
+                # An error in the HTTP answer to this very POST is about this request, whatever
+                # id it names: null (not parsed yet), or a placeholder such as "server-error"
+                # from servers that refuse a request before any session exists. So it answers
+                # the request now, as in the SDK, instead of leaving it to time out.
                 data = {**data, "id": request_id}
             if status >= 400 and not _is_jsonrpc_answer(data):
                 raise ProtocolFailure(
