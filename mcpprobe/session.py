@@ -642,6 +642,9 @@ def _judge_discover(session: Session, call: _Call, retried: bool) -> dict[str, A
                 return (mutual[-1],)
             if supported is not None and not any(v in HANDSHAKE_VERSIONS for v in supported):
                 return _unsupported(session, supported, "server/discover was answered with -32022")
+            if supported is not None:
+                return (f"server/discover was answered with error -32022 ({error.rpc_message}) naming "
+                        f"{', '.join(supported) or 'no version'}")
         return f"server/discover was answered with error {error.rpc_code} ({error.rpc_message})"
     if isinstance(error, ProtocolFailure):
         return f"server/discover failed: {error.message}"
@@ -689,7 +692,7 @@ def _unsupported(session: Session, offered: list[str], what: str) -> ProtocolFai
     session.snapshot.supported_versions = offered
     return ProtocolFailure(
         f"{what}: the server supports protocol versions {offered or '(none given)'}, none of which mcpprobe "
-        f"speaks ({', '.join(MODERN_VERSIONS + HANDSHAKE_VERSIONS)}); nothing more was sent",
+        f"speaks ({', '.join(HANDSHAKE_VERSIONS + MODERN_VERSIONS)}); nothing more was sent",
         code="unsupported-version", detail={"supported": offered})
 
 
