@@ -347,7 +347,9 @@ async def _discover(session: Session, version: str, deadline: float) -> None:
                 f"--protocol modern: the server answered server/discover with error {exc.rpc_code} "
                 f"({exc.rpc_message}); it does not look like a 2026-07-28 server. Try --protocol legacy.",
                 detail=exc.detail) from None
-        offered = _supported_of(exc.data) or []
+        data = exc.data if isinstance(exc.data, dict) else {}
+        listed = data.get("supported")
+        offered = [v for v in listed if isinstance(v, str)] if isinstance(listed, list) else []
         mutual = [v for v in MODERN_VERSIONS if v in offered]
         if not mutual:
             raise _unsupported(session, offered, "server/discover was answered with -32022") from None
