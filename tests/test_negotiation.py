@@ -254,3 +254,18 @@ def test_discover_results_are_read_as_the_sdk_reads_them(result):
     except ValidationError:
         sdk_accepts = False
     assert (discover_result_problem(dict(result)) is None) == sdk_accepts
+
+
+def test_slow_legacy_server_answering_discover_late_is_legacy_without_a_wait_finding(tmp_path):
+    """A legacy server slower to start than the wait: its late -32601 is kept as evidence, the
+    initialize sent meanwhile decides, and no era-fallback is claimed (legacy would save nothing)."""
+    record = tmp_path / "rec.jsonl"
+    env = {"FIXTURE_START_DELAY": "3", "FIXTURE_RECORD": str(record)}
+    code, doc = probe(fixture_cmd("full"), "--discover-timeout", "0.5", env=env)
+    assert code == 0, doc
+    assert era_of(doc) == LEGACY
+    assert recorded(record)[:2] == ["server/discover", "initialize"]
+    assert doc["eraReason"].startswith("no answer to server/discover within 0.5 s; fell back to initialize")
+    assert "server/discover was answered with error -32601" in doc["eraReason"]
+    assert "era-fallback" not in codes(doc)
+    assert sdk_auto(stdio(fixture_cmd("full"), {"FIXTURE_START_DELAY": "3"})) == LEGACY
