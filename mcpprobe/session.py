@@ -626,10 +626,12 @@ def _judge_discover(session: Session, call: _Call, retried: bool) -> dict[str, A
         result = call.result or {}
         problem = discover_result_problem(result)
         if problem is not None:
-            session.findings.append(Finding(
+            finding = Finding(
                 "protocol-violation",
                 f"server/discover: {problem}; clients on the MCP SDKs fall back to initialize on such a result",
-                detail={"result": _preview(result)}))
+                detail={"result": _preview(result)})
+            if finding not in session.findings:  # a re-probe may get the same result again
+                session.findings.append(finding)
             return f"the server/discover result is not usable ({problem})"
         offered = result["supportedVersions"]
         session.snapshot.supported_versions = offered
