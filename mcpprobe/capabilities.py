@@ -6,7 +6,7 @@ from typing import Any
 
 from mcpprobe.errors import Refused
 
-# method -> (capability, sub-capability or None)
+# method -> (capability, sub-capability or None); a dotted sub-capability is a path of objects.
 REQUIRES: dict[str, tuple[str, str | None]] = {
     "tools/list": ("tools", None),
     "tools/call": ("tools", None),
@@ -19,15 +19,34 @@ REQUIRES: dict[str, tuple[str, str | None]] = {
     "prompts/get": ("prompts", None),
     "completion/complete": ("completions", None),
     "logging/setLevel": ("logging", None),
+    # Tasks (2025-11-25, experimental): tasks/get and tasks/result serve any task the server made.
+    "tasks/get": ("tasks", None),
+    "tasks/result": ("tasks", None),
+    "tasks/list": ("tasks", "list"),
+    "tasks/cancel": ("tasks", "cancel"),
 }
+
+# method -> the sub-capability of `tasks` that allows augmenting it with a task (tasks.mdx, "Capabilities").
+TASK_REQUESTS: dict[str, str] = {"tools/call": "requests.tools.call"}
+# Capabilities whose sub-capabilities are objects (`"list": {}`), not booleans (`"subscribe": true`).
+OBJECT_FLAGS = frozenset({"tasks"})
 
 
 def declared(capabilities: dict[str, Any], name: str, sub: str | None = None) -> bool:
-    """True when the server declared `name` (any object, even empty) and, if given, `sub` as true."""
-    value = capabilities.get(name)
+    """True when the server declared `name` (any object, even empty) and, if given, `sub` as true
+    (or, under `tasks`, as an object: `tasks.requests.tools.call` is `{"requests": {"tools": {"call": {}}}}`)."""
+    value: Any = capabilities.get(name)
     if not isinstance(value, dict):
         return False
-    return sub is None or value.get(sub) is True
+    if sub is None:
+        return True
+    *path, last = sub.split(".")
+    for part in path:
+        value = value.get(part)
+        if not isinstance(value, dict):
+            return False
+    flag = value.get(last)
+    return flag is True or (name in OBJECT_FLAGS and isinstance(flag, dict))
 
 
 def missing_for(capabilities: dict[str, Any], method: str) -> str | None:
@@ -41,14 +60,34 @@ def missing_for(capabilities: dict[str, Any], method: str) -> str | None:
     return f"{name}.{sub}" if sub else name
 
 
+def task_missing_for(capabilities: dict[str, Any], method: str) -> str | None:
+    """The capability a task-augmented `method` needs that the server did not declare."""
+    sub = TASK_REQUESTS.get(method)
+    if sub is None:
+        return "tasks"  # nothing else can be augmented with a task by a client
+    return None if declared(capabilities, "tasks", sub) else f"tasks.{sub}"
+
+
 def declared_summary(capabilities: dict[str, Any]) -> str:
     names = []
     for name, value in capabilities.items():
         if not isinstance(value, dict):
             continue
-        subs = [k for k, v in value.items() if v is True]
+        subs = [k for k, v in value.items() if v is True] if name not in OBJECT_FLAGS else _object_flags(value)
         names.append(f"{name} ({', '.join(subs)})" if subs else name)
     return ", ".join(names) if names else "nothing"
+
+
+def _object_flags(value: dict[str, Any], prefix: str = "") -> list[str]:
+    """The leaves of an object-valued capability: {"list": {}, "requests": {"tools": {"call": {}}}}
+    -> ["list", "requests.tools.call"]."""
+    out = []
+    for key, sub in value.items():
+        if isinstance(sub, dict) and sub and all(isinstance(v, dict) for v in sub.values()):
+            out.extend(_object_flags(sub, f"{prefix}{key}."))
+        elif isinstance(sub, dict) or sub is True:
+            out.append(prefix + key)
+    return out
 
 
 def refuse(capabilities: dict[str, Any], method: str, missing: str) -> Refused:
