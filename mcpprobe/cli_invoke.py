@@ -138,6 +138,9 @@ _elicit_option = click.option(
               help="All arguments as one JSON object: inline, from a file (@args.json) or from stdin (-). "
                    "KEY=VALUE pairs are applied on top.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before calling a tool that is not marked read-only.")
+@click.option("--task", "as_task", is_flag=True,
+              help="Run the tool as a task (protocol 2025-11-25) when its execution.taskSupport is 'optional'. "
+                   "A tool whose taskSupport is 'required' always runs as one.")
 @_save_option
 @_elicit_option
 @server_options(many=False)
@@ -154,14 +157,23 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     annotations are the server's own, unverified claims.
 
     \b
-    Exit: 0 ok; 1 isError or output-schema-mismatch; 3 refused (not declared, unknown tool,
-    invalid arguments, not confirmed); 5 JSON-RPC error; 6 timeout; 130 Ctrl-C.
+    A tool with execution.taskSupport 'required' (or 'optional', with --task) runs as a task:
+    tasks/get is polled at the server's pollInterval until the task ends, then tasks/result
+    gives the result. --timeout is per request; the wait ends with the task's own ttl. On
+    Ctrl-C (or at the ttl) mcpprobe sends tasks/cancel. --task for a tool or server without
+    task support is refused (exit 3).
+
+    \b
+    Exit: 0 ok; 1 isError, output-schema-mismatch or task-cancelled; 3 refused (not declared,
+    unknown tool, invalid arguments, not confirmed, no task support); 5 JSON-RPC error;
+    6 timeout (or the task's ttl ran out); 130 Ctrl-C.
 
     \b
     Examples:
       mcpprobe call add a=2 b=3 -- mcpprobe-demo
       mcpprobe call create_note title=Hi body='A note' tags:='["x"]' --yes -- mcpprobe-demo
       mcpprobe call add --args '{"a": 2, "b": 3}' --json -- mcpprobe-demo | jq .structuredContent
+      mcpprobe call simulate-research-query topic=tides --yes -- npx -y @modelcontextprotocol/server-everything
     """
     from mcpprobe.arguments import build_arguments, load_args
     from mcpprobe.errors import UsageProblem
@@ -174,7 +186,14 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     except UsageProblem as exc:
         raise click.UsageError(exc.message) from None
     from mcpprobe.invoke import Hooks, call_tool
-    from mcpprobe.render.invoke import confirm_question, is_terminal, render_call, render_preview, save_blocks
+    from mcpprobe.render.invoke import (
+        confirm_question,
+        is_terminal,
+        render_call,
+        render_preview,
+        render_task_status,
+        save_blocks,
+    )
 
     as_json = params["as_json"]
     err = _Streams().err
@@ -187,12 +206,16 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
         return click.confirm(confirm_question(tool_item), default=False, err=True)
 
+    def task_status(entry: dict[str, Any]) -> None:
+        if not as_json:
+            render_task_status(err, entry)
+
     started: list[Any] = []
     hooks = Hooks(preview=preview, ask=ask if _interactive(params) else None, progress=progress, yes=params["yes"],
-                  started=started.append)
+                  started=started.append, task_status=task_status)
     try:
         outcome = _run(call_tool, target, settings, tool, pairs, base, hooks=hooks, elicit=params["elicit"],
-                       **_session_args(params))
+                       task=params["as_task"], **_session_args(params))
     finally:
         progress.stop()
     if outcome is not None and params["save_dir"] and outcome.result is not None:

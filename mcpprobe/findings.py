@@ -49,6 +49,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "resource-not-found": (Severity.ERROR, "the server answered resources/read with 'resource not found'"),
     "input-required": (Severity.INFO, "the server asked for more input and mcpprobe answered it (--elicit, --root)"),
     "input-required-refused": (Severity.ERROR, "the server asked for input mcpprobe did not declare; it was refused"),
+    "task-cancelled": (Severity.ERROR, "a tool call that ran as a task was cancelled by the server; no result"),
     # Authentication (mcpprobe.auth.diagnosis): what a 401/403 means.
     "auth-challenge": (Severity.INFO, "what the server's WWW-Authenticate challenge asks for"),
     "auth-no-challenge": (Severity.WARNING, "HTTP 401 without a Bearer WWW-Authenticate challenge"),

@@ -33,6 +33,7 @@ from mcpprobe.findings import Finding
 from mcpprobe.operations import Outcome, _guarded
 from mcpprobe.session import Session, Timing
 from mcpprobe.target import Settings, Target
+from mcpprobe.tasks import TaskRun
 
 ELICIT_MODES = ("decline", "defaults")
 MAX_INPUT_ROUNDS = 10
@@ -53,6 +54,8 @@ class Hooks:
     yes: bool = False
     # The outcome as soon as it exists: if the run is interrupted, what was sent is still shown.
     started: Callable[[InvokeOutcome], None] | None = None
+    # A task's status changed ({"ms", "status", "statusMessage", "via"}): `call` of a task.
+    task_status: Callable[[dict[str, Any]], None] | None = None
 
 
 @dataclass
@@ -72,6 +75,7 @@ class InvokeOutcome(Outcome):
     completion: dict[str, Any] | None = None
     saved: list[dict[str, Any]] = field(default_factory=list)
     elicit: str | None = None
+    task: TaskRun | None = None  # `call` that ran as a task (mcpprobe.tasks)
 
     def error_kind(self) -> str:
         return self.item_kind or "server"
@@ -339,7 +343,9 @@ def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None
 
 
 async def call_tool(target: Target, settings: Settings, name: str, pairs: list[str], base_args: dict[str, Any],
-                    *, hooks: Hooks | None = None, elicit: str | None = None, **session_args: Any) -> InvokeOutcome:
+                    *, hooks: Hooks | None = None, elicit: str | None = None, task: bool = False,
+                    **session_args: Any) -> InvokeOutcome:
+    """`task`: ask for task execution (--task), for a tool whose taskSupport is "optional"."""
     hooks, settings, outcome, broker = _begin("call", "tools", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
@@ -362,6 +368,10 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
                     f"the arguments do not match the inputSchema of tool {name!r}: {_violations_text(violations)}",
                     {"violations": [v.to_json() for v in violations], "dialect": argmod.dialect_of(schema)},
                     "tools/call")
+        from mcpprobe.tasks import wants_task
+
+        as_task, forced = wants_task(session, tool, task)
+        outcome.findings.extend(forced)
         how = confirmation_needed(tool, yes=hooks.yes, interactive=hooks.ask is not None)
         outcome.confirmation = how
         if hooks.preview is not None:
@@ -373,15 +383,43 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
                 raise Refused(f"tool {name!r} was not called: not confirmed", code="not-confirmed", severity="info")
             outcome.confirmation = "confirmed"
         started = time.perf_counter()
+        params = {"name": name, "arguments": arguments}
         try:
-            result = await _request_with_input(
-                session, outcome, broker, "tools/call", {"name": name, "arguments": arguments}, hooks=hooks)
+            if as_task:
+                result = await _call_as_task(session, outcome, params, hooks)
+            else:
+                result = await _request_with_input(session, outcome, broker, "tools/call", params, hooks=hooks)
         finally:
             outcome.timings.append(Timing("call", (time.perf_counter() - started) * 1000))
         outcome.result = result
-        _judge_tool_result(outcome, tool, result)
+        if result is not None:
+            _judge_tool_result(outcome, tool, result)
 
     return await _run(outcome, target, settings, body, broker, session_args)
+
+
+async def _call_as_task(session: Session, outcome: InvokeOutcome, params: dict[str, Any],
+                        hooks: Hooks) -> dict[str, Any] | None:
+    """tools/call as a task (mcpprobe.tasks): the final result, or None when the task was cancelled."""
+    from mcpprobe.tasks import TaskCall, judge_task_end
+
+    token = f"mcpprobe-{next(_tokens)}"
+    request = {**params, "task": {}, "_meta": {"progressToken": token}}
+    outcome.request = {"method": "tools/call", "params": request}
+    _follow_progress(session, outcome, token, hooks)
+    call = TaskCall(session, outcome.findings, hooks.task_status)
+    session.conn.notification_handlers.append(call.on_notification)
+    outcome.sent = True
+    created = await session.request("tools/call", request, reset_on_progress=True)
+    if "task" not in created and isinstance(created.get("content"), list):
+        outcome.findings.append(Finding(
+            "protocol-violation", "tools/call was sent as a task, and the server answered with a plain result "
+            "instead of a CreateTaskResult", kind="tools"))
+        return created
+    outcome.task = call.start(created)
+    result = await call.follow()
+    judge_task_end(outcome.task, outcome.findings)
+    return None if outcome.task.status == "cancelled" else result
 
 
 def _judge_tool_result(outcome: InvokeOutcome, tool: dict[str, Any], result: dict[str, Any]) -> None:

@@ -53,6 +53,7 @@ def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
         result = outcome.result or {}
         doc["isError"] = result.get("isError") is True if outcome.result is not None else None
         doc["structuredContent"] = result.get("structuredContent")
+        doc["task"] = outcome.task.to_json() if outcome.task is not None else None
     doc["completion"] = outcome.completion
     doc["progress"] = outcome.progress
     doc["inputRequests"] = outcome.input_rounds
@@ -256,10 +257,38 @@ def _tail(err: Console, outcome: InvokeOutcome) -> None:
 # ----- the three commands -----
 
 
+def render_task_status(err: Console, entry: dict[str, Any]) -> None:
+    """One line on stderr each time a task's status (or its message) changes."""
+    line = Text(f"task {entry['status']}", style="bold red" if entry["status"] in ("failed", "cancelled") else "dim")
+    if isinstance(entry.get("statusMessage"), str):
+        line.append(f": {safe(entry['statusMessage'], 200)}", style="dim")
+    err.print(line)
+
+
+def task_summary(outcome: InvokeOutcome) -> Text | None:
+    run = outcome.task
+    if run is None:
+        return None
+    statuses = [entry["status"] for entry in run.history]
+    path = " → ".join(s for i, s in enumerate(statuses) if i == 0 or s != statuses[i - 1])
+    line = Text(f"task {safe(run.task_id, 80)}: {path} ({run.polls} poll{'s' if run.polls != 1 else ''})",
+                style="dim")
+    if run.cancel is not None:
+        if run.cancel.get("sent"):
+            answer = run.cancel.get("status") or f"failed: {run.cancel.get('error')}"
+            line.append(f"; tasks/cancel sent: {safe(answer, 200)}", style="dim")
+        else:
+            line.append(f"; not cancelled: {run.cancel.get('reason')}", style="dim")
+    return line
+
+
 def render_call(out: Console, err: Console, outcome: InvokeOutcome, stream: TextIO | None = None) -> None:
     stream = stream or sys.stdout
     terminal = is_terminal(stream)
     result = outcome.result
+    summary = task_summary(outcome)
+    if summary is not None:
+        err.print(summary)
     if result is not None and result.get("resultType") != "input_required":
         saved = {s["index"]: s["path"] for s in outcome.saved}
         blocks = result.get("content") if isinstance(result.get("content"), list) else []

@@ -1,0 +1,294 @@
+"""Tasks (protocol 2025-11-25, experimental): task-augmented `call` and `--task`.
+
+Against real servers: tests/fixtures/task_server.py (an SDK low-level server that runs tools as
+tasks, never sends task status notifications, and records what it received with timestamps) and
+the npm reference server-everything (`simulate-research-query`, which sends them).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT, run_cli
+
+from mcpprobe.capabilities import declared, missing_for, task_missing_for
+
+PY = sys.executable
+TASKS = ROOT / "tests" / "fixtures" / "task_server.py"
+LEGACY = ["--protocol", "2025-11-25"]
+
+
+def server(*options: str) -> list[str]:
+    return ["--", PY, str(TASKS), *options]
+
+
+def recording(path: Path) -> list[str]:
+    return ["--env", f"SDK_FIXTURE_RECORD={path}"]
+
+
+def received(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if "method" in json.loads(line)]
+
+
+def methods(path: Path) -> list[str]:
+    return [entry["method"] for entry in received(path)]
+
+
+def call(tmp_path: Path, tool: str, *args: str, options: tuple[str, ...] = ()) -> tuple[Any, dict[str, Any], Path]:
+    record = tmp_path / "record.jsonl"
+    result = run_cli(["call", tool, *args, "--json", *LEGACY, *recording(record), *server(*options)])
+    return result, result.json, record
+
+
+def codes(doc: dict[str, Any]) -> list[str]:
+    return [f["code"] for f in doc["findings"]]
+
+
+# ----- the capability table -----
+
+
+def test_task_capabilities_are_objects_and_nested():
+    caps = {"tools": {}, "resources": {"subscribe": {}},
+            "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+    assert missing_for(caps, "tasks/list") is None and missing_for(caps, "tasks/cancel") is None
+    assert missing_for(caps, "tasks/get") is None
+    assert task_missing_for(caps, "tools/call") is None
+    assert task_missing_for({"tasks": {"list": {}}}, "tools/call") == "tasks.requests.tools.call"
+    assert task_missing_for({"tasks": {"requests": {"tools": {}}}}, "tools/call") == "tasks.requests.tools.call"
+    assert missing_for({"tasks": {"cancel": {}}}, "tasks/list") == "tasks.list"
+    assert missing_for({}, "tasks/get") == "tasks"
+    # Boolean sub-capabilities stay booleans: `subscribe: {}` is not `subscribe: true`.
+    assert not declared(caps, "resources", "subscribe")
+
+
+# ----- a tool that requires a task -----
+
+
+def test_required_tool_runs_as_a_task(tmp_path):
+    result, doc, record = call(tmp_path, "research", "topic=tides", "steps=3", "delay_ms=200")
+    assert result.exit_code == 0, result.stderr
+    assert doc["request"]["params"]["task"] == {}
+    assert doc["request"]["params"]["_meta"]["progressToken"]
+    task = doc["task"]
+    assert task["status"] == "completed" and task["taskId"] == task["created"]["taskId"]
+    assert task["history"][0]["via"] == "tools/call" and task["history"][0]["status"] == "working"
+    assert task["history"][-1]["status"] == "completed"
+    assert task["polls"] >= 1 and task["cancel"] is None
+    assert doc["result"]["content"] == [{"type": "text", "text": "researched tides in 3 steps"}]
+    assert [p["progress"] for p in doc["progress"]] == [1, 2, 3]
+    sent = received(record)
+    assert [e["method"] for e in sent if e["method"].startswith(("tools/call", "tasks/"))][0] == "tools/call"
+    assert {"tasks/get", "tasks/result"} <= set(methods(record))
+    assert all(e["params"]["taskId"] == task["taskId"] for e in sent if e["method"].startswith("tasks/"))
+    assert "tasks/cancel" not in methods(record)
+
+
+def test_a_plain_call_of_a_required_tool_is_what_the_server_refuses(tmp_path):
+    """What mcpprobe used to do: without the task param the server answers -32601, as the spec says."""
+    record = tmp_path / "record.jsonl"
+    result = run_cli(["call", "research", "--force", "--json", *LEGACY, *recording(record),
+                      *server("--no-call")])
+    # --no-call: the server does not declare task support, so with --force the task param is sent but
+    # ignored (tasks.mdx: processed normally), and the tool refuses a plain call.
+    assert result.exit_code == 5
+    assert "forced" in codes(result.json)
+    assert result.json["error"]["detail"]["rpcCode"] == -32601
+
+
+def test_human_output_shows_the_status_and_the_result(tmp_path):
+    result = run_cli(["call", "research", "topic=tides", *LEGACY, *server()])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "researched tides in 3 steps\n"
+    assert "task working: starting" in result.stderr  # the status of the CreateTaskResult
+    assert "task completed: done" in result.stderr
+    assert "working → completed" in result.stderr
+
+
+def test_auto_protocol_finds_the_legacy_era_and_runs_the_task(tmp_path):
+    record = tmp_path / "record.jsonl"
+    result = run_cli(["call", "quick", "--task", "--json", *recording(record), *server()])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["protocolVersion"] == "2025-11-25"
+    assert result.json["task"]["status"] == "completed"
+
+
+# ----- polling -----
+
+
+def test_polling_honours_a_long_poll_interval(tmp_path):
+    """The task is done after 0.2 s, but the server asked for 2 s between polls: mcpprobe waits."""
+    _, doc, record = call(tmp_path, "research", "steps=1", "delay_ms=200", options=("--poll-interval", "2000"))
+    assert doc["exitCode"] == 0
+    sent = received(record)
+    created = next(e["t"] for e in sent if e["method"] == "tools/call")
+    first_poll = next(e["t"] for e in sent if e["method"] == "tasks/get")
+    assert first_poll - created >= 1.8
+    assert doc["task"]["pollInterval"] == 2000 and doc["task"]["polls"] == 1
+
+
+def test_polls_are_spaced_by_the_poll_interval(tmp_path):
+    _, doc, record = call(tmp_path, "research", "steps=6", "delay_ms=250", options=("--poll-interval", "400"))
+    assert doc["exitCode"] == 0
+    polls = [e["t"] for e in received(record) if e["method"] == "tasks/get"]
+    assert len(polls) >= 2
+    assert min(b - a for a, b in zip(polls, polls[1:], strict=False)) >= 0.35
+
+
+# ----- --task -----
+
+
+def test_optional_tool_is_plain_without_task_and_a_task_with_it(tmp_path):
+    result, doc, record = call(tmp_path, "quick")
+    assert result.exit_code == 0
+    assert "task" not in doc["request"]["params"] and doc["task"] is None
+    assert doc["result"]["content"][0]["text"] == "quick, without a task"
+    assert not [m for m in methods(record) if m.startswith("tasks/")]
+    result, doc, _ = call(tmp_path, "quick", "--task")
+    assert result.exit_code == 0
+    assert doc["request"]["params"]["task"] == {}
+    assert doc["result"]["content"][0]["text"] == "quick, as a task"
+    assert doc["task"]["status"] == "completed"
+
+
+@pytest.mark.parametrize("tool, said", [("plain", "absent, which means forbidden"), ("never_task", "'forbidden'")])
+def test_task_is_refused_for_a_tool_that_does_not_run_as_one(tmp_path, tool, said):
+    result, doc, record = call(tmp_path, tool, "--task")
+    assert result.exit_code == 3
+    assert doc["sent"] is False and doc["error"]["code"] == "not-declared"
+    assert said in doc["error"]["message"]
+    assert "tools/call" not in methods(record)
+
+
+@pytest.mark.parametrize("options", [("--no-call",), ("--no-tasks",)])
+def test_task_is_refused_when_the_server_did_not_declare_it(tmp_path, options):
+    for tool, args in (("quick", ["--task"]), ("research", [])):
+        result, doc, record = call(tmp_path, tool, *args, options=options)
+        assert result.exit_code == 3, result.stderr
+        assert "tasks.requests.tools.call" in doc["error"]["message"]
+        assert "tools/call" not in methods(record)
+        record.unlink(missing_ok=True)
+
+
+# ----- how a task ends -----
+
+
+def test_failed_task_with_is_error_is_a_tool_error(tmp_path):
+    result, doc, _ = call(tmp_path, "doomed")
+    assert result.exit_code == 1
+    assert doc["task"]["status"] == "failed" and doc["task"]["statusMessage"] == "the research hit a wall"
+    assert doc["isError"] is True and "tool-error" in codes(doc)
+
+
+def test_failed_task_with_a_json_rpc_error_is_exit_5(tmp_path):
+    result, doc, _ = call(tmp_path, "broken")
+    assert result.exit_code == 5
+    assert doc["error"]["detail"]["method"] == "tasks/result"
+    assert doc["error"]["detail"]["rpcCode"] == -32603
+    assert doc["task"]["status"] == "failed"
+
+
+def test_task_cancelled_by_the_server_has_no_result(tmp_path):
+    result, doc, record = call(tmp_path, "abandoned")
+    assert result.exit_code == 1
+    assert doc["result"] is None and doc["task"]["status"] == "cancelled"
+    found = next(f for f in doc["findings"] if f["code"] == "task-cancelled")
+    assert "the server gave up" in found["message"]
+    assert "tasks/cancel" not in methods(record) and "tasks/result" not in methods(record)
+
+
+def test_ttl_runs_out_then_the_task_is_cancelled(tmp_path):
+    result, doc, record = call(tmp_path, "short_lived")
+    assert result.exit_code == 6
+    assert doc["error"]["code"] == "timeout" and "ttl of 0.8 s" in doc["error"]["message"]
+    cancels = [e for e in received(record) if e["method"] == "tasks/cancel"]
+    assert len(cancels) == 1 and cancels[0]["params"]["taskId"] == doc["task"]["taskId"]
+    assert doc["task"]["cancel"] == {"sent": True, "status": "cancelled"}
+    assert doc["task"]["status"] == "cancelled"
+
+
+def test_ttl_runs_out_without_cancel_capability_sends_no_cancel(tmp_path):
+    result, doc, record = call(tmp_path, "short_lived", options=("--no-cancel",))
+    assert result.exit_code == 6
+    assert "tasks/cancel" not in methods(record)
+    assert doc["task"]["cancel"] == {"sent": False, "reason": "the server did not declare 'tasks.cancel'"}
+
+
+# ----- Ctrl-C -----
+
+
+def interrupt_task(tmp_path: Path, *options: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Start `forever` as a task, wait until it has been polled, then Ctrl-C mcpprobe."""
+    record = tmp_path / "record.jsonl"
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", "call", "forever", "--json", *LEGACY, *recording(record),
+                             *server(*options)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while "tasks/get" not in methods(record) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "tasks/get" in methods(record)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), record
+
+
+def test_ctrl_c_cancels_the_task_and_exits_130(tmp_path):
+    proc, record = interrupt_task(tmp_path)
+    assert proc.returncode == 130, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["interrupted"] is True and doc["sent"] is True
+    task = doc["task"]
+    cancels = [e for e in received(record) if e["method"] == "tasks/cancel"]
+    assert len(cancels) == 1 and cancels[0]["params"]["taskId"] == task["taskId"]
+    assert task["cancel"] == {"sent": True, "status": "cancelled"}
+    assert task["history"][-1] == {**task["history"][-1], "status": "cancelled", "via": "tasks/cancel"}
+    assert doc["result"] is None
+
+
+def test_ctrl_c_without_cancel_capability_says_so(tmp_path):
+    proc, record = interrupt_task(tmp_path, "--no-cancel")
+    assert proc.returncode == 130, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert "tasks/cancel" not in methods(record)
+    assert doc["task"]["cancel"]["sent"] is False
+
+
+# ----- server-everything -----
+
+
+@pytest.mark.interop
+def test_everything_research_query_runs_as_a_task(everything):
+    result = run_cli(["call", "simulate-research-query", "topic=tides", "--yes", "--json", "--", "node",
+                      str(everything)])
+    assert result.exit_code == 0, result.stderr
+    doc = result.json
+    assert "tool-error" not in codes(doc)
+    assert doc["task"]["status"] == "completed" and doc["task"]["pollInterval"] == 1000
+    statuses = [(h["status"], h["statusMessage"]) for h in doc["task"]["history"]]
+    assert ("working", "Gathering sources...") in statuses and statuses[-1][0] == "completed"
+    assert "# Research Report: tides" in doc["result"]["content"][0]["text"]
+
+
+@pytest.mark.interop
+def test_everything_input_required_is_answered_through_tasks_result(everything):
+    result = run_cli(["call", "simulate-research-query", "topic=python", "ambiguous:=true", "--elicit", "decline",
+                      "--yes", "--json", "--", "node", str(everything)])
+    assert result.exit_code == 0, result.stderr
+    doc = result.json
+    assert "input_required" in [h["status"] for h in doc["task"]["history"]]
+    assert doc["inputRequests"][0]["method"] == "elicitation/create"
+    assert doc["inputRequests"][0]["answer"] == {"action": "decline"}
+    assert "User declined" in doc["result"]["content"][0]["text"]
