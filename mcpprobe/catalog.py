@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpprobe import schema
-from mcpprobe.capabilities import declared
+from mcpprobe.capabilities import missing_for
 from mcpprobe.errors import (
     METHOD_NOT_FOUND,
     AuthFailed,
@@ -34,6 +34,9 @@ KINDS: dict[str, tuple[str, str, str, str]] = {
     "templates": ("resources/templates/list", "resources", "resourceTemplates", "uriTemplate"),
     "prompts": ("prompts/list", "prompts", "prompts", "name"),
 }
+# What `list` accepts: the catalog, and the tasks of 2025-11-25 (`tasks.list`). Tasks are the
+# server's running state, not its offer: `probe`, `watch` and the drift rules know only KINDS.
+LIST_KINDS: dict[str, tuple[str, str, str, str]] = {**KINDS, "tasks": ("tasks/list", "tasks.list", "tasks", "taskId")}
 
 STATES = ("not-declared", "complete", "incomplete", "method-not-found", "failed")
 
@@ -71,17 +74,18 @@ class Listing:
 
 
 def _identity(kind: str, item: Any) -> str | None:
-    key = KINDS[kind][3]
+    key = LIST_KINDS[kind][3]
     value = item.get(key) if isinstance(item, dict) else None
     return value if isinstance(value, str) else None
 
 
 async def list_kind(session: Session, kind: str) -> Listing:
-    method, capability, key, _ = KINDS[kind]
-    listing = Listing(kind, declared(session.capabilities, capability))
+    method, capability, key, _ = LIST_KINDS[kind]
+    missing = missing_for(session.capabilities, method)
+    listing = Listing(kind, missing is None)
     if not listing.declared and not session.settings.force:
         listing.findings.append(Finding(
-            "not-declared", f"the server did not declare '{capability}'; {method} was not sent", kind=kind))
+            "not-declared", f"the server did not declare '{missing}'; {method} was not sent", kind=kind))
         return listing
     seen_cursors: set[str] = set()
     seen_ids: dict[str, int] = {}
@@ -163,14 +167,14 @@ def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str) ->
         listing.state = "not-declared"
         listing.error = None
         listing.findings.append(Finding(
-            "not-declared", f"'{KINDS[kind][1]}' is not declared and {method} was answered with -32601, "
+            "not-declared", f"'{LIST_KINDS[kind][1]}' is not declared and {method} was answered with -32601, "
             "as the spec requires: consistent", kind=kind))
         return
     if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1:
         listing.state = "method-not-found"
         listing.findings.append(Finding(
             "method-not-found",
-            f"the server declared '{KINDS[kind][1]}' but answered {method} with -32601 Method not found"
+            f"the server declared '{LIST_KINDS[kind][1]}' but answered {method} with -32601 Method not found"
             f" ({exc.rpc_message})", kind=kind, detail=exc.detail))
         return
     cause = _cause(exc)

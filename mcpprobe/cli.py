@@ -18,7 +18,7 @@ from mcpprobe import __version__
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.options import CONFIG_OPTION, TargetCommand, _positive, connection_options, debug_options, server_options
 
-KIND_CHOICES = ("tools", "resources", "templates", "prompts")
+KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -580,9 +580,10 @@ def servers_command(ctx: click.Context, **params: Any) -> None:
 @connection_options
 @click.pass_context
 def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: Any) -> None:
-    """List one kind (tools, resources, templates or prompts) to the end, with its completeness.
+    """List one kind (tools, resources, templates, prompts or tasks) to the end, with its completeness.
 
-    Refused with exit 3, sending nothing, when the server did not declare the capability.
+    Refused with exit 3, sending nothing, when the server did not declare the capability
+    (for tasks, the experimental 2025-11-25 'tasks.list').
 
     \b
     Examples:

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from mcpprobe.catalog import KINDS, Listing, list_kind, timing_for
+from mcpprobe.catalog import KINDS, LIST_KINDS, Listing, list_kind, timing_for
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import CODES, Finding, Severity, has_errors
@@ -70,7 +70,7 @@ def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr", "findings", "timings")}
 
 
-SINGULAR = {"tools": "tool", "resources": "resource", "templates": "template", "prompts": "prompt"}
+SINGULAR = {"tools": "tool", "resources": "resource", "templates": "template", "prompts": "prompt", "tasks": "task"}
 
 
 def _suspicious(where: str, key: str, value: Any, kind: str, detail: dict[str, Any]) -> Finding | None:
@@ -88,7 +88,7 @@ def suspicious_findings(listing: Listing) -> list[Finding]:
     from mcpprobe.sanitize import visible
 
     out = []
-    ident_key = KINDS[listing.kind][3]
+    ident_key = LIST_KINDS[listing.kind][3]
     keys = dict.fromkeys((ident_key, "name", "title", "description"))
     for index, item in enumerate(listing.items):
         where = f"{SINGULAR[listing.kind]} {visible(str(item.get(ident_key)))}"
@@ -198,7 +198,7 @@ async def list_one(target: Target, settings: Settings, kind: str, **session_args
     outcome = Outcome("list", kind=kind)
 
     async def body(session: Session) -> None:
-        session.check(KINDS[kind][0])
+        session.check(LIST_KINDS[kind][0])
         listing = await list_kind(session, kind)
         listing.findings.extend(suspicious_findings(listing))
         outcome.listings[kind] = listing

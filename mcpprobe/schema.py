@@ -18,6 +18,7 @@ ITEM_MODELS = {
     "resources": "Resource",
     "templates": "ResourceTemplate",
     "prompts": "Prompt",
+    "tasks": "Task",  # 2025-11-25 only: tasks/list
 }
 
 Check = Callable[[Any], bool]
@@ -94,8 +95,13 @@ FAST: dict[tuple[str, bool], Check] = {
         **_BASE, "mimeType": _is_str, "annotations": ANNOTATIONS}),
     ("prompts", False): _obj({"name": _is_str}, {**_BASE, "arguments": _list_of(PROMPT_ARGUMENT)}),
 }
-# Resources, templates and prompts have the same shape in both eras.
-for _kind in ("resources", "templates", "prompts"):
+_NULLABLE_INT = lambda value: value is None or _is_int(value)  # noqa: E731
+FAST[("tasks", False)] = lambda value: _obj(
+    {"taskId": _is_str, "status": _one_of("working", "input_required", "completed", "failed", "cancelled"),
+     "createdAt": _is_str, "lastUpdatedAt": _is_str},
+    {"statusMessage": _is_str, "pollInterval": _is_int})(value) and "ttl" in value and _NULLABLE_INT(value["ttl"])
+# Resources, templates and prompts have the same shape in both eras; tasks exist only in 2025-11-25.
+for _kind in ("resources", "templates", "prompts", "tasks"):
     FAST[(_kind, True)] = FAST[(_kind, False)]
 
 
@@ -103,7 +109,7 @@ for _kind in ("resources", "templates", "prompts"):
 def _adapter(kind: str, modern: bool) -> Any:
     from pydantic import TypeAdapter
 
-    if modern:
+    if modern and kind != "tasks":
         import mcp_types._v2026_07_28 as wire
     else:
         import mcp_types._v2025_11_25 as wire

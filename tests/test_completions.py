@@ -63,7 +63,7 @@ def _bash(configs: dict[str, str], line: str) -> list[str]:
 def test_bash_completes_through_the_script(configs: dict[str, str]) -> None:
     assert {"probe", "list", "servers"} <= set(_bash(configs, "mcpprobe "))
     assert _bash(configs, "mcpprobe pr") == ["probe"]
-    assert _bash(configs, "mcpprobe list ") == ["tools", "resources", "templates", "prompts"]
+    assert _bash(configs, "mcpprobe list ") == ["tools", "resources", "templates", "prompts", "tasks"]
     assert _bash(configs, "mcpprobe probe -s ") == ["alpha", "beta", "gamma"]
     assert _bash(configs, "mcpprobe list tools --server g") == ["gamma"]
     assert set(_bash(configs, "mcpprobe probe --for")) == {"--format", "--force"}

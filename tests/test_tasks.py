@@ -1,4 +1,4 @@
-"""Tasks (protocol 2025-11-25, experimental): task-augmented `call` and `--task`.
+"""Tasks (protocol 2025-11-25, experimental): task-augmented `call`, `--task`, `list tasks`.
 
 Against real servers: tests/fixtures/task_server.py (an SDK low-level server that runs tools as
 tasks, never sends task status notifications, and records what it received with timestamps) and
@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT, run_cli
+from jsonschema import Draft202012Validator
 
 from mcpprobe.capabilities import declared, missing_for, task_missing_for
 
@@ -266,6 +267,48 @@ def test_ctrl_c_without_cancel_capability_says_so(tmp_path):
     assert doc["task"]["cancel"]["sent"] is False
 
 
+# ----- list tasks -----
+
+
+def test_list_tasks_where_declared(tmp_path):
+    record = tmp_path / "record.jsonl"
+    result = run_cli(["list", "tasks", "--json", *LEGACY, *recording(record), *server()])
+    assert result.exit_code == 0, result.stderr
+    doc = result.json
+    assert doc["kind"] == "tasks" and doc["declared"] is True and doc["state"] == "complete"
+    assert doc["items"] == []
+    assert "tasks/list" in methods(record)
+    schema = json.loads((ROOT / "docs" / "output.schema.json").read_text())
+    assert list(Draft202012Validator(schema).iter_errors(doc)) == []
+
+
+@pytest.mark.parametrize("options", [("--no-list",), ("--no-tasks",)])
+def test_list_tasks_refused_when_not_declared(tmp_path, options):
+    record = tmp_path / "record.jsonl"
+    result = run_cli(["list", "tasks", "--json", *LEGACY, *recording(record), *server(*options)])
+    assert result.exit_code == 3
+    assert result.json["error"]["detail"]["missing"] == "tasks.list"
+    assert "tasks/list" not in methods(record)
+
+
+def test_probe_does_not_list_tasks(tmp_path):
+    record = tmp_path / "record.jsonl"
+    result = run_cli(["probe", "--json", *LEGACY, *recording(record), *server()])
+    assert result.exit_code == 0, result.stderr
+    assert "tasks" not in result.json["kinds"]
+    assert "tasks/list" not in methods(record)
+
+
+def test_listed_tasks_are_validated():
+    from mcpprobe.schema import item_errors
+
+    good = {"taskId": "t1", "status": "working", "createdAt": "2025-11-25T10:30:00Z",
+            "lastUpdatedAt": "2025-11-25T10:40:00Z", "ttl": None, "pollInterval": 500}
+    assert item_errors("tasks", good, modern=False) == []
+    assert item_errors("tasks", {**good, "status": "sleeping"}, modern=False)
+    assert item_errors("tasks", {k: v for k, v in good.items() if k != "ttl"}, modern=False)
+
+
 # ----- server-everything -----
 
 
@@ -292,3 +335,10 @@ def test_everything_input_required_is_answered_through_tasks_result(everything):
     assert doc["inputRequests"][0]["method"] == "elicitation/create"
     assert doc["inputRequests"][0]["answer"] == {"action": "decline"}
     assert "User declined" in doc["result"]["content"][0]["text"]
+
+
+@pytest.mark.interop
+def test_everything_list_tasks(everything):
+    result = run_cli(["list", "tasks", "--json", "--", "node", str(everything)])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["declared"] is True and result.json["state"] == "complete"

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpprobe import redact
-from mcpprobe.catalog import KINDS, Listing
+from mcpprobe.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
 from mcpprobe.sanitize import json_dumps, truncate, visible
@@ -23,7 +23,8 @@ from mcpprobe.versions import sdk_version
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 STATE_STYLE = {"complete": "green", "not-declared": "dim", "incomplete": "bold red",
                "method-not-found": "bold red", "failed": "bold red"}
-KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resource templates", "prompts": "Prompts"}
+KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resource templates", "prompts": "Prompts",
+               "tasks": "Tasks"}
 
 
 def safe(value: Any, limit: int = 0) -> str:
@@ -135,6 +136,10 @@ COLUMNS: dict[str, list[tuple[str, Any]]] = {
     "prompts": [("name", lambda i: safe(i.get("name"), 60)),
                 ("arguments (* required)", lambda i: _prompt_args(i.get("arguments"))),
                 ("description", lambda i: safe(i.get("description") or "", 80))],
+    "tasks": [("taskId", lambda i: safe(i.get("taskId"), 40)),
+              ("status", lambda i: safe(i.get("status"), 20)),
+              ("lastUpdatedAt", lambda i: safe(i.get("lastUpdatedAt") or "", 30)),
+              ("statusMessage", lambda i: safe(i.get("statusMessage") or "", 80))],
 }
 
 
@@ -239,7 +244,7 @@ def render_error(err: Console, outcome: Outcome) -> None:
 
 def render_outcome(out: Console, err: Console, outcome: Outcome) -> None:
     render_snapshot(out, outcome)
-    for kind in KINDS:
+    for kind in LIST_KINDS:
         listing = outcome.listings.get(kind)
         if listing is not None:
             render_listing(out, listing, limit=PROBE_ROWS if outcome.command == "probe" else None)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpprobe.catalog import KINDS, Listing
+from mcpprobe.capabilities import missing_for
+from mcpprobe.catalog import KINDS, LIST_KINDS, Listing
 from mcpprobe.operations import Outcome, _public_detail
 from mcpprobe.sanitize import json_dumps
 
@@ -68,7 +69,7 @@ def document(outcome: Outcome) -> dict[str, Any]:
             doc.update({"declared": None, "listCompleted": False, "state": None, "pages": 0, "count": 0,
                         "items": [], "invalidItems": []})
         else:
-            declared = isinstance(capabilities.get(KINDS[kind][1]), dict)
+            declared = missing_for(capabilities, LIST_KINDS[kind][0]) is None
             doc.update(listing_json(outcome.listings.get(kind), kind, declared))
     doc["findings"] = [finding.to_json() for finding in outcome.all_findings()]
     doc["timings"] = [timing.to_json() for timing in outcome.timings]
