@@ -122,6 +122,18 @@ def test_auto_protocol_finds_the_legacy_era_and_runs_the_task(tmp_path):
     assert result.json["task"]["status"] == "completed"
 
 
+def test_modern_era_has_no_tasks(tmp_path):
+    """2026-07-28 dropped tasks from the core protocol: the SDK serves neither `execution` nor the
+    `tasks` capability there, so --task is refused and nothing is sent."""
+    record = tmp_path / "record.jsonl"
+    result = run_cli(["call", "quick", "--task", "--json", "--protocol", "modern", *recording(record),
+                      *server("--modern")])
+    assert result.exit_code == 3, result.stderr
+    assert result.json["era"] == "modern"
+    assert "tasks.requests.tools.call" in result.json["error"]["message"]
+    assert "tools/call" not in methods(record)
+
+
 # ----- polling -----
 
 
@@ -214,6 +226,12 @@ def test_ttl_runs_out_then_the_task_is_cancelled(tmp_path):
     assert len(cancels) == 1 and cancels[0]["params"]["taskId"] == doc["task"]["taskId"]
     assert doc["task"]["cancel"] == {"sent": True, "status": "cancelled"}
     assert doc["task"]["status"] == "cancelled"
+
+
+def test_unlimited_ttl_is_waited_for(tmp_path):
+    result, doc, _ = call(tmp_path, "research", "steps=2", options=("--ttl", "null"))
+    assert result.exit_code == 0, result.stderr
+    assert doc["task"]["ttl"] is None and doc["task"]["status"] == "completed"
 
 
 def test_ttl_runs_out_without_cancel_capability_sends_no_cancel(tmp_path):
