@@ -73,9 +73,14 @@ def declared_summary(capabilities: dict[str, Any]) -> str:
     for name, value in capabilities.items():
         if not isinstance(value, dict):
             continue
-        subs = [k for k, v in value.items() if v is True] if name not in OBJECT_FLAGS else _object_flags(value)
+        subs = sub_capabilities(name, value)
         names.append(f"{name} ({', '.join(subs)})" if subs else name)
     return ", ".join(names) if names else "nothing"
+
+
+def sub_capabilities(name: str, value: dict[str, Any]) -> list[str]:
+    """What a capability object declares: its true flags, or under `tasks` its object leaves."""
+    return _object_flags(value) if name in OBJECT_FLAGS else [k for k, v in value.items() if v is True]
 
 
 def _object_flags(value: dict[str, Any], prefix: str = "") -> list[str]:

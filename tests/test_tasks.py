@@ -317,6 +317,13 @@ def test_probe_does_not_list_tasks(tmp_path):
     assert "tasks/list" not in methods(record)
 
 
+def test_snapshot_shows_the_task_capabilities():
+    result = run_cli(["list", "tasks", *LEGACY, *server("--no-list")])
+    assert result.exit_code == 3
+    assert "Capabilities tasks (cancel, requests.tools.call) · tools" in result.stdout
+    assert "The server declared: tasks (cancel, requests.tools.call), tools." in " ".join(result.stderr.split())
+
+
 def test_listed_tasks_are_validated():
     from mcpprobe.schema import item_errors
 

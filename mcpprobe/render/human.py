@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpprobe import redact
+from mcpprobe.capabilities import sub_capabilities
 from mcpprobe.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
@@ -88,7 +89,7 @@ def capabilities_text(capabilities: dict[str, Any]) -> Text:
             text.append(" · ")
         text.append(safe(name), style="bold")
         if isinstance(value, dict):
-            subs = [safe(k) for k, v in value.items() if v is True]
+            subs = [safe(k) for k in sub_capabilities(name, value)]
             if subs:
                 text.append(f" ({', '.join(subs)})")
         else:
