@@ -191,6 +191,35 @@ def test_task_is_refused_when_the_server_did_not_declare_it(tmp_path, options):
         record.unlink(missing_ok=True)
 
 
+# ----- answers that break the spec -----
+
+
+def test_sloppy_task_answers_are_warnings_once_each(tmp_path):
+    result, doc, record = call(tmp_path, "research", "steps=10", "delay_ms=400",
+                               options=("--sloppy", "--poll-interval", "200"))
+    assert result.exit_code == 0, result.stderr
+    assert methods(record).count("tasks/get") >= 2
+    violations = [f for f in doc["findings"] if f["code"] == "protocol-violation"]
+    assert [f["detail"]["method"] for f in violations] == ["tasks/get", "tasks/result"]
+    assert "lastUpdatedAt" in violations[0]["message"]
+    assert "io.modelcontextprotocol/related-task" in violations[1]["message"]
+    assert doc["task"]["status"] == "completed"
+
+
+def test_a_create_task_result_without_task_id_is_exit_5(tmp_path):
+    result, doc, record = call(tmp_path, "garbled")
+    assert result.exit_code == 5
+    assert doc["error"]["code"] == "protocol-error" and "taskId" in doc["error"]["message"]
+    assert not [m for m in methods(record) if m.startswith("tasks/")]
+
+
+def test_a_plain_result_to_a_task_call_is_used_with_a_warning(tmp_path):
+    result, doc, _ = call(tmp_path, "ignores_task", "--task")
+    assert result.exit_code == 0
+    assert doc["result"]["content"][0]["text"] == "ignored the task" and doc["task"] is None
+    assert "protocol-violation" in codes(doc)
+
+
 # ----- how a task ends -----
 
 
