@@ -56,6 +56,11 @@ ITEMS = {
     "prompts": st.fixed_dictionaries({"name": strings}, optional={
         "arguments": mostly(st.lists(st.fixed_dictionaries({"name": strings}, optional={
             "required": bools, "description": strings}), max_size=2)), **common}),
+    "tasks": st.fixed_dictionaries({
+        "taskId": strings, "createdAt": strings, "lastUpdatedAt": strings,
+        "status": mostly(st.sampled_from(["working", "input_required", "completed", "failed", "cancelled", "idle"])),
+        "ttl": mostly(st.one_of(st.none(), st.integers(0, 9)))}, optional={
+        "statusMessage": strings, "pollInterval": mostly(st.integers(0, 9))}),
 }
 
 
