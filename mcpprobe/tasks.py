@@ -34,7 +34,6 @@ from mcpprobe.session import Session
 
 TERMINAL = ("completed", "failed", "cancelled")
 STATUSES = ("working", "input_required", *TERMINAL)
-SUPPORT = ("forbidden", "optional", "required")
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 DEFAULT_POLL_MS = 1000  # when the server suggests no pollInterval
 MIN_POLL_MS = 100  # a pollInterval of 0 must not become a busy loop
@@ -79,7 +78,7 @@ def wants_task(session: Session, tool: dict[str, Any], asked: bool) -> tuple[boo
     """
     support = task_support(tool)
     name = tool.get("name")
-    if support not in ("required",) and not asked:
+    if support != "required" and not asked:
         return False, []
     problems = []
     if asked and support not in ("optional", "required"):
@@ -136,7 +135,7 @@ class TaskCall:
 
     # ----- what the server says about the task -----
 
-    def _violation(self, method: str, problems: list[str], value: Any) -> None:
+    def _violation(self, method: str, problems: list[str]) -> None:
         if method in self.warned:
             return
         self.warned.add(method)
@@ -152,7 +151,7 @@ class TaskCall:
             raise ProtocolFailure(f"{method}: the answer is not a task: " + "; ".join(problems or ["no task"]),
                                   detail={"method": method, "errors": problems})
         if problems:
-            self._violation(method, problems, value)
+            self._violation(method, problems)
         return task
 
     def see(self, task: dict[str, Any], via: str, at: float | None = None) -> None:
@@ -281,7 +280,7 @@ class TaskCall:
         try:
             answer = await self.session.request("tasks/cancel", {"taskId": run.task_id},
                                                 timeout=min(CANCEL_WAIT, self.session.settings.timeout))
-        except (ProbeError, Refused) as exc:
+        except ProbeError as exc:
             run.cancel["error"] = exc.message
             return
         run.cancel["status"] = answer.get("status") if isinstance(answer, dict) else None
