@@ -52,6 +52,12 @@ class ConnectionFailed(ProbeError):
     code = "connection-failed"
 
 
+class RateLimited(ConnectionFailed):
+    """HTTP 429: the server refuses to serve this client now; its Retry-After says when again."""
+
+    code = "rate-limited"
+
+
 class ProtocolFailure(ProbeError):
     exit_code = ExitCode.PROTOCOL
     code = "protocol-error"

@@ -29,6 +29,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsupported-version": (Severity.ERROR, "the server chose a protocol version mcpprobe does not speak"),
     "non-protocol-output": (Severity.WARNING, "the server wrote something that is not JSON-RPC to stdout"),
     "protocol-violation": (Severity.WARNING, "the server sent a message that breaks JSON-RPC or MCP rules"),
+    "batch-not-allowed": (Severity.ERROR, "a JSON-RPC batch where the negotiated protocol version forbids them"),
+    "rate-limited": (Severity.ERROR, "the server answered HTTP 429 Too Many Requests"),
+    "resume-failed": (Severity.ERROR, "an event stream broke before the answer and could not be resumed"),
     "suspicious-text": (Severity.WARNING, "server text hides characters or terminal escape sequences"),
     "era-fallback": (Severity.INFO, "how the protocol era was chosen when server/discover was not answered"),
     "discover-crash": (Severity.WARNING, "the server ended on server/discover; clients that probe the modern era "

@@ -471,8 +471,21 @@ async def _run(outcome: InvokeOutcome, target: Target, settings: Settings, body:
         if outer_tracer is not None:
             outer_tracer(direction, message)
 
-    return await _guarded(outcome, target, settings, body, on_connection=on_connection, tracer=tracer,
+    async def listening(session: Session) -> None:
+        await _listen_for_server(session)
+        await body(session)
+
+    return await _guarded(outcome, target, settings, listening, on_connection=on_connection, tracer=tracer,
                           **session_args)
+
+
+async def _listen_for_server(session: Session) -> None:
+    """Streamable HTTP before 2026-07-28: the server may send its requests (ping, roots/list,
+    elicitation) on the standalone GET stream rather than on the stream of the request they
+    concern; open it before the request, so that they are answered and the request goes on."""
+    listen = getattr(session.conn.transport, "listen", None)
+    if listen is not None and not session.modern:
+        await listen(min(session.settings.connect_timeout, session.settings.timeout))
 
 
 # ----- read -----

@@ -715,7 +715,7 @@ def _adopt_discover(session: Session, result: dict[str, Any], version: str, reas
     snapshot.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
     snapshot.capabilities = result["capabilities"]
     snapshot.negotiated = True
-    session.conn.transport.set_protocol_version(snapshot.protocol_version)
+    session.conn.set_protocol_version(snapshot.protocol_version)
 
 
 def _initialize_params(session: Session, version: str) -> dict[str, Any]:
@@ -765,7 +765,7 @@ async def _adopt_initialize(session: Session, version: str, result: dict[str, An
     snapshot.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
     snapshot.capabilities = capabilities
     snapshot.negotiated = True
-    session.conn.transport.set_protocol_version(chosen)
+    session.conn.set_protocol_version(chosen)
     await session.conn.notify("notifications/initialized")
 
 

@@ -17,6 +17,9 @@ class Sink:
     bad_output: Callable[[str, str], None]  # (what, sample): a line or body that is not JSON-RPC
     closed: Callable[[ProbeError], None]  # the transport is gone; pending requests fail with this
     request_failed: Callable[[Any, ProbeError], None]  # one request's delivery failed (HTTP)
+    # When the connection stops waiting for this request's answer (time.monotonic()), or None if
+    # it no longer waits: an HTTP transport resumes a broken event stream only within that time.
+    deadline: Callable[[Any], float | None] | None = None
 
 
 @dataclass

@@ -8,7 +8,9 @@ are not followed, and a legacy SSE endpoint on another origin is refused.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -16,7 +18,15 @@ from urllib.parse import urljoin, urlsplit
 import anyio
 import httpx2 as httpx
 
-from mcpprobe.errors import AuthFailed, ConnectionFailed, ProbeError, ProtocolFailure, RequestTimeout
+from mcpprobe.errors import (
+    AuthFailed,
+    ConnectionFailed,
+    ProbeError,
+    ProtocolFailure,
+    RateLimited,
+    RequestTimeout,
+    seconds,
+)
 from mcpprobe.redact import clip
 from mcpprobe.target import HttpTarget
 from mcpprobe.wire.base import Sink, TransportInfo, decode_message
@@ -24,6 +34,11 @@ from mcpprobe.wire.sse import EventParser
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 SNIPPET = 300
+# Resuming a broken event stream (GET with Last-Event-ID): the wait when the server named none
+# with `retry:`, and how many resumptions in a row may bring nothing new before giving up.
+DEFAULT_RETRY_MS = 1000
+MAX_FRUITLESS_RESUMPTIONS = 2
+_NO_ID = object()
 
 
 def _origin(url: str) -> tuple[str, str]:
@@ -73,16 +88,20 @@ class _HttpBase:
         """Nothing to signal ahead of aclose over HTTP."""
 
     async def _pump(self, response: httpx.Response, what: str,
-                    on_other: Callable[[str, str], None] | None = None) -> None:
+                    on_other: Callable[[str, str], None] | None = None, *,
+                    parser: EventParser | None = None, answer_to: Any = _NO_ID) -> bool:
         """Deliver an event stream's `message` events to the connection until it ends; other
-        named events (the legacy `endpoint`) go to `on_other`."""
+        named events (the legacy `endpoint`) go to `on_other`. Returns True, and stops reading,
+        once the answer to the request `answer_to` has been delivered."""
         assert self._sink is not None
-        parser = EventParser(self._max)
+        parser = parser or EventParser(self._max)
         async for chunk in response.aiter_bytes():
             try:
                 events = parser.feed(chunk)
             except ValueError as exc:
-                raise ProtocolFailure(f"{what}: {exc} (--max-message-size)") from None
+                raise ProtocolFailure(f"{what}: an SSE {exc} (--max-message-size)",
+                                      detail={"limit": self._max}) from None
+            answered = False
             for event in events:
                 if event.event != "message":
                     if on_other is not None:
@@ -94,6 +113,10 @@ class _HttpBase:
                         self._sink.bad_output("an SSE event that is not JSON-RPC", clip(event.data, 200))
                         continue
                     self._sink.message(message)
+                    answered = answered or _answers(message, answer_to)
+            if answered:
+                return True
+        return False
 
     def _transport_error(self, exc: Exception, url: str) -> ProbeError:
         if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
@@ -116,6 +139,8 @@ class _HttpBase:
             challenge = detail["wwwAuthenticate"]
             hint = f"; the server asks: WWW-Authenticate: {challenge}" if challenge else ""
             return AuthFailed(f"{what}: HTTP {label}{hint}", detail=detail)
+        if status == 429:
+            return _rate_limited(response, what, detail)
         if 300 <= status < 400:
             location = response.headers.get("location", "")
             detail["location"] = location
@@ -180,8 +205,8 @@ class StreamableHttpTransport(_HttpBase):
             async with self._client.stream(
                 "POST", self.target.url, content=json.dumps(message), headers=headers
             ) as response:
-                if method == "initialize" and (session := response.headers.get("mcp-session-id")):
-                    self._session_id = session
+                if method == "initialize" and (session := response.headers.get("mcp-session-id")) is not None:
+                    self._session_id = _checked_session_id(session)
                     self.info.detail["sessionId"] = True
                 await self._deliver(response, request_id, method)
         except ProbeError as exc:
@@ -193,7 +218,7 @@ class StreamableHttpTransport(_HttpBase):
         assert self._sink is not None
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         status = response.status_code
-        if status in (401, 403):
+        if status in (401, 403, 429):
             raise await self._http_problem(response, method)
         if status == 404 and self._session_id and method != "initialize":
             raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)")
@@ -207,11 +232,13 @@ class StreamableHttpTransport(_HttpBase):
                 self._sink.bad_output("an HTTP body that is not JSON",
                                       clip(body[:4096].decode("utf-8", "replace"), 200))
                 raise ProtocolFailure(f"{method}: the server's JSON body does not parse") from None
-            if isinstance(data, dict) and "error" in data and (data.get("id") is None or status >= 400):
+            if isinstance(data, dict) and _is_error_object(data.get("error")) and (
+                    data.get("id") is None or status >= 400):
                 # An error in the HTTP answer to this very POST is about this request, whatever
                 # id it names: null (not parsed yet), or a placeholder such as "server-error"
                 # from servers that refuse a request before any session exists. So it answers
-                # the request now, as in the SDK, instead of leaving it to time out.
+                # the request now, as in the SDK, instead of leaving it to time out. (A JSON body
+                # whose "error" is no JSON-RPC error object is reported below with its status.)
                 data = {**data, "id": request_id}
             if status >= 400 and not _is_jsonrpc_answer(data):
                 raise ProtocolFailure(
@@ -222,11 +249,66 @@ class StreamableHttpTransport(_HttpBase):
             self._sink.message(data)
             return
         if content_type == "text/event-stream" and status < 300:
-            await self._pump(response, method)
-            raise ConnectionFailed(f"{method}: the server's event stream ended without an answer")
+            parser = EventParser(self._max)
+            if not await self._pump(response, method, parser=parser, answer_to=request_id):
+                await self._resume(request_id, method, parser)
+            return
         if status == 202:
             raise ProtocolFailure(f"{method}: HTTP 202 Accepted for a request: the server sent no answer")
         raise await self._http_problem(response, method)
+
+    async def _resume(self, request_id: Any, method: str, parser: EventParser) -> None:
+        """The request's event stream ended before its answer: resume it as the spec says (GET
+        with Last-Event-ID, after the server's `retry` time), until the answer arrives, the server
+        cannot resume it, MAX_FRUITLESS_RESUMPTIONS in a row bring nothing, or the connection
+        stops waiting for the answer. Raises ConnectionFailed when it gives up."""
+        assert self._client is not None and self._sink is not None
+        if parser.last_event_id is None:
+            raise ConnectionFailed(f"{method}: the server's event stream ended without an answer (and without an "
+                                   "event id, so it cannot be resumed)")
+        fruitless, why = 0, ""
+        while fruitless < MAX_FRUITLESS_RESUMPTIONS:
+            last = parser.last_event_id
+            delay = (parser.retry_ms if parser.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
+            deadline = self._sink.deadline(request_id) if self._sink.deadline is not None else math.inf
+            if deadline is None:
+                return  # nobody waits for this answer any more
+            if time.monotonic() + delay > deadline:
+                raise ConnectionFailed(
+                    f"{method}: the server's event stream ended before the answer, and the server asks to wait "
+                    f"{seconds(delay)} s (retry: {parser.retry_ms}) before resuming it: past the request's deadline",
+                    code="resume-failed", detail={"lastEventId": last, "retryMs": parser.retry_ms})
+            await anyio.sleep(delay)
+            headers = {"Accept": "text/event-stream", "Last-Event-ID": last}
+            headers.update({k: v for k, v in self._headers(None).items() if k != "Content-Type" and k != "Accept"})
+            parser.reconnected()
+            try:
+                async with self._client.stream("GET", self.target.url, headers=headers) as response:
+                    status = response.status_code
+                    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                    if status in (401, 403, 429) or (status == 404 and self._session_id):
+                        raise await self._http_problem(response, f"{method} (resuming with GET)")
+                    if status != 200 or content_type != "text/event-stream":
+                        problem = await self._http_problem(response, f"GET {self.target.url}")
+                        if status == 405:
+                            why = "the server does not offer resumption (HTTP 405 to the GET)"
+                            break
+                        fruitless, why = fruitless + 1, problem.message
+                        continue
+                    self.info.detail["resumptions"] = self.info.detail.get("resumptions", 0) + 1
+                    if await self._pump(response, method, parser=parser, answer_to=request_id):
+                        return
+            except httpx.HTTPError as exc:
+                fruitless, why = fruitless + 1, self._transport_error(exc, self.target.url).message
+                continue
+            if parser.last_event_id != last:
+                fruitless, why = 0, ""
+            else:
+                fruitless, why = fruitless + 1, "the resumed stream ended with nothing new"
+        raise ConnectionFailed(
+            f"{method}: the server's event stream ended before the answer, and resuming it with Last-Event-ID "
+            f"{parser.last_event_id!r} failed: {why}",
+            code="resume-failed", detail={"lastEventId": parser.last_event_id})
 
     async def open_server_stream(self, *, on_open: Any = None) -> str:
         """The standalone GET event stream (2025-03-26 to 2025-11-25): server-to-client messages
@@ -262,6 +344,37 @@ class StreamableHttpTransport(_HttpBase):
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from None
         return "ended"
+
+    async def listen(self, wait: float) -> None:
+        """Open the standalone GET stream in the background for the rest of the connection, so
+        that server requests sent there (ping, roots/list, elicitation) are seen and answered.
+        Waits at most `wait` seconds for the server to answer the GET, so that nothing it sends
+        there before the next request is lost. The stream is optional: a server that offers none
+        (405) or refuses it is left alone; a stream that breaks the protocol once open (an event
+        over --max-message-size) ends the connection with that error."""
+        assert self._task_group is not None and self._sink is not None
+        opened = anyio.Event()
+        streaming = False
+
+        def on_open(status: int) -> None:
+            nonlocal streaming
+            streaming = status == 200
+            opened.set()
+
+        async def run() -> None:
+            try:
+                await self.open_server_stream(on_open=on_open)
+            except ProtocolFailure as exc:
+                if streaming and self._sink is not None:
+                    self._sink.closed(exc)
+            except ProbeError:
+                pass  # the answers to requests say what went wrong with the server, if anything
+            finally:
+                opened.set()
+
+        self._task_group.start_soon(run)
+        with anyio.move_on_after(wait):
+            await opened.wait()
 
     async def aclose(self) -> None:
         if self._client is None:
@@ -360,7 +473,49 @@ class LegacySseTransport(_HttpBase):
 
 
 def _is_jsonrpc_answer(data: Any) -> bool:
-    return isinstance(data, dict) and ("result" in data or "error" in data) and "id" in data
+    return isinstance(data, dict) and ("result" in data or _is_error_object(data.get("error"))) and "id" in data
+
+
+def _is_error_object(error: Any) -> bool:
+    code = error.get("code") if isinstance(error, dict) else None
+    return isinstance(code, int) and not isinstance(code, bool)
+
+
+def _answers(message: Any, request_id: Any) -> bool:
+    """Whether `message` (or, in a batch, one of its items) is the answer to `request_id`."""
+    items = message if isinstance(message, list) else [message]
+    return any(isinstance(m, dict) and "method" not in m and m.get("id") == request_id
+               and ("result" in m or "error" in m) for m in items)
+
+
+def _checked_session_id(value: str) -> str:
+    """The spec allows only visible ASCII (0x21 to 0x7E) in a session id; anything else could
+    not be sent back in a header as it was received."""
+    if value and all("\x21" <= c <= "\x7e" for c in value):
+        return value
+    raise ProtocolFailure(
+        f"initialize: the server's Mcp-Session-Id {value!r} is not visible ASCII (0x21 to 0x7E), as the spec "
+        "requires; it cannot be sent back, so the session cannot go on",
+        detail={"sessionId": value.encode("unicode_escape").decode("ascii")[:200]})
+
+
+def _rate_limited(response: httpx.Response, what: str, detail: dict[str, Any]) -> RateLimited:
+    raw = response.headers.get("retry-after", "").strip()
+    wait: float | None = None
+    if raw.isascii() and raw.isdigit():
+        wait = float(raw)
+    elif raw:
+        from email.utils import parsedate_to_datetime
+
+        with contextlib.suppress(TypeError, ValueError, IndexError):
+            wait = max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+    detail["retryAfter"] = wait
+    if raw and wait is None:
+        detail["retryAfterHeader"] = raw[:100]
+    when = f"; it asks to retry after {seconds(wait)} s (Retry-After)" if wait is not None else (
+        f"; Retry-After: {raw[:100]!r}" if raw else "")
+    return RateLimited(f"{what}: HTTP 429 Too Many Requests: the server is rate-limiting this client{when}",
+                       detail=detail)
 
 
 def _reason(exc: Exception) -> str:
@@ -388,6 +543,10 @@ async def _read_prefix(response: httpx.Response, limit: int) -> str:
 
 
 async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    declared = response.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise ProtocolFailure(f"an HTTP body of {declared} bytes, larger than the limit of {limit} bytes "
+                              "(--max-message-size); not read")
     data = bytearray()
     async for chunk in response.aiter_bytes():
         data += chunk

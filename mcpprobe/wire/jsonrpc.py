@@ -27,6 +27,7 @@ from mcpprobe.redact import active, clip
 from mcpprobe.wire.base import Sink, Transport, took_non_finite
 
 MAX_ANOMALIES = 50
+BATCH_VERSION = "2025-03-26"  # the one protocol version whose messages may be JSON-RPC batches
 MAX_BAD_LINES = 20
 NotificationHandler = Callable[[str, dict[str, Any]], None]
 RequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -45,7 +46,7 @@ class _Pending:
 
 @dataclass
 class Anomaly:
-    code: str  # a finding code: protocol-violation or non-protocol-output
+    code: str  # a finding code: protocol-violation, batch-not-allowed or non-protocol-output
     message: str
     sample: str = ""
 
@@ -66,12 +67,14 @@ class Connection:
         self._pending: dict[Any, _Pending] = {}
         self._abandoned: set[Any] = set()
         self._task_group: Any = None
+        self.protocol_version: str | None = None  # once negotiated; it decides whether batches are allowed
 
     async def __aenter__(self) -> Connection:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         try:
-            sink = Sink(self._on_message, self._on_bad_output, self._on_closed, self._on_request_failed)
+            sink = Sink(self._on_message, self._on_bad_output, self._on_closed, self._on_request_failed,
+                        self._deadline_of)
             await self.transport.start(self._task_group, sink)
         except BaseException:
             await self._shutdown()
@@ -90,6 +93,12 @@ class Connection:
         # Reader tasks are being torn down; an error of theirs is moot now.
         with contextlib.suppress(Exception):
             await self._task_group.__aexit__(None, None, None)
+
+    def set_protocol_version(self, version: str) -> None:
+        """The negotiated version: the transport sends it (MCP-Protocol-Version over HTTP), and
+        it decides what the server may send (batches only in 2025-03-26)."""
+        self.protocol_version = version
+        self.transport.set_protocol_version(version)
 
     # ----- outgoing -----
 
@@ -191,17 +200,37 @@ class Connection:
             pending.error = error
             pending.done.set()
 
+    def _deadline_of(self, request_id: Any) -> float | None:
+        pending = self._pending.get(request_id) if _hashable(request_id) else None
+        return pending.deadline if pending is not None and not pending.done.is_set() else None
+
     def _on_message(self, message: Any) -> None:
         self._trace("recv", message)
         if took_non_finite():
             self._anomaly("a message with NaN or Infinity, which are not JSON numbers (RFC 8259); written as null",
                           message)
         if isinstance(message, list):
-            self._anomaly("the server sent a JSON-RPC batch; batches are not part of MCP", message)
+            self._batch(message)
             for item in message:
                 self._dispatch(item)
             return
         self._dispatch(message)
+
+    def _batch(self, message: list[Any]) -> None:
+        """JSON-RPC batches are MCP only in 2025-03-26: 2024-11-05 did not define them, and
+        2025-06-18 removed them (SDK clients of those versions reject a batch outright)."""
+        version = self.protocol_version
+        if version == BATCH_VERSION:
+            return
+        if version is not None and version > BATCH_VERSION:
+            if len(self.anomalies) < MAX_ANOMALIES:
+                self.anomalies.append(Anomaly(
+                    "batch-not-allowed", f"the server sent a JSON-RPC batch, which protocol version {version} "
+                    f"forbids (batches were allowed only in {BATCH_VERSION}); MCP clients reject it",
+                    _short_json(message)[:200]))
+            return
+        self._anomaly("the server sent a JSON-RPC batch; MCP defines batches only in protocol version "
+                      f"{BATCH_VERSION}", message)
 
     def _dispatch(self, message: Any) -> None:
         if not isinstance(message, dict):

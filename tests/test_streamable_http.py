@@ -1,0 +1,117 @@
+"""Streamable HTTP as the specification asks of clients, against real servers on 127.0.0.1.
+
+The server (tests/fixtures/stream_server.py) breaks its event streams and resumes them, sends
+its own requests on the standalone GET stream, rate-limits, hands out a session id that cannot
+be sent back, and answers with events larger than any sane limit.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import PY, ROOT, http_server, run_cli
+
+STREAM = ROOT / "tests" / "fixtures" / "stream_server.py"
+
+
+def _call(mode: str, *extra: str, env: dict[str, str] | None = None):
+    with http_server([PY, str(STREAM), mode], env=env) as url:
+        return run_cli(["call", "work", "--json", *extra, url])
+
+
+def _text(result) -> str:
+    return result.json["result"]["content"][0]["text"]
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("resume", "resumed after e2 in 1 attempt(s)"),
+    ("resume-twice", "resumed after e3 in 2 attempt(s)"),
+])
+def test_a_broken_event_stream_is_resumed_with_last_event_id(mode, expected):
+    # The server closes the call's stream after an event id and `retry: 300`; it answers only a
+    # GET that names that id and comes at least 300 ms later (else HTTP 400).
+    result = _call(mode)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert _text(result) == expected
+
+
+@pytest.mark.parametrize("mode, why", [
+    ("resume-fails", "the resumed stream ended with nothing new"),
+    ("resume-405", "HTTP 405"),
+])
+def test_a_resumption_that_fails_is_a_finding_not_a_hang(mode, why):
+    result = _call(mode, "--timeout", "60")
+    assert result.exit_code == 4, result.stdout + result.stderr
+    error = result.json["error"]
+    assert error["code"] == "resume-failed"
+    assert "Last-Event-ID 'e2'" in error["message"] and why in error["message"]
+
+
+def test_a_retry_past_the_deadline_gives_up_at_once():
+    # retry: 10 minutes, --timeout 30: waiting would only end in a timeout; say why instead.
+    result = _call("resume", "--timeout", "30", env={"FIXTURE_RETRY_MS": "600000"})
+    assert result.exit_code == 4, result.stdout + result.stderr
+    assert result.json["error"]["code"] == "resume-failed"
+    assert "past the request's deadline" in result.json["error"]["message"]
+
+
+def test_server_requests_on_the_get_stream_are_answered_during_call():
+    # ping, roots/list and elicitation/create arrive on the standalone GET stream, not on the
+    # call's own stream; the server answers the call with the answers it got.
+    result = _call("get-requests", "--elicit", "defaults", "--root", "file:///srv/data")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    answers = json.loads(_text(result))
+    assert answers["srv-ping"]["result"] == {}
+    assert answers["srv-roots"]["result"]["roots"][0]["uri"] == "file:///srv/data"
+    assert answers["srv-elicit"]["result"] == {"action": "accept", "content": {"count": 3}}
+
+
+def test_http_429_is_reported_as_rate_limiting_with_retry_after():
+    result = _call("rate-limited")
+    assert result.exit_code == 4, result.stdout + result.stderr
+    error = result.json["error"]
+    assert error["code"] == "rate-limited"
+    assert "HTTP 429" in error["message"] and "retry after 7 s" in error["message"]
+    assert error["detail"]["retryAfter"] == 7
+    assert "malformed" not in result.stdout
+
+
+def test_a_non_ascii_session_id_is_a_protocol_error():
+    result = _call("bad-session-id")  # run_cli fails on any traceback
+    assert result.exit_code == 5, result.stdout + result.stderr
+    assert "Mcp-Session-Id" in result.json["error"]["message"]
+    assert "not visible ASCII" in result.json["error"]["message"]
+
+
+@pytest.mark.parametrize("mode", ["huge-event", "huge-json"])
+def test_an_answer_over_the_default_limit_is_refused(mode):
+    # 65 MiB on one line against the default 64 MiB limit, the connection then held open: read
+    # once and refused at the limit, it is a protocol error within the --timeout, not a timeout.
+    result = _call(mode, "--timeout", "20")
+    assert result.exit_code == 5, result.stdout + result.stderr
+    assert "larger than" in result.json["error"]["message"]
+    assert "--max-message-size" in result.json["error"]["message"]
+
+
+def test_an_endless_event_is_refused_as_soon_as_it_passes_the_limit():
+    result = _call("huge-event", "--max-message-size", "1000000", "--timeout", "20",
+                   env={"FIXTURE_EVENT_BYTES": str(1 << 40)})
+    assert result.exit_code == 5, result.stdout + result.stderr
+    assert "larger than 1000000 bytes" in result.json["error"]["message"]
+
+
+@pytest.mark.parametrize("version, code, exit_code", [
+    ("2024-11-05", "protocol-violation", 0),
+    ("2025-03-26", None, 0),
+    ("2025-06-18", "batch-not-allowed", 1),
+    ("2025-11-25", "batch-not-allowed", 1),
+])
+def test_a_batch_reply_is_judged_by_the_negotiated_version(version, code, exit_code):
+    result = run_cli(["list", "tools", "--json", "--", PY, str(STREAM), "batch", version])
+    assert result.exit_code == exit_code, result.stdout + result.stderr
+    doc = result.json
+    assert doc["protocolVersion"] == version
+    assert [t["name"] for t in doc["items"]] == ["work"]  # the batch's answer is used either way
+    batch = [f for f in doc["findings"] if "batch" in f["message"]]
+    assert [f["code"] for f in batch] == ([code] if code else [])
