@@ -48,6 +48,16 @@ def test_a_resumption_that_fails_is_a_finding_not_a_hang(mode, why):
     assert "Last-Event-ID 'e2'" in error["message"] and why in error["message"]
 
 
+def test_no_resumption_in_the_2026_era():
+    # 2026-07-28 streamable HTTP has no Last-Event-ID resumption: a broken stream is just broken.
+    with http_server([PY, str(STREAM), "resume-modern"]) as url:
+        result = run_cli(["call", "work", "--json", url])
+    assert result.exit_code == 4, result.stdout + result.stderr
+    assert result.json["era"] == "modern"
+    assert result.json["error"]["code"] == "connection-failed"
+    assert "ended without an answer" in result.json["error"]["message"]
+
+
 def test_a_retry_past_the_deadline_gives_up_at_once():
     # retry: 10 minutes, --timeout 30: waiting would only end in a timeout; say why instead.
     result = _call("resume", "--timeout", "30", env={"FIXTURE_RETRY_MS": "600000"})

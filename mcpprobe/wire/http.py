@@ -28,7 +28,7 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.redact import clip
-from mcpprobe.target import HttpTarget
+from mcpprobe.target import HANDSHAKE_VERSIONS, HttpTarget
 from mcpprobe.wire.base import Sink, TransportInfo, decode_message
 from mcpprobe.wire.sse import EventParser
 
@@ -208,13 +208,17 @@ class StreamableHttpTransport(_HttpBase):
                 if method == "initialize" and (session := response.headers.get("mcp-session-id")) is not None:
                     self._session_id = _checked_session_id(session)
                     self.info.detail["sessionId"] = True
-                await self._deliver(response, request_id, method)
+                # Resumption with Last-Event-ID is of the handshake era: 2026-07-28 dropped it.
+                version = headers.get("MCP-Protocol-Version")
+                await self._deliver(response, request_id, method,
+                                    resumable=version is None or version in HANDSHAKE_VERSIONS)
         except ProbeError as exc:
             self._sink.request_failed(request_id, exc)
         except httpx.HTTPError as exc:
             self._sink.request_failed(request_id, self._transport_error(exc, self.target.url))
 
-    async def _deliver(self, response: httpx.Response, request_id: Any, method: str) -> None:
+    async def _deliver(self, response: httpx.Response, request_id: Any, method: str, *,
+                       resumable: bool = True) -> None:
         assert self._sink is not None
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         status = response.status_code
@@ -250,8 +254,11 @@ class StreamableHttpTransport(_HttpBase):
             return
         if content_type == "text/event-stream" and status < 300:
             parser = EventParser(self._max)
-            if not await self._pump(response, method, parser=parser, answer_to=request_id):
-                await self._resume(request_id, method, parser)
+            if await self._pump(response, method, parser=parser, answer_to=request_id):
+                return
+            if not resumable:
+                raise ConnectionFailed(f"{method}: the server's event stream ended without an answer")
+            await self._resume(request_id, method, parser)
             return
         if status == 202:
             raise ProtocolFailure(f"{method}: HTTP 202 Accepted for a request: the server sent no answer")
