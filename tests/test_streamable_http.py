@@ -66,12 +66,17 @@ def test_a_retry_past_the_deadline_gives_up_at_once():
     assert "past the request's deadline" in result.json["error"]["message"]
 
 
-def test_server_requests_on_the_get_stream_are_answered_during_call():
+@pytest.mark.parametrize("command", [["call", "work"], ["read", "data://answers"], ["get-prompt", "answers"]])
+def test_server_requests_on_the_get_stream_are_answered(command):
     # ping, roots/list and elicitation/create arrive on the standalone GET stream, not on the
-    # call's own stream; the server answers the call with the answers it got.
-    result = _call("get-requests", "--elicit", "defaults", "--root", "file:///srv/data")
+    # request's own stream; the server answers the request with the answers it got.
+    with http_server([PY, str(STREAM), "get-requests"]) as url:
+        result = run_cli([*command, "--json", "--elicit", "defaults", "--root", "file:///srv/data", url])
     assert result.exit_code == 0, result.stdout + result.stderr
-    answers = json.loads(_text(result))
+    answer = result.json["result"]
+    text = (answer.get("content") or answer.get("contents") or [{}])[0].get("text") or \
+        answer["messages"][0]["content"]["text"]
+    answers = json.loads(text)
     assert answers["srv-ping"]["result"] == {}
     assert answers["srv-roots"]["result"]["roots"][0]["uri"] == "file:///srv/data"
     assert answers["srv-elicit"]["result"] == {"action": "accept", "content": {"count": 3}}
