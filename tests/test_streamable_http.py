@@ -130,3 +130,15 @@ def test_a_batch_reply_is_judged_by_the_negotiated_version(version, code, exit_c
     assert [t["name"] for t in doc["items"]] == ["work"]  # the batch's answer is used either way
     batch = [f for f in doc["findings"] if "batch" in f["message"]]
     assert [f["code"] for f in batch] == ([code] if code else [])
+
+
+def test_an_sdk_servers_elicitation_on_the_get_stream_is_answered():
+    # The SDK's server sends a request tied to no client request (no related_request_id) on the
+    # standalone GET stream; with none open, the call would wait for its --timeout.
+    sdk = ROOT / "tests" / "fixtures" / "sdk_server.py"
+    with http_server([PY, str(sdk), "--http", "0"]) as url:
+        result = run_cli(["call", "confirm_action", "channel=standalone", "--json", "--protocol", "legacy",
+                          "--elicit", "defaults", "--timeout", "20", url])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    answer = {"action": "accept", "content": {"confirm": False, "reason": "none given"}}
+    assert result.json["result"]["content"][0]["text"] == f"elicitation answer: {json.dumps(answer, sort_keys=True)}"
