@@ -82,13 +82,14 @@ def test_server_requests_on_the_get_stream_are_answered(command):
     assert answers["srv-elicit"]["result"] == {"action": "accept", "content": {"count": 3}}
 
 
-def test_http_429_is_reported_as_rate_limiting_with_retry_after():
-    result = _call("rate-limited")
+@pytest.mark.parametrize("header, seconds", [("7", 7), ("Wed, 21 Oct 2015 07:28:00 GMT", 0)])
+def test_http_429_is_reported_as_rate_limiting_with_retry_after(header, seconds):
+    result = _call("rate-limited", env={"FIXTURE_RETRY_AFTER": header})
     assert result.exit_code == 4, result.stdout + result.stderr
     error = result.json["error"]
     assert error["code"] == "rate-limited"
-    assert "HTTP 429" in error["message"] and "retry after 7 s" in error["message"]
-    assert error["detail"]["retryAfter"] == 7
+    assert "HTTP 429" in error["message"] and f"retry after {seconds} s" in error["message"]
+    assert error["detail"]["retryAfter"] == seconds and error["detail"]["status"] == 429
     assert "malformed" not in result.stdout
 
 

@@ -177,6 +177,16 @@ class StreamableHttpTransport(_HttpBase):
             headers.update(extra)
         return headers
 
+    def _get_headers(self, last_event_id: str | None = None) -> dict[str, str]:
+        headers = {"Accept": "text/event-stream"}
+        if self._session_id:
+            headers["Mcp-Session-Id"] = self._session_id
+        if self._protocol_version:
+            headers["MCP-Protocol-Version"] = self._protocol_version
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        return headers
+
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         is_request = "method" in message and "id" in message
         if is_request:
@@ -286,11 +296,9 @@ class StreamableHttpTransport(_HttpBase):
                     f"{seconds(delay)} s (retry: {parser.retry_ms}) before resuming it: past the request's deadline",
                     code="resume-failed", detail={"lastEventId": last, "retryMs": parser.retry_ms})
             await anyio.sleep(delay)
-            headers = {"Accept": "text/event-stream", "Last-Event-ID": last}
-            headers.update({k: v for k, v in self._headers(None).items() if k != "Content-Type" and k != "Accept"})
             parser.reconnected()
             try:
-                async with self._client.stream("GET", self.target.url, headers=headers) as response:
+                async with self._client.stream("GET", self.target.url, headers=self._get_headers(last)) as response:
                     status = response.status_code
                     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
                     if status in (401, 403, 429) or (status == 404 and self._session_id):
@@ -330,13 +338,8 @@ class StreamableHttpTransport(_HttpBase):
         """
         assert self._client is not None and self._sink is not None
         url = self.target.url
-        headers = {"Accept": "text/event-stream"}
-        if self._session_id:
-            headers["Mcp-Session-Id"] = self._session_id
-        if self._protocol_version:
-            headers["MCP-Protocol-Version"] = self._protocol_version
         try:
-            async with self._client.stream("GET", url, headers=headers) as response:
+            async with self._client.stream("GET", url, headers=self._get_headers()) as response:
                 status = response.status_code
                 if on_open is not None:
                     on_open(status)
@@ -507,15 +510,16 @@ def _checked_session_id(value: str) -> str:
 
 
 def _rate_limited(response: httpx.Response, what: str, detail: dict[str, Any]) -> RateLimited:
+    """HTTP 429, with its Retry-After (delay-seconds or an HTTP date, RFC 9110) in seconds."""
     raw = response.headers.get("retry-after", "").strip()
-    wait: float | None = None
+    wait: int | None = None
     if raw.isascii() and raw.isdigit():
-        wait = float(raw)
+        wait = int(raw)
     elif raw:
         from email.utils import parsedate_to_datetime
 
-        with contextlib.suppress(TypeError, ValueError, IndexError):
-            wait = max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+        with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
+            wait = max(0, math.ceil(parsedate_to_datetime(raw).timestamp() - time.time()))
     detail["retryAfter"] = wait
     if raw and wait is None:
         detail["retryAfterHeader"] = raw[:100]
