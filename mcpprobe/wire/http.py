@@ -310,7 +310,6 @@ class StreamableHttpTransport(_HttpBase):
                             break
                         fruitless, why = fruitless + 1, problem.message
                         continue
-                    self.info.detail["resumptions"] = self.info.detail.get("resumptions", 0) + 1
                     if await self._pump(response, method, parser=parser, answer_to=request_id):
                         return
             except httpx.HTTPError as exc:
