@@ -117,6 +117,15 @@ def test_an_endless_event_is_refused_as_soon_as_it_passes_the_limit():
     assert "larger than 1000000 bytes" in result.json["error"]["message"]
 
 
+def test_an_oversized_event_on_the_get_stream_ends_the_call_as_a_protocol_error():
+    # The call's answer would take 30 s; the GET stream's event breaks the limit long before.
+    result = _call("huge-get-event", "--max-message-size", "1000000", "--timeout", "60",
+                   env={"FIXTURE_EVENT_BYTES": str(1 << 40)})
+    assert result.exit_code == 5, result.stdout + result.stderr
+    assert "GET" in result.json["error"]["message"]
+    assert "larger than 1000000 bytes" in result.json["error"]["message"]
+
+
 @pytest.mark.parametrize("version, code, exit_code", [
     ("2024-11-05", "protocol-violation", 0),
     ("2025-03-26", None, 0),
