@@ -8,6 +8,8 @@ be sent back, and answers with events larger than any sane limit.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from conftest import PY, ROOT, http_server, run_cli
@@ -34,6 +36,20 @@ def test_a_broken_event_stream_is_resumed_with_last_event_id(mode, expected):
     result = _call(mode)
     assert result.exit_code == 0, result.stdout + result.stderr
     assert _text(result) == expected
+
+
+def test_a_reopened_get_stream_resumes_with_last_event_id():
+    # watch reopens the standalone stream when the server closes it: after the server's retry:
+    # time and with Last-Event-ID, so that what was sent in between can be replayed.
+    with http_server([PY, str(STREAM), "get-resume"]) as url:
+        proc = subprocess.run([sys.executable, "-m", "mcpprobe", "watch", "--json", "--exit-on-change",
+                               "--duration", "30", "--protocol", "legacy", url],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert "Traceback" not in proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    diffs = [e for e in events if e["event"] == "diff" and e["kind"] == "tools"]
+    assert diffs and diffs[0]["added"] == ["after_resume"], proc.stdout[-2000:]
+    assert proc.returncode == 1  # --exit-on-change: the change was seen
 
 
 @pytest.mark.parametrize("mode, why", [

@@ -162,6 +162,10 @@ class StreamableHttpTransport(_HttpBase):
                          http_hooks=http_hooks)
         self.info = TransportInfo("http", {"url": target.url})
         self._session_id: str | None = None
+        # The standalone GET stream, kept across its re-openings: a reopened stream resumes with
+        # Last-Event-ID after the server's retry: time, as for a request's stream.
+        self._standalone: EventParser | None = None
+        self._standalone_ended = 0.0
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink, self._task_group = sink, task_group
@@ -334,11 +338,22 @@ class StreamableHttpTransport(_HttpBase):
         offers none (HTTP 405, which the spec allows) or "ended" when the server closed it (it may;
         open it again if wanted). Raises a ProbeError otherwise: ConnectionFailed for a network error
         or an expired session (404), AuthFailed for 401/403, ProtocolFailure for a non-SSE answer.
+
+        Opened again, the stream is resumed as the spec asks: not before the server's `retry:`
+        time has passed since it ended, and with `Last-Event-ID` when the server gave event ids,
+        so that a server with an event store replays what was sent in between.
         """
         assert self._client is not None and self._sink is not None
         url = self.target.url
+        parser = self._standalone
+        if parser is None:
+            parser = self._standalone = EventParser(self._max)
+        else:
+            parser.reconnected()
+            if parser.retry_ms is not None:
+                await anyio.sleep(max(0.0, self._standalone_ended + parser.retry_ms / 1000 - time.monotonic()))
         try:
-            async with self._client.stream("GET", url, headers=self._get_headers()) as response:
+            async with self._client.stream("GET", url, headers=self._get_headers(parser.last_event_id)) as response:
                 status = response.status_code
                 if on_open is not None:
                     on_open(status)
@@ -349,9 +364,11 @@ class StreamableHttpTransport(_HttpBase):
                 content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if status != 200 or content_type != "text/event-stream":
                     raise await self._http_problem(response, f"GET {url}")
-                await self._pump(response, f"GET {url}")
+                await self._pump(response, f"GET {url}", parser=parser)
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from None
+        finally:
+            self._standalone_ended = time.monotonic()
         return "ended"
 
     async def listen(self, wait: float) -> None:
