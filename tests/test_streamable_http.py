@@ -158,6 +158,14 @@ def test_a_batch_reply_is_judged_by_the_negotiated_version(version, code, exit_c
     assert [f["code"] for f in batch] == ([code] if code else [])
 
 
+def test_a_get_stream_that_is_not_one_leaves_the_call_alone():
+    # The GET stream is optional: a server that answers it with 200 and a JSON body (not an event
+    # stream) still serves the call.
+    result = _call("get-json")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert _text(result) == "done"
+
+
 def test_an_sdk_servers_elicitation_on_the_get_stream_is_answered():
     # The SDK's server sends a request tied to no client request (no related_request_id) on the
     # standalone GET stream; with none open, the call would wait for its --timeout.

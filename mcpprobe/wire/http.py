@@ -328,16 +328,17 @@ class StreamableHttpTransport(_HttpBase):
             f"{parser.last_event_id!r} failed: {why}",
             code="resume-failed", detail={"lastEventId": parser.last_event_id})
 
-    async def open_server_stream(self, *, on_open: Any = None) -> str:
+    async def open_server_stream(self, *, on_open: Any = None, on_streaming: Any = None) -> str:
         """The standalone GET event stream (2025-03-26 to 2025-11-25): server-to-client messages
         that belong to no request (list_changed, resources/updated, log messages, server requests).
 
         Call after the handshake: it carries the session id and the negotiated MCP-Protocol-Version.
         Each message goes to the connection like any other. `on_open(status)` is called once the
-        response headers are in. Runs until the stream ends and returns "unsupported" when the server
-        offers none (HTTP 405, which the spec allows) or "ended" when the server closed it (it may;
-        open it again if wanted). Raises a ProbeError otherwise: ConnectionFailed for a network error
-        or an expired session (404), AuthFailed for 401/403, ProtocolFailure for a non-SSE answer.
+        response headers are in, `on_streaming()` once they show an event stream. Runs until the
+        stream ends and returns "unsupported" when the server offers none (HTTP 405, which the spec
+        allows) or "ended" when the server closed it (it may; open it again if wanted). Raises a
+        ProbeError otherwise: ConnectionFailed for a network error or an expired session (404),
+        AuthFailed for 401/403, ProtocolFailure for a non-SSE answer.
 
         Opened again, the stream is resumed as the spec asks: not before the server's `retry:`
         time has passed since it ended, and with `Last-Event-ID` when the server gave event ids,
@@ -364,6 +365,8 @@ class StreamableHttpTransport(_HttpBase):
                 content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if status != 200 or content_type != "text/event-stream":
                     raise await self._http_problem(response, f"GET {url}")
+                if on_streaming is not None:
+                    on_streaming()
                 await self._pump(response, f"GET {url}", parser=parser)
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from None
@@ -382,14 +385,13 @@ class StreamableHttpTransport(_HttpBase):
         opened = anyio.Event()
         streaming = False
 
-        def on_open(status: int) -> None:
+        def on_streaming() -> None:
             nonlocal streaming
-            streaming = status == 200
-            opened.set()
+            streaming = True
 
         async def run() -> None:
             try:
-                await self.open_server_stream(on_open=on_open)
+                await self.open_server_stream(on_open=lambda status: opened.set(), on_streaming=on_streaming)
             except ProtocolFailure as exc:
                 if streaming and self._sink is not None:
                     self._sink.closed(exc)
