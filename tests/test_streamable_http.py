@@ -82,11 +82,17 @@ def test_a_retry_past_the_deadline_gives_up_at_once():
     assert "past the request's deadline" in result.json["error"]["message"]
 
 
-@pytest.mark.parametrize("command", [["call", "work"], ["read", "data://answers"], ["get-prompt", "answers"]])
-def test_server_requests_on_the_get_stream_are_answered(command):
+@pytest.mark.parametrize("mode, command", [
+    ("get-requests", ["call", "work"]),
+    ("get-requests", ["read", "data://answers"]),
+    ("get-requests", ["get-prompt", "answers"]),
+    ("get-requests-reopen", ["call", "work"]),
+])
+def test_server_requests_on_the_get_stream_are_answered(mode, command):
     # ping, roots/list and elicitation/create arrive on the standalone GET stream, not on the
-    # request's own stream; the server answers the request with the answers it got.
-    with http_server([PY, str(STREAM), "get-requests"]) as url:
+    # request's own stream; the server answers the request with the answers it got. With
+    # get-requests-reopen they come on the stream opened again after the server closed the first.
+    with http_server([PY, str(STREAM), mode]) as url:
         result = run_cli([*command, "--json", "--elicit", "defaults", "--root", "file:///srv/data", url])
     assert result.exit_code == 0, result.stdout + result.stderr
     answer = result.json["result"]

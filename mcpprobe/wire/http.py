@@ -378,9 +378,11 @@ class StreamableHttpTransport(_HttpBase):
         """Open the standalone GET stream in the background for the rest of the connection, so
         that server requests sent there (ping, roots/list, elicitation) are seen and answered.
         Waits at most `wait` seconds for the server to answer the GET, so that nothing it sends
-        there before the next request is lost. The stream is optional: a server that offers none
-        (405) or refuses it is left alone; a stream that breaks the protocol once open (an event
-        over --max-message-size) ends the connection with that error."""
+        there before the next request is lost. A stream the server closes is opened again
+        (resumed, see open_server_stream) until two openings in a row bring no new event id.
+        The stream is optional: a server that offers none (405) or refuses it is left alone; a
+        stream that breaks the protocol once open (an event over --max-message-size) ends the
+        connection with that error."""
         assert self._task_group is not None and self._sink is not None
         opened = anyio.Event()
         streaming = False
@@ -390,15 +392,27 @@ class StreamableHttpTransport(_HttpBase):
             streaming = True
 
         async def run() -> None:
-            try:
-                await self.open_server_stream(on_open=lambda status: opened.set(), on_streaming=on_streaming)
-            except ProtocolFailure as exc:
-                if streaming and self._sink is not None:
-                    self._sink.closed(exc)
-            except ProbeError:
-                pass  # the answers to requests say what went wrong with the server, if anything
-            finally:
-                opened.set()
+            nonlocal streaming
+            fruitless = 0
+            while fruitless < MAX_FRUITLESS_RESUMPTIONS:
+                streaming = False
+                before = self._standalone.last_event_id if self._standalone is not None else None
+                try:
+                    how = await self.open_server_stream(on_open=lambda status: opened.set(),
+                                                        on_streaming=on_streaming)
+                except ProtocolFailure as exc:
+                    if streaming and self._sink is not None:
+                        self._sink.closed(exc)
+                    return
+                except ProbeError:
+                    return  # the answers to requests say what went wrong with the server, if anything
+                finally:
+                    opened.set()
+                if how == "unsupported" or self._standalone is None:
+                    return
+                fruitless = 0 if self._standalone.last_event_id != before else fruitless + 1
+                if self._standalone.retry_ms is None:
+                    await anyio.sleep(DEFAULT_RETRY_MS / 1000)
 
         self._task_group.start_soon(run)
         with anyio.move_on_after(wait):
