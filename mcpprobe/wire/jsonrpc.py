@@ -175,10 +175,10 @@ class Connection:
         if self.tracer is not None:
             self.tracer(direction, message)
 
-    def _anomaly(self, message: str, sample: Any = "") -> None:
+    def _anomaly(self, message: str, sample: Any = "", code: str = "protocol-violation") -> None:
         if len(self.anomalies) < MAX_ANOMALIES:
             text = sample if isinstance(sample, str) else _short_json(sample)
-            self.anomalies.append(Anomaly("protocol-violation", message, clip(text, 200)))
+            self.anomalies.append(Anomaly(code, message, clip(text, 200)))
 
     def _on_bad_output(self, what: str, sample: str) -> None:
         self.bad_output_count += 1
@@ -223,11 +223,8 @@ class Connection:
         if version == BATCH_VERSION:
             return
         if version is not None and version > BATCH_VERSION:
-            if len(self.anomalies) < MAX_ANOMALIES:
-                self.anomalies.append(Anomaly(
-                    "batch-not-allowed", f"the server sent a JSON-RPC batch, which protocol version {version} "
-                    f"forbids (batches were allowed only in {BATCH_VERSION}); MCP clients reject it",
-                    _short_json(message)[:200]))
+            self._anomaly(f"the server sent a JSON-RPC batch, which protocol version {version} forbids (batches "
+                          f"were allowed only in {BATCH_VERSION}); MCP clients reject it", message, "batch-not-allowed")
             return
         self._anomaly("the server sent a JSON-RPC batch; MCP defines batches only in protocol version "
                       f"{BATCH_VERSION}", message)
