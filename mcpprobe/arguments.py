@@ -1,11 +1,11 @@
 """Arguments for `call`, `read --template` and `get-prompt`, checked before anything is sent.
 
 KEY=VALUE pairs are coerced by the tool's `inputSchema` (a value stays a string unless the
-schema says otherwise; `KEY:=JSON` always takes JSON), `--args` gives a whole JSON object, and
-the result is validated with jsonschema in the dialect the schema names. Also: closest-name
-suggestions and RFC 6570 URI templates (levels 1 to 3, plus prefixes and explode).
+schema says otherwise; `KEY:=JSON` always takes JSON), and `--args` gives a whole JSON object;
+`mcpprobe.validation` then checks the result against the schema. Also: closest-name suggestions
+and RFC 6570 URI templates (levels 1 to 3, plus prefixes and explode).
 
-Standard library at import time; jsonschema is imported only when something is validated.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from urllib.parse import quote
 
 from mcpprobe.errors import UsageProblem
 
-DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _PAIR = re.compile(r"^(?P<key>[^=:\s][^=]*?)(?P<op>:?=)(?P<value>.*)$", re.DOTALL)
 
 
@@ -191,65 +190,6 @@ def string_arguments(pairs: list[str]) -> dict[str, str]:
             raise UsageProblem(f"{pair.key}:= is for tool arguments; prompt arguments are strings (use {pair.key}=)")
         out[pair.key] = pair.value
     return out
-
-
-# ----- validation -----
-
-
-@dataclass(frozen=True)
-class Violation:
-    path: str  # JSONPath, $ for the root
-    message: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "message": self.message}
-
-
-class UnusableSchema(Exception):
-    """The schema itself is not a valid schema of its dialect (or names an unknown dialect)."""
-
-
-def json_path(parts: Any) -> str:
-    out = "$"
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
-            out += f".{part}"
-        else:
-            out += "[" + json.dumps(str(part)) + "]"
-    return out
-
-
-def dialect_of(schema: Any) -> str:
-    declared = schema.get("$schema") if isinstance(schema, dict) else None
-    return declared if isinstance(declared, str) else DEFAULT_DIALECT
-
-
-def validate(instance: Any, schema: Any) -> list[Violation]:
-    """Every violation of `schema` by `instance`, in the dialect named by `$schema` (2020-12 by default)."""
-    from jsonschema import exceptions
-    from jsonschema.validators import validator_for
-
-    if schema is True or schema == {}:
-        return []
-    if not isinstance(schema, dict | bool):
-        raise UnusableSchema("the schema is not an object")
-    from jsonschema import Draft202012Validator
-
-    declared = schema.get("$schema") if isinstance(schema, dict) else None
-    cls = validator_for(schema, default=Draft202012Validator)
-    if isinstance(declared, str) and cls is Draft202012Validator and declared.rstrip("#") != DEFAULT_DIALECT:
-        known = validator_for({"$schema": declared}, default=None)
-        if known is None:
-            raise UnusableSchema(f"unknown $schema dialect {declared!r}")
-    try:
-        cls.check_schema(schema)
-    except exceptions.SchemaError as exc:
-        raise UnusableSchema(f"{exc.message} (at {json_path(exc.absolute_path)})") from None
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-    errors = sorted(validator.iter_errors(instance), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    return [Violation(json_path(e.absolute_path), e.message) for e in errors]
 
 
 # ----- names -----

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from mcpprobe import arguments as argmod
+from mcpprobe import validation
 from mcpprobe.catalog import Listing, list_kind, timing_for
 from mcpprobe.errors import (
     INVALID_PARAMS,
@@ -271,20 +272,25 @@ def _refuse_arguments(session: Session, outcome: InvokeOutcome, message: str, de
                                     kind=outcome.item_kind or "server", detail=detail))
 
 
-def _violations_text(violations: list[argmod.Violation], limit: int = 5) -> str:
+def _violations_text(violations: list[validation.Violation], limit: int = 5) -> str:
     shown = "; ".join(f"{v.path}: {v.message}" for v in violations[:limit])
     more = f" (and {len(violations) - limit} more)" if len(violations) > limit else ""
     return shown + more
 
 
-def _check_schema(outcome: InvokeOutcome, instance: Any, schema: Any, which: str) -> list[argmod.Violation] | None:
-    """Violations, or None when the schema itself is unusable (a warning finding)."""
+async def _check_schema(session: Session, outcome: InvokeOutcome, instance: Any, schema: Any,
+                        which: str) -> list[validation.Violation] | None:
+    """Violations, or None when the schema cannot be used (a warning finding that says why).
+
+    The schema is the server's: validating it never fetches, never recurses without end, and
+    stops within min(--timeout, validation.BUDGET_SECONDS); Ctrl-C is not held up by it."""
+    seconds = min(session.settings.timeout, validation.BUDGET_SECONDS)
     try:
-        return argmod.validate(instance, schema)
-    except argmod.UnusableSchema as exc:
+        return await validation.validate_async(instance, schema, seconds=seconds)
+    except validation.UnusableSchema as exc:
         outcome.findings.append(Finding(
             "unusable-schema", f"the tool's {which} is not a usable JSON Schema ({exc}); not validated",
-            kind="tools", detail={"schema": which}))
+            kind="tools", detail={"schema": which, **exc.detail}))
         return None
 
 
@@ -361,12 +367,12 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
         arguments = argmod.build_arguments(pairs, base_args, schema)
         outcome.arguments = arguments
         if isinstance(schema, dict | bool) and "inputSchema" in tool:
-            violations = _check_schema(outcome, arguments, schema, "inputSchema")
+            violations = await _check_schema(session, outcome, arguments, schema, "inputSchema")
             if violations:
                 _refuse_arguments(
                     session, outcome,
                     f"the arguments do not match the inputSchema of tool {name!r}: {_violations_text(violations)}",
-                    {"violations": [v.to_json() for v in violations], "dialect": argmod.dialect_of(schema)},
+                    {"violations": [v.to_json() for v in violations], "dialect": validation.dialect_of(schema)},
                     "tools/call")
         from mcpprobe.tasks import wants_task
 
@@ -393,7 +399,7 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
             outcome.timings.append(Timing("call", (time.perf_counter() - started) * 1000))
         outcome.result = result
         if result is not None:
-            _judge_tool_result(outcome, tool, result)
+            await _judge_tool_result(session, outcome, tool, result)
 
     return await _run(outcome, target, settings, body, broker, session_args)
 
@@ -422,7 +428,8 @@ async def _call_as_task(session: Session, outcome: InvokeOutcome, params: dict[s
     return None if outcome.task.status == "cancelled" else result
 
 
-def _judge_tool_result(outcome: InvokeOutcome, tool: dict[str, Any], result: dict[str, Any]) -> None:
+async def _judge_tool_result(session: Session, outcome: InvokeOutcome, tool: dict[str, Any],
+                             result: dict[str, Any]) -> None:
     if result.get("resultType") == "input_required":
         return
     name = tool.get("name")
@@ -444,7 +451,7 @@ def _judge_tool_result(outcome: InvokeOutcome, tool: dict[str, Any], result: dic
             "output-schema-mismatch", f"tool {name!r} declares an outputSchema but returned no structuredContent",
             kind="tools", detail={"tool": name, "violations": []}))
         return
-    violations = _check_schema(outcome, result["structuredContent"], schema, "outputSchema")
+    violations = await _check_schema(session, outcome, result["structuredContent"], schema, "outputSchema")
     if violations:
         outcome.findings.append(Finding(
             "output-schema-mismatch",
