@@ -1,0 +1,191 @@
+"""Whatever schema a server sends, validating against it ends, with violations or UnusableSchema.
+
+Property-based: schema-like JSON built from every keyword that applies subschemas or resolves
+references, nested and recursive, with references inside and outside the schema (to a real
+listener on 127.0.0.1 that records any connection), bad and catastrophic patterns, unknown and
+mixed dialects. Never another exception, never a connection. The catalog's item check (the
+fast path and the SDK's models) takes the same tools without raising.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcpprobe.schema import item_errors
+from mcpprobe.validation import MAX_DEPTH, UnusableSchema, Violation, validate
+
+
+@pytest.fixture(scope="module")
+def listener():
+    """A real listener: the port in the generated references, and a record of connections."""
+    sock = socket.create_server(("127.0.0.1", 0))
+    sock.settimeout(0.2)
+    contacts: list[str] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                continue
+            contacts.append("connected")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield sock.getsockname()[1], contacts
+    stop.set()
+    thread.join(5)
+    sock.close()
+
+
+SLOW = r"^(\w|\w\w)*$"
+PATTERNS = st.sampled_from(["^a", "b$", "(", "[", SLOW, r"^(\w+\s?)*$", r"(?<n>x)\p{L}", "a{99999999999}", "x*"])
+DIALECTS = st.sampled_from(["https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#",
+                            "http://json-schema.org/draft-04/schema#", "https://json-schema.org/draft/2019-09/schema",
+                            "http://127.0.0.1:1/dialect", "nonsense", 3])
+TYPES = st.sampled_from(["object", "string", "integer", "array", "null", "nonsense", ["string", "null"]])
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False),
+                    st.sampled_from(["", "x", "a" * 30 + "!", "The quick brown fox!", "(", "2020-01-01"]))
+JSON = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["x", "y", "$ref", "a"]), inner, max_size=3)),
+    max_leaves=12)
+
+
+def schemas(port: int) -> st.SearchStrategy:
+    refs = st.sampled_from(["#", "#/$defs/a", "#/$defs/b", "#/properties/x", "#/$defs/nowhere", "#/required",
+                            "#/allOf/0", "#a", "#/$defs/a/items", f"http://127.0.0.1:{port}/s.json",
+                            f"http://127.0.0.1:{port}/s.json#/x", "file:///dev/zero", "file:///etc/hostname",
+                            "other.json", "urn:x", "#/%", "\x00"])
+    leaf = st.one_of(st.booleans(), st.fixed_dictionaries({}, optional={
+        "type": TYPES, "pattern": PATTERNS, "$ref": refs, "$dynamicRef": refs, "format": st.sampled_from(
+            ["regex", "email", "date", "uri"]), "uniqueItems": st.booleans(), "enum": st.lists(JSON, max_size=3),
+        "const": JSON, "minLength": st.integers(-1, 3), "required": st.lists(st.sampled_from(["x", "y"]), max_size=2),
+        "$anchor": st.just("a"), "$dynamicAnchor": st.just("a"), "default": JSON}))
+
+    def extend(children: st.SearchStrategy) -> st.SearchStrategy:
+        return st.fixed_dictionaries({}, optional={
+            "properties": st.dictionaries(st.sampled_from(["x", "y", "$ref", "a" * 30 + "!"]), children, max_size=3),
+            "patternProperties": st.dictionaries(PATTERNS, children, max_size=2),
+            "additionalProperties": children, "unevaluatedProperties": children, "propertyNames": children,
+            "items": st.one_of(children, st.lists(children, max_size=2)), "prefixItems": st.lists(children, max_size=2),
+            "allOf": st.lists(children, max_size=3), "anyOf": st.lists(children, max_size=3),
+            "oneOf": st.lists(children, max_size=3), "not": children, "if": children, "then": children,
+            "else": children, "dependentSchemas": st.dictionaries(st.sampled_from(["x", "y"]), children, max_size=2),
+            "dependencies": st.dictionaries(st.sampled_from(["x", "y"]), children, max_size=2),
+            "$defs": st.fixed_dictionaries({}, optional={"a": children, "b": children}),
+            "definitions": st.fixed_dictionaries({}, optional={"a": children}),
+            "$ref": refs, "$recursiveRef": st.just("#"), "$id": st.sampled_from(
+                [f"http://127.0.0.1:{port}/x.json", "sub.json", "#frag", "urn:y", 5]),
+            "$schema": DIALECTS, "type": TYPES, "uniqueItems": st.booleans()})
+
+    return st.recursive(leaf, extend, max_leaves=25)
+
+
+INSTANCES = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(["x", "y", "a", "a" * 30 + "!"]), inner,
+                                                 max_size=4)), max_leaves=20)
+
+
+def _outcome(instance, schema) -> str:
+    try:
+        violations = validate(instance, schema, seconds=0.3)
+    except UnusableSchema as exc:
+        assert exc.detail["reason"] in {"invalid-schema", "unknown-dialect", "external-reference",
+                                        "dangling-reference", "reference-cycle", "too-deep", "bad-pattern",
+                                        "slow-pattern", "too-slow", "mixed-dialects"}, exc.detail
+        return exc.detail["reason"]
+    assert all(isinstance(v, Violation) for v in violations)
+    return "validated"
+
+
+def test_arbitrary_schemas_never_crash_and_never_connect(listener):
+    port, contacts = listener
+    outcomes: list[str] = []
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(schemas(port), INSTANCES)
+    def check(schema, instance):
+        outcomes.append(_outcome(instance, schema))
+
+    check()
+    assert contacts == []
+    # The generator reaches both ends: schemas that validate, and each refusal that matters here.
+    assert "validated" in outcomes
+    assert {"external-reference", "reference-cycle", "dangling-reference"} <= set(outcomes), set(outcomes)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(MAX_DEPTH - 10, MAX_DEPTH + 200), st.sampled_from(["properties", "allOf", "items", "not"]),
+       INSTANCES)
+def test_nesting_at_and_beyond_the_limit_is_validated_or_refused(levels, keyword, instance):
+    schema: object = {"type": "object"}
+    for _ in range(levels):
+        schema = {"properties": {"x": schema}} if keyword == "properties" else \
+            {"allOf": [schema]} if keyword == "allOf" else {keyword: schema}
+    assert _outcome(instance, schema) in ("validated", "too-deep")
+
+
+def test_a_recursive_schema_on_a_deeply_nested_value_is_refused_not_a_crash():
+    tree = {"$defs": {"n": {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}}}}, "$ref": "#/$defs/n"}
+    value: object = {}
+    for _ in range(900):
+        value = {"c": value}
+    assert _outcome(value, tree) in ("validated", "too-deep")
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_the_catalog_item_check_takes_any_tool_schema(data):
+    schema = data.draw(schemas(1))
+    tool = {"name": "t", "inputSchema": schema if isinstance(schema, dict) else {"type": "object"}}
+    if data.draw(st.booleans()):
+        tool["outputSchema"] = schema
+    for modern in (False, True):
+        assert isinstance(item_errors("tools", tool, modern=modern), list)
+
+
+def test_what_is_refused_and_why():
+    """One example per reason, as docs/findings.md describes them."""
+    cases = {
+        "external-reference": {"properties": {"x": {"$ref": "http://127.0.0.1:1/s.json"}}},
+        "dangling-reference": {"properties": {"x": {"$ref": "#/$defs/nowhere"}}},
+        "reference-cycle": {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}]}},
+                            "$ref": "#/$defs/a"},
+        "mixed-dialects": {"properties": {"x": {"$schema": "http://json-schema.org/draft-07/schema#"}}},
+        "unknown-dialect": {"$schema": "http://127.0.0.1:1/dialect"},
+        "invalid-schema": {"type": "nonsense"},
+    }
+    for reason, schema in cases.items():
+        with pytest.raises(UnusableSchema) as caught:
+            validate({"x": 1, "y": 2}, schema)
+        assert caught.value.detail["reason"] == reason, (reason, caught.value)
+    with pytest.raises(UnusableSchema, match=r"'\(' is not a 'regex'"):  # checked against the meta-schema
+        validate({"x": 1}, {"patternProperties": {"(": {}}})
+    with pytest.raises(UnusableSchema) as caught:
+        validate({"x": "a" * 60 + "!"}, {"properties": {"x": {"pattern": SLOW}}})
+    assert caught.value.detail == {"reason": "slow-pattern", "pattern": SLOW}
+
+
+def test_what_is_still_validated():
+    """References within the schema, recursion that moves into the value, the bundled
+    meta-schemas, ECMA-262 named groups and Unicode classes, uniqueItems by JSON equality."""
+    node = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}
+    tree = {"$defs": {"n": node}, "$ref": "#/$defs/n"}
+    assert [v.path for v in validate({"kids": [{"kids": 3}]}, tree)] == ["$.kids[0].kids"]
+    by_id = {"$id": "http://127.0.0.1:1/s.json", "properties": {"x": {"$ref": "http://127.0.0.1:1/s.json#/$defs/i"}},
+             "$defs": {"i": {"type": "integer"}}}
+    assert [v.path for v in validate({"x": "s"}, by_id)] == ["$.x"]
+    meta = {"properties": {"s": {"$ref": "https://json-schema.org/draft/2020-12/schema"}}}
+    assert [v.path for v in validate({"s": {"type": 3}}, meta)] == ["$.s.type"]
+    assert validate({"w": "héllo"}, {"properties": {"w": {"pattern": r"^(?<word>\p{L}+)$"}}}) == []
+    assert len(validate([{"a": 1}, {"a": 1.0}], {"uniqueItems": True})) == 1
+    assert validate([1, True], {"uniqueItems": True}) == []
+    assert [v.message for v in validate({"r": "(("}, {"properties": {"r": {"format": "regex"}}})] == [
+        "'((' is not a 'regex'"]
