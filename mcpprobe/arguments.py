@@ -85,16 +85,21 @@ def load_args(spec: str | None, *, stdin: Any = None) -> dict[str, Any]:
     return value
 
 
-def _types_of(schema: Any, root: Any, depth: int = 0) -> set[str]:
-    """The JSON types a (sub)schema admits, following local $ref and anyOf/oneOf; empty = unknown."""
-    if not isinstance(schema, dict) or depth > 8:
+def _types_of(schema: Any, root: Any, depth: int = 0, expanded: set[int] | None = None) -> set[str]:
+    """The JSON types a (sub)schema admits, following local $ref and anyOf/oneOf; empty = unknown.
+
+    Each subschema is looked at once (`expanded`): a server's schema may refer to itself many
+    times over, and this runs before anything bounds the time it takes."""
+    expanded = set() if expanded is None else expanded
+    if not isinstance(schema, dict) or depth > 8 or id(schema) in expanded:
         return set()
+    expanded.add(id(schema))
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/"):
         target: Any = root
         for part in ref[2:].split("/"):
             target = target.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(target, dict) else None
-        return _types_of(target, root, depth + 1)
+        return _types_of(target, root, depth + 1, expanded)
     kind = schema.get("type")
     if isinstance(kind, str):
         return {kind}
@@ -102,8 +107,9 @@ def _types_of(schema: Any, root: Any, depth: int = 0) -> set[str]:
         return {k for k in kind if isinstance(k, str)}
     out: set[str] = set()
     for key in ("anyOf", "oneOf"):
-        for sub in schema.get(key) or []:
-            out |= _types_of(sub, root, depth + 1)
+        subs = schema.get(key)
+        for sub in subs if isinstance(subs, list) else []:
+            out |= _types_of(sub, root, depth + 1, expanded)
     if not out:
         for key in ("enum", "const"):
             values = schema.get(key) if key == "enum" else [schema[key]] if key in schema else None

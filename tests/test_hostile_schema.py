@@ -129,6 +129,7 @@ UNUSABLE = {
     "ref-loop-output": ("outputSchema", "reference-cycle", []),
     "ref-cycle": ("inputSchema", "reference-cycle", ["text=hello"]),
     "ref-dangling": ("inputSchema", "dangling-reference", ["text=hello"]),
+    "ref-cycle-wide": ("inputSchema", "reference-cycle", ["n=5"]),
     "deep-input": ("inputSchema", "too-deep", []),
     "deep-output": ("outputSchema", "too-deep", []),
     "slow-pattern": ("inputSchema", "slow-pattern", ["text=" + "a" * 60 + "!"]),
@@ -183,7 +184,7 @@ def test_a_pattern_catastrophic_for_python_re_still_gives_a_verdict(listeners):
 def test_list_and_probe_take_the_hostile_catalog_without_fetching(listeners):
     code, doc, stderr, _ = mcpprobe(["list", "tools"], listeners)
     assert code == 0, stderr
-    assert doc["state"] == "complete" and len(doc["items"]) == 19 and doc["invalidItems"] == []
+    assert doc["state"] == "complete" and len(doc["items"]) == 20 and doc["invalidItems"] == []
     code, doc, stderr, _ = mcpprobe(["probe"], listeners)
     assert code == 0, stderr
     assert_nobody_contacted(listeners)
