@@ -121,7 +121,7 @@ def test_arbitrary_schemas_never_crash_and_never_connect(listener):
     assert {"external-reference", "reference-cycle", "dangling-reference"} <= set(outcomes), set(outcomes)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.integers(MAX_DEPTH - 10, MAX_DEPTH + 200), st.sampled_from(["properties", "allOf", "items", "not"]),
        INSTANCES)
 def test_nesting_at_and_beyond_the_limit_is_validated_or_refused(levels, keyword, instance):
