@@ -151,6 +151,18 @@ def test_the_catalog_item_check_takes_any_tool_schema(data):
         assert isinstance(item_errors("tools", tool, modern=modern), list)
 
 
+def test_the_catalog_item_check_takes_deep_schemas_on_both_paths():
+    """The fast check accepts a deep but valid tool; a deep invalid one goes to the SDK's models,
+    which explain, without recursing into the schema."""
+    deep: dict = {"type": "object"}
+    for _ in range(450):
+        deep = {"type": "object", "properties": {"x": deep}}
+    for modern in (False, True):
+        assert item_errors("tools", {"name": "t", "inputSchema": deep, "outputSchema": deep}, modern=modern) == []
+        errors = item_errors("tools", {"name": "t", "inputSchema": {**deep, "type": "array"}}, modern=modern)
+        assert errors == ["inputSchema.type: Input should be 'object'"]
+
+
 def test_what_is_refused_and_why():
     """One example per reason, as docs/findings.md describes them."""
     cases = {
