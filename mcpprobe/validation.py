@@ -21,6 +21,7 @@ Whatever goes wrong, the caller gets `UnusableSchema` with a reason, never a tra
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import threading
 import time
@@ -67,8 +68,6 @@ class Violation:
 
 
 def json_path(parts: Any) -> str:
-    import json
-
     out = "$"
     for part in parts:
         if isinstance(part, int):
