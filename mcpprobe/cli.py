@@ -7,7 +7,6 @@ The one edge where exceptions become exit codes. Imports stay light at module le
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sys
 from typing import Any
@@ -268,24 +267,12 @@ def _run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: A
     reported: list[int] = []
 
     def on_ready(outcome: Any) -> None:
-        reported.append(_emit_safely(lambda: _emit(outcome, params["as_json"], command), outcome.exit_code))
+        reported.append(_emit(outcome, params["as_json"], command))
 
     outcome = _run(operation, *args, on_ready=on_ready, **kwargs)
     if reported:
         return reported[0]
-    code = outcome.exit_code if outcome is not None else None
-    return _emit_safely(lambda: _emit(outcome, params["as_json"], command), code)
-
-
-def _emit_safely(emit: Any, code: Any) -> int:
-    """Print a result; when the reader of stdout has gone away (`| head`), say nothing more and
-    keep the result's own exit code. rich turns a broken pipe into SystemExit; inside the event
-    loop either would also surface wrapped in an exception group, so it is settled here."""
-    try:
-        return int(emit())
-    except (BrokenPipeError, SystemExit):
-        _silence_stdout()
-        return int(code) if code is not None else 0
+    return _emit(outcome, params["as_json"], command)
 
 
 def _redactor() -> Any:
@@ -467,14 +454,13 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
     shown: list[int] = []
     if not many:
         # One server: shown as soon as its report is complete, while a stdio server shuts down.
-        extras.on_report = lambda report: shown.append(_emit_safely(lambda: _emit_reports([report], fmt, many),
-                                                                    report.exit_code))
+        extras.on_report = lambda report: shown.append(_emit_reports([report], fmt, many))
     try:
         reports = _run(run, members, concurrency=params["concurrency"], extras=extras)
     finally:
         if trace is not None:
             trace.close()
-    ctx.exit(shown[0] if shown else _emit_safely(lambda: _emit_reports(reports, fmt, many), None))
+    ctx.exit(shown[0] if shown else _emit_reports(reports, fmt, many))
 
 
 def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
@@ -622,23 +608,17 @@ _register_command_modules()
 
 
 def main() -> None:
-    """Entry point: the only place that turns stray exceptions into an exit code."""
+    """Entry point. A reader of stdout or stderr that goes away (`| head`) is handled here, once:
+    the rest of the output is dropped and the exit code stays the run's (mcpprobe.streams)."""
+    from mcpprobe.streams import guard_standard_streams
+
     # A lone surrogate (from a server, or undecodable bytes in argv) cannot be written as UTF-8:
     # written as \udXXX rather than ending the run with a traceback. stderr does this already.
     with contextlib.suppress(AttributeError, ValueError):
         sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    try:
-        cli.main(prog_name="mcpprobe", standalone_mode=True)
-    except BrokenPipeError:
-        # Reading stopped early (`| head`): not an error worth a traceback.
-        _silence_stdout()
-        sys.exit(0)
 
-
-def _silence_stdout() -> None:
-    """After the reader of stdout went away: send what is left to /dev/null, quietly."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    guard_standard_streams()
+    cli.main(prog_name="mcpprobe", standalone_mode=True)
 
 
 if __name__ == "__main__":

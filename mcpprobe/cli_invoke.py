@@ -115,6 +115,12 @@ def _finish(outcome: Any, as_json: bool, command: str, render: Any, started: lis
         render_error(streams.err, outcome)
     else:
         render(streams, outcome)
+    if getattr(outcome, "save_error", None):
+        from rich.text import Text
+
+        from mcpprobe.sanitize import visible
+
+        streams.err.print(Text("error: ", style="bold red") + Text(visible(outcome.save_error)))
     return int(outcome.exit_code)
 
 
@@ -283,7 +289,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> No
     written = False
     if outcome is not None and params["output"] and outcome.result is not None and outcome.completion is None:
         write_read_files(err, outcome, params["output"])
-        written = True
+        written = outcome.save_error is None  # else the contents go to stdout, not lost
 
     def render(io: _Streams, result: Any) -> None:
         render_read(io.out, io.err, result, written=written, stream=io.stdout, binary=io.binary)

@@ -123,11 +123,6 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> No
     else:
         emit = HumanLines(Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160))
     result = _run_watch(target, settings, options, emit, _server_stderr_writer(params))
-    if result is not None and result.reason == "output-closed":
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail again
     if result is None:
         err.print("interrupted", style="yellow")
         ctx.exit(0)

@@ -42,11 +42,10 @@ def snapshot(outcome: Any) -> dict[str, Any]:
 
 
 def write(path: str, data: dict[str, Any]) -> None:
-    from pathlib import Path
+    """Write a snapshot atomically: a failed write keeps the previous snapshot (outfiles.WriteFailed)."""
+    from mcpprobe.outfiles import write_file
 
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json_dumps(data, indent=2, ensure_ascii=True, sort_keys=False) + "\n", encoding="utf-8")
+    write_file(path, (json_dumps(data, indent=2, ensure_ascii=True, sort_keys=False) + "\n").encode("utf-8"))
 
 
 def load(path: str) -> dict[str, Any]:

@@ -76,6 +76,8 @@ class Report:
             doc["drift"] = self.drift.to_json()
         if self.member.snapshot_path and not self.snapshot_error and self.outcome.error is None:
             doc["snapshotSaved"] = self.member.snapshot_path
+        if self.snapshot_error:
+            doc["snapshotError"] = self.snapshot_error
         return doc
 
 
@@ -159,9 +161,11 @@ def _finish(member: Member, outcome: Outcome, elapsed: float, extras: Extras) ->
         if outcome.error is not None:
             say(f"{member.label}: snapshot not written: the probe did not reach the server's catalog")
         else:
+            from mcpprobe.outfiles import WriteFailed
+
             try:
                 drift_module.write(member.snapshot_path, current)
-            except OSError as exc:
-                report.snapshot_error = f"cannot write {member.snapshot_path}: {exc.strerror or exc}"
+            except WriteFailed as exc:
+                report.snapshot_error = exc.message
     say(f"{member.label}: exit {int(report.exit_code)} in {report.elapsed:.2f} s")
     return report

@@ -30,6 +30,7 @@ from mcpprobe.errors import (
     Refused,
     RpcError,
 )
+from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import Finding
 from mcpprobe.operations import Outcome, _guarded
 from mcpprobe.session import Session, Timing
@@ -75,11 +76,18 @@ class InvokeOutcome(Outcome):
     input_rounds: list[dict[str, Any]] = field(default_factory=list)
     completion: dict[str, Any] | None = None
     saved: list[dict[str, Any]] = field(default_factory=list)
+    save_error: str | None = None  # an output file (-o, --save) that could not be written
     elicit: str | None = None
     task: TaskRun | None = None  # `call` that ran as a task (mcpprobe.tasks)
 
     def error_kind(self) -> str:
         return self.item_kind or "server"
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """A file the user asked for that could not be written is exit 2, the result shown anyway."""
+        code = super().exit_code
+        return worst([code, ExitCode.USAGE]) if self.save_error else code
 
 
 # ----- client capabilities: declare elicitation only when asked -----

@@ -59,6 +59,7 @@ def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
     doc["inputRequests"] = outcome.input_rounds
     doc["elicit"] = outcome.elicit
     doc["saved"] = outcome.saved
+    doc["saveError"] = outcome.save_error
     doc["interrupted"] = outcome.interrupted
     for key in ("findings", "timings", "error", "serverStderr"):
         doc[key] = base[key]
@@ -102,7 +103,10 @@ def _safe_name(text: str) -> str:
 
 
 def save_blocks(outcome: InvokeOutcome, directory: str) -> None:
-    """`--save DIR`: write every image, audio and embedded blob of a tool result or prompt to DIR."""
+    """`--save DIR`: write every image, audio and embedded blob of a tool result or prompt to DIR.
+    A file that cannot be written stops the saving; `outcome.save_error` says why (exit 2)."""
+    from mcpprobe.outfiles import WriteFailed, ensure_directory, write_file
+
     result = outcome.result or {}
     blocks: list[Any] = []
     if isinstance(result.get("content"), list):
@@ -110,26 +114,29 @@ def save_blocks(outcome: InvokeOutcome, directory: str) -> None:
     elif isinstance(result.get("messages"), list):
         blocks = [m.get("content") for m in result["messages"] if isinstance(m, dict)]
     stem = _safe_name(str((outcome.item or {}).get("name") or outcome.command))
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    for index, block in enumerate(blocks):
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind in ("image", "audio"):
-            data, mime = block.get("data"), block.get("mimeType")
-        elif kind == "resource" and isinstance(block.get("resource"), dict) and "blob" in block["resource"]:
-            data, mime = block["resource"].get("blob"), block["resource"].get("mimeType")
-        else:
-            continue
-        raw = decode_b64(data)
-        if raw is None:
-            outcome.findings.append(Finding(
-                "protocol-violation", f"content[{index}] ({kind}): data is not valid base64",
-                kind=outcome.item_kind or "server", detail={"index": index}))
-            continue
-        path = _unique(Path(directory) / f"{stem}-{index}{_extension(mime)}")
-        path.write_bytes(raw)
-        outcome.saved.append({"index": index, "type": kind, "mimeType": mime, "bytes": len(raw), "path": str(path)})
+    try:
+        for index, block in enumerate(blocks):
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind in ("image", "audio"):
+                data, mime = block.get("data"), block.get("mimeType")
+            elif kind == "resource" and isinstance(block.get("resource"), dict) and "blob" in block["resource"]:
+                data, mime = block["resource"].get("blob"), block["resource"].get("mimeType")
+            else:
+                continue
+            raw = decode_b64(data)
+            if raw is None:
+                outcome.findings.append(Finding(
+                    "protocol-violation", f"content[{index}] ({kind}): data is not valid base64",
+                    kind=outcome.item_kind or "server", detail={"index": index}))
+                continue
+            path = _unique(ensure_directory(directory) / f"{stem}-{index}{_extension(mime)}")
+            write_file(path, raw)
+            outcome.saved.append({"index": index, "type": kind, "mimeType": mime, "bytes": len(raw),
+                                  "path": str(path)})
+    except WriteFailed as exc:
+        outcome.save_error = f"--save: {exc.message}"
 
 
 def _unique(path: Path) -> Path:
@@ -399,41 +406,47 @@ def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, written: 
 
 
 def write_read_files(err: Console, outcome: InvokeOutcome, output: str) -> None:
-    """-o PATH: one content into PATH; several into the directory PATH, one file each."""
+    """-o PATH: one content into PATH (into the directory PATH, named after its URI, when PATH is
+    one); several into the directory PATH, one file each. A file that cannot be written stops the
+    writing; `outcome.save_error` says why (exit 2), and the contents are shown anyway."""
+    from mcpprobe.outfiles import WriteFailed, ensure_directory, write_file
+
     result = outcome.result or {}
     if result.get("resultType") == "input_required":
         return
     contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
     if not contents:
         return
-    paths: list[Path]
-    if len(contents) == 1:
-        paths = [Path(output)]
-    else:
-        Path(output).mkdir(parents=True, exist_ok=True)
-        paths = []
-        for index, item in enumerate(contents):
-            uri = str(item.get("uri") or f"content-{index}")
-            name = _safe_name(uri.rstrip("/").rsplit("/", 1)[-1])
-            if "." not in name:
-                name += _extension(item.get("mimeType"))
-            paths.append(_unique_among(Path(output) / name, paths))
-    for index, (item, path) in enumerate(zip(contents, paths, strict=True)):
-        if isinstance(item.get("text"), str):
-            data = item["text"].encode("utf-8")
+    try:
+        paths: list[Path]
+        if len(contents) == 1 and not Path(output).is_dir():
+            paths = [Path(output)]
         else:
-            raw = decode_b64(item.get("blob"))
-            if raw is None:
-                err.print(Text(f"{safe(item.get('uri'))}: the blob is not valid base64; not written", style="red"))
-                continue
-            data = raw
-        if path.parent and not path.parent.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        outcome.saved.append({"index": index, "uri": item.get("uri"), "mimeType": item.get("mimeType"),
-                              "bytes": len(data), "path": os.fspath(path)})
-        err.print(Text(f"wrote {human_size(len(data))} of {safe(item.get('uri'))} to {safe(os.fspath(path))}",
-                       style="dim"))
+            directory = ensure_directory(output)
+            paths = []
+            for index, item in enumerate(contents):
+                uri = str(item.get("uri") or f"content-{index}")
+                name = _safe_name(uri.rstrip("/").rsplit("/", 1)[-1])
+                if "." not in name:
+                    name += _extension(item.get("mimeType"))
+                paths.append(_unique_among(directory / name, paths))
+        for index, (item, path) in enumerate(zip(contents, paths, strict=True)):
+            if isinstance(item.get("text"), str):
+                data = item["text"].encode("utf-8")
+            else:
+                raw = decode_b64(item.get("blob"))
+                if raw is None:
+                    err.print(Text(f"{safe(item.get('uri'))}: the blob is not valid base64; not written",
+                                   style="red"))
+                    continue
+                data = raw
+            write_file(path, data)
+            outcome.saved.append({"index": index, "uri": item.get("uri"), "mimeType": item.get("mimeType"),
+                                  "bytes": len(data), "path": os.fspath(path)})
+            err.print(Text(f"wrote {human_size(len(data))} of {safe(item.get('uri'))} to {safe(os.fspath(path))}",
+                           style="dim"))
+    except WriteFailed as exc:
+        outcome.save_error = f"-o: {exc.message}"
 
 
 def _unique_among(path: Path, taken: list[Path]) -> Path:

@@ -41,6 +41,7 @@ class JsonLines:
     def __call__(self, event: dict[str, Any]) -> None:
         self.stream.write(dumps_line(event) + "\n")
         self.stream.flush()
+        _stop_when_unread(self.stream)
 
 
 def _names(names: list[Any], sign: str) -> str:
@@ -62,6 +63,10 @@ class HumanLines:
         self.held: list[dict[str, Any]] = []
 
     def __call__(self, event: dict[str, Any]) -> None:
+        self._show(event)
+        _stop_when_unread(self.console.file)
+
+    def _show(self, event: dict[str, Any]) -> None:
         name = event.get("event")
         if not self.header_done:
             if name == "snapshot":
@@ -226,6 +231,15 @@ class HumanLines:
 
 def _broken_pipe() -> None:
     raise BrokenPipeError
+
+
+def _stop_when_unread(stream: Any) -> None:
+    """The watch stops when nobody reads its output (`| head -3`): the standard streams drop
+    what a gone reader would have got (mcpprobe.streams), so ask them."""
+    from mcpprobe.streams import reader_gone
+
+    if reader_gone(stream):
+        raise BrokenPipeError
 
 
 def _items(count: Any) -> str:
