@@ -60,22 +60,21 @@ def load_args(spec: str | None, *, stdin: Any = None) -> dict[str, Any]:
     """`--args`: inline JSON, `@file.json`, or `-` for stdin. Must be a JSON object."""
     if spec is None:
         return {}
+    from mcpprobe import userinput
+
     source = "--args"
     if spec == "-":
-        text = (stdin or sys.stdin).read()
         source = "--args - (stdin)"
+        stream = stdin or sys.stdin
+        raw = getattr(stream, "buffer", None)
+        text = userinput.decode(raw.read(), source) if raw is not None else stream.read()
     elif spec.startswith("@"):
-        path = spec[1:]
-        try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise UsageProblem(f"--args {spec}: cannot read the file: {exc.strerror}") from None
         source = f"--args {spec}"
+        text = userinput.read_text(spec[1:], source)
     else:
         text = spec
     try:
-        value = strict_loads(text)
+        value = userinput.loads(text, source, parse=strict_loads)
     except json.JSONDecodeError as exc:
         raise UsageProblem(f"{source}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except NotJson as exc:
@@ -156,8 +155,10 @@ def coerce(value: str, types: set[str]) -> Any:
     if "null" in types and value.strip() in ("null", ""):
         return None
     if types & {"array", "object"} or "string" not in types:
+        from mcpprobe.userinput import loads
+
         try:
-            parsed = strict_loads(value)
+            parsed = loads(value, "a KEY=VALUE value", parse=strict_loads)
         except json.JSONDecodeError:
             return value
         if _json_type(parsed) in types or (_json_type(parsed) == "integer" and "number" in types):
@@ -173,8 +174,10 @@ def build_arguments(pairs: list[str], base: dict[str, Any], schema: Any) -> dict
     for text in pairs:
         pair = parse_pair(text)
         if pair.raw_json:
+            from mcpprobe.userinput import loads
+
             try:
-                args[pair.key] = strict_loads(pair.value)
+                args[pair.key] = loads(pair.value, f"{pair.key}:=", parse=strict_loads)
             except json.JSONDecodeError as exc:
                 raise UsageProblem(f"{pair.key}:= expects JSON: {exc.msg}") from None
             except NotJson as exc:

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from mcpprobe.auth.options import auth_options
+from mcpprobe.options import _positive
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 AUTH_EXIT = 7
@@ -55,11 +56,11 @@ def auth_group() -> None:
 @click.option("--client-metadata-url", metavar="HTTPS-URL", default=None,
               help="Use this client ID metadata document URL as the client ID where the authorization server "
                    "supports them.")
-@click.option("--callback-port", type=int, default=0, show_default=True,
+@click.option("--callback-port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Port of the loopback redirect listener on 127.0.0.1 (0: any free port).")
-@click.option("--login-timeout", type=float, default=300.0, show_default=True, metavar="SECONDS",
+@click.option("--login-timeout", type=float, default=300.0, show_default=True, metavar="SECONDS", callback=_positive,
               help="How long to wait for the browser's redirect.")
-@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
+@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS", callback=_positive,
               help="Limit for each HTTP request.")
 @click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
               help="Another header the MCP server needs (repeatable); never Authorization.")

@@ -13,21 +13,9 @@ from typing import Any
 import click
 
 from mcpprobe.cli import CONTEXT, _prepare, _server_stderr_writer
-from mcpprobe.options import TargetCommand, connection_options, server_options
+from mcpprobe.options import TargetCommand, _not_negative, _positive, connection_options, server_options
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-
-
-def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    if value is not None and value <= 0:
-        raise click.BadParameter("must be greater than 0")
-    return value
-
-
-def _not_negative(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    if value is not None and value < 0:
-        raise click.BadParameter("must not be negative")
-    return value
 
 
 def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_writer: Any) -> Any:

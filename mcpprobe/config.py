@@ -199,11 +199,13 @@ def server_names(config_files: list[str] | tuple[str, ...] = ()) -> list[str]:
 
 def load_file(path: Path) -> list[ServerEntry]:
     """The servers in one file of any supported format, recognised by its content."""
+    from mcpprobe import userinput
+
+    text = userinput.read_text(str(path), str(path), error=ConfigError, encoding="utf-8-sig")
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    data = _parse(path, text)
+        data = _parse(path, text)
+    except RecursionError:
+        raise userinput.too_deep(str(path), ConfigError) from None
     if data is None:
         return []
     if not isinstance(data, dict):

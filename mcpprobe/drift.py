@@ -49,17 +49,36 @@ def write(path: str, data: dict[str, Any]) -> None:
 
 
 def load(path: str) -> dict[str, Any]:
+    from mcpprobe import userinput
+
+    what = f"--baseline {path}"
+    text = userinput.read_text(path, what, error=BaselineError)
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise BaselineError(f"--baseline {path}: cannot read: {exc.strerror or exc}") from None
+        data = userinput.loads(text, what, error=BaselineError)
     except json.JSONDecodeError as exc:
-        raise BaselineError(f"--baseline {path}:{exc.lineno}: not JSON: {exc.msg}") from None
+        raise BaselineError(f"{what}:{exc.lineno}: not JSON: {exc.msg}") from None
     if not isinstance(data, dict) or data.get("mcpprobeSnapshot") != SNAPSHOT_FORMAT or not isinstance(
             data.get("kinds"), dict):
-        raise BaselineError(f"--baseline {path}: not a snapshot written by mcpprobe probe --save-snapshot")
+        raise BaselineError(f"{what}: not a snapshot written by mcpprobe probe --save-snapshot")
+    problem = _shape_problem(data)
+    if problem:
+        raise BaselineError(f"{what}: not a snapshot written by mcpprobe probe --save-snapshot: {problem}")
     return data
+
+
+def _shape_problem(data: dict[str, Any]) -> str | None:
+    """What in a snapshot has the wrong type for `compare`, if anything."""
+    if not isinstance(data.get("capabilities"), dict | None):
+        return "'capabilities' must be an object or null"
+    for kind, entry in data["kinds"].items():
+        if not isinstance(entry, dict):
+            return f"kinds.{kind} must be an object"
+        for key in ("declared", "complete"):
+            if not isinstance(entry.get(key, False), bool):
+                return f"kinds.{kind}.{key} must be true or false"
+        if not isinstance(entry.get("items", []), list):
+            return f"kinds.{kind}.items must be a list"
+    return None
 
 
 @dataclass
@@ -182,8 +201,8 @@ def _schema_changes(old: Any, new: Any) -> tuple[list[str], list[str]]:
     new = new if isinstance(new, dict) else {}
     old_props = old.get("properties") if isinstance(old.get("properties"), dict) else {}
     new_props = new.get("properties") if isinstance(new.get("properties"), dict) else {}
-    old_req = set(old.get("required") or []) if isinstance(old.get("required"), list) else set()
-    new_req = set(new.get("required") or []) if isinstance(new.get("required"), list) else set()
+    old_req = _names(old.get("required"))
+    new_req = _names(new.get("required"))
     breaking, other = [], []
     for name in sorted(new_req - old_req):
         breaking.append(f"argument {name!r} is now required")
@@ -203,6 +222,12 @@ def _schema_changes(old: Any, new: Any) -> tuple[list[str], list[str]]:
     for name in sorted(old_req - new_req):
         other.append(f"argument {name!r} is no longer required")
     return breaking, other
+
+
+def _names(value: Any) -> set[str]:
+    """The strings of a `required` list; anything else in it (a hostile server's, a hand-edited
+    baseline's) is ignored rather than crashing the comparison."""
+    return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
 
 
 def _type_of(schema: Any) -> str:

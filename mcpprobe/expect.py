@@ -7,6 +7,7 @@ written (an unquoted `2025-11-25` stays a version, not a date). Each expectation
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,18 +65,18 @@ class Check:
 def load(path: str) -> Expectations:
     import yaml
 
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise ExpectationError(f"--expect {path}: cannot read: {exc.strerror or exc}") from None
+    from mcpprobe import userinput
+
+    text = userinput.read_text(path, f"--expect {path}", error=ExpectationError)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        return _Reader(path).read(root)
+    except RecursionError:
+        raise userinput.too_deep(f"--expect {path}", ExpectationError) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         raise ExpectationError(f"{path}{line}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    return _Reader(path).read(root)
 
 
 class _Reader:
@@ -130,6 +131,8 @@ class _Reader:
             value = float(text)
         except ValueError:
             raise self.fail(node, f"{key} must be a number of seconds, not {text!r}") from None
+        if not math.isfinite(value):
+            raise self.fail(node, f"{key} must be a finite number of seconds, not {text!r}")
         if value <= 0:
             raise self.fail(node, f"{key} must be greater than 0")
         return value

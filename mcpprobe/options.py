@@ -5,6 +5,7 @@ Kept free of heavy imports: `mcpprobe --help` and shell completion load this mod
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -26,9 +27,23 @@ class TargetCommand(click.Command):
         return super().parse_args(ctx, args)
 
 
+def _finite(value: Any) -> Any:
+    # click's FLOAT accepts "nan" and "inf", which compare false with everything: a timeout of nan
+    # would pass `<= 0` and then break every deadline computed from it.
+    if isinstance(value, float) and not math.isfinite(value):
+        raise click.BadParameter(f"must be a finite number, not {value!r}")
+    return value
+
+
 def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    if value is not None and value <= 0:
+    if value is not None and _finite(value) <= 0:
         raise click.BadParameter("must be greater than 0")
+    return value
+
+
+def _not_negative(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value is not None and _finite(value) < 0:
+        raise click.BadParameter("must not be negative")
     return value
 
 

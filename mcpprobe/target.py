@@ -6,6 +6,7 @@ The CLI turns argv into a `Target` and `Settings`; everything below works on the
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -91,18 +92,40 @@ class Settings:
     stderr_tail_lines: int = 20
 
 
+# Headers that frame the message or manage the connection: the HTTP client sets them from what it
+# actually sends, and a user's value would contradict it (a Content-Length that is not the body's
+# length desynchronises the connection). Host is allowed: virtual hosts behind a proxy need it.
+FRAMING_HEADERS = ("content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
+                   "upgrade", "te", "trailer")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
+
+
 def parse_header(text: str) -> tuple[str, str]:
+    """'Name: value' as RFC 9110 allows it: a token name, a visible-ASCII value (no CR, LF or NUL),
+    and not a framing header; anything else is a usage error, refused before anything is sent."""
     name, sep, value = text.partition(":")
-    name = name.strip()
+    name, value = name.strip(), value.strip(" \t")
     if not sep or not name or any(c.isspace() for c in name):
         raise UsageProblem(f"--header expects 'Name: value', got {text!r}")
-    return name, value.strip()
+    if not _TOKEN.fullmatch(name):
+        raise UsageProblem(f"--header {name!r}: a header name is letters, digits and !#$%&'*+.^_`|~- only")
+    if name.lower() in FRAMING_HEADERS:
+        raise UsageProblem(f"--header {name}: set by the HTTP client from what it sends; it cannot be given")
+    if not _FIELD_VALUE.fullmatch(value):
+        bad = next(c for c in value if not _FIELD_VALUE.fullmatch(c))
+        what = "a control character" if ord(bad) < 0x20 or ord(bad) == 0x7F else "a non-ASCII character"
+        raise UsageProblem(f"--header {name}: the value has {what} ({ascii(bad)}); header values must be "
+                           "printable ASCII (RFC 9110): percent-encode or base64 it as the server expects")
+    return name, value
 
 
 def parse_env(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise UsageProblem(f"--env expects KEY=VALUE, got {text.split('=')[0]!r}")
+    if "\0" in text:
+        raise UsageProblem(f"--env {name!r}: a NUL character cannot be passed in the environment")
     return name, value
 
 
@@ -139,6 +162,8 @@ def build_target(
     if not url and not command:
         raise UsageProblem("no server given: pass a URL, or a server command after '--'")
     if command:
+        if any("\0" in part for part in command):
+            raise UsageProblem("the server command has a NUL character, which no program can receive")
         if transport not in ("auto", "stdio"):
             raise UsageProblem(f"--transport {transport} needs a URL, not a command")
         if headers:
@@ -152,7 +177,13 @@ def build_target(
             inherit_env=inherit_env,
         )
     assert url is not None
-    parts = urlsplit(url)
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        raise UsageProblem(f"{url!r}: a URL cannot contain spaces or control characters (percent-encode them)")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as exc:
+        raise UsageProblem(f"{url!r} is not a valid URL: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageProblem(f"{url!r} is not an http(s) URL; to run a command, put it after '--'")
     if transport == "stdio":

@@ -100,7 +100,8 @@ def test_read_under_a_file(url: str, tmp_path: Path) -> None:
     result = run_cli(["read", "fixture://readme", "-o", str(blocker / "sub"), "--json", url])
     assert result.exit_code == 2
     doc = result.json
-    assert doc["exitCode"] == 2 and doc["saveError"] == f"-o: cannot write {blocker / 'sub'}: {blocker} is not a directory"
+    assert doc["exitCode"] == 2
+    assert doc["saveError"] == f"-o: cannot write {blocker / 'sub'}: {blocker} is not a directory"
     assert doc["result"]["contents"][0]["text"].startswith("Fixture readme.")
     assert blocker.read_text() == "x"
 
