@@ -23,10 +23,13 @@ import anyio
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.redact import SplitWrites, clip
 from mcpprobe.target import StdioTarget
+from mcpprobe.wire import orphans
 from mcpprobe.wire.base import Sink, TransportInfo, decode_message
 
 # Process groups still alive; the CLI's last act ends any left (see `reap_all`).
 _LIVE_GROUPS: set[int] = set()
+# The orphans marker of every server running (or starting: pid 0) -> its pid (see wire/orphans.py).
+_LIVE_SERVERS: dict[str, int] = {}
 STDERR_TAIL_BYTES = 64 * 1024
 # Time a server gets to exit by itself after EOF on its stdin before SIGTERM. A server that
 # exits on EOF does so within tens of milliseconds; the result is rendered meanwhile.
@@ -35,10 +38,13 @@ TERM_GRACE_SECONDS = 2.0
 
 
 def reap_all() -> None:
-    """Kill every process group we started that may still be alive. Safe to call repeatedly."""
+    """Kill every process group we started that may still be alive, and every descendant that
+    escaped its group. Safe to call repeatedly."""
     for pgid in list(_LIVE_GROUPS):
         _signal_group(pgid, signal.SIGKILL)
         _LIVE_GROUPS.discard(pgid)
+    _LIVE_SERVERS.clear()
+    orphans.sweep_now(_LIVE_SERVERS)
 
 
 def _signal_group(pgid: int, sig: int) -> None:
@@ -69,6 +75,7 @@ class StdioTransport:
         self._send_lock = anyio.Lock()
         self._closing = False
         self._eof_at: float | None = None
+        self._marker = orphans.new_marker()
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink = sink
@@ -81,6 +88,9 @@ class StdioTransport:
                 f"cannot start the server: command not found: {command[0]}{where}",
                 detail={"command": command},
             )
+        orphans.become_subreaper()
+        env[orphans.MARKER] = self._marker
+        _LIVE_SERVERS[self._marker] = 0
         try:
             self._process = await anyio.open_process(
                 [executable, *command[1:]],
@@ -92,9 +102,11 @@ class StdioTransport:
                 start_new_session=True,
             )
         except OSError as exc:
+            _LIVE_SERVERS.pop(self._marker, None)
             raise ConnectionFailed(
                 f"cannot start the server {command[0]!r}: {exc.strerror or exc}", detail={"command": command}
             ) from None
+        _LIVE_SERVERS[self._marker] = self._process.pid
         self._pgid = self._process.pid
         _LIVE_GROUPS.add(self._pgid)
         self.info.detail["pid"] = self._process.pid
@@ -241,6 +253,10 @@ class StdioTransport:
                 with anyio.move_on_after(1):
                     await process.wait()
             _LIVE_GROUPS.discard(pgid)
+            # Descendants that left the group (setsid, a daemon's double fork) still carry the
+            # server's marker: end them too, so that nothing the server started outlives it.
+            _LIVE_SERVERS.pop(self._marker, None)
+            await orphans.sweep(_LIVE_SERVERS)
             # Closes the pipes through asyncio's transport, so nothing is left for the garbage
             # collector to close after the loop has gone (which would print a traceback).
             with anyio.move_on_after(1), contextlib.suppress(OSError, anyio.BrokenResourceError):
