@@ -460,7 +460,17 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
     finally:
         if trace is not None:
             trace.close()
-    ctx.exit(shown[0] if shown else _emit_reports(reports, fmt, many))
+    ctx.exit(_trace_checked(trace, params, shown[0] if shown else _emit_reports(reports, fmt, many)))
+
+
+def _trace_checked(trace: Any, params: dict[str, Any], code: int) -> int:
+    """A --trace file that could not be written is an error (exit 2), after the result was shown."""
+    if trace is None or trace.error is None:
+        return code
+    from mcpprobe.exitcodes import worst
+
+    click.echo(f"error: --trace {params['trace']}: cannot write: {trace.error}; the trace is incomplete", err=True)
+    return int(worst([code, ExitCode.USAGE]))
 
 
 def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
@@ -591,7 +601,7 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
     finally:
         if trace is not None:
             trace.close()
-    ctx.exit(code)
+    ctx.exit(_trace_checked(trace, params, code))
 
 
 def _register_command_modules() -> None:

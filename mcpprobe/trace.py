@@ -23,13 +23,19 @@ class TraceWriter:
         self.stream = stream
         self.redact = redactor
         self._close = close
+        self.error: str | None = None  # why the trace stopped (a full disk): the run goes on
 
     def line(self, server: str, direction: str, text: str) -> None:
+        if self.error is not None:
+            return
         stamp = datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
         prefix = f"{stamp} {server} " if server else f"{stamp} "
-        # One line, inert on a terminal (`--trace -`): a status line's reason phrase is the server's.
-        self.stream.write(visible(self.redact(f"{prefix}{direction} {text}")) + "\n")
-        self.stream.flush()
+        try:
+            # One line, inert on a terminal (`--trace -`): a status line's reason phrase is the server's.
+            self.stream.write(visible(self.redact(f"{prefix}{direction} {text}")) + "\n")
+            self.stream.flush()
+        except OSError as exc:
+            self.error = exc.strerror or str(exc)
 
     def tracer(self, server: str = "") -> Any:
         """A `session.Tracer` for one server: ("send"|"recv", message)."""
@@ -54,7 +60,10 @@ class TraceWriter:
 
     def close(self) -> None:
         if self._close:
-            self.stream.close()
+            try:
+                self.stream.close()
+            except OSError as exc:
+                self.error = self.error or exc.strerror or str(exc)
 
 
 def _headers(headers: Any) -> str:

@@ -147,3 +147,14 @@ def test_new_files_get_the_umask_permissions(tmp_path: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "a" / "b.bin").stat().st_mode) == 0o644
+
+
+# ----- --trace -----
+
+
+@pytest.mark.parametrize("command", [["probe"], ["list", "tools"]])
+def test_a_trace_that_cannot_be_written_is_an_error_after_the_result(command: list[str]) -> None:
+    result = run_cli([*command, "--trace", "/dev/full", *FULL])
+    assert result.exit_code == 2
+    assert "error: --trace /dev/full: cannot write: No space left on device" in result.stderr
+    assert "echo" in result.stdout  # the result is shown
