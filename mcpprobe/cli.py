@@ -390,6 +390,8 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
 
 def _ci_inputs(params: dict[str, Any], members: list[Any], many: bool) -> Any:
     """--expect, --baseline and --save-snapshot, read and checked before anything is started."""
+    from pathlib import Path
+
     from mcpprobe import drift, expect
     from mcpprobe.errors import UsageProblem
 
@@ -397,6 +399,8 @@ def _ci_inputs(params: dict[str, Any], members: list[Any], many: bool) -> Any:
         expectations = expect.load(params["expect_file"]) if params["expect_file"] else None
         for member in members:
             member.snapshot_path = _per_server_path(params["save_snapshot"], "--save-snapshot", member.name, many)
+            if member.snapshot_path and Path(member.snapshot_path).is_dir():
+                raise UsageProblem(f"--save-snapshot {member.snapshot_path}: is a directory; name a file in it")
             path = _per_server_path(params["baseline"], "--baseline", member.name, many)
             if path is not None:
                 member.baseline = (path, drift.load(path))

@@ -158,3 +158,9 @@ def test_a_trace_that_cannot_be_written_is_an_error_after_the_result(command: li
     assert result.exit_code == 2
     assert "error: --trace /dev/full: cannot write: No space left on device" in result.stderr
     assert "echo" in result.stdout  # the result is shown
+
+
+def test_snapshot_to_a_directory_is_refused_before_starting(tmp_path: Path) -> None:
+    result = run_cli(["probe", "--save-snapshot", str(tmp_path), *FULL])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert f"--save-snapshot {tmp_path}: is a directory" in result.stderr
