@@ -15,6 +15,7 @@ import click
 from mcpprobe.cli import CONTEXT, _prepare, _server_stderr_writer
 from mcpprobe.options import TargetCommand, _not_negative, _positive, connection_options, server_options
 
+UNREAD_CHECK_SECONDS = 0.5
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -33,9 +34,28 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_write
         watcher.stop("interrupted", 0)
         return True
 
-    return _run(watch, target, settings, options, emit, stderr_writer=stderr_writer,
-                on_start=lambda w: holder.__setitem__("watcher", w), stop=stop,
-                signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+    async def watch_while_read() -> Any:
+        # A watch that has nothing to report writes nothing, so a reader that left (`| head -3`)
+        # would go unnoticed until the next event: ask the pipe itself, now and then.
+        import anyio
+
+        from mcpprobe.streams import pipe_closed
+
+        async with anyio.create_task_group() as group:
+            async def check() -> None:
+                while True:
+                    await anyio.sleep(UNREAD_CHECK_SECONDS)
+                    if holder.get("watcher") is not None and pipe_closed():
+                        holder["watcher"].stop("output-closed", 0)
+                        return
+
+            group.start_soon(check)
+            result = await watch(target, settings, options, emit, stderr_writer=stderr_writer,
+                                 on_start=lambda w: holder.__setitem__("watcher", w))
+            group.cancel_scope.cancel()
+        return result
+
+    return _run(watch_while_read, stop=stop, signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
 
 
 @click.command("watch", cls=TargetCommand, context_settings=CONTEXT)

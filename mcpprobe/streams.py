@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
+import stat
 import sys
 from typing import Any
 
@@ -108,6 +110,25 @@ def guard_standard_streams() -> None:
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, GuardedStream):
             setattr(sys, name, GuardedStream(stream))
+
+
+def pipe_closed(stream: Any = None) -> bool:
+    """Whether the reader of `stream` (default: stdout) went away, even before anything was written
+    to it: poll() reports POLLERR on the write end of a pipe whose read end is closed."""
+    stream = sys.stdout if stream is None else stream
+    if reader_gone(stream):
+        return True
+    if not hasattr(select, "poll"):
+        return False
+    try:
+        fd = stream.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, 0)  # no events asked for: only the error conditions are reported
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def reader_gone(stream: Any = None) -> bool:

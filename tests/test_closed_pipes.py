@@ -8,6 +8,7 @@ one the same run has with its output read to the end.
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,22 @@ def test_a_closed_pipe_does_not_stop_the_work(tmp_path: Path) -> None:
     proc.stderr.close()
     assert proc.wait(timeout=60) == 0
     assert '"tools/call"' in record.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("output", [["--json"], []])
+def test_a_quiet_watch_stops_when_its_reader_leaves(output: list[str]) -> None:
+    """Nothing changes on this server, so the watch writes nothing after its snapshot: it must
+    still notice that nobody reads (`| head -1`) and stop, exit 0, instead of running forever."""
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", "watch", *output, *FULL], cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(1)
+    time.sleep(2)  # the first listing is all written (into the pipe's buffer) before the reader leaves
+    proc.stdout.close()
+    try:
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0
+    assert "Traceback" not in proc.stderr.read().decode("utf-8", "replace")
