@@ -122,3 +122,17 @@ def test_each_connection_of_a_watch_that_reconnects(tmp_path: Path, cleanup: lis
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     assert _gone(_pids(pidfile))
+
+
+def test_a_grandchild_that_died_with_its_server_is_reaped_not_left_a_zombie(tmp_path: Path) -> None:
+    """`sh -c 'sleep & exec server'`: the sleep dies with the group and, its parent gone too, is
+    reparented to mcpprobe (a subreaper): mcpprobe collects it, so no zombie piles up (a watch
+    reconnecting for days would otherwise leave one per restart). In-process, to see our children."""
+    from conftest import run_cli
+
+    pidfile = tmp_path / "sleep.pid"
+    script = f"sleep 300 & echo $! > {pidfile}; exec {PY} {FIXTURE} full"
+    result = run_cli(["probe", "--", "sh", "-c", script])
+    assert result.exit_code == 0, result.stderr
+    pid = int(pidfile.read_text())
+    assert not os.path.exists(f"/proc/{pid}"), "the grandchild is still there (a zombie, or running)"

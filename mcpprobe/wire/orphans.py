@@ -88,6 +88,28 @@ def strays(live: dict[str, int]) -> list[int]:
     return out
 
 
+def group_members(marker: str, pgid: int) -> list[int]:
+    """The processes of a server's group that carry its marker, taken while the server runs: once
+    the group is killed, those reparented to us (a grandchild whose parent died with it) are reaped
+    by `sweep`, when a zombie's environment can no longer be read to recognise it."""
+    if not _state["tried"] or not supported():
+        return []
+    out = []
+    for pid in _pids():
+        if pid != pgid and pid != os.getpid() and _pgid_of(pid) == pgid and _marker_of(pid) == marker:
+            out.append(pid)
+    return out
+
+
+def _pgid_of(pid: int) -> int | None:
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        return int(stat[stat.rfind(b")") + 2:].split()[2])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def signal_all(pids: Iterable[int], sig: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -118,12 +140,16 @@ def _alive(pid: int) -> bool:
     return True
 
 
-async def sweep(live: dict[str, int], grace: float = ORPHAN_GRACE_SECONDS) -> None:
-    """End every stray (SIGTERM, `grace`, SIGKILL) and reap those that are our children."""
+async def sweep(live: dict[str, int], known: Iterable[int] = (), grace: float = ORPHAN_GRACE_SECONDS) -> None:
+    """End every stray (SIGTERM, `grace`, SIGKILL) and reap those that are our children; `known`
+    (from `group_members`, killed with their group) are reaped too."""
     import anyio
 
     if not _state["tried"] or not supported():
         return
+    with anyio.move_on_after(1):
+        while known := reap(known):
+            await anyio.sleep(0.02)
     for _ in range(5):  # an orphan's own children may be reparented and found only next time
         pids = strays(live)
         if not pids:

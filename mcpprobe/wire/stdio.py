@@ -243,6 +243,7 @@ class StdioTransport:
         if pgid is None:
             return
         with anyio.CancelScope(shield=True):
+            family = orphans.group_members(self._marker, pgid)
             if process.returncode is None:
                 _signal_group(pgid, signal.SIGTERM)
                 with anyio.move_on_after(TERM_GRACE_SECONDS):
@@ -256,7 +257,7 @@ class StdioTransport:
             # Descendants that left the group (setsid, a daemon's double fork) still carry the
             # server's marker: end them too, so that nothing the server started outlives it.
             _LIVE_SERVERS.pop(self._marker, None)
-            await orphans.sweep(_LIVE_SERVERS)
+            await orphans.sweep(_LIVE_SERVERS, family)
             # Closes the pipes through asyncio's transport, so nothing is left for the garbage
             # collector to close after the loop has gone (which would print a traceback).
             with anyio.move_on_after(1), contextlib.suppress(OSError, anyio.BrokenResourceError):
