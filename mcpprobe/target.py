@@ -125,7 +125,7 @@ def parse_env(text: str) -> tuple[str, str]:
     if not sep or not name:
         raise UsageProblem(f"--env expects KEY=VALUE, got {text.split('=')[0]!r}")
     if "\0" in text:
-        raise UsageProblem(f"--env {name!r}: a NUL character cannot be passed in the environment")
+        raise UsageProblem(f"environment variable {name!r}: a NUL character cannot be passed to a program")
     return name, value
 
 
