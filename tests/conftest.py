@@ -143,3 +143,53 @@ def everything() -> Path:
         if proc.returncode != 0 or not entry.exists():
             pytest.fail(f"npm install of server-everything failed: {proc.stderr[-2000:]}")
     return entry
+
+
+# ----- real servers on other SDKs, each in its own virtual environment in the cache -----
+
+# name -> requirements; the directory is keyed by both, so a change of pins builds a new environment.
+# The old releases need the pydantic of their day: later pydantic removed an internal they import.
+PYTHON_SERVER_ENVS = {
+    "mcp-1.2.1": ["mcp==1.2.1", "pydantic==2.10.*"],
+    "fastmcp-2.12.5": ["fastmcp==2.12.5", "pydantic==2.12.*"],
+    "fastmcp-4.2.3": ["fastmcp==4.2.3"],
+}
+
+
+def python_server_env(name: str) -> Path:
+    """The interpreter of a virtual environment with PYTHON_SERVER_ENVS[name], built on first use.
+
+    Built into a temporary directory and renamed into place, so an interrupted build is never reused.
+    Skips only when this Python cannot create a virtual environment with pip; a failed install fails.
+    """
+    import hashlib
+    import tempfile
+
+    requirements = PYTHON_SERVER_ENVS[name]
+    key = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:8]
+    root = _cache_dir() / "venv"
+    home = root / f"{name}-{key}"
+    python = home / "bin" / "python"
+    if python.exists():
+        return python
+    root.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
+    try:
+        made = subprocess.run([PY, "-m", "venv", str(build)], capture_output=True, text=True, timeout=300)
+        if made.returncode != 0:
+            pytest.skip(f"cannot create a virtual environment for {name} (python -m venv: "
+                        f"{made.stderr.strip()[-300:]})")
+        installed = subprocess.run(
+            [str(build / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+             *requirements], capture_output=True, text=True, timeout=900)
+        if installed.returncode != 0:
+            pytest.fail(f"pip install {' '.join(requirements)} failed: {installed.stderr[-2000:]}")
+        try:
+            build.rename(home)
+        except OSError:  # built meanwhile by another run: use that one
+            if not python.exists():
+                raise
+    finally:
+        if build.exists():
+            shutil.rmtree(build, ignore_errors=True)
+    return python

@@ -1,0 +1,204 @@
+"""Against real servers on other SDKs, old and new, each installed from the package index at test time.
+
+- mcp 1.2 (protocol 2024-11-05) over stdio: it dies on the unknown `server/discover` sent before
+  `initialize`, so `--protocol auto` must start it again and use the handshake;
+- FastMCP 2.12 (mcp 1.16) over streamable HTTP and legacy SSE: it answers the discover POST with
+  HTTP 400 (no session yet), which must mean "legacy, at once", not a wait;
+- FastMCP 4.2 (mcp 2.3) over stdio and streamable HTTP: a modern 2026-07-28 server; over stdio it is
+  started behind a deliberate 3 s delay, longer than the discover wait, so the late-start path
+  (initialize refused with -32022, then discover again) is taken on purpose, not by luck.
+
+Each runs from a virtual environment built once into the test cache (see `python_server_env`).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, python_server_env, run_cli
+
+pytestmark = pytest.mark.interop
+
+MCP1_SERVER = ROOT / "tests" / "fixtures" / "mcp1_server.py"
+FASTMCP_SERVER = ROOT / "tests" / "fixtures" / "fastmcp_server.py"
+CATALOG = {"tools": 2, "resources": 1, "templates": 0, "prompts": 1}
+
+
+@pytest.fixture(scope="module")
+def mcp1() -> Path:
+    return python_server_env("mcp-1.2.1")
+
+
+@pytest.fixture(scope="module")
+def fastmcp2() -> Path:
+    return python_server_env("fastmcp-2.12.5")
+
+
+@pytest.fixture(scope="module")
+def fastmcp4() -> Path:
+    return python_server_env("fastmcp-4.2.3")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def _listening(argv: list[str], port: int) -> Iterator[None]:
+    """Run an HTTP server until its port on 127.0.0.1 accepts connections; always end it."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60  # FastMCP imports take seconds on a loaded machine
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server ended before listening: {argv}: {proc.stderr.read()[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"server did not listen on port {port}: {argv}") from None
+                time.sleep(0.1)
+        yield
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+@contextmanager
+def _fastmcp_http(python: Path, transport: str) -> Iterator[str]:
+    port = _free_port()
+    with _listening([str(python), str(FASTMCP_SERVER), transport, str(port)], port):
+        yield f"http://127.0.0.1:{port}/{'sse' if transport == 'sse' else 'mcp'}"
+
+
+def _assert_catalog(doc: dict) -> None:
+    kinds = doc["kinds"]
+    assert {k: v["state"] for k, v in kinds.items()} == dict.fromkeys(CATALOG, "complete")
+    assert {k: v["count"] for k, v in kinds.items()} == CATALOG
+    assert {t["name"] for t in kinds["tools"]["items"]} == {"add", "echo"}
+    assert [r["uri"] for r in kinds["resources"]["items"]] == ["note://greeting"]
+    assert [p["name"] for p in kinds["prompts"]["items"]] == ["greet"]
+
+
+def _assert_no_errors(doc: dict) -> None:
+    assert [f for f in doc["findings"] if f["severity"] == "error"] == []
+
+
+# ----- mcp 1.2: dies on server/discover -----
+
+def test_old_sdk_server_over_stdio(mcp1):
+    result = run_cli(["probe", "--json", "--", str(mcp1), str(MCP1_SERVER)])
+    doc = result.json
+    assert result.exit_code == 0, result.stderr
+    assert doc["era"] == "legacy"
+    assert doc["protocolVersion"] == "2024-11-05"
+    assert doc["serverInfo"]["name"] == "old-sdk-fixture"
+    _assert_catalog(doc)
+    _assert_no_errors(doc)
+
+
+def test_old_sdk_server_call(mcp1):
+    result = run_cli(["call", "add", "a=2", "b=3", "--json", "--", str(mcp1), str(MCP1_SERVER)])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["result"]["content"] == [{"type": "text", "text": "5"}]
+    assert result.json["era"] == "legacy"
+
+
+def test_old_sdk_server_legacy_skips_discover(mcp1):
+    """With --protocol legacy nothing is sent before initialize, so the old server lives on."""
+    result = run_cli(["list", "tools", "--json", "--protocol", "legacy", "--", str(mcp1), str(MCP1_SERVER)])
+    assert result.exit_code == 0, result.stderr
+    assert [item["name"] for item in result.json["items"]] == ["add", "echo"]
+    assert result.json["protocolVersion"] == "2024-11-05"
+
+
+# ----- FastMCP 2.12: HTTP 400 for discover -----
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_fastmcp2_probe(fastmcp2, transport):
+    with _fastmcp_http(fastmcp2, transport) as url:
+        result = run_cli(["probe", "--json", url])
+    doc = result.json
+    assert result.exit_code == 0, result.stderr
+    assert doc["transport"] == transport
+    assert doc["era"] == "legacy"
+    assert doc["protocolVersion"] == "2025-06-18"
+    assert doc["serverInfo"]["name"] == "fastmcp-fixture"
+    _assert_catalog(doc)
+    _assert_no_errors(doc)
+    # The refusal of server/discover is an answer: no wait for silence, so no era-fallback warning.
+    assert "era-fallback" not in result.codes(), doc["eraReason"]
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_fastmcp2_list_and_call(fastmcp2, transport):
+    with _fastmcp_http(fastmcp2, transport) as url:
+        listed = run_cli(["list", "tools", "--json", url])
+        called = run_cli(["call", "echo", "text=hé", "--json", url])
+    assert listed.exit_code == 0, listed.stderr
+    assert [item["name"] for item in listed.json["items"]] == ["add", "echo"]
+    assert called.exit_code == 0, called.stderr
+    assert called.json["result"]["content"] == [{"type": "text", "text": "hé"}]
+
+
+# ----- FastMCP 4.2: modern 2026-07-28 -----
+
+def _slow_fastmcp4(python: Path) -> list[str]:
+    # 3 s before the server even starts: longer than the 2 s discover wait, on every machine.
+    return ["sh", "-c", 'sleep 3; exec "$0" "$1" stdio', str(python), str(FASTMCP_SERVER)]
+
+
+def test_fastmcp4_slow_start_over_stdio(fastmcp4):
+    result = run_cli(["probe", "--json", "--", *_slow_fastmcp4(fastmcp4)])
+    doc = result.json
+    assert result.exit_code == 0, result.stderr
+    assert doc["era"] == "modern"
+    assert doc["protocolVersion"] == "2026-07-28"
+    assert doc["serverInfo"]["name"] == "fastmcp-fixture"
+    _assert_catalog(doc)
+    _assert_no_errors(doc)
+
+
+def test_fastmcp4_slow_start_call(fastmcp4):
+    result = run_cli(["call", "add", "a=2", "b=3", "--json", "--", *_slow_fastmcp4(fastmcp4)])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["era"] == "modern"
+    assert result.json["structuredContent"] == {"result": 5}
+
+
+def test_fastmcp4_over_http(fastmcp4):
+    with _fastmcp_http(fastmcp4, "http") as url:
+        probed = run_cli(["probe", "--json", url])
+        called = run_cli(["call", "add", "a=2", "b=3", "--json", url])
+        prompt = run_cli(["get-prompt", "greet", "name=Ada", "--json", url])
+        read = run_cli(["read", "note://greeting", "--json", url])
+    doc = probed.json
+    assert probed.exit_code == 0, probed.stderr
+    assert (doc["era"], doc["protocolVersion"]) == ("modern", "2026-07-28")
+    assert "era-fallback" not in probed.codes()
+    _assert_catalog(doc)
+    _assert_no_errors(doc)
+    assert called.exit_code == 0, called.stderr
+    assert called.json["structuredContent"] == {"result": 5}
+    assert prompt.exit_code == 0, prompt.stderr
+    assert "Say hello to Ada." in str(prompt.json["result"]["messages"])
+    assert read.exit_code == 0, read.stderr
+    assert read.json["result"]["contents"][0]["text"] == "hello from FastMCP"
