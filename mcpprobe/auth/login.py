@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -97,7 +98,8 @@ def browser_available() -> bool:
 
     if sys.platform in ("darwin", "win32"):
         return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    # $BROWSER is how a Unix user names their browser, a text or headless one included.
+    return bool(os.environ.get("BROWSER") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 # ----- the loopback redirect receiver -----
@@ -334,6 +336,11 @@ def _record(url: str, provider: Any, storage: _Storage, grant: str, registration
         client=client, obtained_at=now)
 
 
+def _open_quietly(webbrowser: Any, url: str) -> None:
+    with contextlib.suppress(Exception):  # printing the URL is enough
+        webbrowser.open(url)
+
+
 async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis) -> LoginResult:
     import webbrowser
 
@@ -365,8 +372,10 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis) ->
                 opts.announce(f"Open this URL in a browser to log in (waiting up to {opts.login_timeout:g} s for "
                               f"the redirect to {callback.redirect_uri}):\n{authorization_url}")
                 if not opts.no_browser and browser_available():
-                    with contextlib.suppress(Exception):  # printing the URL is enough
-                        webbrowser.open(authorization_url)
+                    # In a thread of its own: a browser command may run until the redirect is served
+                    # (webbrowser waits for a $BROWSER command), and the redirect listener runs here.
+                    threading.Thread(target=_open_quietly, args=(webbrowser, authorization_url),
+                                     daemon=True).start()
 
             async def callback_handler() -> Any:
                 query = await callback.wait(opts.login_timeout)
