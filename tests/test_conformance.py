@@ -29,9 +29,6 @@ def xfail(reason: str):
     return pytest.mark.xfail(reason=reason, strict=True)
 
 
-NEEDS_DISCOVER_FALLBACK = xfail(
-    "mcpprobe defect: a server/discover result without supportedVersions ({} here) is exit 5, "
-    "where the SDK's negotiate_auto falls back to initialize")
 NEEDS_GET_STREAM = xfail(
     "mcpprobe defect: no standalone GET stream during call, so a server request sent there "
     "(elicitation/create) is never seen")
@@ -61,11 +58,11 @@ NO_CROSS_APP_ACCESS = xfail(
 
 # scenario -> the mcpprobe command (the suite appends the server URL), and marks
 SCENARIOS: dict[str, tuple[str, list]] = {
-    "initialize": (PROBE, [NEEDS_DISCOVER_FALLBACK]),
+    "initialize": (PROBE, []),
     "tools_call": (f"{CALL} add_numbers a=1 b=2", []),
     "elicitation-sep1034-client-defaults": (f"{CALL} test_client_elicitation_defaults --elicit defaults",
                                             [NEEDS_GET_STREAM]),
-    "sse-retry": (f"{CALL} test_reconnection", [NEEDS_DISCOVER_FALLBACK, NEEDS_RESUMPTION]),
+    "sse-retry": (f"{CALL} test_reconnection", [NEEDS_RESUMPTION]),
 }
 
 AUTH_SCENARIOS: dict[str, tuple[str, list]] = {
