@@ -65,36 +65,31 @@ SCENARIOS: dict[str, tuple[str, list]] = {
     "sse-retry": (f"{CALL} test_reconnection", [NEEDS_RESUMPTION]),
 }
 
+# The auth scenarios: log in (mcpprobe's OAuth client), then initialize with the token.
 AUTH_SCENARIOS: dict[str, tuple[str, list]] = {
-    name: (LOGIN, []) for name in [
-        "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
-        "auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
-        "auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
-        "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
-        "auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat",
-        "auth/2025-03-26-oauth-endpoint-fallback", "auth/resource-mismatch", "auth/offline-access-scope",
-        "auth/offline-access-not-supported", "auth/client-credentials-jwt", "auth/client-credentials-basic",
-        "auth/cross-app-access-complete-flow",
-    ]
+    "auth/metadata-default": (LOGIN, []),
+    "auth/metadata-var1": (LOGIN, []),
+    "auth/metadata-var2": (LOGIN, []),
+    "auth/metadata-var3": (LOGIN, []),
+    "auth/basic-cimd": (LOGIN, [NO_CIMD_DOCUMENT]),
+    "auth/scope-from-www-authenticate": (LOGIN, []),
+    "auth/scope-from-scopes-supported": (LOGIN, []),
+    "auth/scope-omitted-when-undefined": (LOGIN, []),
+    "auth/scope-step-up": (LOGIN, [LOGIN_ONLY_AT_INITIALIZE]),
+    "auth/scope-retry-limit": (LOGIN, [LOGIN_ONLY_AT_INITIALIZE]),
+    "auth/token-endpoint-auth-basic": (LOGIN, []),
+    "auth/token-endpoint-auth-post": (LOGIN, []),
+    "auth/token-endpoint-auth-none": (LOGIN, []),
+    "auth/pre-registration": (LOGIN_WITH_CREDENTIALS, [SECRET_MEANS_CLIENT_CREDENTIALS]),
+    "auth/2025-03-26-oauth-metadata-backcompat": (LOGIN, [ISSUER_MISMATCH]),
+    "auth/2025-03-26-oauth-endpoint-fallback": (LOGIN, [NO_DEFAULT_ENDPOINTS]),
+    "auth/resource-mismatch": (LOGIN, []),
+    "auth/offline-access-scope": (LOGIN, []),
+    "auth/offline-access-not-supported": (LOGIN, []),
+    "auth/client-credentials-jwt": (LOGIN_WITH_CREDENTIALS, [NO_PRIVATE_KEY_JWT]),
+    "auth/client-credentials-basic": (LOGIN_WITH_CREDENTIALS, []),
+    "auth/cross-app-access-complete-flow": (LOGIN_WITH_CREDENTIALS, [NO_CROSS_APP_ACCESS]),
 }
-
-
-AUTH_SCENARIOS.update({
-    name: (LOGIN_WITH_CREDENTIALS, []) for name in [
-        "auth/pre-registration", "auth/client-credentials-jwt", "auth/client-credentials-basic",
-        "auth/cross-app-access-complete-flow",
-    ]
-})
-
-
-for _name, _mark in {
-    "auth/basic-cimd": NO_CIMD_DOCUMENT, "auth/scope-step-up": LOGIN_ONLY_AT_INITIALIZE,
-    "auth/scope-retry-limit": LOGIN_ONLY_AT_INITIALIZE, "auth/2025-03-26-oauth-metadata-backcompat": ISSUER_MISMATCH,
-    "auth/2025-03-26-oauth-endpoint-fallback": NO_DEFAULT_ENDPOINTS,
-    "auth/pre-registration": SECRET_MEANS_CLIENT_CREDENTIALS, "auth/client-credentials-jwt": NO_PRIVATE_KEY_JWT,
-    "auth/cross-app-access-complete-flow": NO_CROSS_APP_ACCESS,
-}.items():
-    AUTH_SCENARIOS[_name][1].append(_mark)
 
 
 def _params(table: dict[str, tuple[str, list]]):
