@@ -29,13 +29,6 @@ def xfail(reason: str):
     return pytest.mark.xfail(reason=reason, strict=True)
 
 
-NEEDS_GET_STREAM = xfail(
-    "mcpprobe defect: no standalone GET stream during call, so a server request sent there "
-    "(elicitation/create) is never seen")
-NEEDS_RESUMPTION = xfail(
-    "mcpprobe defect: a tools/call event stream that closes before the answer is not resumed with "
-    "GET and Last-Event-ID after the retry time")
-
 NO_CIMD_DOCUMENT = xfail(
     "mcpprobe has no client ID metadata document of its own (--client-metadata-url must name an HTTPS "
     "document the user hosts), so it registers dynamically: a WARNING that URL-based client IDs SHOULD be used")
@@ -60,9 +53,8 @@ NO_CROSS_APP_ACCESS = xfail(
 SCENARIOS: dict[str, tuple[str, list]] = {
     "initialize": (PROBE, []),
     "tools_call": (f"{CALL} add_numbers a=1 b=2", []),
-    "elicitation-sep1034-client-defaults": (f"{CALL} test_client_elicitation_defaults --elicit defaults",
-                                            [NEEDS_GET_STREAM]),
-    "sse-retry": (f"{CALL} test_reconnection", [NEEDS_RESUMPTION]),
+    "elicitation-sep1034-client-defaults": (f"{CALL} test_client_elicitation_defaults --elicit defaults", []),
+    "sse-retry": (f"{CALL} test_reconnection", []),
 }
 
 # The auth scenarios: log in (mcpprobe's OAuth client), then initialize with the token.
@@ -96,9 +88,19 @@ def _params(table: dict[str, tuple[str, list]]):
     return [pytest.param(name, command, id=name, marks=marks) for name, (command, marks) in table.items()]
 
 
+# sse-retry times the reconnection: earlier than the retry time fails (kept), later than 700 ms is a
+# WARNING that the suite itself calls acceptable; on a loaded machine that is scheduling, not mcpprobe.
+TOLERATED_WARNINGS = {"sse-retry": {"client-sse-retry-timing"}}
+
+
 def _assert_passed(run, scenario: str) -> None:
     assert run.checks, f"{scenario}: the suite recorded no checks:\n{run.output[-3000:]}"
-    assert run.exit_code == 0 and not run.failed(), (
+    tolerated = TOLERATED_WARNINGS.get(scenario, set())
+    complaints = [c for c in run.failed() if not (c.startswith("WARNING ") and c.split()[1][:-1] in tolerated)]
+    # The suite exits 1 on any warning: then the client must have ended well, and a tolerated warning be why.
+    explained = len(complaints) < len(run.failed()) and not (
+        "CLIENT EXITED WITH ERROR" in run.output or "CLIENT TIMED OUT" in run.output)
+    assert (run.exit_code == 0 or explained) and not complaints, (
         f"{scenario}: exit {run.exit_code}; " + "; ".join(run.failed()) + f"\n{run.output[-3000:]}")
 
 
