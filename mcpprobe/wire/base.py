@@ -49,6 +49,14 @@ class Transport(Protocol):
 
 _non_finite = [False]
 
+# Deepest nesting of arrays and objects accepted in one message (serde_json's default too). The
+# stack is never at risk below it: not in the parser, the sanitizer, --trace or a renderer.
+MAX_NESTING = 128
+
+
+class TooDeep(ValueError):
+    """A message nested deeper than MAX_NESTING."""
+
 
 def _note_non_finite(name: str) -> float:
     _non_finite[0] = True
@@ -56,7 +64,8 @@ def _note_non_finite(name: str) -> float:
 
 
 def decode_message(raw: bytes | str) -> Any:
-    """Parse one JSON text; raises ValueError on anything that is not JSON (nesting included).
+    """Parse one JSON text; raises ValueError on anything that is not JSON, and TooDeep on a text
+    nested more than MAX_NESTING levels, checked on the text before anything parses it.
 
     NaN, Infinity and -Infinity are read, as the SDK reads them, and noted: `took_non_finite()`
     says whether the message just decoded held one (a transport hands each message on before it
@@ -64,6 +73,8 @@ def decode_message(raw: bytes | str) -> Any:
     import json
 
     _non_finite[0] = False
+    if _nested_too_deep(raw):
+        raise TooDeep(f"a message nested more than {MAX_NESTING} levels deep")
     try:
         return json.loads(raw, parse_constant=_note_non_finite)
     except RecursionError as exc:
@@ -74,3 +85,25 @@ def took_non_finite() -> bool:
     """Whether the last decoded message held NaN or Infinity; asking clears it."""
     seen, _non_finite[0] = _non_finite[0], False
     return seen
+
+
+def _nested_too_deep(raw: bytes | str) -> bool:
+    from itertools import accumulate, count
+    from operator import sub
+
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+    if data.count(b"[") + data.count(b"{") <= MAX_NESTING:
+        return False  # cannot nest deeper than it has brackets: the common case, at C speed
+    # Brackets inside strings do not nest. Without escaped backslashes and quotes, a bracket is in a
+    # string when an odd number of quotes comes before it. Keep only quotes and brackets; dropping
+    # two adjacent quotes changes no bracket's side, and leaves only strings that hold brackets.
+    kept = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    if b'"' in kept:
+        kept = b"".join(kept.split(b'"')[::2])
+    steps = kept.translate(_STEPS)  # an opening bracket is 2, a closing one 0
+    # The depth after n brackets is the sum of the first n steps minus n.
+    return max(map(sub, accumulate(steps), count(1)), default=0) > MAX_NESTING
+
+
+_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')

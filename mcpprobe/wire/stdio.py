@@ -24,7 +24,7 @@ from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.redact import SplitWrites, clip
 from mcpprobe.target import StdioTarget
 from mcpprobe.wire import orphans
-from mcpprobe.wire.base import Sink, TransportInfo, decode_message
+from mcpprobe.wire.base import Sink, TooDeep, TransportInfo, decode_message
 
 # Process groups still alive; the CLI's last act ends any left (see `reap_all`).
 _LIVE_GROUPS: set[int] = set()
@@ -180,6 +180,9 @@ class StdioTransport:
             return
         try:
             message = decode_message(text)
+        except TooDeep as exc:
+            self._sink.bad_output(f"a line on stdout that is not JSON-RPC: {exc}", clip(text, 200))
+            return
         except ValueError:
             self._sink.bad_output("a line on stdout that is not JSON-RPC", clip(text, 200))
             return
