@@ -194,9 +194,13 @@ def _named_target(entry: Any, params: dict[str, Any]) -> tuple[Any, list[str]]:
     return target, [*resolved.secrets, *auth_secrets]
 
 
-def _run(operation: Any, *args: Any, signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP),
+def _run(operation: Any, *args: Any, signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP),
          stop: Any = None, **kwargs: Any) -> Any:
-    """Run one async operation; `signals` cancel it like Ctrl-C. None means interrupted.
+    """Run one async operation; `signals` cancel it. None means interrupted.
+
+    Ctrl-C is one of them rather than asyncio's KeyboardInterrupt: that one cancels the task
+    natively, which the shields around a server's shutdown do not stop, and the run ended in a
+    traceback when it came while a slow server was being ended.
 
     `stop()`, when given, is asked first on a signal: it returns True when it ended the operation
     gracefully itself (watch stops and reports), False to let the signal cancel it.
