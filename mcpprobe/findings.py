@@ -32,6 +32,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "batch-not-allowed": (Severity.ERROR, "a JSON-RPC batch where the negotiated protocol version forbids them"),
     "rate-limited": (Severity.ERROR, "the server answered HTTP 429 Too Many Requests"),
     "resume-failed": (Severity.ERROR, "an event stream broke before the answer and could not be resumed"),
+    "request-flood": (Severity.WARNING, "more server requests at once than mcpprobe answers; the excess unanswered"),
     "suspicious-text": (Severity.WARNING, "server text hides characters or terminal escape sequences"),
     "era-fallback": (Severity.INFO, "how the protocol era was chosen when server/discover was not answered"),
     "discover-crash": (Severity.WARNING, "the server ended on server/discover; clients that probe the modern era "

@@ -39,7 +39,7 @@ from mcpprobe.target import (
     Target,
 )
 from mcpprobe.versions import sdk_version
-from mcpprobe.wire.jsonrpc import Connection, Tracer
+from mcpprobe.wire.jsonrpc import MAX_SERVER_REQUESTS, Connection, Tracer
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -169,6 +169,11 @@ class Session:
         extra = self.conn.bad_output_count - sum(1 for a in self.conn.anomalies if a.code == "non-protocol-output")
         if extra > 0:
             out.append(Finding("non-protocol-output", f"{extra} more lines that are not JSON-RPC were not kept"))
+        if self.conn.unanswered_requests:
+            out.append(Finding(
+                "request-flood", f"{self.conn.unanswered_requests} requests from the server went unanswered: they "
+                f"came while {MAX_SERVER_REQUESTS} others were being answered",
+                detail={"unanswered": self.conn.unanswered_requests}))
         return out
 
 
@@ -241,7 +246,7 @@ async def open_session(
             on_connection(new)
 
     try:
-        conn = await Connection(transport, tracer=tracer).__aenter__()
+        conn = await Connection(transport, tracer=tracer, send_timeout=settings.timeout).__aenter__()
         try:
             # Looking up the SDK's version costs tens of milliseconds: done once the server is
             # starting, not before.
@@ -259,7 +264,7 @@ async def open_session(
                 await first.__aexit__(None, None, None)
                 restarted = time.perf_counter()
                 transport = make_transport(target, settings, stderr_writer, http_hooks)
-                conn = await Connection(transport, tracer=tracer).__aenter__()
+                conn = await Connection(transport, tracer=tracer, send_timeout=settings.timeout).__aenter__()
                 session.conn = conn
                 session.timings.append(Timing("restart", (time.perf_counter() - restarted) * 1000))
                 ready(conn)
@@ -563,7 +568,7 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
                 if refused is None:
                     reason = why if not silent else (
                         f"no answer to server/discover within {seconds(wait)} s; fell back to initialize{why}")
-                    await _adopt_initialize(session, call.version, call.result or {}, reason)
+                    await _adopt_initialize(session, call.version, call.result or {}, reason, deadline)
                     if silent and race.pending("server/discover"):
                         session.findings.append(Finding(
                             "era-fallback",
@@ -739,10 +744,11 @@ async def _initialize(session: Session, version: str, reason: str, deadline: flo
             "(--connect-timeout, --timeout)", detail=exc.detail) from None
     finally:
         session.timings.append(Timing("initialize", (time.perf_counter() - started) * 1000, {"version": version}))
-    await _adopt_initialize(session, version, result, reason)
+    await _adopt_initialize(session, version, result, reason, deadline)
 
 
-async def _adopt_initialize(session: Session, version: str, result: dict[str, Any], reason: str) -> None:
+async def _adopt_initialize(session: Session, version: str, result: dict[str, Any], reason: str,
+                            deadline: float) -> None:
     snapshot = session.snapshot
     snapshot.requested_version = version
     chosen = result.get("protocolVersion")
@@ -766,7 +772,8 @@ async def _adopt_initialize(session: Session, version: str, result: dict[str, An
     snapshot.capabilities = capabilities
     snapshot.negotiated = True
     session.conn.set_protocol_version(chosen)
-    await session.conn.notify("notifications/initialized")
+    # Part of the handshake, so under its deadline: an HTTP server may hold this POST forever.
+    await session.conn.notify("notifications/initialized", timeout=_remaining(deadline))
 
 
 def _preview(value: Any) -> str:

@@ -29,6 +29,11 @@ from mcpprobe.wire.base import Sink, Transport, took_non_finite
 MAX_ANOMALIES = 50
 BATCH_VERSION = "2025-03-26"  # the one protocol version whose messages may be JSON-RPC batches
 MAX_BAD_LINES = 20
+# Server-to-client requests answered at once; more arriving meanwhile are dropped (and counted),
+# so that a flood can neither grow memory nor crowd our own requests out of the transport.
+MAX_SERVER_REQUESTS = 32
+# How long a `notifications/cancelled` may take to go out after a request gave up.
+CANCEL_NOTICE_SECONDS = 1.0
 NotificationHandler = Callable[[str, dict[str, Any]], None]
 RequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 Tracer = Callable[[str, Any], None]
@@ -54,15 +59,19 @@ class Anomaly:
 class Connection:
     """One JSON-RPC peer. Use as `async with Connection(transport) as conn:`."""
 
-    def __init__(self, transport: Transport, *, tracer: Tracer | None = None) -> None:
+    def __init__(self, transport: Transport, *, tracer: Tracer | None = None, send_timeout: float = 30.0) -> None:
         self.transport = transport
         self.tracer = tracer
+        # Bounds a notification, or an answer to a server request, that the server does not take.
+        self.send_timeout = send_timeout
         self.anomalies: list[Anomaly] = []
         self.bad_output_count = 0
         self.closed_error: ProbeError | None = None
         self.closed = anyio.Event()  # set when the transport reports the peer gone
         self.notification_handlers: list[NotificationHandler] = []
         self.request_handlers: dict[str, RequestHandler] = {}
+        self._answering = 0
+        self.unanswered_requests = 0  # server requests dropped because too many were in flight
         self._ids = itertools.count(1)
         self._pending: dict[Any, _Pending] = {}
         self._abandoned: set[Any] = set()
@@ -112,7 +121,12 @@ class Connection:
         reset_on_progress: bool = False,
         cancellable: bool = True,
     ) -> dict[str, Any]:
-        """Send a request and wait for its result object; raise a ProbeError for anything else."""
+        """Send a request and wait for its result object; raise a ProbeError for anything else.
+
+        One deadline covers the whole request, sending included: a server that stops reading its
+        stdin, or an HTTP endpoint that never answers the POST, costs `timeout` and no more. After a
+        timeout the `notifications/cancelled` gets CANCEL_NOTICE_SECONDS at most.
+        """
         if self.closed_error is not None:
             raise self.closed_error
         request_id = next(self._ids)
@@ -126,7 +140,8 @@ class Connection:
         self._pending[request_id] = pending
         try:
             self._trace("send", message)
-            await self.transport.send(message, headers)
+            with anyio.move_on_after(timeout):
+                await self.transport.send(message, headers)
             while not pending.done.is_set():
                 remaining = pending.deadline - time.monotonic()
                 if remaining <= 0:
@@ -143,7 +158,7 @@ class Connection:
         except anyio.get_cancelled_exc_class():
             self._abandoned.add(request_id)
             if cancellable and self.closed_error is None:
-                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                with anyio.CancelScope(shield=True):
                     await self._cancel_quietly(request_id, "cancelled by the user")
             raise
         finally:
@@ -154,15 +169,23 @@ class Connection:
 
     async def _cancel_quietly(self, request_id: Any, reason: str) -> None:
         with contextlib.suppress(ProbeError):
-            await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+            await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason},
+                              timeout=CANCEL_NOTICE_SECONDS)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None,
-                     headers: dict[str, str] | None = None) -> None:
+                     headers: dict[str, str] | None = None, *, timeout: float | None = None) -> None:
+        """Send a notification; raise RequestTimeout when the server does not take it in time
+        (`timeout`, else the connection's send_timeout)."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
+        limit = self.send_timeout if timeout is None else timeout
         self._trace("send", message)
-        await self.transport.send(message, headers)
+        with anyio.move_on_after(limit) as scope:
+            await self.transport.send(message, headers)
+        if scope.cancelled_caught:
+            raise RequestTimeout(f"{method}: the server did not take the notification within {seconds(limit)} s",
+                                 detail={"method": method, "timeout": limit})
 
     def extend_deadline_for_progress(self, token: Any, seconds: float) -> None:
         for pending in self._pending.values():
@@ -245,6 +268,10 @@ class Connection:
                 self._anomaly(f"{method}: params is not an object", message)
                 params = None
             if "id" in message:
+                if self._answering >= MAX_SERVER_REQUESTS:
+                    self.unanswered_requests += 1
+                    return
+                self._answering += 1
                 self._task_group.start_soon(self._answer, message["id"], method, params or {})
             else:
                 for handler in list(self.notification_handlers):
@@ -279,20 +306,22 @@ class Connection:
         pending.done.set()
 
     async def _answer(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
-        handler = self.request_handlers.get(method)
-        response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-        if handler is None:
-            response["error"] = {"code": -32601, "message": f"Method not found: mcpprobe does not handle {method}"}
-        else:
-            try:
-                response["result"] = await handler(params)
-            except RpcError as exc:
-                response["error"] = {"code": exc.rpc_code, "message": exc.rpc_message}
         try:
+            handler = self.request_handlers.get(method)
+            response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+            if handler is None:
+                response["error"] = {"code": -32601, "message": f"Method not found: mcpprobe does not handle {method}"}
+            else:
+                try:
+                    response["result"] = await handler(params)
+                except RpcError as exc:
+                    response["error"] = {"code": exc.rpc_code, "message": exc.rpc_message}
             self._trace("send", response)
-            await self.transport.send(response)
-        except ProbeError:
-            pass
+            # A server that does not take our answer has it dropped after send_timeout.
+            with anyio.move_on_after(self.send_timeout), contextlib.suppress(ProbeError):
+                await self.transport.send(response)
+        finally:
+            self._answering -= 1
 
 
 def _hashable(value: Any) -> bool:

@@ -1,0 +1,196 @@
+"""A server that holds mcpprobe up gets `--timeout` and no more; a hostile depth never crashes it.
+
+Every case is a real server misbehaving (tests/fixtures/deadline_server.py), over stdio or on
+127.0.0.1, and mcpprobe run as a real process: it must end within the timeout plus a grace that a
+loaded machine needs, with the documented exit code, one JSON document, no traceback and no
+server process left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+from conftest import PY, ROOT, http_server, run_subprocess
+
+SERVER = ROOT / "tests" / "fixtures" / "deadline_server.py"
+TIMEOUT = 2
+# Beyond --timeout: interpreter start, the handshake, a cancellation notice (1 s), the server's
+# shutdown (SIGTERM, then SIGKILL after 2 s), on a loaded 2-core machine.
+GRACE = 10
+
+
+def _server(mode: str, arg: str = "-") -> tuple[list[str], str]:
+    marker = f"marker-{uuid.uuid4().hex[:12]}"
+    return [PY, str(SERVER), mode, arg, marker], marker
+
+
+def _alive(marker: str) -> list[str]:
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if marker in line]
+
+
+def _gone(marker: str, seconds: float = 5) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not _alive(marker)
+
+
+def _timed(args: list[str]):
+    started = time.monotonic()
+    result = run_subprocess(args, timeout=TIMEOUT + GRACE + 30)  # no Traceback: checked there
+    return result, time.monotonic() - started
+
+
+# ----- requests that never end -----
+
+def test_a_stdio_server_that_stops_reading_during_a_big_argument(tmp_path):
+    # 2 MB do not fit in a pipe: the write itself blocks, not the wait for the answer.
+    args_file = tmp_path / "args.json"
+    args_file.write_text(json.dumps({"text": "x" * 2_000_000}))
+    command, marker = _server("deaf")
+    result, elapsed = _timed(["call", "echo", "--args", f"@{args_file}", "--json", "--protocol", "legacy",
+                              "--timeout", str(TIMEOUT), "--", *command])
+    assert result.exit_code == 6, result.stderr
+    assert result.json["exitCode"] == 6
+    assert "tools/call: no answer within 2 s" in result.json["error"]["message"]
+    assert elapsed < TIMEOUT + GRACE
+    assert _gone(marker)
+
+
+def test_a_flood_of_server_requests_from_a_server_that_stops_reading():
+    # Our answers to 20000 pings fill the pipe; our own request must still end at --timeout.
+    command, marker = _server("flood-deaf", "20000")
+    result, elapsed = _timed(["list", "tools", "--json", "--protocol", "legacy", "--timeout", str(TIMEOUT),
+                              "--", *command])
+    assert result.exit_code == 6, result.stderr
+    assert result.json["exitCode"] == 6
+    assert elapsed < TIMEOUT + GRACE
+    assert _gone(marker)
+
+
+def test_a_flood_of_server_requests_is_capped_and_reported():
+    command, marker = _server("flood", "20000")
+    result, _ = _timed(["probe", "--json", "--protocol", "legacy", "--timeout", "30", "--", *command])
+    assert result.exit_code == 0, result.stderr
+    floods = [f for f in result.json["findings"] if f["code"] == "request-flood"]
+    assert len(floods) == 1, result.json["findings"]
+    # Never more answered than asked, and the excess counted rather than queued.
+    assert 0 < floods[0]["detail"]["unanswered"] <= 20000
+    assert _gone(marker)
+
+
+def _http(mode: str):
+    return http_server([PY, str(SERVER), mode])
+
+
+def test_an_http_server_that_never_answers_the_initialized_notification():
+    with _http("hang-initialized") as url:
+        result, elapsed = _timed(["probe", "--json", "--timeout", str(TIMEOUT), url])
+    assert result.exit_code == 6, result.stderr
+    assert result.json["exitCode"] == 6
+    assert "notifications/initialized" in result.json["error"]["message"]
+    assert elapsed < TIMEOUT + GRACE
+
+
+def test_an_http_server_that_never_answers_the_cancellation_notice():
+    # tools/call times out; the POST of notifications/cancelled then hangs too.
+    with _http("hang-cancelled") as url:
+        result, elapsed = _timed(["call", "echo", "--json", "--protocol", "legacy", "--timeout", str(TIMEOUT), url])
+    assert result.exit_code == 6, result.stderr
+    assert result.json["exitCode"] == 6
+    assert elapsed < TIMEOUT + GRACE
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+def test_a_legacy_sse_server_whose_post_endpoint_never_answers(protocol):
+    with _http("sse-hang-post") as url:
+        result, elapsed = _timed(["probe", "--json", "--transport", "sse", "--protocol", protocol,
+                                  "--timeout", str(TIMEOUT), url])
+    assert result.exit_code == 6, result.stderr
+    assert result.json["exitCode"] == 6
+    assert elapsed < TIMEOUT + GRACE
+
+
+# ----- replies nested too deep -----
+
+COMMANDS = {
+    "probe": ["probe", "--json"],
+    "list": ["list", "tools", "--json"],
+    "call": ["call", "echo", "--json"],
+    "watch": ["watch", "--json", "--duration", "2"],
+}
+
+
+@pytest.mark.parametrize("depth", [990, 1000, 100_000])
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_reply_nested_too_deep_is_output_not_a_crash(command, depth):
+    # 990 parses in Python's own parser; 1000 and 100000 do not: all three are refused the same way.
+    server, marker = _server("deep", str(depth))
+    result, elapsed = _timed([*COMMANDS[command], "--protocol", "legacy", "--timeout", "10", "--", *server])
+    assert result.exit_code == 0, result.stderr
+    if command == "watch":
+        lines = [json.loads(line) for line in result.stdout.splitlines()]  # NDJSON: every line parses
+        assert lines and lines[-1]["event"] == "end" and lines[-1]["reason"] == "duration", lines[-1:]
+        assert "interrupted" not in result.stdout
+    else:
+        doc = result.json
+        assert doc["exitCode"] == 0
+    if command == "probe":
+        deep = [f for f in doc["findings"] if f["code"] == "non-protocol-output"]
+        assert deep and "nested more than 128 levels deep" in deep[0]["message"], doc["findings"]
+    assert elapsed < 10 + GRACE
+    assert _gone(marker)
+
+
+# ----- Ctrl-C while a slow server shuts down -----
+
+@pytest.mark.parametrize("command", [["list", "tools"], ["call", "echo"], ["probe"]])
+def test_ctrl_c_while_a_slow_server_shuts_down(tmp_path, command):
+    """The result is complete and printed; the server ignores EOF and SIGTERM for 6 s; Ctrl-C
+    then ends mcpprobe cleanly: the result's own exit code (docs/exit-codes.md), no traceback,
+    and the server killed with SIGKILL rather than left behind."""
+    eof = tmp_path / "eof-seen"
+    server, marker = _server("slow-exit", str(eof))
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", *command, "--json", "--protocol", "legacy", "--timeout", "10",
+                             "--", *server], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ})
+    try:
+        deadline = time.monotonic() + 30
+        while not eof.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert eof.exists(), "mcpprobe should have closed the server's stdin"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=GRACE + 5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err, err
+    assert proc.returncode == 0, err
+    assert json.loads(out)["exitCode"] == 0
+    assert _gone(marker)
+
+
+def test_the_fixture_ignores_sigterm(tmp_path):
+    """The slow shutdown above is real: SIGTERM alone does not end this server."""
+    server, marker = _server("slow-exit", str(tmp_path / "eof"))
+    proc = subprocess.Popen(server, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(1)
+    finally:
+        proc.kill()
+        proc.wait()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()
+        proc.stdout.close()
+    assert _gone(marker)
