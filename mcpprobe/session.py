@@ -205,7 +205,9 @@ def make_transport(target: Target, settings: Settings, stderr_writer: Any = None
     from mcpprobe.wire.http import LegacySseTransport, StreamableHttpTransport
 
     cls = LegacySseTransport if target.transport == "sse" else StreamableHttpTransport
-    return cls(target, max_message_bytes=settings.max_message_bytes, connect_timeout=settings.connect_timeout,
+    # Connecting is part of the handshake's budget, which --timeout caps too.
+    connect_timeout = min(settings.connect_timeout, settings.timeout)
+    return cls(target, max_message_bytes=settings.max_message_bytes, connect_timeout=connect_timeout,
                http_hooks=http_hooks)
 
 

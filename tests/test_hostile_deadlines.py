@@ -118,6 +118,16 @@ def test_a_legacy_sse_server_whose_post_endpoint_never_answers(protocol):
     assert elapsed < TIMEOUT + GRACE
 
 
+def test_a_legacy_sse_stream_that_never_names_its_endpoint():
+    # Connecting is part of the handshake: --timeout caps it even below --connect-timeout.
+    with _http("sse-silent") as url:
+        result, elapsed = _timed(["probe", "--json", "--transport", "sse", "--connect-timeout", "60",
+                                  "--timeout", str(TIMEOUT), url])
+    assert result.exit_code == 6, result.stderr
+    assert "no 'endpoint' event within 2 s" in result.json["error"]["message"]
+    assert elapsed < TIMEOUT + GRACE
+
+
 # ----- replies nested too deep -----
 
 COMMANDS = {
