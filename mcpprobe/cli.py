@@ -203,7 +203,8 @@ def _run(operation: Any, *args: Any, signals: tuple[int, ...] = (signal.SIGINT, 
     traceback when it came while a slow server was being ended.
 
     `stop()`, when given, is asked first on a signal: it returns True when it ended the operation
-    gracefully itself (watch stops and reports), False to let the signal cancel it.
+    gracefully itself (watch stops and reports), False to let the signal cancel it. A second
+    signal does not wait for a server's shutdown grace: every server still running is killed.
     """
     import anyio
 
@@ -211,17 +212,25 @@ def _run(operation: Any, *args: Any, signals: tuple[int, ...] = (signal.SIGINT, 
 
     async def main() -> Any:
         result: list[Any] = []
+        # The receiver outlives the cancellation it causes, so that a second signal is ours too,
+        # and not a KeyboardInterrupt in the middle of a shutdown.
+        listening = anyio.CancelScope(shield=True)
         async with anyio.create_task_group() as group:
             async def on_signal() -> None:
-                # Leaving the receiver restores the default handlers: a second Ctrl-C acts at once.
-                with anyio.open_signal_receiver(*signals) as received:
+                with listening, anyio.open_signal_receiver(*signals) as received:
+                    first = True
                     async for _ in received:
-                        if stop is None or not stop():
+                        if not first:
+                            reap_all()
+                        if not first or stop is None or not stop():
                             group.cancel_scope.cancel()
-                        return
+                        first = False
 
             group.start_soon(on_signal)
-            result.append(await operation(*args, **kwargs))
+            try:
+                result.append(await operation(*args, **kwargs))
+            finally:
+                listening.cancel()
             group.cancel_scope.cancel()
         return result[0] if result else None
 

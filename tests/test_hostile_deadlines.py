@@ -161,11 +161,12 @@ def test_a_reply_nested_too_deep_is_output_not_a_crash(command, depth):
 
 # ----- Ctrl-C while a slow server shuts down -----
 
+@pytest.mark.parametrize("presses", [1, 2])
 @pytest.mark.parametrize("command", [["list", "tools"], ["call", "echo"], ["probe"]])
-def test_ctrl_c_while_a_slow_server_shuts_down(tmp_path, command):
-    """The result is complete and printed; the server ignores EOF and SIGTERM for 6 s; Ctrl-C
-    then ends mcpprobe cleanly: the result's own exit code (docs/exit-codes.md), no traceback,
-    and the server killed with SIGKILL rather than left behind."""
+def test_ctrl_c_while_a_slow_server_shuts_down(tmp_path, command, presses):
+    """The result is complete; the server ignores EOF and SIGTERM for 6 s; Ctrl-C then ends
+    mcpprobe cleanly: the result's own exit code (docs/exit-codes.md), no traceback, and the
+    server killed with SIGKILL rather than left behind (after the grace; at once on a second Ctrl-C)."""
     eof = tmp_path / "eof-seen"
     server, marker = _server("slow-exit", str(eof))
     proc = subprocess.Popen([PY, "-m", "mcpprobe", *command, "--json", "--protocol", "legacy", "--timeout", "10",
@@ -176,7 +177,9 @@ def test_ctrl_c_while_a_slow_server_shuts_down(tmp_path, command):
         while not eof.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert eof.exists(), "mcpprobe should have closed the server's stdin"
-        proc.send_signal(signal.SIGINT)
+        for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.3)
         out, err = proc.communicate(timeout=GRACE + 5)
     finally:
         if proc.poll() is None:
