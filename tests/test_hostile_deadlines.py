@@ -162,11 +162,13 @@ def test_a_reply_nested_too_deep_is_output_not_a_crash(command, depth):
 # ----- Ctrl-C while a slow server shuts down -----
 
 @pytest.mark.parametrize("presses", [1, 2])
-@pytest.mark.parametrize("command", [["list", "tools"], ["call", "echo"], ["probe"]])
-def test_ctrl_c_while_a_slow_server_shuts_down(tmp_path, command, presses):
+@pytest.mark.parametrize("command, code", [(["list", "tools"], 0), (["probe"], 0), (["call", "echo"], 130)])
+def test_ctrl_c_while_a_slow_server_shuts_down(tmp_path, command, code, presses):
     """The result is complete; the server ignores EOF and SIGTERM for 6 s; Ctrl-C then ends
-    mcpprobe cleanly: the result's own exit code (docs/exit-codes.md), no traceback, and the
-    server killed with SIGKILL rather than left behind (after the grace; at once on a second Ctrl-C)."""
+    mcpprobe cleanly (docs/exit-codes.md): a result printed before the shutdown (probe, list) keeps
+    its exit code; call prints after it, so its result is marked interrupted, with exit 130. No
+    traceback, and the server killed with SIGKILL rather than left behind (after the grace; at
+    once on a second Ctrl-C)."""
     eof = tmp_path / "eof-seen"
     server, marker = _server("slow-exit", str(eof))
     proc = subprocess.Popen([PY, "-m", "mcpprobe", *command, "--json", "--protocol", "legacy", "--timeout", "10",
@@ -186,8 +188,11 @@ def test_ctrl_c_while_a_slow_server_shuts_down(tmp_path, command, presses):
             proc.kill()
             proc.communicate()
     assert "Traceback" not in err, err
-    assert proc.returncode == 0, err
-    assert json.loads(out)["exitCode"] == 0
+    assert proc.returncode == code, err
+    doc = json.loads(out)
+    assert doc["exitCode"] == code
+    if command[0] == "call":
+        assert doc["interrupted"] is True and doc["result"]["content"][0]["text"].startswith("ok")
     assert _gone(marker)
 
 

@@ -49,6 +49,45 @@ class _Pending:
     error: ProbeError | None = None
 
 
+class _OwnTasks:
+    """The connection's task group (transport readers, HTTP requests, answers to the server),
+    whose tasks only the connection's shutdown ends. A caller being cancelled (Ctrl-C, SIGTERM)
+    may still send a last request while it winds down (tasks/cancel) and needs its answer read."""
+
+    def __init__(self) -> None:
+        self._group = anyio.create_task_group()
+        self._scopes: set[anyio.CancelScope] = set()
+        self._ended = False
+
+    async def __aenter__(self) -> _OwnTasks:
+        await self._group.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        return await self._group.__aexit__(*exc_info)
+
+    def start_soon(self, func: Callable[..., Awaitable[Any]], *args: Any, name: Any = None) -> None:
+        scope = anyio.CancelScope(shield=True)
+        if self._ended:
+            scope.cancel()
+        self._scopes.add(scope)
+
+        async def run() -> None:
+            try:
+                with scope:
+                    await func(*args)
+            finally:
+                self._scopes.discard(scope)
+
+        self._group.start_soon(run, name=name)
+
+    def cancel(self) -> None:
+        self._ended = True
+        for scope in list(self._scopes):
+            scope.cancel()
+        self._group.cancel_scope.cancel()
+
+
 @dataclass
 class Anomaly:
     code: str  # a finding code: protocol-violation, batch-not-allowed or non-protocol-output
@@ -79,7 +118,7 @@ class Connection:
         self.protocol_version: str | None = None  # once negotiated; it decides whether batches are allowed
 
     async def __aenter__(self) -> Connection:
-        self._task_group = anyio.create_task_group()
+        self._task_group = _OwnTasks()
         await self._task_group.__aenter__()
         try:
             sink = Sink(self._on_message, self._on_bad_output, self._on_closed, self._on_request_failed,
@@ -98,7 +137,7 @@ class Connection:
         # group is exited outside that shield, in the order it was entered.
         with anyio.CancelScope(shield=True):
             await self.transport.aclose()
-        self._task_group.cancel_scope.cancel()
+        self._task_group.cancel()
         # Reader tasks are being torn down; an error of theirs is moot now.
         with contextlib.suppress(Exception):
             await self._task_group.__aexit__(None, None, None)
