@@ -630,7 +630,7 @@ def _register_command_modules() -> None:
         import_module(name).register(cli)
 
 
-COMMAND_MODULES = ("mcpprobe.cli_invoke", "mcpprobe.cli_watch", "mcpprobe.cli_auth")
+COMMAND_MODULES = ("mcpprobe.cli_invoke", "mcpprobe.cli_watch", "mcpprobe.cli_auth", "mcpprobe.cli_exporter")
 _register_command_modules()
 
 

@@ -1,0 +1,288 @@
+"""The exporter's work: which targets exist, when a probe runs, and what it answers.
+
+A probe for (target, module) runs at most once per `min_interval`: a scrape inside that window is
+answered from the last result (with its age), and a scrape that arrives while a probe of the same
+pair is running waits for that probe instead of starting another. So several Prometheus replicas
+scraping one exporter cost each server one probe per interval. At most `concurrency` probes run at
+once, at most `per_target_concurrency` per target; a scrape that cannot get a slot before its
+deadline is answered 503.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from mcpprobe import redact
+from mcpprobe.errors import ProbeError, ProtocolFailure, RequestTimeout, UsageProblem, seconds
+from mcpprobe.exporter.settings import ExporterConfig, Module, load_config
+from mcpprobe.fleet import Extras, Member, Report, probe_member
+from mcpprobe.operations import Outcome
+from mcpprobe.target import Settings
+
+
+class UnknownTarget(Exception):
+    """A target or module that is not in the configs: nothing is started."""
+
+
+class Busy(Exception):
+    """No probe slot before the scrape's deadline."""
+
+
+@dataclass
+class Result:
+    report: Report
+    module: str
+    finished: float  # monotonic
+    wall: float  # time.time()
+
+
+@dataclass
+class _State:
+    last: Result | None = None
+    running: anyio.Event | None = None
+
+
+@dataclass
+class Loaded:
+    """One reading of the configs: swapped whole on reload."""
+
+    discovery: Any  # config.Discovery
+    config: ExporterConfig
+    when: float = field(default_factory=time.time)
+
+
+class Metrics:
+    """The exporter's own metrics, in a registry of its own (not the process-wide default)."""
+
+    def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = CollectorRegistry(auto_describe=True)
+        labels = ("target", "module")
+        self.probes = Counter("mcpprobe_exporter_probes", "probes run", labels, registry=self.registry)
+        self.failed = Counter("mcpprobe_exporter_probes_failed", "probes whose exit code was not 0", labels,
+                              registry=self.registry)
+        self.cached = Counter("mcpprobe_exporter_cached_answers", "scrapes answered from an earlier result "
+                              "(min_interval, or a probe of the same target and module already running)", labels,
+                              registry=self.registry)
+        self.rejected = Counter("mcpprobe_exporter_scrapes_rejected", "scrapes refused: unknown target or module "
+                                "(reason=unknown), or no probe slot before the deadline (reason=busy)", ("reason",),
+                                registry=self.registry)
+        self.duration = Histogram("mcpprobe_exporter_probe_duration_seconds", "wall time of each probe run",
+                                  ("module",), registry=self.registry,
+                                  buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60))
+        self.in_flight = Gauge("mcpprobe_exporter_probes_in_flight", "probes running now", registry=self.registry)
+        self.reloads = Counter("mcpprobe_exporter_config_reloads", "config reloads", ("result",),
+                               registry=self.registry)
+        self.reload_ok = Gauge("mcpprobe_exporter_config_last_reload_successful",
+                               "1 when the last config reload worked", registry=self.registry)
+        self.reload_time = Gauge("mcpprobe_exporter_config_last_reload_success_timestamp_seconds",
+                                 "when the configs were last read successfully", registry=self.registry)
+        self.targets = Gauge("mcpprobe_exporter_targets", "named servers the exporter may probe",
+                             registry=self.registry)
+
+
+class Exporter:
+    def __init__(self, config_files: tuple[str, ...], exporter_config: str | None, *,
+                 say: Callable[[str], None] | None = None) -> None:
+        self.config_files = config_files
+        self.exporter_config = exporter_config
+        self.say = say or (lambda _: None)
+        self.metrics = Metrics()
+        self.loaded = self._read()
+        self.metrics.reloads.labels("success").inc(0)
+        self.metrics.reloads.labels("failure").inc(0)
+        self._mark_loaded()
+        self.states: dict[tuple[str, str], _State] = {}
+        self._limit = anyio.Semaphore(self.loaded.config.concurrency)
+        self._limit_size = self.loaded.config.concurrency
+        self._per_target: dict[str, anyio.Semaphore] = {}
+        self._secrets: set[str] = set()
+
+    # ----- configs -----
+
+    def _read(self) -> Loaded:
+        from mcpprobe.config import discover
+
+        return Loaded(discover(self.config_files), load_config(self.exporter_config))
+
+    def _mark_loaded(self) -> None:
+        self.metrics.reload_ok.set(1)
+        self.metrics.reload_time.set(self.loaded.when)
+        self.metrics.targets.set(len(self.loaded.discovery.servers))
+
+    def reload(self) -> str | None:
+        """Read the configs again; on an error keep the old ones and return the error's text."""
+        try:
+            loaded = self._read()
+        except UsageProblem as exc:
+            self.metrics.reloads.labels("failure").inc()
+            self.metrics.reload_ok.set(0)
+            self.say(f"reload failed, keeping the previous configs: {exc.message}")
+            return exc.message
+        self.loaded = loaded
+        self.metrics.reloads.labels("success").inc()
+        self._mark_loaded()
+        names, modules = set(loaded.discovery.names()), set(loaded.config.modules)
+        for key in [k for k in self.states if k[0] not in names or k[1] not in modules]:
+            del self.states[key]
+        if loaded.config.concurrency != self._limit_size:
+            self._limit, self._limit_size = anyio.Semaphore(loaded.config.concurrency), loaded.config.concurrency
+        self._per_target.clear()
+        self.say(f"configs reloaded: {len(names)} targets, {len(modules)} modules")
+        return None
+
+    def targets(self) -> list[Any]:
+        return list(self.loaded.discovery.servers)
+
+    def redactor(self) -> redact.Redactor:
+        return redact.Redactor(self._secrets)
+
+    def lookup(self, target: str, module: str) -> tuple[Any, Module]:
+        servers = {entry.name: entry for entry in self.loaded.discovery.servers}
+        if target not in servers:
+            raise UnknownTarget(f"unknown target {target!r}: targets are names of servers in the exporter's "
+                                "configs (see /), never URLs or commands")
+        modules = self.loaded.config.modules
+        if module not in modules:
+            raise UnknownTarget(f"unknown module {module!r}; modules: {', '.join(modules)}")
+        return servers[target], modules[module]
+
+    # ----- probing -----
+
+    def deadline(self, module: Module, scrape_timeout: float | None) -> float:
+        """The probe's deadline: the scrape's timeout minus the margin, never more than the module's."""
+        config = self.loaded.config
+        limit = module.timeout if module.timeout is not None else config.timeout
+        if scrape_timeout is not None:
+            limit = min(limit, scrape_timeout - config.timeout_margin)
+        return max(limit, 0.1)
+
+    async def probe(self, target: str, module_name: str, scrape_timeout: float | None) -> tuple[Result, bool]:
+        """The result for one scrape, and whether it is an earlier one. Raises UnknownTarget, Busy."""
+        entry, module = self.lookup(target, module_name)
+        deadline = self.deadline(module, scrape_timeout)
+        started = time.monotonic()
+        interval = module.min_interval if module.min_interval is not None else self.loaded.config.min_interval
+        key = (target, module_name)
+        state = self.states.setdefault(key, _State())
+        if state.last is not None and started - state.last.finished < interval:
+            self.metrics.cached.labels(target, module_name).inc()
+            return state.last, True
+        if state.running is not None:
+            running = state.running
+            with anyio.move_on_after(deadline):
+                await running.wait()
+            if state.last is not None and state.last.finished >= started:
+                self.metrics.cached.labels(target, module_name).inc()
+                return state.last, True
+            raise Busy(f"a probe of {target!r} with module {module_name!r} is still running")
+        state.running = anyio.Event()
+        try:
+            per_target = self._per_target.setdefault(target, anyio.Semaphore(self.loaded.config.per_target_concurrency))
+            limit = self._limit
+            held: list[anyio.Semaphore] = []
+            try:
+                with anyio.move_on_after(deadline):
+                    for semaphore in (limit, per_target):
+                        await semaphore.acquire()
+                        held.append(semaphore)
+                if len(held) < 2:
+                    self.metrics.rejected.labels("busy").inc()
+                    raise Busy(f"no probe slot within {seconds(deadline)} s: {self.loaded.config.concurrency} probes "
+                               f"at once, {self.loaded.config.per_target_concurrency} per target")
+                left = deadline - (time.monotonic() - started)
+                result = await self._run(entry, module, max(left, 0.1))
+            finally:
+                for semaphore in held:
+                    semaphore.release()
+            state.last = result
+            return result, False
+        finally:
+            state.running.set()
+            state.running = None
+
+    async def _run(self, entry: Any, module: Module, deadline: float) -> Result:
+        self.metrics.in_flight.inc()
+        began = time.perf_counter()
+        try:
+            report = await self._check(entry, module, deadline)
+        finally:
+            self.metrics.in_flight.dec()
+        elapsed = time.perf_counter() - began
+        report.elapsed = elapsed
+        self.metrics.duration.labels(module.name).observe(elapsed)
+        self.metrics.probes.labels(entry.name, module.name).inc()
+        if int(report.exit_code) != 0:
+            self.metrics.failed.labels(entry.name, module.name).inc()
+        return Result(report, module.name, time.monotonic(), time.time())
+
+    def _member(self, entry: Any, module: Module, deadline: float) -> Member:
+        from mcpprobe import drift
+        from mcpprobe.config import resolve
+        from mcpprobe.target import build_target
+
+        settings = Settings(protocol=module.protocol, timeout=deadline, connect_timeout=min(10.0, deadline),
+                            discover_timeout=min(2.0, deadline / 2), max_pages=module.max_pages)
+        try:
+            resolved = resolve(entry)  # no prompts: a daemon has no terminal
+            target = build_target(resolved.url, resolved.command, transport=resolved.transport,
+                                  headers=resolved.headers, env=resolved.env, cwd=resolved.cwd)
+            self._add_secrets([*resolved.secrets, *target.secrets()])
+            member = Member(entry.name, target, settings, source=entry.source)
+            if module.baseline:
+                path = module.baseline.replace("{target}", entry.name)
+                member.baseline = (path, drift.load(path))
+        except ProbeError as exc:
+            return Member(entry.name, None, settings, source=entry.source, problem=exc)
+        return member
+
+    def _add_secrets(self, secrets: list[str]) -> None:
+        new = {s for s in secrets if s} - self._secrets
+        if new:
+            self._secrets |= new
+            redact.use(self.redactor())
+
+    async def _check(self, entry: Any, module: Module, deadline: float) -> Report:
+        member = self._member(entry, module, deadline)
+        began = time.perf_counter()
+        outcome: Outcome | None = None
+        report: Report | None = None
+        with anyio.move_on_after(deadline):
+            try:
+                if module.check == "probe" or member.target is None:
+                    extras = Extras(self.loaded.config.expectations.get(module.name))
+                    report = await probe_member(member, extras)
+                elif module.check == "list":
+                    from mcpprobe.operations import list_one
+
+                    outcome = await list_one(member.target, member.settings, module.kind or "tools")
+                else:
+                    outcome = await self._call(member, module)
+            except Exception as exc:  # noqa: BLE001 - one broken probe must not end the exporter
+                outcome = Outcome(module.check, error=ProtocolFailure(f"internal error: {type(exc).__name__}: {exc}"))
+        if report is None:
+            if outcome is None:
+                outcome = Outcome(module.check, error=RequestTimeout(
+                    f"the probe did not finish within its deadline of {seconds(deadline)} s"))
+            report = Report(member, outcome, elapsed=time.perf_counter() - began)
+        return report
+
+    async def _call(self, member: Member, module: Module) -> Outcome:
+        """A call of a tool the server itself annotates read-only; any other tool is refused unsent."""
+        from mcpprobe.errors import Refused
+        from mcpprobe.invoke import Hooks, call_tool
+
+        def preview(tool: dict[str, Any], arguments: Any, how: str, info: Any) -> None:
+            if how != "read-only":
+                raise Refused(f"tool {module.tool!r} is not annotated readOnlyHint: true; the exporter calls only "
+                              "read-only tools", code="not-confirmed")
+
+        assert member.target is not None
+        return await call_tool(member.target, member.settings, module.tool or "", [], dict(module.arguments),
+                               hooks=Hooks(preview=preview))

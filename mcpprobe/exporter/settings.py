@@ -1,0 +1,242 @@
+"""The exporter's own files: its config (modules and limits) and the web config (TLS, basic auth).
+
+Both are read once at start (the exporter config again on reload) and checked completely: a key
+that is not known is an error naming the file, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcpprobe.catalog import KINDS
+from mcpprobe.errors import UsageProblem
+
+CHECKS = ("probe", "list", "call")
+MODULE_KEYS = {"check", "kind", "tool", "arguments", "expect", "baseline", "protocol", "timeout", "max_pages",
+               "min_interval"}
+TOP_KEYS = {"modules", "min_interval", "concurrency", "per_target_concurrency", "timeout", "timeout_margin"}
+
+
+class ExporterConfigError(UsageProblem):
+    code = "config-error"
+
+
+@dataclass(frozen=True)
+class Module:
+    """What one check of a target does."""
+
+    name: str
+    check: str = "probe"  # probe | list | call
+    kind: str | None = None  # for list
+    tool: str | None = None  # for call: a tool the server annotates readOnlyHint: true
+    arguments: dict[str, Any] = field(default_factory=dict)
+    expect: str | None = None  # a path (probe only)
+    baseline: str | None = None  # a path, {target} replaced by the target's name (probe only)
+    protocol: str = "auto"
+    timeout: float | None = None  # the probe's deadline when the scrape does not give a shorter one
+    max_pages: int = 1000
+    min_interval: float | None = None  # overrides the exporter's
+
+
+@dataclass
+class ExporterConfig:
+    modules: dict[str, Module]
+    min_interval: float = 15.0
+    concurrency: int = 16
+    per_target_concurrency: int = 1
+    timeout: float = 10.0
+    timeout_margin: float = 0.5
+    expectations: dict[str, Any] = field(default_factory=dict)  # module name -> loaded expectations
+
+
+def default_modules() -> dict[str, Module]:
+    modules = {"probe": Module("probe")}
+    for kind in KINDS:
+        modules[kind] = Module(kind, check="list", kind=kind)
+    return modules
+
+
+def _number(where: str, value: Any, *, integer: bool = False, minimum: float = 0.0) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float) or (integer and not isinstance(value, int)):
+        raise ExporterConfigError(f"{where}: expected {'an integer' if integer else 'a number'}, found {value!r}")
+    if value != value or value in (float("inf"), float("-inf")) or value < minimum:
+        raise ExporterConfigError(f"{where}: must be at least {minimum:g}, found {value!r}")
+    return value
+
+
+def _module(path: str, name: str, spec: Any) -> Module:
+    from mcpprobe.target import parse_protocol
+
+    where = f"{path}: module {name!r}"
+    if not isinstance(spec, dict):
+        raise ExporterConfigError(f"{where}: expected a mapping")
+    unknown = sorted(set(spec) - MODULE_KEYS)
+    if unknown:
+        known = ", ".join(sorted(MODULE_KEYS))
+        raise ExporterConfigError(f"{where}: unknown keys {', '.join(unknown)} (known: {known})")
+    check = spec.get("check", "probe")
+    if check not in CHECKS:
+        raise ExporterConfigError(f"{where}: check must be one of {', '.join(CHECKS)}, found {check!r}")
+    kind = spec.get("kind")
+    if check == "list" and kind not in KINDS:
+        raise ExporterConfigError(f"{where}: check 'list' needs kind: one of {', '.join(KINDS)}")
+    tool = spec.get("tool")
+    if check == "call" and (not isinstance(tool, str) or not tool):
+        raise ExporterConfigError(f"{where}: check 'call' needs tool: the name of a read-only tool")
+    arguments = spec.get("arguments", {})
+    if not isinstance(arguments, dict):
+        raise ExporterConfigError(f"{where}: arguments must be a mapping")
+    for key in ("expect", "baseline"):
+        if key in spec and check != "probe":
+            raise ExporterConfigError(f"{where}: {key} applies to check 'probe' only")
+        if key in spec and not isinstance(spec[key], str):
+            raise ExporterConfigError(f"{where}: {key} must be a path")
+    base = Path(path).parent
+    expect = str(base / spec["expect"]) if "expect" in spec else None
+    baseline = str(base / spec["baseline"]) if "baseline" in spec else None
+    try:
+        protocol = parse_protocol(str(spec.get("protocol", "auto")))
+    except UsageProblem as exc:
+        raise ExporterConfigError(f"{where}: {exc.message}") from None
+    timeout = _number(f"{where}: timeout", spec["timeout"], minimum=0.1) if "timeout" in spec else None
+    max_pages = _number(f"{where}: max_pages", spec.get("max_pages", 1000), integer=True, minimum=1)
+    min_interval = _number(f"{where}: min_interval", spec["min_interval"]) if "min_interval" in spec else None
+    return Module(name, check, kind, tool, dict(arguments), expect, baseline, protocol, timeout, max_pages,
+                  min_interval)
+
+
+def load_config(path: str | None) -> ExporterConfig:
+    """The exporter config (docs/exporter.md#the-exporter-config); the defaults without a file."""
+    if path is None:
+        return ExporterConfig(default_modules())
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise ExporterConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ExporterConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ExporterConfigError(f"{path}: expected a mapping at the top level")
+    unknown = sorted(set(data) - TOP_KEYS)
+    if unknown:
+        raise ExporterConfigError(f"{path}: unknown keys {', '.join(unknown)} (known: {', '.join(sorted(TOP_KEYS))})")
+    raw_modules = data.get("modules")
+    if raw_modules is None:
+        modules = default_modules()
+    elif not isinstance(raw_modules, dict) or not raw_modules:
+        raise ExporterConfigError(f"{path}: modules must be a non-empty mapping of names to modules")
+    else:
+        modules = {str(name): _module(path, str(name), spec) for name, spec in raw_modules.items()}
+    config = ExporterConfig(
+        modules,
+        min_interval=_number(f"{path}: min_interval", data.get("min_interval", 15.0)),
+        concurrency=_number(f"{path}: concurrency", data.get("concurrency", 16), integer=True, minimum=1),
+        per_target_concurrency=_number(f"{path}: per_target_concurrency", data.get("per_target_concurrency", 1),
+                                       integer=True, minimum=1),
+        timeout=_number(f"{path}: timeout", data.get("timeout", 10.0), minimum=0.1),
+        timeout_margin=_number(f"{path}: timeout_margin", data.get("timeout_margin", 0.5)),
+    )
+    from mcpprobe import expect
+
+    for module in config.modules.values():
+        if module.expect:
+            try:
+                config.expectations[module.name] = expect.load(module.expect)
+            except UsageProblem as exc:
+                raise ExporterConfigError(f"{path}: module {module.name!r}: {exc.message}") from None
+    return config
+
+
+# ----- the web config: the Prometheus exporter-toolkit's web.yml -----
+
+WEB_KEYS = {"tls_server_config", "basic_auth_users", "http_server_config"}
+TLS_KEYS = {"cert_file", "key_file"}
+
+
+@dataclass(frozen=True)
+class WebConfig:
+    cert_file: str | None = None
+    key_file: str | None = None
+    users: tuple[tuple[str, bytes], ...] = ()  # (name, bcrypt hash)
+
+    @property
+    def tls(self) -> bool:
+        return self.cert_file is not None
+
+    @property
+    def protected(self) -> bool:
+        return self.tls or bool(self.users)
+
+
+def load_web_config(path: str | None) -> WebConfig:
+    """tls_server_config (cert_file, key_file) and basic_auth_users (name: bcrypt hash). Other
+    keys of the exporter-toolkit's format are refused by name rather than ignored."""
+    if path is None:
+        return WebConfig()
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise ExporterConfigError(f"--web-config {path}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ExporterConfigError(f"--web-config {path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ExporterConfigError(f"--web-config {path}: expected a mapping at the top level")
+    unknown = sorted(set(data) - WEB_KEYS)
+    if unknown:
+        raise ExporterConfigError(f"--web-config {path}: unsupported keys {', '.join(unknown)}")
+    if data.get("http_server_config"):
+        raise ExporterConfigError(f"--web-config {path}: http_server_config is not supported")
+    tls = data.get("tls_server_config") or {}
+    if not isinstance(tls, dict):
+        raise ExporterConfigError(f"--web-config {path}: tls_server_config must be a mapping")
+    unknown = sorted(set(tls) - TLS_KEYS)
+    if unknown:
+        raise ExporterConfigError(f"--web-config {path}: tls_server_config: unsupported keys {', '.join(unknown)} "
+                                  "(supported: cert_file, key_file)")
+    if bool(tls.get("cert_file")) != bool(tls.get("key_file")):
+        raise ExporterConfigError(f"--web-config {path}: tls_server_config needs both cert_file and key_file")
+    base = Path(path).parent
+    cert = str(base / tls["cert_file"]) if tls.get("cert_file") else None
+    key = str(base / tls["key_file"]) if tls.get("key_file") else None
+    for file in (cert, key):
+        if file is not None and not Path(file).is_file():
+            raise ExporterConfigError(f"--web-config {path}: {file}: no such file")
+    users = data.get("basic_auth_users") or {}
+    if not isinstance(users, dict):
+        raise ExporterConfigError(f"--web-config {path}: basic_auth_users must map user names to bcrypt hashes")
+    pairs = []
+    for name, hashed in users.items():
+        if not isinstance(hashed, str) or not hashed.startswith(("$2a$", "$2b$", "$2y$")):
+            raise ExporterConfigError(f"--web-config {path}: basic_auth_users.{name}: not a bcrypt hash "
+                                      "(make one with: htpasswd -nbBC 10 '' PASSWORD | tr -d ':\\n')")
+        pairs.append((str(name), hashed.encode()))
+    if pairs:
+        try:
+            import bcrypt  # noqa: F401
+        except ImportError:
+            raise ExporterConfigError("basic_auth_users needs the bcrypt package: pip install 'mcpprobe[exporter]'"
+                                      ) from None
+    return WebConfig(cert, key, tuple(pairs))
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise UsageProblem(f"--listen-address expects HOST:PORT, got {text!r}")
+    return host.strip("[]") or "0.0.0.0", int(port)

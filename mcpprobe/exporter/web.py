@@ -1,0 +1,276 @@
+"""The exporter's HTTP side: a small ASGI app served by uvicorn (already a dependency of the MCP SDK).
+
+Routes: `/probe?target=NAME[&module=M]`, `/metrics`, `/sd` (Prometheus HTTP service discovery),
+`/` (targets and their last results), `/-/healthy`, `/-/reload` (POST). Every text that leaves
+is masked for the configs' secrets and made inert; label values are escaped by the client library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import html
+import json
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qsl, quote
+
+import anyio
+
+from mcpprobe.exporter.core import Busy, Exporter, Result, UnknownTarget
+from mcpprobe.exporter.settings import WebConfig
+from mcpprobe.sanitize import visible
+
+Send = Callable[[dict[str, Any]], Any]
+
+
+class ProbeCollector:
+    """The metric families of `--format openmetrics` for one result, plus its age."""
+
+    def __init__(self, result: Result, cached: bool, redactor: Any) -> None:
+        self.result, self.cached, self.redactor = result, cached, redactor
+
+    def collect(self) -> Any:
+        from prometheus_client.core import GaugeMetricFamily
+
+        from mcpprobe.render.openmetrics import families
+
+        for name, help_text, samples in families([self.result.report], now=self.result.wall):
+            names = list(samples[0][0])
+            family = GaugeMetricFamily(name, help_text, labels=names)
+            for labels, value in samples:
+                family.add_metric([self.redactor(visible(str(labels.get(n, "")))) for n in names], value)
+            yield family
+        age = GaugeMetricFamily("mcpprobe_result_age_seconds", "age of this result: 0 when probed for this "
+                                "scrape, more when answered from an earlier probe (min_interval)")
+        age.add_metric([], 0.0 if not self.cached else round(time.monotonic() - self.result.finished, 3))
+        yield age
+        cached = GaugeMetricFamily("mcpprobe_result_cached", "1 when this scrape was answered from an earlier probe")
+        cached.add_metric([], int(self.cached))
+        yield cached
+
+
+class App:
+    def __init__(self, exporter: Exporter, web: WebConfig) -> None:
+        self.exporter = exporter
+        self.web = web
+        self._good_credentials: set[bytes] = set()  # sha256 of user:password checked once
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if self.web.users and not await self._authorized(headers.get("authorization", "")):
+            await _answer(send, 401, "unauthorized\n", extra=[(b"www-authenticate", b'Basic realm="mcpprobe"')])
+            return
+        path, method = scope["path"], scope["method"]
+        try:
+            if path == "/probe":
+                await self._probe(scope, headers, send)
+            elif path == "/metrics":
+                await self._metrics(headers, send)
+            elif path == "/-/healthy":
+                await _answer(send, 200, "healthy\n")
+            elif path == "/-/reload":
+                if method != "POST":
+                    await _answer(send, 405, "use POST to reload the configs\n", extra=[(b"allow", b"POST")])
+                    return
+                problem = self.exporter.reload()
+                await _answer(send, 500 if problem else 200,
+                              f"reload failed: {self._inert(problem)}\n" if problem else "reloaded\n")
+            elif path == "/sd":
+                await self._sd(scope, send)
+            elif path == "/":
+                await _answer(send, 200, self._index(), content_type="text/html; charset=utf-8")
+            else:
+                await _answer(send, 404, "not found: try /, /probe?target=NAME, /metrics\n")
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass  # the scraper went away
+
+    def _inert(self, text: str) -> str:
+        return self.exporter.redactor()(visible(text))
+
+    async def _authorized(self, header: str) -> bool:
+        import bcrypt
+
+        scheme, _, encoded = header.partition(" ")
+        if scheme.lower() != "basic":
+            return False
+        try:
+            user, _, password = base64.b64decode(encoded, validate=True).decode("utf-8").partition(":")
+        except (ValueError, UnicodeDecodeError):
+            return False
+        digest = hashlib.sha256(f"{user}\0{password}".encode()).digest()
+        if digest in self._good_credentials:
+            return True
+        hashed = dict(self.web.users).get(user)
+        # An unknown user costs the same bcrypt check as a known one: no timing tells them apart.
+        candidate = hashed or b"$2b$10$" + b"." * 53
+        ok = await anyio.to_thread.run_sync(lambda: _checkpw(bcrypt, password.encode(), candidate))
+        if ok and hashed is not None:
+            self._good_credentials.add(digest)
+            return True
+        return False
+
+    async def _probe(self, scope: dict[str, Any], headers: dict[str, str], send: Send) -> None:
+        params = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        unknown = sorted({k for k, _ in params} - {"target", "module"})
+        if unknown:
+            self.exporter.metrics.rejected.labels("unknown").inc()
+            await _answer(send, 400, f"unknown parameter {self._inert(unknown[0])!r}: /probe takes only target=NAME "
+                          "and module=NAME; a URL or a command is never accepted\n")
+            return
+        values: dict[str, list[str]] = {}
+        for key, value in params:
+            values.setdefault(key, []).append(value)
+        if any(len(v) > 1 for v in values.values()):
+            self.exporter.metrics.rejected.labels("unknown").inc()
+            await _answer(send, 400, "target and module may be given once each\n")
+            return
+        target = values.get("target", [""])[0]
+        module = values.get("module", ["probe"])[0]
+        if not target:
+            await _answer(send, 400, "missing target: /probe?target=NAME, NAME a server of the exporter's configs\n")
+            return
+        timeout = None
+        raw = headers.get("x-prometheus-scrape-timeout-seconds")
+        if raw:
+            with contextlib.suppress(ValueError):
+                timeout = float(raw)
+            if timeout is not None and not timeout > 0:
+                timeout = None
+        try:
+            result, cached = await self.exporter.probe(target, module, timeout)
+        except UnknownTarget as exc:
+            self.exporter.metrics.rejected.labels("unknown").inc()
+            await _answer(send, 404 if "target" in str(exc) else 400, self._inert(str(exc)) + "\n")
+            return
+        except Busy as exc:
+            await _answer(send, 503, self._inert(str(exc)) + "\n")
+            return
+        from prometheus_client import CollectorRegistry
+        from prometheus_client.exposition import choose_encoder
+
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(ProbeCollector(result, cached, self.exporter.redactor()))
+        encoder, content_type = choose_encoder(headers.get("accept", ""))
+        await _answer(send, 200, encoder(registry), content_type=content_type)
+
+    async def _metrics(self, headers: dict[str, str], send: Send) -> None:
+        from prometheus_client.exposition import choose_encoder
+
+        encoder, content_type = choose_encoder(headers.get("accept", ""))
+        await _answer(send, 200, encoder(self.exporter.metrics.registry), content_type=content_type)
+
+    async def _sd(self, scope: dict[str, Any], send: Send) -> None:
+        """Prometheus http_sd_configs: every target, so that a server removed from the configs
+        leaves Prometheus' targets too (its series end) at the next refresh."""
+        params = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        module = params.get("module", "probe")
+        names = [self._inert(entry.name) for entry in self.exporter.targets()]
+        body = json.dumps([{"targets": names, "labels": {"__param_module": module}}] if names else [])
+        await _answer(send, 200, body, content_type="application/json")
+
+    def _index(self) -> str:
+        rows = []
+        modules = list(self.exporter.loaded.config.modules)
+        for entry in self.exporter.targets():
+            name = self._inert(entry.name)
+            cells = []
+            for module in modules:
+                state = self.exporter.states.get((entry.name, module))
+                link = f"/probe?target={quote(entry.name, safe='')}&amp;module={quote(module, safe='')}"
+                if state is None or state.last is None:
+                    cells.append(f'<td><a href="{link}">{html.escape(module)}</a>: not probed yet</td>')
+                    continue
+                report = state.last.report
+                age = time.monotonic() - state.last.finished
+                what = "ok" if int(report.exit_code) == 0 else f"exit {int(report.exit_code)}"
+                cells.append(f'<td><a href="{link}">{html.escape(module)}</a>: {what}, {age:.0f} s ago</td>')
+            rows.append(f"<tr><th>{html.escape(name)}</th><td>{html.escape(entry.transport)}</td>{''.join(cells)}</tr>")
+        return ("<!doctype html><html><head><title>mcpprobe exporter</title></head><body><h1>mcpprobe exporter</h1>"
+                "<p><a href=\"/metrics\">/metrics</a> (the exporter's own), <code>/probe?target=NAME&amp;module=M"
+                "</code>, <a href=\"/sd\">/sd</a></p>"
+                f"<table border=\"1\"><tr><th>target</th><th>transport</th><th colspan=\"{len(modules)}\">modules"
+                f"</th></tr>{''.join(rows)}</table></body></html>")
+
+
+def _checkpw(bcrypt: Any, password: bytes, hashed: bytes) -> bool:
+    try:
+        return bool(bcrypt.checkpw(password, hashed))
+    except ValueError:
+        return False
+
+
+async def _answer(send: Send, status: int, body: str | bytes, *, content_type: str = "text/plain; charset=utf-8",
+                  extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+    data = body.encode("utf-8", "backslashreplace") if isinstance(body, str) else body
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", content_type.encode()), (b"content-length", str(len(data)).encode()),
+                            *extra]})
+    await send({"type": "http.response.body", "body": data})
+
+
+def serve(exporter: Exporter, web: WebConfig, host: str, port: int, *, say: Callable[[str], None],
+          announce: Callable[[str], None]) -> int:
+    """Serve until SIGTERM or SIGINT; SIGHUP reloads. Returns the exit code (0 after a graceful stop)."""
+    import uvicorn
+
+    from mcpprobe.wire.stdio import reap_all
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(1024)
+    bound = sock.getsockname()[1]
+    config = uvicorn.Config(App(exporter, web), log_level="warning", access_log=False, lifespan="off",
+                            ssl_certfile=web.cert_file, ssl_keyfile=web.key_file, timeout_graceful_shutdown=5,
+                            limit_concurrency=None, timeout_keep_alive=30)
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:  # our own handlers, below: uvicorn's re-raise would skip the cleanup
+            yield
+
+    server = Server(config)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            say("stopping: finishing the scrapes in flight (5 s at most)")
+            server.should_exit = True
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop)
+        loop.add_signal_handler(signal.SIGHUP, exporter.reload)
+        scheme = "https" if web.tls else "http"
+        shown = f"[{host}]" if ":" in host else host
+        announce(f"listening on {scheme}://{shown}:{bound}")
+        await server.serve(sockets=[sock])
+
+    try:
+        asyncio.run(main())
+    finally:
+        reap_all()  # a stdio server whose probe was cut short by the shutdown ends with the exporter
+        sys.stdout.flush()
+    return 0
