@@ -227,8 +227,11 @@ class Exporter:
         from mcpprobe.config import resolve
         from mcpprobe.target import build_target
 
-        settings = Settings(protocol=module.protocol, timeout=deadline, connect_timeout=min(10.0, deadline),
-                            discover_timeout=min(2.0, deadline / 2), max_pages=module.max_pages)
+        # Requests time out a little before the probe's deadline, so that a slow request still gives a
+        # report that says where it stopped; the deadline itself cuts whatever is left.
+        request = deadline * 0.8
+        settings = Settings(protocol=module.protocol, timeout=request, connect_timeout=min(10.0, request),
+                            discover_timeout=min(2.0, request / 2), max_pages=module.max_pages)
         try:
             resolved = resolve(entry)  # no prompts: a daemon has no terminal
             target = build_target(resolved.url, resolved.command, transport=resolved.transport,

@@ -28,6 +28,7 @@ from mcpprobe.exporter.settings import WebConfig
 from mcpprobe.sanitize import visible
 
 Send = Callable[[dict[str, Any]], Any]
+GRACE = 3.0  # seconds a scrape in flight may go on after SIGTERM
 
 
 class ProbeCollector:
@@ -61,6 +62,12 @@ class App:
         self.exporter = exporter
         self.web = web
         self._good_credentials: set[bytes] = set()  # sha256 of user:password checked once
+        self._probes: set[anyio.CancelScope] = set()  # the probes of scrapes in flight
+
+    def cancel_probes(self) -> None:
+        """At shutdown, once the grace period is over: each scrape still probing is answered 503."""
+        for scope in list(self._probes):
+            scope.cancel()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -153,8 +160,14 @@ class App:
                 timeout = float(raw)
             if timeout is not None and not timeout > 0:
                 timeout = None
+        found: list[tuple[Result, bool]] = []
         try:
-            result, cached = await self.exporter.probe(target, module, timeout)
+            with anyio.CancelScope() as scope:
+                self._probes.add(scope)
+                try:
+                    found.append(await self.exporter.probe(target, module, timeout))
+                finally:
+                    self._probes.discard(scope)
         except UnknownTarget as exc:
             self.exporter.metrics.rejected.labels("unknown").inc()
             await _answer(send, 404 if "target" in str(exc) else 400, self._inert(str(exc)) + "\n")
@@ -162,6 +175,10 @@ class App:
         except Busy as exc:
             await _answer(send, 503, self._inert(str(exc)) + "\n")
             return
+        if not found:
+            await _answer(send, 503, "the exporter is stopping; the probe was cut short\n")
+            return
+        result, cached = found[0]
         from prometheus_client import CollectorRegistry
         from prometheus_client.exposition import choose_encoder
 
@@ -242,8 +259,9 @@ def serve(exporter: Exporter, web: WebConfig, host: str, port: int, *, say: Call
         raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.listen(1024)
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(App(exporter, web), log_level="warning", access_log=False, lifespan="off",
-                            ssl_certfile=web.cert_file, ssl_keyfile=web.key_file, timeout_graceful_shutdown=5,
+    app = App(exporter, web)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            ssl_certfile=web.cert_file, ssl_keyfile=web.key_file, timeout_graceful_shutdown=GRACE + 3,
                             limit_concurrency=None, timeout_keep_alive=30)
 
     class Server(uvicorn.Server):
@@ -257,8 +275,9 @@ def serve(exporter: Exporter, web: WebConfig, host: str, port: int, *, say: Call
         loop = asyncio.get_running_loop()
 
         def stop() -> None:
-            say("stopping: finishing the scrapes in flight (5 s at most)")
+            say(f"stopping: finishing the scrapes in flight ({GRACE:g} s at most)")
             server.should_exit = True
+            loop.call_later(GRACE, app.cancel_probes)
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
