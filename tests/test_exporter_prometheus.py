@@ -124,3 +124,29 @@ def test_prometheus_scrapes_probes_and_forgets_removed_targets(tmp_path: Path) -
         eventually(url, 'mcpprobe_up{server="gone"}', lambda r: r == [])
         eventually(url, 'up{job="mcp"}', lambda r: {x["metric"]["instance"] for x in r} == {"full", "broken"})
         eventually(url, "mcpprobe_up", lambda r: by_server(r) == {"full": 1.0, "broken": 0.0})
+
+
+PROMTOOL = shutil.which("promtool")
+
+
+def _yaml_blocks(page: str) -> list[str]:
+    return [block.split("```", 1)[0] for block in page.split("```yaml\n")[1:]]
+
+
+@pytest.mark.skipif(PROMTOOL is None, reason="needs promtool (Debian: apt-get install prometheus)")
+def test_documented_rules_and_scrape_configs_are_valid(tmp_path: Path) -> None:
+    """docs/exporter.md's alerting rules and scrape configs, checked by Prometheus' own promtool."""
+    import yaml
+
+    page = (Path(__file__).parent.parent / "docs" / "exporter.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(b) for b in _yaml_blocks(page) if b.startswith(("groups:", "scrape_configs:"))]
+    rules = next(b for b in blocks if isinstance(b, dict) and "groups" in b)
+    (tmp_path / "rules.yml").write_text(json.dumps(rules))
+    done = subprocess.run([str(PROMTOOL), "check", "rules", str(tmp_path / "rules.yml")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    scrape = next(b for b in blocks if isinstance(b, dict) and "scrape_configs" in b)
+    (tmp_path / "prometheus.yml").write_text(json.dumps(scrape))
+    done = subprocess.run([str(PROMTOOL), "check", "config", "--syntax-only", str(tmp_path / "prometheus.yml")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -23,6 +23,7 @@ INVOCATIONS = {
     "version": (["--version"], {}),
     "probe-help": (["probe", "--help"], {}),
     "list-help": (["list", "--help"], {}),
+    "exporter-help": (["exporter", "--help"], {}),
     "bash-completion": ([], COMPLETION),
 }
 
