@@ -31,7 +31,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from prometheus_client.parser import text_string_to_metric_families as text_families
 
 from mcpprobe.sanitize import visible
-from tests.conftest import FIXTURE, PY, ROOT, http_server
+from tests.conftest import FIXTURE, PY, ROOT, fixture_http, http_server
 
 DEMO = str(Path(sys.executable).parent / "mcpprobe-demo")
 
@@ -59,13 +59,13 @@ def _write(path: Path, servers: dict[str, Any]) -> Path:
 
 @contextmanager
 def exporter(tmp_path: Path, servers: dict[str, Any], exporter_yaml: str | None = None,
-             args: tuple[str, ...] = (), scheme: str = "http") -> Iterator[str]:
+             args: tuple[str, ...] = (), scheme: str = "http", env: dict[str, str] | None = None) -> Iterator[str]:
     config = _write(tmp_path / "servers.json", servers)
     argv = [PY, "-m", "mcpprobe", "exporter", "--config", str(config), "--listen-address", "127.0.0.1:0", *args]
     if exporter_yaml is not None:
         (tmp_path / "exporter.yaml").write_text(exporter_yaml, encoding="utf-8")
         argv += ["--exporter-config", str(tmp_path / "exporter.yaml")]
-    with http_server(argv, cwd=ROOT, pattern="listening on ") as url:
+    with http_server(argv, cwd=ROOT, pattern="listening on ", env=env) as url:
         assert url.startswith(scheme + "://")
         yield url
 
@@ -415,3 +415,19 @@ def test_secrets_stay_out_of_pages_and_labels(tmp_path: Path) -> None:
         assert value(text, "mcpprobe_up") == 0
         for page in ("/", "/metrics", "/sd", "/probe?target=echo"):
             assert secret not in get(url + page)[2]
+
+
+def test_config_errors_and_auth_keys_of_entries(tmp_path: Path) -> None:
+    with fixture_http("auth-required") as mcp_url:
+        servers = {"token": {"url": mcp_url, "bearerEnv": "EXPORTER_TEST_TOKEN"}, "anonymous": {"url": mcp_url},
+                   "unset": {"url": mcp_url, "headers": {"X-Api-Key": "${EXPORTER_TEST_UNSET}"}}}
+        with exporter(tmp_path, servers, env={"EXPORTER_TEST_TOKEN": "good-token"}) as url:
+            _, _, text = get(f"{url}/probe?target=token")
+            assert value(text, "mcpprobe_up") == 1 and value(text, "mcpprobe_exit_code") == 0, text
+            _, _, text = get(f"{url}/probe?target=anonymous")
+            assert value(text, "mcpprobe_exit_code") == 7 and value(text, "mcpprobe_stage", stage="connect") == 1
+            _, _, text = get(f"{url}/probe?target=unset")
+            assert value(text, "mcpprobe_exit_code") == 2 and value(text, "mcpprobe_stage", stage="config") == 1
+            assert value(text, "mcpprobe_findings_by_code", code="config-error") == 1
+            for page in ("/", "/metrics", "/probe?target=token"):
+                assert "good-token" not in get(url + page)[2]

@@ -222,7 +222,7 @@ class Exporter:
             self.metrics.failed.labels(entry.name, module.name).inc()
         return Result(report, module.name, time.monotonic(), time.time())
 
-    def _member(self, entry: Any, module: Module, deadline: float) -> Member:
+    async def _member(self, entry: Any, module: Module, deadline: float) -> Member:
         from mcpprobe import drift
         from mcpprobe.config import resolve
         from mcpprobe.target import build_target
@@ -236,7 +236,11 @@ class Exporter:
             resolved = resolve(entry)  # no prompts: a daemon has no terminal
             target = build_target(resolved.url, resolved.command, transport=resolved.transport,
                                   headers=resolved.headers, env=resolved.env, cwd=resolved.cwd)
-            self._add_secrets([*resolved.secrets, *target.secrets()])
+            secrets = [*resolved.secrets]
+            if entry.auth:
+                target, more = await self._authorized(entry, target, settings.connect_timeout)
+                secrets.extend(more)
+            self._add_secrets([*secrets, *target.secrets()])
             member = Member(entry.name, target, settings, source=entry.source)
             if module.baseline:
                 path = module.baseline.replace("{target}", entry.name)
@@ -245,6 +249,23 @@ class Exporter:
             return Member(entry.name, None, settings, source=entry.source, problem=exc)
         return member
 
+    async def _authorized(self, entry: Any, target: Any, timeout: float) -> tuple[Any, list[str]]:
+        """The entry's auth keys (bearerEnv, clientId, clientSecretEnv, scope; docs/auth.md), as
+        `probe -s NAME` applies them, without a browser: a daemon has nobody to log in."""
+        from mcpprobe.auth.apply import resolve_token, with_bearer
+        from mcpprobe.auth.options import AuthSettings
+        from mcpprobe.target import HttpTarget
+
+        auth = AuthSettings(no_browser=True).merged(AuthSettings.from_config(dict(entry.auth)))
+        if not isinstance(target, HttpTarget):
+            raise UsageProblem(f"server {entry.name!r}: bearerEnv, clientId and clientSecretEnv apply to HTTP "
+                               "servers; for a command use env")
+        has_header = any(name.lower() == "authorization" for name, _ in target.headers)
+        resolved = await resolve_token(target.url, auth, timeout=timeout, insecure=target.insecure,
+                                       has_authorization_header=has_header)
+        secrets = [*auth.secrets(), *([resolved.token] if resolved.token else [])]
+        return (with_bearer(target, resolved.token) if resolved.token else target), secrets
+
     def _add_secrets(self, secrets: list[str]) -> None:
         new = {s for s in secrets if s} - self._secrets
         if new:
@@ -252,7 +273,7 @@ class Exporter:
             redact.use(self.redactor())
 
     async def _check(self, entry: Any, module: Module, deadline: float) -> Report:
-        member = self._member(entry, module, deadline)
+        member = await self._member(entry, module, deadline)
         began = time.perf_counter()
         outcome: Outcome | None = None
         report: Report | None = None
