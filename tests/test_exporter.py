@@ -431,3 +431,22 @@ def test_config_errors_and_auth_keys_of_entries(tmp_path: Path) -> None:
             assert value(text, "mcpprobe_findings_by_code", code="config-error") == 1
             for page in ("/", "/metrics", "/probe?target=token"):
                 assert "good-token" not in get(url + page)[2]
+
+
+def test_expect_and_baseline_modules(tmp_path: Path) -> None:
+    from tests.conftest import fixture_cmd, run_cli
+
+    (tmp_path / "snapshots").mkdir()
+    saved = run_cli(["probe", "--save-snapshot", str(tmp_path / "snapshots" / "full.json"), "--protocol", "legacy",
+                     "--", *fixture_cmd("full")])
+    assert saved.exit_code == 0, saved.stderr
+    (tmp_path / "expect.yaml").write_text("tools: [echo, missing_tool]\n")
+    modules = ("modules:\n  contract: {check: probe, expect: expect.yaml}\n"
+               "  drift: {check: probe, baseline: 'snapshots/{target}.json', protocol: legacy}\n")
+    # "full" is now served by a server with fewer kinds: the baseline sees them removed.
+    with exporter(tmp_path, {"full": _server("tools-only")}, modules) as url:
+        _, _, text = get(f"{url}/probe?target=full&module=contract")
+        assert value(text, "mcpprobe_expectations_failed") == 1 and value(text, "mcpprobe_exit_code") == 1
+        _, _, text = get(f"{url}/probe?target=full&module=drift")
+        assert value(text, "mcpprobe_breaking_changes") >= 1 and value(text, "mcpprobe_exit_code") == 1
+        assert value(text, "mcpprobe_findings_by_code", code="breaking-change") >= 1

@@ -107,6 +107,10 @@ class App:
                 await _answer(send, 404, "not found: try /, /probe?target=NAME, /metrics\n")
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the scraper went away
+        except Exception as exc:  # noqa: BLE001 - one line and a 500, never a traceback in the log
+            self.exporter.say(f"internal error on {visible(path)}: {type(exc).__name__}: {self._inert(str(exc))}")
+            with contextlib.suppress(Exception):
+                await _answer(send, 500, f"internal error: {type(exc).__name__}\n")
 
     def _inert(self, text: str) -> str:
         return self.exporter.redactor()(visible(text))
