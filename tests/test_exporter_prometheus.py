@@ -1,6 +1,8 @@
 """The exporter under a real Prometheus: the Debian package `prometheus`, started on 127.0.0.1 with
-its own storage, scraping fixture servers through the exporter every second (multi-target
-relabeling, targets from the exporter's /sd), asserted through Prometheus' own query API."""
+its own storage, scraping fixture servers through the exporter every 3 s (multi-target relabeling,
+targets from the exporter's /sd refreshed every second), asserted through Prometheus' own query API.
+3 s rather than 1 s: a stdio probe starts a Python server, which on a loaded machine can take more
+than a second, and a probe cut short by its deadline would only make the waits longer."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def prometheus(tmp_path: Path, exporter_url: str) -> Iterator[str]:
     config = {
         "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
         "scrape_configs": [
-            {"job_name": "mcp", "metrics_path": "/probe", "scrape_interval": "2s", "scrape_timeout": "2s",
+            {"job_name": "mcp", "metrics_path": "/probe", "scrape_interval": "3s", "scrape_timeout": "3s",
              "http_sd_configs": [{"url": f"{exporter_url}/sd", "refresh_interval": "1s"}],
              "relabel_configs": [
                  {"source_labels": ["__address__"], "target_label": "__param_target"},
@@ -118,6 +120,13 @@ def test_prometheus_scrapes_probes_and_forgets_removed_targets(tmp_path: Path) -
         # The exporter's own metrics, scraped as a second job.
         eventually(url, 'mcpprobe_exporter_probes_total{target="broken"} > 1', lambda r: len(r) == 1)
         eventually(url, 'mcpprobe_exporter_probes_failed_total{target="broken"} > 0', lambda r: len(r) == 1)
+
+        # Every query of the documented Grafana dashboard is accepted and finds series.
+        dashboard = json.loads((Path(__file__).parent.parent / "docs" / "grafana-dashboard.json").read_text())
+        for panel in dashboard["panels"]:
+            for target in panel["targets"]:
+                expr = target["expr"].replace("$job", ".*").replace("$instance", ".*")
+                query(url, expr)
 
         _write(tmp_path / "servers.json", {"full": _server("full"), "broken": _server("crash-on-start")})
         assert get(f"{exporter_url}/-/reload", method="POST")[0] == 200
