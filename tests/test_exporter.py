@@ -281,7 +281,7 @@ def test_concurrency_limits_refuse_past_the_deadline(tmp_path: Path, limit: str,
 def test_deadline_follows_the_scrape_timeout_and_ends_the_server(tmp_path: Path) -> None:
     marker = str(tmp_path / f"m{uuid.uuid4().hex[:10]}")
     servers = {"slow": _server("slow", env={"FIXTURE_DELAY": "60"}, marker=marker)}
-    with exporter(tmp_path, servers, "timeout_margin: 0.5\n") as url:
+    with exporter(tmp_path, servers, "timeout: 60\ntimeout_margin: 0.5\n") as url:  # only the scrape is short
         started = time.monotonic()
         code, _, text = get(f"{url}/probe?target=slow", {"X-Prometheus-Scrape-Timeout-Seconds": "10"})
         assert code == 200 and time.monotonic() - started < 30
