@@ -311,7 +311,7 @@ def _server_stderr_writer(params: dict[str, Any]) -> Any:
     return lambda text: write_stderr_text(text, stream)
 
 
-FORMATS = ("human", "json", "junit", "openmetrics")
+FORMATS = ("human", "json", "junit", "openmetrics", "html")
 
 
 def _output_format(params: dict[str, Any]) -> str:
@@ -439,7 +439,7 @@ def _ci_inputs(params: dict[str, Any], members: list[Any], many: bool) -> Any:
                    "changes exit 1.")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
               help="Output format: human (default), json (same as --json), junit (JUnit XML), openmetrics "
-                   "(Prometheus text).")
+                   "(Prometheus text), html (one self-contained page).")
 @debug_options
 @connection_options
 @click.pass_context
@@ -524,6 +524,10 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
             from mcpprobe.render.junit import render
 
             _write(stdout, render(reports))
+        elif fmt == "html":
+            from mcpprobe.render.html import render_html
+
+            _write(stdout, render_html(reports))
         else:
             from mcpprobe.render.openmetrics import render as render_metrics
 
