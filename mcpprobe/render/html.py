@@ -46,7 +46,8 @@ main{max-width:72rem;margin:0 auto;padding:1rem}
 h1{font-size:1.5rem;margin:.25rem 0}h2{font-size:1.25rem;margin:0}h3{font-size:1.05rem;margin:1.25rem 0 .5rem}
 a{color:var(--info)}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:.9em}
-.mono,dd,td.long{overflow-wrap:anywhere}
+.mono,dd,td.long,tbody th{overflow-wrap:anywhere}
+.wide{overflow-x:auto}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;background:var(--panel);padding:.5rem;border-radius:6px}
 .muted{color:var(--muted)}
 .totals{display:flex;flex-wrap:wrap;gap:.5rem;margin:1rem 0;padding:0;list-style:none}
@@ -147,6 +148,15 @@ def _protocol(page: _Page, outcome: Any) -> str:
     return f"{page.text(snapshot.era or '?')} {page.text(snapshot.protocol_version or '?')}"
 
 
+def _table(headers: list[str], *, numeric: tuple[str, ...] = (), caption: str = "") -> str:
+    """The start of a table, up to its body: a scrolling box around it (a page never scrolls
+    sideways), cards on a phone, every header cell scoped to its column."""
+    cells = "".join(f'<th scope="col" class="num">{h}</th>' if h in numeric else f'<th scope="col">{h}</th>'
+                    for h in headers)
+    caption = f'<caption class="muted">{caption}</caption>' if caption else ""
+    return f'<div class="wide"><table class="cards">{caption}<thead><tr>{cells}</tr></thead><tbody>'
+
+
 def _anchor(index: int) -> str:
     return f"server-{index + 1}"
 
@@ -164,11 +174,8 @@ def _summary(page: _Page, reports: list[Any]) -> list[str]:
         out.append(f"<li><b>{breaking}</b> with breaking changes</li>")
     out.append("</ul>")
     headers = ["server", "result", "transport", "protocol", *KINDS, "errors", "warnings", "info", "drift"]
-    out.append('<table class="cards"><caption class="muted">One row per server; details below.</caption><thead><tr>')
-    numeric = ("errors", "warnings", "info")
-    out.extend(f'<th scope="col" class="num">{h}</th>' if h in numeric else f'<th scope="col">{h}</th>'
-               for h in headers)
-    out.append("</tr></thead><tbody>")
+    out.append(_table(headers, numeric=("errors", "warnings", "info"),
+                      caption="One row per server; details below."))
     for index, report in enumerate(reports):
         outcome = report.outcome
         negotiated = _negotiated(outcome)
@@ -189,7 +196,7 @@ def _summary(page: _Page, reports: list[Any]) -> list[str]:
                          "</td>")
         cells.append(f'<td data-label="drift">{_drift_cell(report)}</td>')
         out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table></section>")
+    out.append("</tbody></table></div></section>")
     return out
 
 
@@ -277,9 +284,8 @@ def _capabilities(page: _Page, capabilities: dict[str, Any]) -> str:
 
 
 def _kinds(outcome: Any) -> list[str]:
-    out = ['<h3>Kinds</h3><table class="cards"><thead><tr><th scope="col">kind</th><th scope="col">state</th>',
-           '<th scope="col" class="num">items</th><th scope="col" class="num">pages</th>'
-           '<th scope="col" class="num">time</th></tr></thead><tbody>']
+    numeric = ("items", "pages", "time")
+    out = ["<h3>Kinds</h3>", _table(["kind", "state", *numeric], numeric=numeric)]
     for kind in KINDS:
         listing = outcome.listings.get(kind)
         if listing is None:
@@ -294,7 +300,7 @@ def _kinds(outcome: Any) -> list[str]:
                    f'<td class="num" data-label="items">{len(listing.items) if declared else "-"}</td>'
                    f'<td class="num" data-label="pages">{len(listing.pages) if declared else "-"}</td>'
                    f'<td class="num" data-label="time">{f"{listing.ms:.0f} ms" if declared else "-"}</td></tr>')
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return out
 
 
@@ -307,8 +313,7 @@ def _findings(page: _Page, found: list[Any], heading: str) -> list[str]:
     if not found:
         out.append('<p class="ok">No findings.</p>')
         return out
-    out.append('<table class="cards"><thead><tr><th scope="col">severity</th><th scope="col">code</th>'
-               '<th scope="col">about</th><th scope="col">message and evidence</th></tr></thead><tbody>')
+    out.append(_table(["severity", "code", "about", "message and evidence"]))
     css = {Severity.ERROR: "bad", Severity.WARNING: "warn", Severity.INFO: "info"}
     for finding in found:
         severity = finding.severity or Severity.INFO
@@ -322,13 +327,12 @@ def _findings(page: _Page, found: list[Any], heading: str) -> list[str]:
                    f'<td class="tag" data-label="about">{page.text(finding.kind)}</td>'
                    f'<td class="long" data-label="message"><div>{page.text(finding.message, 2000)}{evidence}</div>'
                    "</td></tr>")
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return out
 
 
 def _expectations(page: _Page, checks: list[Any]) -> list[str]:
-    out = ['<h3>Expectations</h3><table class="cards"><thead><tr><th scope="col">expectation</th>'
-           '<th scope="col">result</th><th scope="col">message</th></tr></thead><tbody>']
+    out = ["<h3>Expectations</h3>", _table(["expectation", "result", "message"])]
     for check in checks:
         if check.ok is None:
             result = '<span class="warn">not checked</span>'
@@ -339,7 +343,7 @@ def _expectations(page: _Page, checks: list[Any]) -> list[str]:
         out.append(f'<tr><th scope="row" data-label="expectation">{page.text(check.name, 300)}</th>'
                    f'<td data-label="result">{result}</td>'
                    f'<td class="long" data-label="message">{page.text(check.message)}</td></tr>')
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return out
 
 
@@ -353,16 +357,15 @@ def _drift(page: _Page, drift: Any) -> list[str]:
         if not changes:
             continue
         css = "bad" if breaking else "info"
-        out.append(f'<h4 class="{css}">{title} ({len(changes)})</h4><table class="cards"><thead><tr>'
-                   '<th scope="col">change</th><th scope="col">kind</th><th scope="col">item</th>'
-                   '<th scope="col">details</th></tr></thead><tbody>')
+        out.append(f'<h4 class="{css}">{title} ({len(changes)})</h4>')
+        out.append(_table(["change", "kind", "item", "details"]))
         for change in changes:
             details = "; ".join(change.details)
             out.append(f'<tr><td data-label="change"><span class="badge {css}">{page.text(change.change)}</span></td>'
                        f'<td data-label="kind">{page.text(change.kind)}</td>'
                        f'<td class="long" data-label="item"><code>{page.text(change.ident, 300)}</code></td>'
                        f'<td class="long" data-label="details">{page.text(details, 2000) or "-"}</td></tr>')
-        out.append("</tbody></table>")
+        out.append("</tbody></table></div>")
     if drift.not_compared:
         out.append(f'<p class="warn">Not compared (the list is not complete in both runs): '
                    f"{page.text(', '.join(drift.not_compared))}</p>")
