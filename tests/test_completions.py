@@ -67,7 +67,7 @@ def test_bash_completes_through_the_script(configs: dict[str, str]) -> None:
     assert _bash(configs, "mcpprobe probe -s ") == ["alpha", "beta", "gamma"]
     assert _bash(configs, "mcpprobe list tools --server g") == ["gamma"]
     assert set(_bash(configs, "mcpprobe probe --for")) == {"--format", "--force"}
-    assert _bash(configs, "mcpprobe probe --format ") == ["human", "json", "junit", "openmetrics"]
+    assert _bash(configs, "mcpprobe probe --format ") == ["human", "json", "junit", "openmetrics", "html"]
     assert {"--expect", "--baseline", "--save-snapshot", "--trace"} <= set(_bash(configs, "mcpprobe probe --"))
 
 
