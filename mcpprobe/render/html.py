@@ -54,6 +54,7 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;background:var(--panel)
 .totals li{border:1px solid var(--line);border-radius:8px;padding:.5rem .75rem;background:var(--panel)}
 .totals b{display:block;font-size:1.3rem}
 table{border-collapse:collapse;width:100%;margin:.25rem 0}
+caption{text-align:left;padding:.25rem 0}
 th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;border-bottom:1px solid var(--line)}
 thead th{font-size:.85rem;color:var(--muted);font-weight:600;border-bottom:2px solid var(--line);white-space:nowrap}
 td.tag{white-space:nowrap}
@@ -380,6 +381,8 @@ def _catalog(page: _Page, outcome: Any) -> list[str]:
             continue
         out.append(f"<details><summary>{KIND_TITLES[kind]}: {len(listing.items)}</summary><ul>")
         for item in listing.items[:CATALOG_LIMIT]:
+            if not isinstance(item, dict):
+                continue
             description = item.get("description") or item.get("title") or ""
             note = f' <span class="muted">{page.text(description, 160)}</span>' if description else ""
             out.append(f"<li><code>{page.text(item.get(key), 200)}</code>{note}</li>")
