@@ -181,6 +181,15 @@ def test_one_server_and_its_exit_code() -> None:
     assert failing.exit_code == 1 and "findings (1)" in Page(failing.stdout).words()
 
 
+def test_a_baseline_not_compared_says_so(tmp_path: Path) -> None:
+    baseline = _baseline(tmp_path)
+    result = run_cli(["probe", "--format", "html", "--protocol", "legacy", "--baseline", str(baseline), "--",
+                      *fixture_cmd("crash-on-start")])
+    assert result.exit_code == 4
+    words = Page(result.stdout).words()
+    assert "not compared: the probe stopped" in words and "no baseline" not in words
+
+
 def test_secrets_are_masked_before_they_are_escaped() -> None:
     """A secret with '<', '&' and a quote would hide from a mask applied after escaping."""
     secret = 'pa<ss&wo"rd-9f2c7e'

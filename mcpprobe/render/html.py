@@ -203,6 +203,8 @@ def _summary(page: _Page, reports: list[Any]) -> list[str]:
 
 def _drift_cell(report: Any) -> str:
     drift = report.drift
+    if drift is None and report.member.baseline is not None:
+        return '<span class="warn">not compared: the probe stopped</span>'
     if drift is None:
         return '<span class="muted">no baseline</span>'
     if not drift.changes:
