@@ -85,7 +85,26 @@ def document(outcome: Outcome) -> dict[str, Any]:
     return doc
 
 
-def dumps(doc: dict[str, Any]) -> str:
-    # ASCII-only: no server-sent control or bidi character reaches a terminal, even when the
-    # JSON is printed to one; jq and every JSON parser decode the escapes.
-    return json_dumps(doc, indent=2, ensure_ascii=True, default=str)
+def dumps(doc: Any, *, pretty: bool | None = None) -> str:
+    """The document as text: indented for a person at a terminal, compact otherwise.
+
+    Compact output is written by the json module's C encoder (`indent` makes it fall back to
+    its pure-Python encoder, about 10x slower: 0.8 s for 10,000 tools); `pretty=None` means
+    indented exactly when stdout is a terminal. ASCII-only either way: no server-sent control or
+    bidi character reaches a terminal, even when the JSON is printed to one; jq and every JSON
+    parser decode the escapes.
+    """
+    if pretty is None:
+        pretty = _stdout_is_terminal()
+    if pretty:
+        return json_dumps(doc, indent=2, ensure_ascii=True, default=str)
+    return json_dumps(doc, separators=(",", ":"), ensure_ascii=True, default=str)
+
+
+def _stdout_is_terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stdout
+        return False
