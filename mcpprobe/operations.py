@@ -85,15 +85,20 @@ def _suspicious(where: str, key: str, value: Any, kind: str, detail: dict[str, A
 
 def suspicious_findings(listing: Listing) -> list[Finding]:
     """Hidden characters or escape sequences in names and descriptions: signs of tool poisoning."""
-    from mcpprobe.sanitize import visible
+    from mcpprobe.sanitize import plain, visible
 
     out = []
     ident_key = LIST_KINDS[listing.kind][3]
-    keys = dict.fromkeys((ident_key, "name", "title", "description"))
+    keys = tuple(dict.fromkeys((ident_key, "name", "title", "description")))
     for index, item in enumerate(listing.items):
-        where = f"{SINGULAR[listing.kind]} {visible(str(item.get(ident_key)))}"
+        where = None
         for key in keys:
-            found = _suspicious(where, key, item.get(key), listing.kind, {"index": index})
+            value = item.get(key)
+            if not isinstance(value, str) or plain(value):  # the common case: one C-speed look
+                continue
+            if where is None:
+                where = f"{SINGULAR[listing.kind]} {visible(str(item.get(ident_key)))}"
+            found = _suspicious(where, key, value, listing.kind, {"index": index})
             if found:
                 out.append(found)
     return out

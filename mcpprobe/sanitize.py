@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["visible", "findings_for", "truncate", "clean_tree", "json_dumps"]
+__all__ = ["visible", "plain", "findings_for", "truncate", "clean_tree", "json_dumps"]
 
 # Unicode Default_Ignorable_Code_Point (DerivedCoreProperties.txt).  These render as
 # nothing, so any of them can hide text.  Most are category Cf (caught by category
@@ -338,6 +338,12 @@ def _decode_smuggled(selectors: list[int]) -> str | None:
 
 def _quote(s: str) -> str:
     return "'" + truncate(visible(s), _HIDDEN_PREVIEW) + "'"
+
+
+def plain(text: str) -> bool:
+    """Whether `text` is printable ASCII, newlines and tabs only: nothing `findings_for` could
+    report and nothing `visible(multiline=True)` would change. One regex search, in C."""
+    return _NON_PLAIN_RUN_RE.search(text) is None
 
 
 def findings_for(text: str) -> list[str]:
