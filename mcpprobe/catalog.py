@@ -64,6 +64,10 @@ class Listing:
     findings: list[Finding] = field(default_factory=list)
     error: ProbeError | None = None  # what stopped the list, if anything
 
+    def __repr__(self) -> str:
+        # Short: a generated repr would spell out every item and page (see Outcome.__repr__).
+        return f"<Listing {self.kind} {self.state}: {len(self.items)} items, {len(self.pages)} pages>"
+
     @property
     def list_completed(self) -> bool:
         return self.state == "complete"

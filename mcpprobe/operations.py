@@ -32,6 +32,11 @@ class Outcome:
     kind: str | None = None  # for `list`
     interrupted: bool = False
 
+    def __repr__(self) -> str:
+        # Short: anyio formats the running task, and with it this result, whenever a cancel scope
+        # is cancelled; the generated repr would spell out every item (0.1 s for 40,000 tools).
+        return f"<Outcome {self.command} {', '.join(f'{k}:{len(v.items)}' for k, v in self.listings.items())}>"
+
     def all_findings(self) -> list[Finding]:
         found = list(self.findings)
         for listing in self.listings.values():

@@ -36,3 +36,16 @@ def test_json_on_a_terminal_is_indented_and_the_same_document():
         expected.pop(volatile)
     doc["ms"] = expected["ms"] = 0
     assert doc == expected
+
+
+def test_results_have_short_reprs():
+    """anyio formats the running task, and with it the operation's result, whenever a cancel
+    scope is cancelled: a generated repr of a large listing would cost time linear in its items."""
+    from mcpprobe.catalog import Listing, Page
+    from mcpprobe.operations import Outcome
+
+    listing = Listing("tools", True, state="complete", items=[{"name": f"t{i}"} for i in range(10_000)],
+                      pages=[Page(n, 1.0, 100, None) for n in range(100)])
+    outcome = Outcome("list", listings={"tools": listing}, kind="tools")
+    assert repr(listing) == "<Listing tools complete: 10000 items, 100 pages>"
+    assert repr(outcome) == "<Outcome list tools:10000>"
