@@ -31,8 +31,12 @@ KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resourc
 def safe(value: Any, limit: int = 0) -> str:
     """Server text as one inert line, secrets masked before it is cut to `limit` characters."""
     text = value if isinstance(value, str) else json_dumps(value, ensure_ascii=True, default=str)
-    text = visible(redact.active()(text))
-    return truncate(text, limit) if limit else text
+    redactor = redact.active()
+    if redactor:
+        text = redactor(text)
+    if not (text.isascii() and text.isprintable()):  # else visible() would return it unchanged
+        text = visible(text)
+    return truncate(text, limit) if limit and len(text) > limit else text
 
 
 def _label(name: str) -> Text:
