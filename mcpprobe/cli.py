@@ -260,9 +260,9 @@ def _emit(outcome: Any, as_json: bool, command: str) -> int:
         err.print("interrupted", style="yellow")
         return ExitCode.INTERRUPTED
     if as_json:
-        from mcpprobe.render.jsondoc import document, dumps
+        from mcpprobe.render.jsondoc import document, write
 
-        _write(stdout, dumps(document(outcome)))
+        write(stdout, document(outcome), redactor=redactor)
         from mcpprobe.render.human import render_error
 
         render_error(err, outcome)

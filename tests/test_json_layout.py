@@ -49,3 +49,29 @@ def test_results_have_short_reprs():
     outcome = Outcome("list", listings={"tools": listing}, kind="tools")
     assert repr(listing) == "<Listing tools complete: 10000 items, 100 pages>"
     assert repr(outcome) == "<Outcome list tools:10000>"
+
+
+def test_a_document_written_in_pieces_is_the_same_text_and_masked_across_pieces():
+    import io
+
+    from mcpprobe.redact import Redactor
+    from mcpprobe.render import jsondoc
+
+    secret = 'tok-1234567890"},{"name":"other'  # spans two items, so two batches and two writes
+    items = [{"name": f"t{i}", "description": "x" * 300, "n": i, "f": 0.5, "u": "\u202e\ud800"}
+             for i in range(3 * jsondoc.BATCH + 7)]
+    items[jsondoc.BATCH - 1] = {"secret": "ends with tok-1234567890"}
+    items[jsondoc.BATCH] = {"name": "other"}
+    doc = {"formatVersion": 1, "kinds": {"tools": {"items": items, "empty": [], "nan": float("nan")}},
+           "timings": [{"phase": "connect"}]}
+    whole = jsondoc.dumps(doc, pretty=False)
+    assert json.loads(whole)["kinds"]["tools"]["nan"] is None
+    out = io.StringIO()
+    jsondoc.write(out, doc, redactor=Redactor(()), pretty=False)
+    assert out.getvalue() == whole + "\n"
+    assert len(whole) > 2 * jsondoc.FLUSH_CHARS  # written in several pieces
+    masked = io.StringIO()
+    redactor = Redactor([secret])
+    jsondoc.write(masked, doc, redactor=redactor, pretty=False)
+    assert masked.getvalue() == redactor(whole) + "\n"
+    assert "tok-1234567890" not in masked.getvalue()

@@ -6,6 +6,7 @@ new keys may appear at any time.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from mcpprobe.capabilities import missing_for
@@ -99,6 +100,52 @@ def dumps(doc: Any, *, pretty: bool | None = None) -> str:
     if pretty:
         return json_dumps(doc, indent=2, ensure_ascii=True, default=str)
     return json_dumps(doc, separators=(",", ":"), ensure_ascii=True, default=str)
+
+
+# Items encoded per call when a document is written in pieces (`write`).
+BATCH = 500
+FLUSH_CHARS = 1 << 16
+
+
+def write(stream: Any, doc: Any, *, redactor: Any = None, pretty: bool | None = None) -> None:
+    """Write `dumps(doc)` and a newline to `stream` in pieces of about 64 KB, masking secrets
+    across the pieces: a large list is never one string of several megabytes (twice: as text
+    and as the bytes it is encoded to), only its items are held."""
+    from mcpprobe.redact import SplitWrites
+
+    if pretty is None:
+        pretty = _stdout_is_terminal()
+    masked = SplitWrites(redactor)
+    if pretty:
+        stream.write(masked.end(dumps(doc, pretty=True) + "\n"))
+        return
+    held: list[str] = []
+    size = 0
+    for piece in _compact_pieces(doc, 0):
+        held.append(piece)
+        size += len(piece)
+        if size >= FLUSH_CHARS:
+            stream.write(masked.feed("".join(held)))
+            held, size = [], 0
+    stream.write(masked.end("".join(held) + "\n"))
+
+
+def _compact_pieces(value: Any, depth: int) -> Iterator[str]:
+    """The compact encoding of `value` in pieces that join to exactly `dumps(value, pretty=False)`:
+    the document's top levels are walked, long lists encoded `BATCH` items at a time."""
+    if isinstance(value, dict) and depth < 3 and all(isinstance(key, str) for key in value):
+        yield "{"
+        for number, (key, item) in enumerate(value.items()):
+            yield ("," if number else "") + dumps(key, pretty=False) + ":"
+            yield from _compact_pieces(item, depth + 1)
+        yield "}"
+    elif isinstance(value, list) and len(value) > BATCH:
+        yield "["
+        for start in range(0, len(value), BATCH):
+            yield ("," if start else "") + dumps(value[start:start + BATCH], pretty=False)[1:-1]
+        yield "]"
+    else:
+        yield dumps(value, pretty=False)
 
 
 def _stdout_is_terminal() -> bool:
