@@ -9,6 +9,7 @@ Usage::
 
     python bench/floor.py -- COMMAND [ARGS...]     # stdio: newline-delimited JSON-RPC
     python bench/floor.py http://127.0.0.1:3001/mcp  # streamable HTTP
+    python bench/floor.py --kind tools -- COMMAND    # one kind only, as `mcpprobe list tools` does
 
 Prints one line per kind (`tools 13 items, 1 page`) and exits 0; exits 1 on any failure.
 """
@@ -185,7 +186,7 @@ def _result(method: str, reply: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def run(peer: StdioPeer | HttpPeer) -> list[str]:
+def run(peer: StdioPeer | HttpPeer, only: str | None = None) -> list[str]:
     result = peer.request("initialize", {
         "protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO})
     if isinstance(peer, HttpPeer):
@@ -194,7 +195,7 @@ def run(peer: StdioPeer | HttpPeer) -> list[str]:
     peer.notify("notifications/initialized")
     lines = []
     for kind, method, capability, key in KINDS:
-        if capability not in capabilities:
+        if capability not in capabilities or (only is not None and kind != only):
             continue
         count = pages = 0
         cursor = None
@@ -211,15 +212,19 @@ def run(peer: StdioPeer | HttpPeer) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    only = None
+    if len(argv) >= 2 and argv[0] == "--kind":
+        only, argv = argv[1], argv[2:]
     if argv and argv[0] == "--" and len(argv) > 1:
         peer: StdioPeer | HttpPeer = StdioPeer(argv[1:])
     elif len(argv) == 1 and "://" in argv[0]:
         peer = HttpPeer(argv[0])
     else:
-        print("usage: python bench/floor.py -- COMMAND [ARGS...] | python bench/floor.py URL", file=sys.stderr)
+        print("usage: python bench/floor.py [--kind KIND] -- COMMAND [ARGS...]\n"
+              "       python bench/floor.py [--kind KIND] URL", file=sys.stderr)
         return 2
     try:
-        lines = run(peer)
+        lines = run(peer, only)
     except (FloorError, OSError, ValueError) as exc:
         print(f"floor: {exc}", file=sys.stderr)
         return 1

@@ -59,7 +59,8 @@ EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 INSPECTOR = "@modelcontextprotocol/inspector-cli@1.0.3"
 WATCH_SERVER = REPO / "tests" / "fixtures" / "watch_server.py"
 RUN_TIMEOUT = 120.0
-CASES = ("startup", "stdio", "http", "demo", "tools-10k", "tools-20k", "fleet", "storm")
+LIST_SIZES = {"list-1k": 1_000, "list-10k": 10_000, "list-40k": 40_000, "list-100k": 100_000}
+CASES = ("startup", "stdio", "http", "demo", "tools-10k", "tools-20k", *LIST_SIZES, "fleet", "storm")
 FLEET_SIZE = 32
 FLEET_CONCURRENCY = 8
 STORM_NOTIFICATIONS = 10_000
@@ -337,6 +338,23 @@ def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: 
         ]
         cases.append(case)
 
+    for name, tools in LIST_SIZES.items():
+        if name not in selected:
+            continue
+        env = {"FIXTURE_TOOLS": str(tools), "FIXTURE_PAGE_SIZE": "100"}
+        server = [py, str(FIXTURE_SERVER), "paginated"]
+        passed = [arg for key, value in env.items() for arg in ("-e", f"{key}={value}")]
+        listing = [*mcpprobe_command(), "list", "tools"]
+        case = Case(name, f"list tools of the fixture server: {tools:,} tools, 100 per page (stdio)")
+        case.contenders = [
+            Contender("floor --kind tools", [*floor, "--kind", "tools", "--", *server], role="floor", env=env),
+            Contender("mcpprobe list tools --json", [*listing, "--json", *passed, "--", *server], role="mcpprobe",
+                      ok_codes=(0, 1), target="list-json"),
+            Contender("mcpprobe list tools", [*listing, *passed, "--", *server], ok_codes=(0, 1),
+                      target="list-human"),
+        ]
+        cases.append(case)
+
     if "fleet" in selected:
         server = [py, str(FIXTURE_SERVER), "full"]
         config = scratch / "mcpprobe.yaml"
@@ -419,17 +437,24 @@ def check(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str
     med = contender.median
     if contender.target == "click2":
         if floor is None:
-            return "<= 2x import click", None
-        return "<= 2x import click", med <= 2 * floor.median
+            return "<= 1.3x import click", None
+        return "<= 1.3x import click", med <= 1.3 * floor.median
     if contender.target == "stdio-targets":
         parts, oks = [], []
         if inspector is not None:
-            parts.append("<= 0.75x Inspector")
-            oks.append(med <= 0.75 * inspector.median)
+            parts.append("<= 0.5x Inspector")
+            oks.append(med <= 0.5 * inspector.median)
         if floor is not None:
-            parts.append("<= 1.7x floor")
-            oks.append(med <= 1.7 * floor.median)
+            parts.append("<= 1.25x floor")
+            oks.append(med <= 1.25 * floor.median)
         return ", ".join(parts), (all(oks) if oks else None)
+    if contender.target == "list-json":
+        return _list_targets(case, contender, cases)
+    if contender.target == "list-human":
+        as_json = next((c for c in case.contenders if c.target == "list-json" and c.samples), None)
+        if as_json is None:
+            return "no slower than --json", None
+        return f"no slower than --json (is {med / as_json.median:.2f}x)", med <= as_json.median * 1.05
     if contender.target == "http-targets":
         if inspector is None:
             return "<= 1.2x Inspector", None
@@ -450,6 +475,32 @@ def check(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str
         growth = (med - floor.median) / max(small_probe.median - small_floor.median, 1e-3)
         return f"<= 2.1x the 10k cost beyond floor (is {growth:.2f}x)", growth <= 2.1
     return "", None
+
+
+def _list_targets(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str, bool | None]:
+    """Peak memory <= 2x the floor's; per-item cost <= 2x the floor's, measured from the 1k case
+    (so that start-up, a constant, cancels); for 40k, within 1.2 s of the floor."""
+    floor = case.role("floor")
+    if floor is None:
+        return "", None
+    parts, oks = [], []
+    memory = contender.peak_mb / floor.peak_mb
+    parts.append(f"<= 2x floor's peak MB (is {memory:.2f}x)")
+    oks.append(memory <= 2)
+    small = cases.get("list-1k")
+    small_probe = small.role("mcpprobe") if small else None
+    small_floor = small.role("floor") if small else None
+    if small_probe is not None and small_floor is not None and case.name != "list-1k":
+        items = LIST_SIZES[case.name] - LIST_SIZES["list-1k"]
+        ours = (contender.median - small_probe.median) / items * 1e6
+        theirs = (floor.median - small_floor.median) / items * 1e6
+        parts.append(f"<= 2x floor's per-item cost (is {ours:.1f} vs {theirs:.1f} us)")
+        oks.append(ours <= 2 * max(theirs, 1e-9))
+    if case.name == "list-40k":
+        beyond = contender.median - floor.median
+        parts.append(f"floor + <= 1.2 s (is +{beyond:.2f} s)")
+        oks.append(beyond <= 1.2)
+    return ", ".join(parts), all(oks)
 
 
 def results(cases: list[Case]) -> list[dict[str, Any]]:
