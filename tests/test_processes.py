@@ -159,3 +159,24 @@ def test_a_closed_pipe_keeps_the_result_exit_code(command, scenario, expected):
     proc = subprocess.run(["bash", "-c", pipeline], capture_output=True, text=True, cwd=ROOT, timeout=30)
     assert "Traceback" not in proc.stderr
     assert proc.stdout.strip() == expected
+
+
+def test_the_result_reaches_a_pipe_before_the_server_is_gone():
+    """The result is flushed when it is ready, not when the process exits: here the server
+    ignores SIGTERM and lingers, so mcpprobe is alive for two more seconds (TERM, a grace,
+    then KILL) after it printed. Python buffers a pipe unless told otherwise."""
+    script = f"trap '' TERM; {PY} {FIXTURE} full; sleep 30"
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", "probe", "--json", "--", "sh", "-c", script],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env,
+                            start_new_session=True)
+    try:
+        line = proc.stdout.readline()
+        still_running = proc.poll() is None
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert line.startswith('{"formatVersion":1,')
+    assert still_running, "the document arrived only when mcpprobe exited"
