@@ -243,12 +243,15 @@ def _run(operation: Any, *args: Any, signals: tuple[int, ...] = (signal.SIGINT, 
 
 
 def _emit(outcome: Any, as_json: bool, command: str) -> int:
-    from rich.console import Console
-
     from mcpprobe.redact import RedactingStream
 
     redactor = _redactor()
     stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
+    if as_json and outcome is not None and outcome.error is None:
+        return _emit_json(stdout, redactor, outcome)
+
+    from rich.console import Console
+
     err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
     if outcome is None:
         if as_json:
@@ -493,7 +496,30 @@ def _trace_checked(trace: Any, params: dict[str, Any], code: int) -> int:
     return int(worst([code, ExitCode.USAGE]))
 
 
+def _emit_json(stdout: Any, redactor: Any, outcome: Any) -> int:
+    """The JSON document when nothing is to be said on stderr: without rich and the human
+    renderer (40-60 ms of imports, most of a probe's rendering time)."""
+    from mcpprobe.render.jsondoc import document, write
+
+    write(stdout, document(outcome), redactor=redactor)
+    stdout.flush()
+    return int(outcome.exit_code)
+
+
 def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
+    if reports is not None and fmt == "json" and not any(
+            report.outcome.error is not None or report.snapshot_error for report in reports):
+        from mcpprobe.exitcodes import worst
+        from mcpprobe.redact import RedactingStream
+        from mcpprobe.render.jsondoc import write
+
+        redactor = _redactor()
+        docs = [report.document() for report in reports]
+        stdout = RedactingStream(sys.stdout, redactor)
+        write(stdout, docs if many else docs[0], redactor=redactor)
+        stdout.flush()
+        return int(worst([report.exit_code for report in reports]))
+
     from rich.console import Console
     from rich.text import Text
 

@@ -5,8 +5,10 @@ same document either way: ASCII only, strict JSON."""
 from __future__ import annotations
 
 import json
+import subprocess
 
-from conftest import fixture_cmd, run_subprocess
+import pytest
+from conftest import PY, ROOT, fixture_cmd, run_subprocess
 from test_terminal_safety import run_in_pty
 
 PAGED = ["-e", "FIXTURE_TOOLS=250", "-e", "FIXTURE_PAGE_SIZE=100"]
@@ -75,3 +77,15 @@ def test_a_document_written_in_pieces_is_the_same_text_and_masked_across_pieces(
     jsondoc.write(masked, doc, redactor=redactor, pretty=False)
     assert masked.getvalue() == redactor(whole) + "\n"
     assert "tok-1234567890" not in masked.getvalue()
+
+
+@pytest.mark.parametrize("command", [["probe"], ["list", "tools"]])
+def test_json_without_an_error_does_not_load_the_human_renderer(command):
+    """--json with nothing to say on stderr writes the document without importing rich."""
+    result = subprocess.run([PY, "-X", "importtime", "-m", "mcpprobe", *command, "--json", "--",
+                             *fixture_cmd("full")], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "import time:" in line]
+    assert "mcpprobe.render.jsondoc" in imported
+    assert not [name for name in imported if name.startswith("rich") or name == "mcpprobe.render.human"]
+    assert json.loads(result.stdout)["ok"] is True
