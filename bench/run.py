@@ -295,6 +295,8 @@ def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: 
             Contender("floor", [*floor, *target_args], role="floor"),
             Contender("mcpprobe probe", [*probe, *target_args], role="mcpprobe", ok_codes=(0, 1),
                       target=f"{name}-targets"),
+            Contender("mcpprobe probe --json", [*probe, "--json", *target_args], ok_codes=(0, 1),
+                      target=f"{name}-targets"),
             Contender("mcpprobe probe --protocol legacy", [*probe, "--protocol", "legacy", *target_args],
                       ok_codes=(0, 1)),
             Contender("inspector-cli --method tools/list",
