@@ -275,7 +275,7 @@ def _emit(outcome: Any, as_json: bool, command: str) -> int:
         out = Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
         render_outcome(out, err, outcome)
     # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
-    # (`| jq`) should not wait for that. A closed pipe raises here, for _emit_safely.
+    # (`| jq`) should not wait for that.
     stdout.flush()
     return int(outcome.exit_code)
 
