@@ -154,7 +154,7 @@ def test_a_reply_nested_too_deep_is_output_not_a_crash(command, depth):
         assert doc["exitCode"] == 0
     if command == "probe":
         deep = [f for f in doc["findings"] if f["code"] == "non-protocol-output"]
-        assert deep and "nested more than 128 levels deep" in deep[0]["message"], doc["findings"]
+        assert deep and "nested more than 512 levels deep" in deep[0]["message"], doc["findings"]
     assert elapsed < 10 + GRACE
     assert _gone(marker)
 

@@ -49,9 +49,11 @@ class Transport(Protocol):
 
 _non_finite = [False]
 
-# Deepest nesting of arrays and objects accepted in one message (serde_json's default too). The
-# stack is never at risk below it: not in the parser, the sanitizer, --trace or a renderer.
-MAX_NESTING = 128
+# Deepest nesting of arrays and objects accepted in one message. The stack is never at risk below
+# it (not in the parser, the sanitizer, --trace or a renderer: tested at the limit), and a tool
+# schema nested a few hundred levels still reaches the schema checks, which report it as one
+# unusable tool instead of failing the whole list (serde_json's 128 would refuse the whole page).
+MAX_NESTING = 512
 
 
 class TooDeep(ValueError):
