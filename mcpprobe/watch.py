@@ -708,7 +708,16 @@ class Watcher:
         """--subscribe needs resources.subscribe: refused (exit 3) before anything else is sent."""
         self._no_subscribe = False
         if not self.kinds["resources"].declared:
-            return  # said after the listing, as an error event
+            if self.settings.force:
+                return  # said after the listing, as an error event: there is nothing to subscribe to
+            error = Refused(
+                "--subscribe needs the 'resources' capability with 'subscribe', and the server did not declare "
+                "'resources'; nothing was subscribed.", detail={"missing": "resources"})
+            if self._reconnected:
+                self.emit("error", "resources", code=error.code, message=error.message)
+                self._no_subscribe = True
+                return
+            raise error
         if not declared(session.capabilities, "resources", "subscribe"):
             if self.settings.force:
                 self._finding(Finding("forced", "--subscribe with --force although 'resources.subscribe' is not "

@@ -225,6 +225,16 @@ def test_subscribe_is_refused_without_the_capability(tmp_path: Path) -> None:
     assert "resources/subscribe" not in methods(record) and "resources/list" not in methods(record)
 
 
+def test_subscribe_is_refused_when_resources_are_not_declared(tmp_path: Path) -> None:
+    # docs/commands/watch.md: --subscribe against a server without resources exits 3, nothing sent.
+    record = tmp_path / "record.jsonl"
+    code, events, stderr = run_watch(["--duration", "5", "--protocol", "legacy", "--subscribe", "watch://status",
+                                      *stdio("burst", record)])
+    assert code == 3, stderr
+    assert events[-1]["error"]["code"] == "not-declared" and "'resources'" in stderr
+    assert "resources/subscribe" not in methods(record) and "tools/list" not in methods(record)
+
+
 def test_subscribe_outside_the_catalog_is_refused_unless_forced(tmp_path: Path) -> None:
     code, events, _ = run_watch(["--duration", "5", "--protocol", "legacy", "--subscribe", "watch://nope",
                                  *stdio("res-updates")])
