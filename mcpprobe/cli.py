@@ -392,6 +392,11 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
     many = params["all_servers"] or len(names) > 1
     members, secrets = [], []
     for entry in entries:
+        if entry.disabled and params["all_servers"]:
+            # Named with -s it is probed anyway: the user asked for it.
+            members.append(Member(entry.name, None, settings, source=entry.source,
+                                  skipped='"disabled": true in its config entry'))
+            continue
         try:
             target, extra = _named_target(entry, params)
         except UsageProblem as exc:
@@ -475,14 +480,20 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
     if extras.say is not None and many:
         extras.say(f"probing {len(members)} servers, at most {params['concurrency']} at once")
     shown: list[int] = []
+    finished: list[Any] = [None] * len(members)
     if not many:
         # One server: shown as soon as its report is complete, while a stdio server shuts down.
         extras.on_report = lambda report: shown.append(_emit_reports([report], fmt, many))
     try:
-        reports = _run(run, members, concurrency=params["concurrency"], extras=extras)
+        reports = _run(run, members, concurrency=params["concurrency"], extras=extras, into=finished)
     finally:
         if trace is not None:
             trace.close()
+    if reports is None and many:
+        # Interrupted: the servers that had finished are shown, the others as interrupted.
+        from mcpprobe.fleet import interrupted_report
+
+        reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
     ctx.exit(_trace_checked(trace, params, shown[0] if shown else _emit_reports(reports, fmt, many)))
 
 
@@ -524,6 +535,7 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
     from rich.text import Text
 
     from mcpprobe.exitcodes import worst
+    from mcpprobe.fleet import fleet_exit_code
     from mcpprobe.redact import RedactingStream
     from mcpprobe.render.human import render_error, safe
 
@@ -570,7 +582,7 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
             if report.snapshot_error:
                 err.print(Text(f"{safe(report.member.label)}: snapshot {safe(report.snapshot_error)}",
                                style="bold red"))
-    return int(worst([report.exit_code for report in reports]))
+    return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
 
 
 def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> int:

@@ -48,6 +48,7 @@ class ServerEntry:
     inputs: tuple[tuple[str, dict[str, Any]], ...] = ()  # VS Code input definitions of its file
     # bearerEnv, clientId, clientSecretEnv, scope, noAuthCache: names of variables, never secrets
     auth: tuple[tuple[str, Any], ...] = ()
+    disabled: bool = False  # "disabled": true in the entry: listed, and skipped by a fleet
 
     @property
     def transport(self) -> str:
@@ -68,7 +69,7 @@ class ServerEntry:
     def to_json(self) -> dict[str, Any]:
         """For `mcpprobe servers --json`: names of env variables and headers, never their values."""
         data: dict[str, Any] = {"name": self.name, "source": self.source, "format": self.format,
-                                "transport": self.transport}
+                                "transport": self.transport, "disabled": self.disabled}
         if self.url is not None:
             data["url"] = self.url
             data["headers"] = [k for k, _ in self.headers]
@@ -309,12 +310,13 @@ def _entry(path: Path, name: str, spec: Any, fmt: str, inputs: tuple[tuple[str, 
     kind = spec.get("type", spec.get("transport"))
     if kind is not None and not isinstance(kind, str):
         raise ConfigError(f"{where}: 'type' must be a string")
+    disabled = spec.get("disabled", False) is True
     if url is not None:
         if not isinstance(url, str):
             raise ConfigError(f"{where}: 'url' must be a string")
         auth = tuple((k, spec[k]) for k in AUTH_KEYS if k in spec)
         return ServerEntry(name, str(path), fmt, url=url, headers=_pairs(where, spec, "headers"),
-                           type=kind, inputs=inputs, auth=auth)
+                           type=kind, inputs=inputs, auth=auth, disabled=disabled)
     if not isinstance(command, str) or not command:
         raise ConfigError(f"{where}: 'command' must be a non-empty string")
     args = spec.get("args", [])
@@ -324,7 +326,7 @@ def _entry(path: Path, name: str, spec: Any, fmt: str, inputs: tuple[tuple[str, 
     if cwd is not None and not isinstance(cwd, str):
         raise ConfigError(f"{where}: 'cwd' must be a string")
     return ServerEntry(name, str(path), fmt, command=command, args=tuple(str(a) for a in args),
-                       env=_pairs(where, spec, "env"), cwd=cwd, type=kind, inputs=inputs)
+                       env=_pairs(where, spec, "env"), cwd=cwd, type=kind, inputs=inputs, disabled=disabled)
 
 
 AUTH_KEYS = ("bearerEnv", "bearer_env", "clientId", "client_id", "clientSecretEnv", "client_secret_env", "scope",

@@ -68,6 +68,13 @@ class RequestTimeout(ProbeError):
     code = "timeout"
 
 
+class Interrupted(ProbeError):
+    """Ctrl-C, SIGTERM or SIGHUP ended the work before it was done."""
+
+    exit_code = ExitCode.INTERRUPTED
+    code = "interrupted"
+
+
 class AuthFailed(ProbeError):
     exit_code = ExitCode.AUTH
     code = "auth-required"

@@ -70,6 +70,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "breaking-change": (Severity.ERROR,
                         "since the --baseline snapshot, something clients rely on was removed or changed"),
     "drift": (Severity.INFO, "since the --baseline snapshot, something was added or changed without breaking clients"),
+    "interrupted": (Severity.ERROR, "the run was interrupted (Ctrl-C, SIGTERM) before this server's probe finished"),
     "config-error": (Severity.ERROR, "a named server's config entry cannot be used (a missing variable, a bad entry)"),
     # watch (mcpprobe.watch): notifications nobody promised.
     "unpromised-notification": (Severity.WARNING, "a change notification the server never promised; not acted on"),

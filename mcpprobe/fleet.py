@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from mcpprobe.drift import Drift
-from mcpprobe.errors import ProbeError, ProtocolFailure
+from mcpprobe.errors import Interrupted, ProbeError, ProtocolFailure
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.expect import Check, Expectations
 from mcpprobe.operations import Outcome
@@ -35,6 +35,7 @@ class Member:
     problem: ProbeError | None = None  # could not be prepared (for example a missing variable)
     baseline: tuple[str, dict[str, Any]] | None = None  # (path, snapshot)
     snapshot_path: str | None = None
+    skipped: str | None = None  # why it is not probed at all (an entry marked "disabled": true)
 
     @property
     def label(self) -> str:
@@ -54,6 +55,11 @@ class Report:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def not_started(self) -> bool:
+        """Skipped, or its config entry could not be used: nothing was started for it."""
+        return self.member.skipped is not None or self.member.problem is not None
+
+    @property
     def exit_code(self) -> ExitCode:
         codes = [self.outcome.exit_code]
         if self.snapshot_error:
@@ -69,6 +75,8 @@ class Report:
         doc["ok"] = doc["exitCode"] == 0
         if self.member.name:
             doc["server"] = {"name": self.member.name, "source": self.member.source}
+        if self.member.skipped is not None:
+            doc["skipped"] = self.member.skipped
         doc["elapsedMs"] = round(self.elapsed * 1000, 1)
         if self.checks is not None:
             doc["expectations"] = [check.to_json() for check in self.checks]
@@ -93,14 +101,32 @@ class Extras:
     on_report: Callable[[Report], None] | None = None  # each report as soon as it is complete
 
 
-async def run(members: list[Member], *, concurrency: int, extras: Extras) -> list[Report]:
-    """Every member, at most `concurrency` at once, reports in the members' order."""
+def fleet_exit_code(reports: list[Report]) -> ExitCode:
+    """The worst of the members' codes, where a member whose config entry could not be used counts
+    as a finding (1), not as a usage error: the others were started. 2 only when nothing was."""
+    started = [report.exit_code for report in reports if not report.not_started]
+    broken = any(report.member.problem is not None for report in reports)
+    if not started:
+        return ExitCode.USAGE if broken else ExitCode.OK
+    return worst([*started, *([ExitCode.FINDINGS] if broken else [])])
+
+
+def interrupted_report(member: Member) -> Report:
+    """A member whose probe had not finished when the fleet was interrupted."""
+    message = "interrupted before its probe finished" if member.target is not None else "interrupted"
+    return Report(member, Outcome("probe", error=Interrupted(message), interrupted=True))
+
+
+async def run(members: list[Member], *, concurrency: int, extras: Extras,
+              into: list[Report | None] | None = None) -> list[Report]:
+    """Every member, at most `concurrency` at once, reports in the members' order. `into`, when
+    given, holds each report as soon as it is complete: what an interrupted run had finished."""
     limiter = anyio.CapacityLimiter(max(1, concurrency))
-    reports: list[Report | None] = [None] * len(members)
+    reports: list[Report | None] = into if into is not None else [None] * len(members)
 
     async def one(index: int, member: Member) -> None:
         async with limiter:
-            reports[index] = await probe_member(member, extras)
+            reports[index] = await probe_member(member, extras, keep=lambda report: reports.__setitem__(index, report))
 
     async with anyio.create_task_group() as group:
         for index, member in enumerate(members):
@@ -108,10 +134,13 @@ async def run(members: list[Member], *, concurrency: int, extras: Extras) -> lis
     return [report for report in reports if report is not None]
 
 
-async def probe_member(member: Member, extras: Extras) -> Report:
+async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], None] | None = None) -> Report:
     from mcpprobe.operations import probe
 
     say = extras.say or (lambda _: None)
+    if member.skipped is not None:
+        say(f"{member.label}: skipped: {member.skipped}")
+        return Report(member, Outcome("probe"))
     if member.problem is not None or member.target is None:
         say(f"{member.label}: not probed: {member.problem.message if member.problem else 'no target'}")
         return Report(member, Outcome("probe", error=member.problem))
@@ -130,6 +159,8 @@ async def probe_member(member: Member, extras: Extras) -> Report:
         # The outcome is complete; a stdio server is still being shut down. Finish the report now,
         # and hand it on, so that a single probe is shown during the shutdown, not after it.
         finished.append(_finish(member, outcome, time.perf_counter() - started, extras))
+        if keep is not None:
+            keep(finished[0])
         if extras.on_report is not None:
             extras.on_report(finished[0])
 

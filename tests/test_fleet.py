@@ -59,10 +59,76 @@ def test_a_config_error_fails_only_its_server(tmp_path: Path) -> None:
     bad = {"command": PY, "args": [str(FIXTURE), "full"], "env": {"T": "${FLEET_UNSET_VARIABLE}"}}
     config = _config(tmp_path, {"good": "full"}, bad=bad)
     result = run_cli(["probe", "--all", "--config", str(config), "--json", "--protocol", "legacy"])
-    assert result.exit_code == 2
+    # Not a usage error for the run (2 means nothing was started): a failed member, exit 1.
+    assert result.exit_code == 1
     good, broken = result.json
     assert good["exitCode"] == 0 and good["serverInfo"]["name"] == "fixture-full"
+    assert broken["exitCode"] == 2
     assert broken["error"]["code"] == "config-error" and "FLEET_UNSET_VARIABLE" in broken["error"]["message"]
+    assert [f["code"] for f in broken["findings"]] == ["config-error"]
+    human = run_cli(["probe", "--all", "--config", str(config), "--protocol", "legacy"])
+    assert human.exit_code == 1 and "config-error" in human.stdout and "1 of 2 servers ok" in human.stdout
+
+
+def test_a_fleet_of_only_broken_entries_is_a_usage_error(tmp_path: Path) -> None:
+    bad = {"command": PY, "args": [str(FIXTURE), "full"], "env": {"T": "${FLEET_UNSET_VARIABLE}"}}
+    config = _config(tmp_path, {}, bad=bad, worse=bad)
+    result = run_cli(["probe", "--all", "--config", str(config), "--json", "--protocol", "legacy"])
+    assert result.exit_code == 2 and [d["error"]["code"] for d in result.json] == ["config-error"] * 2
+
+
+def test_disabled_entries_are_skipped_and_listed(tmp_path: Path) -> None:
+    off = {"command": PY, "args": [str(FIXTURE), "crash-on-start"], "disabled": True}
+    config = _config(tmp_path, {"good": "full"}, off=off)
+    result = run_cli(["probe", "--all", "--config", str(config), "--json", "--protocol", "legacy"])
+    assert result.exit_code == 0
+    good, skipped = result.json
+    assert good["exitCode"] == 0 and "skipped" not in good
+    assert skipped["server"]["name"] == "off" and skipped["exitCode"] == 0 and "disabled" in skipped["skipped"]
+    assert skipped["serverInfo"] is None and skipped["findings"] == []  # never started
+    human = run_cli(["probe", "--all", "--config", str(config), "--protocol", "legacy"])
+    assert human.exit_code == 0
+    assert "skipped (disabled)" in human.stdout and "1 of 1 server ok, 1 skipped (disabled)" in human.stdout
+    servers = run_cli(["servers", "--json", "--config", str(config)])
+    assert [s["disabled"] for s in servers.json["servers"]] == [False, True]
+    named = run_cli(["probe", "-s", "off", "--config", str(config), "--json", "--protocol", "legacy"])
+    assert named.exit_code == 4  # named on its own, it is probed: the user asked for it
+
+
+def test_an_interrupted_fleet_shows_the_servers_that_finished(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    config = _config(tmp_path, {"fast": "full", "slow": "slow"})
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", "probe", "--all", "--config", str(config), "--json", "-v",
+                             "--protocol", "legacy"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env={**__import__("os").environ, "FIXTURE_DELAY": "60"})
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 60
+        seen = []
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            seen.append(line)
+            if not line or "fast: exit 0" in line:
+                break
+        assert "fast: exit 0" in seen[-1], seen
+        time.sleep(0.5)  # the slow one is waiting for its tools/list answer
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    fast, slow = json.loads(stdout)
+    assert fast["server"]["name"] == "fast" and fast["exitCode"] == 0 and fast["kinds"]["tools"]["count"] > 0
+    assert slow["server"]["name"] == "slow" and slow["exitCode"] == 130 and slow["error"]["code"] == "interrupted"
+    assert "Traceback" not in stderr and sys.executable
 
 
 def test_a_hanging_server_costs_only_its_own_timeout(tmp_path: Path) -> None:

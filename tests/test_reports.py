@@ -69,6 +69,24 @@ def test_junit_for_a_fleet_with_a_broken_server(tmp_path: Path) -> None:
     assert all(c.find("skipped") is not None for n, c in _cases(suites["broken"]).items() if n != "connection")
 
 
+def test_junit_class_names_have_no_dots_from_urls_or_names(tmp_path: Path) -> None:
+    # CI viewers split class names on dots into packages: one server must stay one package.
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "api.example.com": {"command": PY, "args": [str(FIXTURE), "tools-only"]},
+        "off": {"command": PY, "args": [str(FIXTURE), "crash-on-start"], "disabled": True}}}))
+    result = run_cli(["probe", "--all", "--config", str(path), "--format", "junit", "--expect", _expect(tmp_path),
+                      "--protocol", "legacy"])
+    suites = {s.get("name"): s for s in ET.fromstring(result.stdout).findall("testsuite")}
+    names = {case.get("classname") for case in suites["api.example.com"].iter("testcase")}
+    assert names == {"mcpprobe.api_example_com", "mcpprobe.api_example_com.expectations"}
+    single = run_cli(["probe", "--format", "junit", "--protocol", "legacy", "--", *fixture_cmd("tools-only")])
+    (classname,) = {case.get("classname") for case in ET.fromstring(single.stdout).iter("testcase")}
+    assert classname.count(".") == 1 and "fixture_server_py" in classname
+    skipped = suites["off"]
+    assert skipped.get("skipped") == "1" and skipped.get("tests") == "1"
+
+
 def test_junit_failure_for_a_broken_kind() -> None:
     result = run_cli(["probe", "--format", "junit", "--protocol", "legacy", "--", *fixture_cmd("method-not-found")])
     cases = _cases(ET.fromstring(result.stdout).find("testsuite"))  # type: ignore[arg-type]

@@ -28,7 +28,9 @@ def _count(listing: Any) -> Text:
     return Text(listing.state, style="bold red")  # method-not-found, failed: nothing read
 
 
-def _result(code: ExitCode) -> Text:
+def _result(code: ExitCode, report: Any = None) -> Text:
+    if report is not None and report.member.skipped is not None:
+        return Text("skipped (disabled)", style="dim")
     if code == ExitCode.OK:
         return Text("ok", style="green")
     return Text(f"{code.name.lower()} ({int(code)})", style="bold red" if code != ExitCode.FINDINGS else "red")
@@ -47,7 +49,7 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
         counts = [_count(outcome.listings.get(kind)) if negotiated else Text("?", style="dim") for kind in KINDS]
         errors = sum(1 for f in found if f.severity is Severity.ERROR)
         warnings = sum(1 for f in found if f.severity is Severity.WARNING)
-        table.add_row(Text(safe(report.member.label, 40), style="bold"), _result(report.exit_code),
+        table.add_row(Text(safe(report.member.label, 40), style="bold"), _result(report.exit_code, report),
                       Text(safe(snapshot.protocol_version) if negotiated else "-"), *counts,
                       Text(str(errors), style="bold red" if errors else ""),
                       Text(str(warnings), style="yellow" if warnings else ""), Text(f"{report.elapsed:.2f} s"))
@@ -62,10 +64,14 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
             out.print(finding_line(finding))
         if report.snapshot_error:
             out.print(Text(f"  snapshot {report.snapshot_error}", style="bold red"))
-    total = len(reports)
-    healthy = sum(1 for r in reports if r.exit_code == ExitCode.OK)
+    skipped = sum(1 for r in reports if r.member.skipped is not None)
+    total = len(reports) - skipped
+    healthy = sum(1 for r in reports if r.exit_code == ExitCode.OK and r.member.skipped is None)
     out.print()
-    out.print(Text(f"{healthy} of {total} server{'s' if total != 1 else ''} ok", style="bold"))
+    summary = f"{healthy} of {total} server{'s' if total != 1 else ''} ok"
+    if skipped:
+        summary += f", {skipped} skipped (disabled)"
+    out.print(Text(summary, style="bold"))
 
 
 def render_extras(out: Console, report: Any) -> None:
@@ -112,7 +118,10 @@ def render_servers(out: Console, discovery: Any) -> None:
         for column in ("name", "transport", "target", "source"):
             table.add_column(column, overflow="fold")
         for entry in discovery.servers:
-            table.add_row(Text(safe(entry.name), style="bold"), Text(entry.transport),
+            name = Text(safe(entry.name), style="bold")
+            if entry.disabled:
+                name.append(" (disabled)", style="dim")
+            table.add_row(name, Text(entry.transport),
                           Text(safe(entry.describe(), 80)), Text(safe(entry.source), style="dim"))
         out.print(table)
     else:

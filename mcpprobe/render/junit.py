@@ -39,12 +39,29 @@ def _fail(case: ET.Element, message: str, body: str, kind: str = "failure") -> N
     element.text = _clean(body)
 
 
+def _classname(label: str) -> str:
+    """`mcpprobe.` and the server's label with every run of characters other than letters, digits,
+    `_` and `-` as one `_`: CI viewers split class names on dots into a package tree, and a URL's
+    dots (`https://api.example.com/mcp`) would scatter one server over several packages."""
+    import re
+
+    return "mcpprobe." + (re.sub(r"[^\w-]+", "_", _clean(label, multiline=False)).strip("_") or "server")
+
+
 def suite(report: Any) -> ET.Element:
     outcome = report.outcome
     name = report.member.label
-    classname = _clean(f"mcpprobe.{name}", multiline=False)
+    classname = _classname(name)
     found = outcome.all_findings()
     element = ET.Element("testsuite", {"name": _clean(name, multiline=False), "time": f"{report.elapsed:.3f}"})
+    if report.member.skipped is not None:
+        case = _case(element, classname, "connection")
+        ET.SubElement(case, "skipped", {"message": _clean(f"not probed: {report.member.skipped}", multiline=False)})
+        element.set("tests", "1")
+        element.set("failures", "0")
+        element.set("errors", "0")
+        element.set("skipped", "1")
+        return element
     negotiated = bool(outcome.snapshot and outcome.snapshot.negotiated)
 
     timings = {t.phase: t.ms / 1000 for t in outcome.timings}

@@ -130,6 +130,7 @@ def families(reports: list[Any], now: float | None = None) -> list[tuple[str, st
     """(name, help, samples) of every family that has samples, in the exposition's order. Label
     values are as found (not yet made inert or escaped): the `exporter` encodes them its own way."""
     now = time.time() if now is None else now
+    reports = [report for report in reports if getattr(report.member, "skipped", None) is None]  # disabled
     out = []
     for name, help_text in FAMILIES:
         samples = [sample for report in reports for sample in _samples(name, report, now)]
