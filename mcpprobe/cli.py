@@ -76,6 +76,10 @@ def _target(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, 
     from mcpprobe.target import build_target
 
     command = ctx.meta.get("server_command", [])
+    if len(positionals) == 1 and "://" not in positionals[0] and _looks_like_address(positionals[0]):
+        raise click.UsageError(
+            f"{positionals[0]!r} is not a URL: it has no scheme. For an HTTP server, write the scheme:\n"
+            f"  mcpprobe {ctx.info_name} {_with_scheme(positionals[0])}")
     if len(positionals) > 1 or (positionals and "://" not in positionals[0]):
         raise click.UsageError(
             f"{' '.join(positionals)!r} is not a URL. To run a stdio server, put its command after '--':\n"
@@ -87,6 +91,32 @@ def _target(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, 
         env=list(params["env"]), cwd=params["cwd"], inherit_env=params["inherit_env"],
         insecure=params["insecure"],
     )
+
+
+_ADDRESS = (r"(?P<host>localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)"
+            r"(?P<port>:\d{1,5})?(?P<path>/\S*)?")
+
+
+def _looks_like_address(word: str) -> bool:
+    """`127.0.0.1:3101/mcp`, `localhost:8000`, `example.com/mcp`: a URL without its scheme. A file
+    name such as `server.py` is not one (no port, no path, not a loopback name or an IP address)."""
+    import re
+
+    match = re.fullmatch(_ADDRESS, word)
+    if match is None:
+        return False
+    host = match["host"]
+    local = host == "localhost" or host[0].isdigit() or host.startswith("[")
+    return bool(match["port"] or match["path"] or local)
+
+
+def _with_scheme(word: str) -> str:
+    """http:// for a loopback or private address or an explicit port, https:// for a name on the internet."""
+    import re
+
+    host = re.match(_ADDRESS, word)["host"]  # type: ignore[index]
+    local = host == "localhost" or host[0].isdigit() or host.startswith("[") or host.endswith(".local")
+    return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
 
 
 def _prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[Any, Any]:

@@ -24,7 +24,40 @@ class TargetCommand(click.Command):
             args = args[:split]
         else:
             ctx.meta["server_command"] = []
+            original = list(args)  # click's parser consumes the list it is given
+            try:
+                return super().parse_args(ctx, args)
+            except click.NoSuchOption as exc:
+                args = original
+                start = self._command_start(args, args.index(exc.option_name) if exc.option_name in args else len(args))
+                if start is None:
+                    raise
+                # `mcpprobe probe npx -y pkg`: the option belongs to the server's command.
+                suggestion = " ".join(["mcpprobe", ctx.info_name or "", *args[:start], "--", *args[start:]])
+                exc.possibilities = None  # "Did you mean --force?" would point away from the fix
+                exc.message = (f"No such option: {exc.option_name}. If it is an option of the server's command, "
+                               f"put the command after '--':\n  {suggestion}")
+                raise
         return super().parse_args(ctx, args)
+
+    def _command_start(self, args: list[str], before: int) -> int | None:
+        """Where a server command given without `--` probably starts: the first free word (not a
+        value of one of our options, not one of the command's own arguments, not KEY=VALUE or a URL)
+        before the unknown option `args[before]`."""
+        takes_value = {name for p in self.params if isinstance(p, click.Option) and not p.is_flag and not p.count
+                       for name in p.opts}
+        own = sum(1 for p in self.params if isinstance(p, click.Argument) and p.nargs == 1)
+        skip_next = False
+        for index, word in enumerate(args[:before]):
+            if skip_next:
+                skip_next = False
+            elif word.startswith("-"):
+                skip_next = word in takes_value
+            elif own:
+                own -= 1
+            elif "=" not in word and "://" not in word:
+                return index
+        return None
 
 
 def _finite(value: Any) -> Any:
