@@ -7,6 +7,7 @@ the server did not declare. What was negotiated is kept in a `Snapshot` for the 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -281,12 +282,36 @@ async def open_session(
         tail = transport.stderr_tail(settings.stderr_tail_lines)
         if tail and "serverStderr" not in exc.detail:
             exc.detail["serverStderr"] = tail
+        if not snapshot.negotiated:
+            hint = _early_failure_hint(exc, target, settings)
+            if hint:
+                exc.detail.setdefault("hint", hint)
         exc.detail.setdefault("snapshot", snapshot)
         if session is not None and "findings" not in exc.detail:
             # What the wire showed before the failure often explains it: keep it.
             exc.detail["findings"] = session.findings + session.wire_findings()
             exc.detail["timings"] = session.timings
         raise
+
+
+COLD_STARTERS = ("npx", "uvx", "docker", "podman", "bunx", "pnpm", "pipx", "uv", "deno")
+
+
+def _early_failure_hint(exc: ProbeError, target: Target, settings: Settings) -> str | None:
+    """What to try when the server never finished the handshake: more time for a launcher that
+    downloads the server first, or more environment for a server that ended at once."""
+    if not isinstance(target, StdioTarget):
+        return None
+    launcher = os.path.basename(target.command[0]) if target.command else ""
+    if isinstance(exc, RequestTimeout) and launcher in COLD_STARTERS:
+        wait = max(120, int(min(settings.connect_timeout, settings.timeout) * 4))
+        return (f"a first `{launcher}` start downloads the server before it runs, which can take longer than "
+                f"the {seconds(min(settings.connect_timeout, settings.timeout))} s allowed: run again, or allow "
+                f"more time with --connect-timeout {wait} (and --timeout {max(wait, int(settings.timeout))})")
+    if isinstance(exc, ConnectionFailed) and exc.detail.get("exitStatus") is not None and not target.inherit_env:
+        return ("the server ended before the handshake; it gets only a minimal environment (PATH, HOME, locale, "
+                "...): pass what it needs with -e KEY=VALUE, or all of mcpprobe's with --inherit-env")
+    return None
 
 
 def _install_client_handlers(conn: Connection, settings: Settings) -> None:

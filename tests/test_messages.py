@@ -37,3 +37,35 @@ def test_an_address_without_a_scheme_suggests_the_url(word: str, url: str) -> No
 def test_a_file_name_still_suggests_the_separator() -> None:
     result = run_cli(["probe", "server.py"])
     assert result.exit_code == 2 and "mcpprobe probe -- server.py" in result.stderr
+
+
+def test_a_server_that_ends_before_the_handshake_gets_one_wording_and_an_environment_hint() -> None:
+    from tests.conftest import fixture_cmd
+
+    for protocol in ("legacy", "auto"):
+        result = run_cli(["probe", "--json", "--protocol", protocol, "--", *fixture_cmd("crash-on-start")])
+        assert result.exit_code == 4
+        error = result.json["error"]
+        assert error["message"] == "the server process ended (exit status 1)"
+        assert "-e KEY=VALUE" in error["detail"]["hint"] and "--inherit-env" in error["detail"]["hint"]
+    human = run_cli(["probe", "--protocol", "legacy", "--", *fixture_cmd("crash-on-start")])
+    assert "hint: " in human.stderr and "--inherit-env" in human.stderr
+    inherited = run_cli(["probe", "--json", "--inherit-env", "--protocol", "legacy", "--",
+                         *fixture_cmd("crash-on-start")])
+    assert "hint" not in inherited.json["error"]["detail"]  # it had everything already
+
+
+def test_a_cold_launcher_that_times_out_suggests_more_time(tmp_path) -> None:
+    # A stand-in for the first `npx -y pkg` on a fresh machine: it downloads for longer than allowed.
+    npx = tmp_path / "npx"
+    npx.write_text("#!/bin/sh\nexec sleep 60\n")
+    npx.chmod(0o755)
+    result = run_cli(["probe", "--json", "--connect-timeout", "1", "--protocol", "legacy", "--",
+                      str(npx), "-y", "@example/server"])
+    assert result.exit_code == 6
+    assert "--connect-timeout 120" in result.json["error"]["detail"]["hint"]
+    other = tmp_path / "my-server"
+    other.write_text("#!/bin/sh\nexec sleep 60\n")
+    other.chmod(0o755)
+    plain = run_cli(["probe", "--json", "--connect-timeout", "1", "--protocol", "legacy", "--", str(other)])
+    assert plain.exit_code == 6 and "hint" not in plain.json["error"]["detail"]

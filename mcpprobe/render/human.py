@@ -241,6 +241,8 @@ def render_error(err: Console, outcome: Outcome) -> None:
     if outcome.error is None:
         return
     err.print(Text("error: ", style="bold red") + Text(visible(outcome.error.message)))
+    if outcome.error.detail.get("hint"):
+        err.print(Text("hint: ", style="bold") + Text(visible(str(outcome.error.detail["hint"]))))
     if outcome.stderr_tail:
         err.print(Text(f"last {len(outcome.stderr_tail)} lines of the server's stderr:", style="dim"))
         for line in outcome.stderr_tail:

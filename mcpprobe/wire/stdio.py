@@ -125,12 +125,18 @@ class StdioTransport:
             try:
                 await self._process.stdin.send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                raise self._gone("the server closed its stdin") from None
+                with anyio.move_on_after(0.5):
+                    await self._process.wait()
+                raise self._gone("stdin") from None
 
-    def _gone(self, what: str) -> ConnectionFailed:
+    def _gone(self, stream: str) -> ConnectionFailed:
+        """One wording however the end was noticed (a write to stdin failed, stdout closed, the
+        process was reaped): the process ended, with its exit status once it is known."""
         status = self._process.returncode if self._process is not None else None
-        suffix = f" (exit status {_describe_status(status)})" if status is not None else ""
-        return ConnectionFailed(f"{what}{suffix}", detail={"exitStatus": status})
+        if status is None:
+            return ConnectionFailed(f"the server closed its {stream}", detail={"exitStatus": None})
+        return ConnectionFailed(f"the server process ended (exit status {_describe_status(status)})",
+                                detail={"exitStatus": status})
 
     async def _read_stdout(self) -> None:
         assert self._sink is not None
@@ -158,14 +164,14 @@ class StdioTransport:
             return
         with anyio.move_on_after(0.5):
             await self._process.wait()
-        self._sink.closed(self._gone("the server closed its stdout (the process ended)"))
+        self._sink.closed(self._gone("stdout"))
 
     async def _watch_exit(self) -> None:
         """The server process ending is the end, even when a child of it still holds stdout open."""
         await self._process.wait()
         await anyio.sleep(0.2)  # let the reader deliver what the server wrote before it exited
         if not self._closing and self._sink is not None:
-            self._sink.closed(self._gone("the server process ended"))
+            self._sink.closed(self._gone("stdout"))
 
     def _line(self, line: bytes) -> None:
         assert self._sink is not None
