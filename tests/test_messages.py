@@ -69,3 +69,18 @@ def test_a_cold_launcher_that_times_out_suggests_more_time(tmp_path) -> None:
     other.chmod(0o755)
     plain = run_cli(["probe", "--json", "--connect-timeout", "1", "--protocol", "legacy", "--", str(other)])
     assert plain.exit_code == 6 and "hint" not in plain.json["error"]["detail"]
+
+
+def test_structured_content_is_shown_once_and_as_exact_json() -> None:
+    import json
+
+    from tests.conftest import fixture_cmd
+
+    result = run_cli(["call", "locate", "--force", "--protocol", "legacy", "--", *fixture_cmd("tools-only")])
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert out.count("table.txt") == 1, out  # the text block that repeats it is not printed again
+    assert "structuredContent (also sent as a text block):" in out
+    shown = json.loads(out.split("structuredContent (also sent as a text block):", 1)[1])
+    assert shown == {"path": "C:\\new\\table.txt", "note": "line one\nline two"}
+    assert '"C:\\\\new\\\\table.txt"' in out and "\nline two" not in out

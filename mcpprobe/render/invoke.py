@@ -229,8 +229,11 @@ def block_lines(block: Any, *, terminal: bool, saved: dict[int, str], index: int
     return [("summary", Text(f"[content of unknown type {safe(kind)!s}] {safe(block, 200)}", style="yellow"))]
 
 
-def write_blocks(out: Console, stream: TextIO, blocks: list[Any], *, terminal: bool, saved: dict[int, str]) -> None:
+def write_blocks(out: Console, stream: TextIO, blocks: list[Any], *, terminal: bool, saved: dict[int, str],
+                 skip: frozenset[int] = frozenset()) -> None:
     for index, block in enumerate(blocks):
+        if index in skip:
+            continue
         for kind, piece in block_lines(block, terminal=terminal, saved=saved, index=index):
             if kind == "text":
                 assert isinstance(piece, str)
@@ -242,6 +245,37 @@ def write_blocks(out: Console, stream: TextIO, blocks: list[Any], *, terminal: b
                     stream.flush()
             else:
                 out.print(piece)
+
+
+def _copies_of_structured(result: dict[str, Any], blocks: list[Any]) -> frozenset[int]:
+    """The text blocks that only repeat structuredContent as JSON (what the spec asks servers to
+    send for older clients): shown once, as structuredContent."""
+    import json
+
+    if "structuredContent" not in result:
+        return frozenset()
+    copies = set()
+    for index, block in enumerate(blocks):
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            try:
+                same = json.loads(block["text"]) == result["structuredContent"]
+            except ValueError:
+                continue
+            if same:
+                copies.add(index)
+    return frozenset(copies)
+
+
+def write_json(out: Console, stream: TextIO, value: Any, *, terminal: bool) -> None:
+    """A value as exact, indented JSON: escapes stay escapes (a Windows path's backslash is never a
+    line break), and nothing is cut or wrapped."""
+    text = json_dumps(value, indent=2, ensure_ascii=False, default=str)
+    if terminal:
+        out.print(Text(visible(text, multiline=True)), soft_wrap=True)
+    else:
+        out.file.flush()
+        stream.write(text + "\n")
+        stream.flush()
 
 
 def _timing_line(outcome: InvokeOutcome) -> Text:
@@ -299,11 +333,12 @@ def render_call(out: Console, err: Console, outcome: InvokeOutcome, stream: Text
     if result is not None and result.get("resultType") != "input_required":
         saved = {s["index"]: s["path"] for s in outcome.saved}
         blocks = result.get("content") if isinstance(result.get("content"), list) else []
-        write_blocks(out, stream, blocks, terminal=terminal, saved=saved)
+        copies = _copies_of_structured(result, blocks)
+        write_blocks(out, stream, blocks, terminal=terminal, saved=saved, skip=copies)
         if "structuredContent" in result:
-            out.print(Text("structuredContent:", style="bold"))
-            out.print(Text(safe(json_dumps(result["structuredContent"], indent=2, ensure_ascii=False))
-                           .replace("\\n", "\n")))
+            label = "structuredContent (also sent as a text block):" if copies else "structuredContent:"
+            out.print(Text(label, style="bold"))
+            write_json(out, stream, result["structuredContent"], terminal=terminal)
         if result.get("isError") is True:
             err.print(Text("the tool reported an error (isError: true)", style="bold red"))
     elif result is not None:
