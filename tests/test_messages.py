@@ -84,3 +84,38 @@ def test_structured_content_is_shown_once_and_as_exact_json() -> None:
     shown = json.loads(out.split("structuredContent (also sent as a text block):", 1)[1])
     assert shown == {"path": "C:\\new\\table.txt", "note": "line one\nline two"}
     assert '"C:\\\\new\\\\table.txt"' in out and "\nline two" not in out
+
+
+def test_a_watch_log_line_keeps_its_level_apart_from_the_message() -> None:
+    import io
+
+    from rich.console import Console
+
+    from mcpprobe.render.watch import HumanLines
+
+    buffer = io.StringIO()
+    lines = HumanLines(Console(file=buffer, width=200, color_system=None))
+    lines.header_done = True
+    for level in ("emergency", "info"):
+        lines({"event": "log", "kind": "server", "level": level, "data": f"{level.title()}-level message"})
+    shown = buffer.getvalue().splitlines()
+    assert "emergency Emergency-level message" in shown[0], shown
+    assert "info      Info-level message" in shown[1], shown
+
+
+def test_a_forced_list_does_not_say_nothing_was_sent() -> None:
+    from tests.conftest import fixture_cmd
+
+    result = run_cli(["list", "prompts", "--force", "--protocol", "legacy", "--", *fixture_cmd("tools-only")])
+    assert "nothing sent" not in result.stdout
+    assert "not declared; sent with --force and answered -32601" in result.stdout
+    assert "list prompts" in result.stderr + result.stdout and "(1 request)" in result.stdout
+
+
+def test_the_header_and_the_timing_count_pages_the_same_way() -> None:
+    from tests.conftest import fixture_cmd
+
+    result = run_cli(["list", "tools", "--protocol", "legacy", "--", *fixture_cmd("error-page2")])
+    assert result.exit_code == 1
+    assert "3 items, incomplete, 1 page read, page 2 failed" in result.stdout
+    assert "list tools" in result.stdout and "(2 requests)" in result.stdout and "p.)" not in result.stdout

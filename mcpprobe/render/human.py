@@ -152,15 +152,22 @@ def listing_header(listing: Listing) -> Text:
     text = Text(KIND_TITLES[listing.kind], style="bold")
     style = STATE_STYLE.get(listing.state, "")
     if listing.state == "not-declared":
-        text.append("  not declared; nothing sent", style=style)
+        if listing.pages:  # --force sent it anyway, and -32601 came back, as the spec asks
+            text.append("  not declared; sent with --force and answered -32601 (method not found)", style=style)
+        else:
+            text.append("  not declared; nothing sent", style=style)
         return text
     if listing.state in ("method-not-found", "failed"):
         text.append(f"  {listing.state}; no items read", style=style)
         return text
     pages = sum(1 for page in listing.pages if not page.failed)
+    failed = [page.number for page in listing.pages if page.failed]
     text.append(f"  {len(listing.items)} item{'s' if len(listing.items) != 1 else ''}", style="bold")
     text.append(f", {listing.state}", style=style)
-    text.append(f", {pages} page{'s' if pages != 1 else ''} read, {listing.ms:.0f} ms", style="dim")
+    text.append(f", {pages} page{'s' if pages != 1 else ''} read", style="dim")
+    if failed:
+        text.append(f", page {', '.join(map(str, failed))} failed", style=style)
+    text.append(f", {listing.ms:.0f} ms", style="dim")
     return text
 
 
@@ -231,7 +238,7 @@ def render_timings(console: Console, outcome: Outcome) -> None:
     parts = []
     for timing in outcome.timings:
         pages = timing.detail.get("pages")
-        note = f" ({pages} p.)" if pages else (" (unanswered)" if timing.detail.get("unanswered") else "")
+        note = f" ({pages} request{'s' if pages != 1 else ''})" if pages else (" (unanswered)" if timing.detail.get("unanswered") else "")
         parts.append(f"{timing.phase} {timing.ms:.0f} ms{note}")
     console.print()
     console.print(Text("Timing       " + " · ".join(parts), style="dim"))

@@ -185,7 +185,9 @@ class HumanLines:
                 text.append(f"  ({n} notifications)", style="dim")
         elif name == "log":
             level = str(event.get("level"))
+            # "emergency" fills the column: the space keeps it apart from the message.
             text.append(f"{safe(level, 12):<9}", style=LEVEL_STYLE.get(level, ""))
+            text.append(" ")
             if event.get("logger"):
                 text.append(f"[{safe(event['logger'], 60)}] ")
             text.append(safe(event.get("data"), 500))
