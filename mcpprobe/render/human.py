@@ -238,7 +238,8 @@ def render_timings(console: Console, outcome: Outcome) -> None:
     parts = []
     for timing in outcome.timings:
         pages = timing.detail.get("pages")
-        note = f" ({pages} request{'s' if pages != 1 else ''})" if pages else (" (unanswered)" if timing.detail.get("unanswered") else "")
+        unanswered = " (unanswered)" if timing.detail.get("unanswered") else ""
+        note = f" ({pages} request{'s' if pages != 1 else ''})" if pages else unanswered
         parts.append(f"{timing.phase} {timing.ms:.0f} ms{note}")
     console.print()
     console.print(Text("Timing       " + " · ".join(parts), style="dim"))
