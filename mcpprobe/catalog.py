@@ -135,7 +135,7 @@ async def list_kind(session: Session, kind: str) -> Listing:
             return listing
         if next_cursor in seen_cursors or next_cursor == cursor:
             _incomplete(listing, f"page {number} returned a cursor that was already used ({_short(next_cursor)}); "
-                        "following it would loop forever", "repeated-cursor", number)
+                        "following it would loop forever", "repeated-cursor", number, cursor=next_cursor)
             return listing
         seen_cursors.add(next_cursor)
         cursor = next_cursor
@@ -199,14 +199,14 @@ def _cause(exc: ProbeError) -> str:
     return "error"
 
 
-def _incomplete(listing: Listing, why: str, cause: str, number: int) -> None:
+def _incomplete(listing: Listing, why: str, cause: str, number: int, **evidence: Any) -> None:
     listing.state = "incomplete"
     read = len(listing.items) + len(listing.invalid)
     pages_read = sum(1 for page in listing.pages if not page.failed)
     listing.findings.append(Finding(
         "list-incomplete",
         f"{why}; kept {read} items from {pages_read} complete page(s)",
-        kind=listing.kind, detail={"page": number, "cause": cause, "itemsKept": read}))
+        kind=listing.kind, detail={"page": number, "cause": cause, "itemsKept": read, **evidence}))
 
 
 def _plain(detail: dict[str, Any]) -> dict[str, Any]:

@@ -163,19 +163,39 @@ class Session:
 
     def wire_findings(self) -> list[Finding]:
         """Protocol violations and non-JSON output seen on the wire so far, as findings."""
-        out = []
+        out: list[Finding | list[Any]] = []
+        stray: dict[str, list[Any]] = {}  # non-protocol output, one finding per kind of line
         for anomaly in self.conn.anomalies:
+            if anomaly.code == "non-protocol-output":
+                if anomaly.message not in stray:
+                    stray[anomaly.message] = []
+                    out.append(stray[anomaly.message])
+                stray[anomaly.message].append(anomaly)
+                continue
             detail = {"sample": anomaly.sample} if anomaly.sample else {}
             out.append(Finding(anomaly.code, anomaly.message, detail=detail))
-        extra = self.conn.bad_output_count - sum(1 for a in self.conn.anomalies if a.code == "non-protocol-output")
-        if extra > 0:
+        extra = self.conn.bad_output_count - sum(len(group) for group in stray.values())
+        if extra > 0 and len(stray) != 1:
             out.append(Finding("non-protocol-output", f"{extra} more lines that are not JSON-RPC were not kept"))
         if self.conn.unanswered_requests:
             out.append(Finding(
                 "request-flood", f"{self.conn.unanswered_requests} requests from the server went unanswered: they "
                 f"came while {MAX_SERVER_REQUESTS} others were being answered",
                 detail={"unanswered": self.conn.unanswered_requests}))
-        return out
+        findings = []
+        for entry in out:
+            if isinstance(entry, Finding):
+                findings.append(entry)
+                continue
+            count = len(entry) + (extra if len(stray) == 1 and extra > 0 else 0)
+            samples = [a.sample for a in entry if a.sample]
+            detail: dict[str, Any] = {"sample": samples[0]} if samples else {}
+            if count > 1:
+                detail["count"] = count
+                detail["samples"] = samples
+            message = entry[0].message + (f" ({count} times)" if count > 1 else "")
+            findings.append(Finding("non-protocol-output", message, detail=detail))
+        return findings
 
 
 def _kind_of(method: str) -> str:

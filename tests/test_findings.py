@@ -137,7 +137,8 @@ def test_unsupported_version_sends_nothing_more(tmp_path):
 def test_non_protocol_output_is_a_finding_not_a_crash():
     result, doc = probe_json("non-json-stdout")
     assert result.exit_code == 0
-    samples = [f["detail"]["sample"] for f in doc["findings"] if f["code"] == "non-protocol-output"]
+    (stray,) = [f for f in doc["findings"] if f["code"] == "non-protocol-output"]  # one, with a count
+    samples = stray["detail"]["samples"]
     assert "Starting fixture server v1.0..." in samples
     assert "oops not json" in samples
     assert doc["kinds"]["tools"]["state"] == "complete"

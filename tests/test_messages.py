@@ -119,3 +119,44 @@ def test_the_header_and_the_timing_count_pages_the_same_way() -> None:
     assert result.exit_code == 1
     assert "3 items, incomplete, 1 page read, page 2 failed" in result.stdout
     assert "list tools" in result.stdout and "(2 requests)" in result.stdout and "p.)" not in result.stdout
+
+
+def _junk_server(tmp_path, lines: int) -> list[str]:
+    import base64
+    import json
+    import sys
+
+    from tests.conftest import ROOT
+
+    junk = "".join(f"debug: step {n}\n" for n in range(lines)).encode()
+    answer = ('{"jsonrpc":"2.0","id":{ID},"result":{"protocolVersion":"2025-11-25","capabilities":{},'
+              '"serverInfo":{"name":"junk","version":"1"}}}\n').encode()
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"frames": [base64.b64encode(junk + answer).decode()], "then": "answer"}))
+    return [sys.executable, str(ROOT / "tests" / "fixtures" / "garbage_server.py"), str(plan)]
+
+
+def test_stray_output_is_one_finding_with_a_count_and_its_evidence(tmp_path) -> None:
+    server = _junk_server(tmp_path, 25)
+    doc = run_cli(["probe", "--json", "--protocol", "legacy", "--", *server]).json
+    stray = [f for f in doc["findings"] if f["code"] == "non-protocol-output"]
+    assert len(stray) == 1, stray
+    assert stray[0]["detail"]["count"] == 25 and stray[0]["detail"]["sample"] == "debug: step 0"
+    assert "debug: step 19" in stray[0]["detail"]["samples"]
+    human = run_cli(["probe", "--protocol", "legacy", "--", *server])
+    assert human.stdout.count("non-protocol-output") == 1
+    assert "(25 times)" in human.stdout and 'sample "debug: step 0"' in human.stdout
+
+
+def test_findings_show_their_evidence_and_identical_ones_collapse() -> None:
+    from mcpprobe.findings import Finding
+    from mcpprobe.render.human import collapsed, finding_line
+
+    cursor = Finding("list-incomplete", "page 2 returned a cursor that was already used", kind="tools",
+                     detail={"cursor": "c-2", "page": 2})
+    assert 'cursor "c-2"' in finding_line(cursor).plain
+    item = Finding("invalid-item", "item 3 is broken", kind="tools", detail={"id": "fetch", "index": 3})
+    assert 'id "fetch"' in finding_line(item).plain
+    same = [Finding("duplicate-item", "x repeats", kind="tools")] * 3
+    ((first, count),) = collapsed(same)
+    assert count == 3 and "(×3)" in finding_line(first, count).plain

@@ -13,7 +13,7 @@ from rich.text import Text
 from mcpprobe.catalog import KINDS
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Severity
-from mcpprobe.render.human import finding_line, safe
+from mcpprobe.render.human import collapsed, finding_line, safe
 
 
 def _count(listing: Any) -> Text:
@@ -60,8 +60,8 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
             continue
         out.print()
         out.print(Text(safe(report.member.label), style="bold"))
-        for finding in shown:
-            out.print(finding_line(finding))
+        for finding, count in collapsed(shown):
+            out.print(finding_line(finding, count))
         if report.snapshot_error:
             out.print(Text(f"  snapshot {report.snapshot_error}", style="bold red"))
     skipped = sum(1 for r in reports if r.member.skipped is not None)

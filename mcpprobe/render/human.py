@@ -216,12 +216,31 @@ def render_findings(console: Console, findings: list[Finding]) -> None:
         return
     console.print()
     console.print(Text("Findings", style="bold"))
+    for finding, count in collapsed(findings):
+        console.print(finding_line(finding, count))
+
+
+def collapsed(findings: list[Finding]) -> list[tuple[Finding, int]]:
+    """Identical findings (same severity, code, kind and message) once each, with how many there were."""
+    seen: dict[tuple[Any, ...], int] = {}
+    out: list[tuple[Finding, int]] = []
     for finding in findings:
-        console.print(finding_line(finding))
+        key = (finding.severity, finding.code, finding.kind, finding.message)
+        if key in seen:
+            first, count = out[seen[key]]
+            out[seen[key]] = (first, count + 1)
+        else:
+            seen[key] = len(out)
+            out.append((finding, 1))
+    return out
 
 
-def finding_line(finding: Finding) -> Text:
-    """One finding on one line: severity, code, kind, and the message made inert."""
+EVIDENCE = ("id", "cursor", "sample")  # what a finding's detail holds that a reader needs to see
+
+
+def finding_line(finding: Finding, count: int = 1) -> Text:
+    """One finding: severity, code, kind, the message made inert, and its evidence (the offending
+    line, the item's id, the cursor) on the next line, as the JSON's `detail` has them."""
     line = Text("  ")
     severity = finding.severity or Severity.INFO
     line.append(f"{severity.value:<7}", style=SEVERITY_STYLE[severity])
@@ -229,6 +248,12 @@ def finding_line(finding: Finding) -> Text:
     if finding.kind != "server":
         line.append(f" [{finding.kind}]")
     line.append(f"  {visible(finding.message)}")
+    if count > 1:
+        line.append(f" (×{count})", style="bold")
+    evidence = [f"{key} {safe(json_dumps(finding.detail[key], ensure_ascii=False), 200)}"
+                for key in EVIDENCE if finding.detail.get(key) not in (None, "")]
+    if evidence:
+        line.append("\n          " + "; ".join(evidence), style="dim")
     return line
 
 
