@@ -43,8 +43,10 @@ class Outcome:
             found.extend(listing.findings)
         if self.error is not None:
             # What ended the command is an error, whatever the code's usual severity, unless it
-            # was the user's own choice (a tool call not confirmed).
-            found.append(Finding(self.error.code if self.error.code in CODES else "protocol-error",
+            # was the user's own choice (a tool call not confirmed). It comes first among its
+            # severity: what stopped the run explains the findings that follow it (an HTTP 401
+            # before the metadata lookups it caused).
+            found.insert(0, Finding(self.error.code if self.error.code in CODES else "protocol-error",
                                  self.error.message, kind=self.error_kind(), severity=Severity(self.error.severity),
                                  detail=_public_detail(self.error.detail)))
         order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

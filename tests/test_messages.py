@@ -160,3 +160,17 @@ def test_findings_show_their_evidence_and_identical_ones_collapse() -> None:
     same = [Finding("duplicate-item", "x repeats", kind="tools")] * 3
     ((first, count),) = collapsed(same)
     assert count == 3 and "(×3)" in finding_line(first, count).plain
+
+
+def test_a_basic_challenge_says_to_send_an_authorization_header_first() -> None:
+    import sys
+
+    from tests.conftest import ROOT, http_server
+
+    with http_server([sys.executable, str(ROOT / "tests" / "fixtures" / "http_oddities.py"), "basic-auth"]) as url:
+        result = run_cli(["probe", "--json", "--protocol", "legacy", url])
+    assert result.exit_code == 7
+    codes = [f["code"] for f in result.json["findings"] if f["code"].startswith("auth-")]
+    assert codes[0] == "auth-required", codes  # before the metadata lookups that the 401 caused
+    assert "send an Authorization header" in result.json["findings"][0]["message"]
+    assert "Authorization: Basic" in result.json["error"]["message"]

@@ -94,6 +94,7 @@ def findings_for(found: Discovery, *, token_sent: bool) -> list[Finding]:
                 "auth-no-challenge",
                 "HTTP 401 without a Bearer WWW-Authenticate challenge"
                 + (f" (it offers only: {other})" if other else " (no WWW-Authenticate header at all)")
+                + ("; for Basic, send an Authorization header" if other.lower() == "basic" else "")
                 + "; RFC 9110 requires one, and MCP clients read resource_metadata and scope from it",
                 detail={"wwwAuthenticate": found.www_authenticate or None}))
     else:

@@ -138,6 +138,10 @@ class _HttpBase:
             label = "401 Unauthorized" if status == 401 else "403 Forbidden"
             challenge = detail["wwwAuthenticate"]
             hint = f"; the server asks: WWW-Authenticate: {challenge}" if challenge else ""
+            if _asks_basic(challenge):
+                # Often a proxy in front of the MCP server: OAuth discovery cannot help, a header can.
+                hint += ("; that is HTTP Basic authentication (often a proxy in front of the server): send an "
+                         "Authorization header, -H 'Authorization: Basic BASE64(user:password)'")
             return AuthFailed(f"{what}: HTTP {label}{hint}", detail=detail)
         if status == 429:
             return _rate_limited(response, what, detail)
@@ -596,3 +600,11 @@ async def _read_limited(response: httpx.Response, limit: int) -> bytes:
         if len(data) > limit:
             raise ProtocolFailure(f"an HTTP body larger than the limit of {limit} bytes (--max-message-size)")
     return bytes(data)
+
+
+def _asks_basic(www_authenticate: str) -> bool:
+    """A challenge for Basic and none for Bearer."""
+    from mcpprobe.auth.challenge import bearer, parse_www_authenticate
+
+    challenges = parse_www_authenticate(www_authenticate)
+    return bearer(challenges) is None and any(c.scheme.lower() == "basic" for c in challenges)
