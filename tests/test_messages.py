@@ -129,8 +129,8 @@ def _junk_server(tmp_path, lines: int) -> list[str]:
     from tests.conftest import ROOT
 
     junk = "".join(f"debug: step {n}\n" for n in range(lines)).encode()
-    answer = ('{"jsonrpc":"2.0","id":{ID},"result":{"protocolVersion":"2025-11-25","capabilities":{},'
-              '"serverInfo":{"name":"junk","version":"1"}}}\n').encode()
+    answer = (b'{"jsonrpc":"2.0","id":{ID},"result":{"protocolVersion":"2025-11-25","capabilities":{},'
+              b'"serverInfo":{"name":"junk","version":"1"}}}\n')
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"frames": [base64.b64encode(junk + answer).decode()], "then": "answer"}))
     return [sys.executable, str(ROOT / "tests" / "fixtures" / "garbage_server.py"), str(plan)]
