@@ -168,16 +168,27 @@ def discover(config_files: list[str] | tuple[str, ...] = (), *, cwd: Path | None
     """Every named server: from `config_files` only when given (each must exist), else the search path."""
     found = Discovery()
     explicit = bool(config_files)
-    paths = [Path(p) for p in config_files] if explicit else search_path(cwd, env)
+    cwd = cwd or Path.cwd()
+    paths: list[Path | tuple[Path, Path]] = [Path(p) for p in config_files] if explicit else list(
+        search_path(cwd, env))
+    # Claude Code's local scope (`claude mcp add`'s default) lives in ~/.claude.json under the
+    # project's directory, and wins over the project's .mcp.json and the user scope.
+    claude = [p for p in paths if isinstance(p, Path) and p.name == ".claude.json"]
+    for path in claude:
+        where = (paths.index(cwd / ".mcp.json") if not explicit and cwd / ".mcp.json" in paths
+                 else paths.index(path))
+        paths.insert(where, (path, cwd))
     seen: set[str] = set()
-    for path in paths:
+    for item in paths:
+        path, project = item if isinstance(item, tuple) else (item, None)
+        label = f"{path} (local scope of {project})" if project is not None else str(path)
         if not path.is_file():
-            if explicit:
+            if explicit and project is None:
                 raise ConfigError(f"--config {path}: no such file")
-            found.files.append((str(path), "missing"))
+            found.files.append((label, "missing"))
             continue
-        entries = load_file(path)
-        found.files.append((str(path), "read" if entries else "no servers"))
+        entries = load_file(path, project=project)
+        found.files.append((label, "read" if entries else "no servers"))
         for entry in entries:
             if entry.name in seen:
                 found.shadowed.append(entry)
@@ -198,8 +209,9 @@ def server_names(config_files: list[str] | tuple[str, ...] = ()) -> list[str]:
 # ----- reading one file -----
 
 
-def load_file(path: Path) -> list[ServerEntry]:
-    """The servers in one file of any supported format, recognised by its content."""
+def load_file(path: Path, *, project: Path | None = None) -> list[ServerEntry]:
+    """The servers in one file of any supported format, recognised by its content. With `project`,
+    only the Claude Code local-scope servers of that directory (`projects[DIR].mcpServers`)."""
     from mcpprobe import userinput
 
     text = userinput.read_text(str(path), str(path), error=ConfigError, encoding="utf-8-sig")
@@ -211,6 +223,8 @@ def load_file(path: Path) -> list[ServerEntry]:
         return []
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level, found {_type_name(data)}")
+    if project is not None:
+        return _local_scope(path, data, project)
     if "mcpServers" in data:
         return _entries(path, data["mcpServers"], "mcpServers", "mcpServers", ())
     if "servers" in data:
@@ -221,6 +235,26 @@ def load_file(path: Path) -> list[ServerEntry]:
         return []  # e.g. ~/.claude.json without user-scope servers; an empty mcpprobe.yaml
     raise ConfigError(f"{path}: no 'mcpServers' or 'servers' map: not an MCP server config that mcpprobe knows "
                       "(see docs/config.md)")
+
+
+def _local_scope(path: Path, data: dict[str, Any], project: Path) -> list[ServerEntry]:
+    """Claude Code's local-scope servers for `project`: keyed by the directory's absolute path."""
+    projects = data.get("projects")
+    if not isinstance(projects, dict):
+        return []
+    for key in dict.fromkeys((str(project), str(project.resolve()))):
+        spec = projects.get(key)
+        if isinstance(spec, dict) and spec.get("mcpServers"):
+            source = f"{path} (local scope of {key})"
+            return [_entry(Path(source), str(name), entry, "mcpServers", ())
+                    for name, entry in _checked_map(path, spec["mcpServers"], f"projects[{key!r}].mcpServers").items()]
+    return []
+
+
+def _checked_map(path: Path, raw: Any, key: str) -> dict[Any, Any]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: '{key}' must be a mapping of server names to entries, found {_type_name(raw)}")
+    return raw
 
 
 def _parse(path: Path, text: str) -> Any:

@@ -202,3 +202,24 @@ def test_every_server_command_takes_a_named_server(tmp_path, args):
     config.write_text(f"servers:\n  fx:\n    command: {PY}\n    args: [{str(FIXTURE)!r}, full]\n")
     result = run_cli([*args, "--config", str(config), "-s", "fx"])
     assert result.exit_code == 0, result.stderr
+
+
+def test_claude_code_local_scope_is_read_and_wins_over_project_and_user(home: dict[str, str]) -> None:
+    # `claude mcp add NAME -- CMD` (local scope, the default) writes ~/.claude.json projects[<cwd>].mcpServers.
+    project, user = Path.cwd(), Path(home["HOME"])
+    _write(project / ".mcp.json", {"mcpServers": {"shared": _stdio("none")}})
+    _write(user / ".claude.json", {
+        "mcpServers": {"user-wide": _stdio("full"), "local-only": _stdio("none")},
+        "projects": {str(project): {"allowedTools": [], "mcpServers": {"local-only": _stdio("full"),
+                                                                        "shared": _stdio("full")}},
+                     "/some/other/project": {"mcpServers": {"elsewhere": _stdio("full")}}},
+    })
+    doc = run_cli(["servers", "--json"]).json
+    names = [s["name"] for s in doc["servers"]]
+    assert names == ["local-only", "shared", "user-wide"], names
+    local = {s["name"]: s for s in doc["servers"]}["local-only"]
+    assert "local scope" in local["source"] and local["command"][-1] == "full"
+    assert sorted(s["source"].split(" ")[0] for s in doc["shadowed"]) == sorted(
+        [str(project / ".mcp.json"), str(user / ".claude.json")])
+    probed = run_cli(["probe", "-s", "local-only", "--json", "--protocol", "legacy"])
+    assert probed.exit_code == 0 and probed.json["serverInfo"]["name"] == "fixture-full"
