@@ -14,26 +14,12 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FILES = {"bash": "mcpprobe.bash", "zsh": "_mcpprobe", "fish": "mcpprobe.fish"}
-HEADER = "# Generated from mcpprobe's CLI by completions/generate.py; do not edit. Install: README.md.\n"
 
 
 def scripts() -> dict[str, str]:
-    from click.shell_completion import get_completion_class
+    from mcpprobe.bundled import COMPLETION_FILES, completion_script
 
-    from mcpprobe.cli import cli
-
-    out = {}
-    for shell, name in FILES.items():
-        cls = get_completion_class(shell)
-        assert cls is not None, shell
-        source = cls(cli, {}, "mcpprobe", "_MCPPROBE_COMPLETE").source().strip() + "\n"
-        if source.startswith("#compdef"):  # zsh reads #compdef only on the first line
-            first, rest = source.split("\n", 1)
-            out[name] = f"{first}\n{HEADER}{rest}"
-        else:
-            out[name] = HEADER + source
-    return out
+    return {name: completion_script(shell) for shell, name in COMPLETION_FILES.items()}
 
 
 def main(argv: list[str]) -> int:

@@ -49,7 +49,7 @@ def cli() -> None:
 
     Exit codes: 0 ok, 1 findings, 2 usage, 3 refused, 4 connection, 5 protocol, 6 timeout, 7 auth,
     130 interrupted.
-    See docs/exit-codes.md and docs/findings.md.
+    See `mcpprobe docs exit-codes` and `mcpprobe docs findings`; `mcpprobe docs` lists every page.
     """
     from mcpprobe import redact
 
@@ -415,7 +415,7 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
             names = discovery.names()
             if not names:
                 raise UsageProblem("--all: no servers found in the configs (see `mcpprobe servers -v` and "
-                                   "docs/config.md)")
+                                   "`mcpprobe docs config`)")
         entries = [discovery.get(name) for name in names]
     except UsageProblem as exc:
         raise click.UsageError(exc.message) from None
@@ -471,7 +471,7 @@ def _ci_inputs(params: dict[str, Any], members: list[Any], many: bool) -> Any:
               help="How many servers of a fleet are probed at once.")
 @click.option("--list-servers", is_flag=True, help="Show the named servers and the files they come from, and exit.")
 @click.option("--expect", "expect_file", type=click.Path(dir_okay=False), metavar="FILE.yaml",
-              help="Check what the server must offer (docs/expectations.md); each unmet expectation is an "
+              help="Check what the server must offer (`mcpprobe docs expectations`); each unmet expectation is an "
                    "expectation-failed finding (exit 1).")
 @click.option("--save-snapshot", metavar="FILE",
               help="Write the catalog (capabilities, items) to FILE as JSON; with a fleet put {server} in FILE.")
@@ -642,13 +642,13 @@ def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> 
 
 @cli.command("servers", context_settings=CONTEXT)
 @CONFIG_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (docs/json-output.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document (`mcpprobe docs json-output`).")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every config file consulted, found or not.")
 @click.pass_context
 def servers_command(ctx: click.Context, **params: Any) -> None:
     """Show every named server found in the config files, and the file it came from.
 
-    Reads mcpprobe.yaml, Claude Desktop, Claude Code, Cursor, Windsurf and VS Code configs (docs/config.md).
+    Reads mcpprobe.yaml, Claude Desktop, Claude Code, Cursor, Windsurf and VS Code configs (`mcpprobe docs config`).
     Environment values and header values are never shown, only their names.
 
     \b
@@ -705,7 +705,8 @@ def _register_command_modules() -> None:
         import_module(name).register(cli)
 
 
-COMMAND_MODULES = ("mcpprobe.cli_invoke", "mcpprobe.cli_watch", "mcpprobe.cli_auth", "mcpprobe.cli_exporter")
+COMMAND_MODULES = ("mcpprobe.cli_invoke", "mcpprobe.cli_watch", "mcpprobe.cli_auth", "mcpprobe.cli_exporter",
+                   "mcpprobe.cli_docs")
 _register_command_modules()
 
 

@@ -46,7 +46,7 @@ def auth_group() -> None:
     Tokens are stored per server in the user's config directory (files of mode 0600):
     $XDG_CONFIG_HOME/mcpprobe/tokens (~/.config/mcpprobe/tokens) on Linux,
     ~/Library/Application Support/mcpprobe/tokens on macOS, %APPDATA%\\mcpprobe\\tokens on Windows.
-    See docs/auth.md.
+    See `mcpprobe docs auth`.
     """
 
 

@@ -98,7 +98,7 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> No
 
     \b
     Output: a status header, then one timestamped line per event; --json gives one JSON object
-    per line (NDJSON), flushed as it happens (docs/json-output.md).
+    per line (NDJSON), flushed as it happens (`mcpprobe docs json-output`).
     Exit: 0 stopped (Ctrl-C, --duration, --count); 1 a change with --exit-on-change;
     3 refused (--subscribe without resources.subscribe); 4 connection lost with --no-reconnect,
     or the first connection failed; 5, 6, 7 as for every command.

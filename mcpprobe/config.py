@@ -112,7 +112,7 @@ class Discovery:
         # Names are text from files anyone may have written: inert before they reach a terminal.
         known = ", ".join(visible(n) for n in self.names()) or "none found"
         read = [path for path, state in self.files if state != "missing"]
-        where = f" (read: {', '.join(read)})" if read else " (no config file was found; see docs/config.md)"
+        where = f" (read: {', '.join(read)})" if read else " (no config file was found; see `mcpprobe docs config`)"
         raise ConfigError(f"no server named {name!r} in the configs; known servers: {known}{where}")
 
 
@@ -234,7 +234,7 @@ def load_file(path: Path, *, project: Path | None = None) -> list[ServerEntry]:
     if path.name.endswith(".claude.json") or path.suffix in (".yaml", ".yml"):
         return []  # e.g. ~/.claude.json without user-scope servers; an empty mcpprobe.yaml
     raise ConfigError(f"{path}: no 'mcpServers' or 'servers' map: not an MCP server config that mcpprobe knows "
-                      "(see docs/config.md)")
+                      "(see `mcpprobe docs config`)")
 
 
 def _local_scope(path: Path, data: dict[str, Any], project: Path) -> list[ServerEntry]:

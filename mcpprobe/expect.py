@@ -85,7 +85,7 @@ class _Reader:
 
     def fail(self, node: Any, message: str) -> ExpectationError:
         line = f":{node.start_mark.line + 1}" if node is not None else ""
-        return ExpectationError(f"{self.path}{line}: {message} (see docs/expectations.md)")
+        return ExpectationError(f"{self.path}{line}: {message} (see `mcpprobe docs expectations`)")
 
     def read(self, root: Any) -> Expectations:
         import yaml

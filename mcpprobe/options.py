@@ -117,7 +117,7 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--force", is_flag=True,
                      help="Send requests even for capabilities the server did not declare (labelled as forced)."),
         click.option("--json", "as_json", is_flag=True,
-                     help="Print one JSON document on stdout (docs/json-output.md); diagnostics go to stderr."),
+                     help="Print one JSON document on stdout (`mcpprobe docs json-output`); diagnostics go to stderr."),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -140,7 +140,7 @@ CONFIG_OPTION = click.option(
     "--config", "config_files", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
     envvar="MCPPROBE_CONFIG",
     help="Read named servers from this file only (repeatable): mcpprobe YAML, a Claude/Cursor/Windsurf "
-         "mcpServers file or a VS Code mcp.json. Default: the search path in docs/config.md.")
+         "mcpServers file or a VS Code mcp.json. Default: the search path in `mcpprobe docs config`.")
 
 
 def server_options(*, many: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -125,7 +125,7 @@ def render_servers(out: Console, discovery: Any) -> None:
                           Text(safe(entry.describe(), 80)), Text(safe(entry.source), style="dim"))
         out.print(table)
     else:
-        out.print(Text("no servers found (see docs/config.md for the files mcpprobe reads)", style="yellow"))
+        out.print(Text("no servers found (`mcpprobe docs config` lists the files mcpprobe reads)", style="yellow"))
     for entry in discovery.shadowed:
         out.print(Text(f"shadowed: {safe(entry.name)} in {safe(entry.source)} (an earlier file defines it)",
                        style="dim"))
