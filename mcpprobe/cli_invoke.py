@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from mcpprobe.cli import CONTEXT, _prepare, _run, _server_stderr_writer, _write
+from mcpprobe.cli import CONTEXT, _looks_like_address, _prepare, _run, _server_stderr_writer, _with_scheme, _write
 from mcpprobe.options import TargetCommand, connection_options, server_options
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
@@ -25,15 +25,18 @@ def _split(ctx: click.Context, rest: tuple[str, ...]) -> tuple[list[str], tuple[
 
     pairs: list[str] = []
     urls: list[str] = []
-    for item in rest:
+    for index, item in enumerate(rest):
         if _SERVER_URL.match(item):
             urls.append(item)
         elif is_pair(item):
             pairs.append(item)
+        elif _looks_like_address(item):
+            raise click.UsageError(f"{item!r} is not a URL: it has no scheme. For an HTTP server, write the "
+                                   f"scheme:\n  mcpprobe {ctx.info_name} ... {_with_scheme(item)}")
         else:
             raise click.UsageError(
                 f"{item!r} is neither KEY=VALUE nor a server URL. To run a stdio server, put its command "
-                f"after '--':\n  mcpprobe {ctx.info_name} ... -- {item}")
+                f"after '--':\n  mcpprobe {ctx.info_name} ... -- {' '.join(rest[index:])}")
     return pairs, tuple(urls)
 
 

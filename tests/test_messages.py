@@ -174,3 +174,10 @@ def test_a_basic_challenge_says_to_send_an_authorization_header_first() -> None:
     assert codes[0] == "auth-required", codes  # before the metadata lookups that the 401 caused
     assert "send an Authorization header" in result.json["findings"][0]["message"]
     assert "Authorization: Basic" in result.json["error"]["message"]
+
+
+def test_call_names_the_fix_for_a_command_or_an_address_among_its_arguments() -> None:
+    command = run_cli(["call", "add", "a=2", "uvx", "some-server", "--stdio"])
+    assert command.exit_code == 2 and "-- uvx some-server --stdio" in command.stderr
+    address = run_cli(["call", "add", "a=2", "127.0.0.1:3101/mcp"])
+    assert address.exit_code == 2 and "http://127.0.0.1:3101/mcp" in address.stderr
