@@ -148,3 +148,10 @@ def test_fleet_usage_errors(tmp_path: Path) -> None:
     assert snapshot.exit_code == 2 and "{server}" in snapshot.stderr
     zero = run_cli(["probe", "--all", "--config", str(config), "--concurrency", "0"])
     assert zero.exit_code == 2
+
+
+def test_a_fleet_shows_the_hint_of_a_server_that_ended_before_the_handshake(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"good": "full", "broken": "crash-on-start"})
+    result = run_cli(["probe", "--all", "--config", str(config), "--protocol", "legacy"])
+    assert result.exit_code == 4
+    assert "hint: " in result.stdout and "--inherit-env" in result.stdout

@@ -62,6 +62,9 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
         out.print(Text(safe(report.member.label), style="bold"))
         for finding, count in collapsed(shown):
             out.print(finding_line(finding, count))
+        error = report.outcome.error
+        if error is not None and error.detail.get("hint"):
+            out.print(Text("  hint: ", style="bold") + Text(safe(str(error.detail["hint"]))))
         if report.snapshot_error:
             out.print(Text(f"  snapshot {report.snapshot_error}", style="bold red"))
     skipped = sum(1 for r in reports if r.member.skipped is not None)
