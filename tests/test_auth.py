@@ -463,3 +463,18 @@ def test_a_token_that_expires_mid_list_is_diagnosed_and_the_items_kept() -> None
     assert tools["state"] == "incomplete" and [t["name"] for t in tools["items"]] == ["first"]
     assert finding(doc, "list-incomplete")["detail"]["cause"] == "auth"
     assert finding(doc, "auth-challenge")["severity"] == "info"
+
+
+# ----- issue #12: the edges of login and of a session's token -----
+
+
+def test_no_token_sent_is_not_called_an_invalid_token() -> None:
+    """A server that says error="invalid_token" to a request without any token: the diagnosis must
+    not say a token was rejected, and must say how to get one."""
+    with auth_server("--error-without-token") as url:
+        result, doc = probe_json(url, "--no-auth-cache")
+    assert result.exit_code == 7
+    assert "auth-invalid-token" not in result.codes()
+    challenge = finding(doc, "auth-challenge")
+    assert challenge["detail"]["params"]["error"] == "invalid_token" and challenge["detail"]["tokenSent"] is False
+    assert "no credentials were sent" in challenge["message"] and f"mcpprobe auth login {url}" in challenge["message"]

@@ -99,12 +99,15 @@ def findings_for(found: Discovery, *, token_sent: bool) -> list[Finding]:
                 detail={"wwwAuthenticate": found.www_authenticate or None}))
     else:
         shown = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "no parameters"
-        sent = "a bearer token was sent" if token_sent else "no credentials were sent"
+        sent = "a bearer token was sent" if token_sent else (
+            f"no credentials were sent: log in with {LOGIN_HINT.format(url=url)}, or give a token (--bearer-env)")
         out.append(Finding(
             "auth-challenge", f"HTTP {found.status}: the server asks for {challenge.scheme} ({shown}); {sent}",
             severity=Severity.INFO, detail={"status": found.status, "scheme": challenge.scheme, "params": params,
                                             "tokenSent": token_sent}))
-    if found.status == 401 and (token_sent or error == "invalid_token"):
+    # Only a token that was sent can be the wrong one: a server that says error="invalid_token" to a
+    # request without credentials (RFC 6750 3.1 says it should not) is asking for one, not refusing it.
+    if found.status == 401 and token_sent:
         out.append(Finding(
             "auth-invalid-token",
             f"the server rejected the bearer token{why}"
