@@ -64,6 +64,11 @@ def auth_group() -> None:
               help="Limit for each HTTP request.")
 @click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
               help="Another header the MCP server needs (repeatable); never Authorization.")
+@click.option("--grant", type=click.Choice(["authorization_code", "client_credentials"]), default=None,
+              help="The OAuth grant (default: client_credentials for --client-id with --client-secret-env, "
+                   "else authorization_code; a confidential client's code flow: --grant authorization_code).")
+@click.option("--force", is_flag=True,
+              help="Log in even when the server answers without credentials and publishes no resource metadata.")
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 def login_command(url: str, **params: Any) -> None:
@@ -74,7 +79,14 @@ def login_command(url: str, **params: Any) -> None:
     opened in a browser where there is one; --no-browser only prints it). The client is
     --client-id when given, else a client ID metadata document (--client-metadata-url) or
     dynamic registration, as the authorization server offers. With --client-id and
-    --client-secret-env: the client credentials grant, for CI (no browser).
+    --client-secret-env: the client credentials grant, for CI (no browser), unless
+    --grant authorization_code (a confidential client in the browser flow).
+
+    \b
+    Login opens a session as every command does (server/discover, else initialize) and
+    lists what the server declares; it goes ahead when one of those is refused with 401
+    or 403, when the server publishes protected resource metadata, or with --force. The
+    same session with the new token must then succeed.
 
     \b
     Exit: 0 logged in (or no login needed); 2 usage; 4 server unreachable; 7 login failed.
@@ -117,7 +129,8 @@ def login_command(url: str, **params: Any) -> None:
         client_id=settings.client_id, client_secret=secret, scope=settings.scope,
         client_metadata_url=params["client_metadata_url"], no_browser=settings.no_browser,
         callback_port=params["callback_port"], login_timeout=params["login_timeout"], timeout=params["timeout"],
-        insecure=params["insecure"], headers=headers, announce=announce)
+        insecure=params["insecure"], headers=headers, announce=announce, grant=params["grant"],
+        force=params["force"])
     try:
         result = anyio.run(login, url, options)
     except KeyboardInterrupt:
@@ -157,6 +170,8 @@ def login_command(url: str, **params: Any) -> None:
     flow = "authorization code + PKCE" if result.flow == "authorization_code" else "client credentials"
     lines = [f"Logged in to {url}",
              f"  flow          {flow} ({result.registration.replace('-', ' ')} client {public['clientId']})",
+             f"  because       {result.why or 'the server asked'}",
+             f"  checked       {', '.join(result.checked)} answered with the token",
              f"  scope         {record.scope or '(none given)'}",
              f"  expires in    {public['expiresIn']} s" if public["expiresIn"] is not None else "  expires       never",
              f"  refresh token {'yes' if record.refresh_token else 'no'}"]

@@ -478,3 +478,89 @@ def test_no_token_sent_is_not_called_an_invalid_token() -> None:
     challenge = finding(doc, "auth-challenge")
     assert challenge["detail"]["params"]["error"] == "invalid_token" and challenge["detail"]["tokenSent"] is False
     assert "no credentials were sent" in challenge["message"] and f"mcpprobe auth login {url}" in challenge["message"]
+
+
+def test_login_when_only_a_list_is_protected(config_home: Path) -> None:
+    """initialize passes without a token, tools/list does not: login must not say "no login needed"."""
+    with auth_server("--open-method", "initialize", "--open-method", "server/discover", "--prm-at", "path") as url:
+        denied = run_cli(["probe", "--json", "--no-auth-cache", url])
+        assert denied.exit_code == 7
+        result = login(url, "--json")
+        assert result.exit_code == 0, result.stderr
+        data = json.loads(result.stdout)["login"]
+        assert data["notNeeded"] is False and data["why"] == "tools/list: HTTP 401"
+        assert data["checked"] == ["initialize", "tools/list"]
+        assert run_cli(["probe", "--json", url]).exit_code == 0
+
+
+def test_login_when_only_calls_are_protected_uses_the_resource_metadata(config_home: Path) -> None:
+    """Every list passes without a token; the protected resource metadata says the server is protected."""
+    opened = [a for m in ("initialize", "server/discover", "tools/list") for a in ("--open-method", m)]
+    with auth_server(*opened, "--prm-at", "path") as url:
+        result = login(url, "--json")
+        assert result.exit_code == 0, result.stderr
+        data = json.loads(result.stdout)["login"]
+        assert data["why"].startswith("protected resource metadata at ") and data["notNeeded"] is False
+        assert stored(url).access_token
+        call = run_cli(["call", "--json", "whoami", url])
+        assert call.exit_code == 0, call.stdout + call.stderr
+
+
+def test_login_force_and_no_login_needed() -> None:
+    with http_server([PY, str(ROOT / "tests" / "fixtures" / "fixture_server.py"), "full", "--http"]) as url:
+        needed = login(url, "--json")
+        forced = login(url, "--force")
+    assert needed.exit_code == 0 and json.loads(needed.stdout)["login"]["notNeeded"] is True
+    # --force goes ahead, and says why it cannot: this server has no authorization server at all.
+    assert forced.exit_code == 7 and "--force" in forced.stderr
+
+
+def test_login_against_a_server_that_speaks_only_2026_07_28(config_home: Path) -> None:
+    with auth_server("--modern-only") as url:
+        result = login(url, "--json")
+        assert result.exit_code == 0, result.stderr
+        data = json.loads(result.stdout)["login"]
+        assert data["checked"] == ["server/discover", "tools/list"]
+        assert stored(url).access_token
+        probe = run_cli(["probe", "--json", url])
+        assert probe.exit_code == 0, probe.stdout
+
+
+def test_confidential_client_in_the_code_flow(config_home: Path) -> None:
+    """A pre-registered confidential client: --grant authorization_code sends its secret, the way the
+    authorization server supports (here only client_secret_post); the secret is never stored."""
+    env = {"APP_SECRET": CLIENT_SECRET}
+    with auth_server("--client", f"conf-app:{CLIENT_SECRET}", "--no-dcr",
+                     "--token-auth-methods", "client_secret_post") as url:
+        public_only = login(url, "--client-id", "conf-app")
+        assert public_only.exit_code == 7 and "invalid_client" in public_only.stderr
+        result = login(url, "--client-id", "conf-app", "--client-secret-env", "APP_SECRET",
+                       "--grant", "authorization_code", "--json", env=env)
+        assert result.exit_code == 0, result.stderr
+        assert "/authorize?" in result.stderr and CLIENT_SECRET not in result.stdout + result.stderr
+        data = json.loads(result.stdout)["login"]
+        assert data["flow"] == "authorization_code" and data["registration"] == "pre-registered"
+        record = stored(url)
+        assert record.refresh_token and CLIENT_SECRET not in record.path.read_text()
+        assert record.client["token_endpoint_auth_method"] == "client_secret_post"
+        usage = login(url, "--grant", "client_credentials")
+        assert usage.exit_code == 2 and "--client-secret-env" in usage.stderr
+
+
+def test_login_without_authorization_server_metadata_uses_the_default_endpoints(config_home: Path) -> None:
+    with auth_server("--prm-at", "none", "--as-doc", "none") as url:
+        result = login(url, "--json")
+        assert result.exit_code == 0, result.stderr
+        assert "2025-03-26 default endpoints" in result.stderr
+        record = stored(url)
+        assert record.token_endpoint == url.rsplit("/", 1)[0] + "/token" and record.client["registration"] == "dynamic"
+        assert run_cli(["probe", "--json", url]).exit_code == 0
+
+
+def test_step_up_is_bounded_when_the_server_keeps_refusing() -> None:
+    # mcp:never is a scope the authorization server never grants: every token lacks it.
+    with auth_server("--required-scope", "mcp:read", "--required-scope", "mcp:never") as url:
+        result = login(url, "--json", timeout=120)
+    assert result.exit_code == 7
+    assert result.stderr.count("/authorize?") == 2  # the login, then exactly one step-up
+    assert "even after 1 step-up" in result.stderr and stored(url) is None

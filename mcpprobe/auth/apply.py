@@ -53,7 +53,8 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
                 return Resolved(record.access_token, "stored", record=record)
             try:
                 if record.refreshable():
-                    record = await refresh(record, timeout=timeout, insecure=insecure)
+                    # A confidential client's secret stays in the environment: --client-secret-env.
+                    record = await refresh(record, timeout=timeout, insecure=insecure, client_secret=secret)
                 elif record.grant == "client_credentials" and secret:
                     record = await client_credentials_again(record, secret, timeout=timeout, insecure=insecure)
                 else:

@@ -1,8 +1,11 @@
 """OAuth 2.1 login for the command line, on the mcp SDK's client auth (`mcp.client.auth`).
 
-The SDK's `OAuthClientProvider` is an `httpx2.Auth`: sent an MCP request, it meets the 401,
-discovers the metadata, registers (client ID metadata document or dynamic registration) when no
-client is known, runs the authorization, exchanges the code, and retries. It wants a
+Login first opens a session without credentials through the connection core (`contact`), as every
+command does, and lists what the server declares; the first 401/403 is the refusal to answer. The
+SDK's `OAuthClientProvider` is an `httpx2.Auth`: handed that request and the server's answer to it,
+it discovers the metadata, registers (client ID metadata document or dynamic registration) when no
+client is known, runs the authorization, and exchanges the code (`_authorize`). The check is the
+same session again, with the token. It wants a
 `redirect_handler` (show the URL) and a `callback_handler` (wait for the redirect): this module
 supplies both for a CLI - the URL printed and, where there is a display, opened in a browser; a
 loopback HTTP listener on 127.0.0.1 (RFC 8252) that receives the redirect, with a timeout.
@@ -12,10 +15,11 @@ duties): the authorization server advertises PKCE S256, and there is a way to id
 (pre-registered `--client-id`, a client ID metadata document, or dynamic registration). Otherwise
 login stops with the diagnosis findings.
 
-Flows: authorization code + PKCE (`--client-id` optional), client credentials (`--client-id` with
-`--client-secret-env`), refresh (`refresh`, without the SDK: a stored record knows its token
-endpoint). A 403 `insufficient_scope` after login triggers one step-up: the SDK re-authorizes for
-the union of the granted and the challenged scopes.
+Flows: authorization code + PKCE (`--client-id` optional, with a secret for a confidential client),
+client credentials (`--client-id` with `--client-secret-env`; `--grant` chooses), refresh (`refresh`,
+without the SDK: a stored record knows its token endpoint). A 403 `insufficient_scope` after login
+triggers at most `MAX_STEP_UPS` step-ups: the SDK re-authorizes for the union of the granted and the
+challenged scopes.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ from mcpprobe.errors import AuthFailed
 
 LOGIN_PROTOCOL_VERSION = "2025-11-25"
 CALLBACK_PATH = "/callback"
+MAX_STEP_UPS = 1  # re-authorizations for 403 insufficient_scope in one login: a server that keeps refusing ends it
+LIST_METHODS = ("tools/list", "resources/list", "prompts/list")
+GRANTS = ("authorization_code", "client_credentials")
 
 
 class LoginFailed(AuthFailed):
@@ -62,6 +69,8 @@ class LoginOptions:
     timeout: float = 30.0
     insecure: bool = False
     headers: tuple[tuple[str, str], ...] = ()  # other headers the MCP server needs (never Authorization)
+    grant: str | None = None  # authorization_code | client_credentials; None: by the options given
+    force: bool = False  # log in even when the server answers without credentials
     announce: Callable[[str], None] = field(default=lambda text: print(text, file=sys.stderr, flush=True))
 
 
@@ -75,22 +84,61 @@ class LoginResult:
     diagnosis: Diagnosis | None = None
     not_needed: bool = False
 
+    checked: list[str] = field(default_factory=list)  # the requests the server answered with the token
+    why: str = ""  # what made login go ahead (the request refused, or why without one)
+
     def to_json(self) -> dict[str, Any]:
         return {"flow": self.flow, "registration": self.registration, "stepUp": self.step_up,
-                "status": self.status, "notNeeded": self.not_needed, "token": self.record.public()}
+                "status": self.status, "notNeeded": self.not_needed, "checked": self.checked, "why": self.why,
+                "token": self.record.public()}
 
 
-def initialize_message() -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": LOGIN_PROTOCOL_VERSION, "capabilities": {},
-        "clientInfo": {"name": "mcpprobe", "version": __version__}}}
+@dataclass
+class Contact:
+    """What the server answered a session: the first request it refused (status None: none)."""
+
+    status: int | None = None
+    challenge: str = ""
+    method: str = ""
+    version: str = ""  # the protocol version negotiated, when it got that far
+    answered: list[str] = field(default_factory=list)
 
 
-def _mcp_headers(opts: LoginOptions) -> dict[str, str]:
-    headers = {k: v for k, v in opts.headers if k.lower() != "authorization"}
-    headers.update({"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-                    "MCP-Protocol-Version": LOGIN_PROTOCOL_VERSION})
-    return headers
+async def contact(url: str, opts: LoginOptions, token: str | None = None) -> Contact:
+    """Open a session the way every command does (`--protocol auto`: server/discover, else
+    initialize) and list what the server declares; the first 401/403 stops it.
+
+    Login asks this without a token (is one needed?) and with the new token (is it accepted?), so
+    a server that speaks only 2026-07-28, or that protects lists but not the handshake, is met
+    exactly as the probing commands will meet it."""
+    from mcpprobe.capabilities import missing_for
+    from mcpprobe.errors import RpcError
+    from mcpprobe.session import open_session
+    from mcpprobe.target import HttpTarget, Settings
+
+    headers = tuple((k, v) for k, v in opts.headers if k.lower() != "authorization")
+    if token:
+        headers += (("Authorization", f"Bearer {token}"),)
+    target = HttpTarget(url, headers=headers, insecure=opts.insecure)
+    settings = Settings(protocol="auto", timeout=opts.timeout, connect_timeout=opts.timeout)
+    found = Contact(method="server/discover or initialize")
+    try:
+        async with open_session(target, settings) as session:
+            found.version = session.snapshot.protocol_version
+            found.answered.append("server/discover" if session.modern else "initialize")
+            for method in LIST_METHODS:
+                if missing_for(session.capabilities, method) is not None:
+                    continue
+                found.method = method
+                with contextlib.suppress(RpcError):  # answered, if not well: not an authorization question
+                    await session.request(method, {})
+                found.answered.append(method)
+    except AuthFailed as exc:
+        found.status = exc.detail.get("status") if isinstance(exc.detail.get("status"), int) else 401
+        found.challenge = str(exc.detail.get("wwwAuthenticate") or "")
+        return found
+    found.method = ""
+    return found
 
 
 def browser_available() -> bool:
@@ -217,26 +265,20 @@ def _scoped(base: type) -> type:
     return Scoped
 
 
-async def _first_contact(url: str, opts: LoginOptions) -> tuple[int, str]:
-    import httpx2 as httpx
-
-    async with httpx.AsyncClient(timeout=opts.timeout, verify=not opts.insecure, follow_redirects=False) as client:
-        try:
-            response = await client.post(url, json=initialize_message(), headers=_mcp_headers(opts))
-        except httpx.HTTPError as exc:
-            from mcpprobe.errors import ConnectionFailed
-
-            raise ConnectionFailed(f"cannot reach {url}: {str(exc) or type(exc).__name__}") from None
-        return response.status_code, response.headers.get("www-authenticate", "")
-
-
 def _check_prerequisites(found: Diagnosis, opts: LoginOptions, flow: str) -> dict[str, Any]:
     discovery = found.discovery
     assert discovery is not None
     if discovery.asm is None:
-        raise LoginFailed("cannot log in: no usable authorization server metadata was found (see the findings)",
-                          diagnosis=found)
-    offer = supports(discovery.asm)
+        if not (discovery.legacy and discovery.asm_attempts
+                and all(a.result == "not-found" for a in discovery.asm_attempts)):
+            raise LoginFailed("cannot log in: no usable authorization server metadata was found (see the findings)",
+                              diagnosis=found)
+        origin = discovery.issuer or ""
+        opts.announce(f"warning: {origin} publishes no authorization server metadata: using the 2025-03-26 "
+                      f"default endpoints {origin}/authorize, {origin}/token and {origin}/register")
+        offer = supports(default_metadata(origin))
+    else:
+        offer = supports(discovery.asm)
     if flow == "client_credentials":
         if "client_credentials" not in offer["grantTypes"]:
             raise LoginFailed(f"the authorization server does not offer client_credentials (it offers "
@@ -259,57 +301,138 @@ def _check_prerequisites(found: Diagnosis, opts: LoginOptions, flow: str) -> dic
     return offer
 
 
+def default_metadata(origin: str) -> dict[str, Any]:
+    """What the 2025-03-26 revision lets a client assume of a server without authorization server
+    metadata: the default endpoints at its origin (the SDK uses the same ones)."""
+    return {"issuer": origin, "authorization_endpoint": f"{origin}/authorize", "token_endpoint": f"{origin}/token",
+            "registration_endpoint": f"{origin}/register", "code_challenge_methods_supported": ["S256"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"]}
+
+
+def choose_grant(opts: LoginOptions) -> str:
+    """`--grant` when given; else client credentials for --client-id with --client-secret-env (CI, no
+    browser), the authorization code flow otherwise."""
+    from mcpprobe.errors import UsageProblem
+
+    if opts.client_secret and not opts.client_id:
+        raise UsageProblem("--client-secret-env needs --client-id")
+    if opts.grant is None:
+        return "client_credentials" if opts.client_secret and opts.client_id else "authorization_code"
+    if opts.grant not in GRANTS:
+        raise UsageProblem(f"--grant {opts.grant}: choose one of {', '.join(GRANTS)}")
+    if opts.grant == "client_credentials" and not (opts.client_id and opts.client_secret):
+        raise UsageProblem("--grant client_credentials needs --client-id and --client-secret-env")
+    return opts.grant
+
+
+def secret_method(offer: dict[str, Any]) -> str:
+    """How to send a client secret to the token endpoint: HTTP Basic where offered (RFC 6749's
+    default), else in the form."""
+    methods = offer["tokenEndpointAuthMethods"]
+    return "client_secret_post" if "client_secret_basic" not in methods and "client_secret_post" in methods \
+        else "client_secret_basic"
+
+
 async def login(url: str, opts: LoginOptions) -> LoginResult:
     """Log in to the MCP server at `url`; the result's record is ready to store."""
-    flow = "client_credentials" if opts.client_secret and opts.client_id else "authorization_code"
-    if opts.client_secret and not opts.client_id:
-        from mcpprobe.errors import UsageProblem
+    flow = choose_grant(opts)
+    first = await contact(url, opts)
+    why = f"{first.method}: HTTP {first.status}" if first.status else ""
+    if first.status is None:
+        if opts.force:
+            why = "--force"
+        else:
+            from mcpprobe.auth.discovery import discover
 
-        raise UsageProblem("--client-secret-env needs --client-id")
-    status, challenge = await _first_contact(url, opts)
-    if status < 300:
-        record = TokenRecord(server_url=url, grant="none")
-        return LoginResult(record, flow="none", registration="none-needed", status=status, not_needed=True)
-    if status not in (401, 403):
-        raise LoginFailed(f"{url} answered the initialize request with HTTP {status}, not 401: nothing to log in to",
-                          detail={"status": status})
-    found = await diagnose(url, {"status": status, "wwwAuthenticate": challenge}, timeout=min(opts.timeout, 15),
-                           insecure=opts.insecure, token_sent=False)
+            found = await discover(url, timeout=min(opts.timeout, 15), insecure=opts.insecure)
+            if found.prm is None:
+                record = TokenRecord(server_url=url, grant="none")
+                return LoginResult(record, flow="none", registration="none-needed", status=200, not_needed=True,
+                                   checked=first.answered)
+            why = f"protected resource metadata at {found.prm_url}"
+        opts.announce(f"{url} answered {', '.join(first.answered)} without credentials; logging in anyway ({why})")
+        first.status = 401  # what a protected request would get: the flow starts from discovery
+    found = await diagnose(url, {"status": first.status, "wwwAuthenticate": first.challenge},
+                           timeout=min(opts.timeout, 15), insecure=opts.insecure, token_sent=False)
     offer = _check_prerequisites(found, opts, flow)
     import logging
 
     # The SDK logs a traceback for every failed flow; mcpprobe reports the failure itself.
     logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL + 1)
     if flow == "client_credentials":
-        return await _client_credentials(url, opts, found, offer)
-    return await _authorization_code(url, opts, found)
+        result = await _client_credentials(url, opts, found, offer, first)
+    else:
+        result = await _authorization_code(url, opts, found, offer, first)
+    result.why = why
+    return result
 
 
-async def _drive(provider: Any, url: str, opts: LoginOptions) -> tuple[int, bool, str]:
-    """Send initialize through the SDK's auth; one step-up on 403 insufficient_scope."""
+async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptions) -> None:
+    """Run the SDK's OAuth flow for the server's refusal `refused`.
+
+    The provider is an httpx auth flow: it is handed the request that was refused and the server's
+    answer to it (its status and WWW-Authenticate), sends its own requests (metadata, registration,
+    token) through a client without credentials, and ends when it would resend the request with its
+    new token. That resend is left to `contact`, through the session core."""
     import httpx2 as httpx
     from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 
-    step_up = False
-    async with httpx.AsyncClient(auth=provider, timeout=opts.timeout, verify=not opts.insecure,
-                                 follow_redirects=False) as client:
+    answer = {"WWW-Authenticate": refused.challenge} if refused.challenge else {}
+    async with httpx.AsyncClient(timeout=opts.timeout, verify=not opts.insecure, follow_redirects=False) as client:
+        request = client.build_request("POST", url, headers={
+            "MCP-Protocol-Version": refused.version or LOGIN_PROTOCOL_VERSION})
+        flow = provider.async_auth_flow(request)
+        replayed = False
         try:
-            response = await client.post(url, json=initialize_message(), headers=_mcp_headers(opts))
-            challenge = response.headers.get("www-authenticate", "")
-            if response.status_code == 403 and "insufficient_scope" in challenge:
-                step_up = True
-                provider.stepping_up = True
-                response = await client.post(url, json=initialize_message(), headers=_mcp_headers(opts))
-                challenge = response.headers.get("www-authenticate", "")
+            outgoing = await flow.__anext__()
+            while True:
+                if outgoing is request:
+                    if replayed:
+                        return
+                    replayed = True
+                    response = httpx.Response(refused.status or 401, headers=answer, request=request)
+                else:
+                    response = await client.send(outgoing)
+                    await response.aread()
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
         except (OAuthFlowError, OAuthTokenError, OAuthRegistrationError) as exc:
             raise LoginFailed(f"login failed: {exc}") from None
         except httpx.HTTPError as exc:
             raise LoginFailed(f"login failed: {str(exc) or type(exc).__name__}") from None
-        session = response.headers.get("mcp-session-id")
-        if response.status_code < 300 and session:
-            with contextlib.suppress(httpx.HTTPError):
-                await client.delete(url, headers={**_mcp_headers(opts), "Mcp-Session-Id": session})
-        return response.status_code, step_up, challenge
+        finally:
+            await flow.aclose()
+
+
+async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: LoginOptions,
+                            first: Contact) -> tuple[Contact, bool]:
+    """The token, then a session with it; a 403 insufficient_scope re-authorizes (at most
+    MAX_STEP_UPS times). Returns the accepted contact and whether a step-up happened."""
+    from mcpprobe.auth.challenge import bearer, parse_www_authenticate
+
+    await _authorize(provider, url, first, opts)
+    step_ups = 0
+    while True:
+        if storage.tokens is None:
+            raise LoginFailed("login ended without a token")
+        check = await contact(url, opts, storage.tokens.access_token)
+        if check.status is None:
+            return check, step_ups > 0
+        challenge = bearer(parse_www_authenticate(check.challenge))
+        scope_wanted = check.status == 403 and challenge is not None and challenge.get("error") == "insufficient_scope"
+        if scope_wanted and step_ups < MAX_STEP_UPS:
+            step_ups += 1
+            provider.stepping_up = True
+            opts.announce(f"{check.method} needs more scope ({challenge.get('scope') or 'not named'}): "
+                          "authorizing again")
+            await _authorize(provider, url, check, opts)
+            continue
+        raise LoginFailed(
+            f"after login the server still answers {check.method} with HTTP {check.status}"
+            + (f" (WWW-Authenticate: {check.challenge})" if check.challenge else "")
+            + (f" even after {step_ups} step-up" if step_ups else ""),
+            detail={"status": check.status, "wwwAuthenticate": check.challenge, "method": check.method})
 
 
 def _record(url: str, provider: Any, storage: _Storage, grant: str, registration: str,
@@ -329,11 +452,13 @@ def _record(url: str, provider: Any, storage: _Storage, grant: str, registration
     return TokenRecord(
         server_url=url, access_token=tokens.access_token, refresh_token=tokens.refresh_token,
         expires_at=now + tokens.expires_in if tokens.expires_in else None, scope=tokens.scope, grant=grant,
-        token_endpoint=str(metadata.token_endpoint) if metadata else None,
+        token_endpoint=str(metadata.token_endpoint) if metadata else
+        f"{context.get_authorization_base_url(url)}/token",
         issuer=str(metadata.issuer) if metadata else (found.discovery.issuer if found.discovery else None),
         resource=context.get_resource_url() if context.should_include_resource_param(LOGIN_PROTOCOL_VERSION)
         else canonical_resource(url),
-        client=client, obtained_at=now)
+        client=client, obtained_at=now,
+        revocation_endpoint=str(metadata.revocation_endpoint) if metadata and metadata.revocation_endpoint else None)
 
 
 def _open_quietly(webbrowser: Any, url: str) -> None:
@@ -341,7 +466,8 @@ def _open_quietly(webbrowser: Any, url: str) -> None:
         webbrowser.open(url)
 
 
-async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis) -> LoginResult:
+async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis, offer: dict[str, Any],
+                              first: Contact) -> LoginResult:
     import webbrowser
 
     import anyio
@@ -362,7 +488,7 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis) ->
             registration = "dynamic"
             if opts.client_id:
                 registration = "pre-registered"
-                method = "client_secret_basic" if opts.client_secret else "none"
+                method = secret_method(offer) if opts.client_secret else "none"
                 pre = OAuthClientInformationFull(client_id=opts.client_id, client_secret=opts.client_secret,
                                                  token_endpoint_auth_method=method,
                                                  redirect_uris=[callback.redirect_uri])
@@ -391,7 +517,7 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis) ->
                 url, metadata, storage, redirect_handler=redirect_handler, callback_handler=callback_handler,
                 client_metadata_url=opts.client_metadata_url)
             provider.forced_scope = opts.scope
-            status, step_up, challenge = await _drive(provider, url, opts)
+            check, step_up = await _obtain_and_check(provider, storage, url, opts, first)
             info = storage.client_info
             if registration == "dynamic" and info is not None and opts.client_metadata_url and \
                     info.client_id == opts.client_metadata_url:
@@ -403,39 +529,32 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis) ->
     await callback.aclose()
     if failure is not None:
         raise failure
-    return _finish(url, provider, storage, "authorization_code", registration, found, status, step_up, challenge)
+    return _finish(url, provider, storage, "authorization_code", registration, found, check, step_up)
 
 
 def _finish(url: str, provider: Any, storage: _Storage, grant: str, registration: str, found: Diagnosis,
-            status: int, step_up: bool, challenge: str) -> LoginResult:
-    if status >= 300:
-        raise LoginFailed(
-            f"after login the server still answers HTTP {status}"
-            + (f" (WWW-Authenticate: {challenge})" if challenge else "")
-            + (" even after one step-up" if step_up else ""), detail={"status": status, "wwwAuthenticate": challenge})
+            check: Contact, step_up: bool) -> LoginResult:
     record = _record(url, provider, storage, grant, registration, found)
-    return LoginResult(record, flow=grant, registration=registration, step_up=step_up, status=status,
-                       diagnosis=found)
+    return LoginResult(record, flow=grant, registration=registration, step_up=step_up, status=200,
+                       diagnosis=found, checked=check.answered)
 
 
-async def _client_credentials(url: str, opts: LoginOptions, found: Diagnosis, offer: dict[str, Any]) -> LoginResult:
+async def _client_credentials(url: str, opts: LoginOptions, found: Diagnosis, offer: dict[str, Any],
+                              first: Contact) -> LoginResult:
     from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
 
     assert opts.client_id and opts.client_secret
-    methods = offer["tokenEndpointAuthMethods"]
-    method = "client_secret_basic" if "client_secret_basic" in methods or "client_secret_post" not in methods \
-        else "client_secret_post"
+    method = secret_method(offer)
     storage = _Storage()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         provider = _scoped(ClientCredentialsOAuthProvider)(
             url, storage, opts.client_id, opts.client_secret, token_endpoint_auth_method=method, scope=opts.scope,
-            issuer=offer["issuer"])
+            issuer=offer["issuer"] if found.discovery and found.discovery.asm else None)
     provider.forced_scope = opts.scope
-    status, step_up, challenge = await _drive(provider, url, opts)
+    check, step_up = await _obtain_and_check(provider, storage, url, opts, first)
     storage.client_info = provider.context.client_info
-    result = _finish(url, provider, storage, "client_credentials", "pre-registered", found, status, step_up,
-                     challenge)
+    result = _finish(url, provider, storage, "client_credentials", "pre-registered", found, check, step_up)
     result.record.client.pop("client_secret", None)  # the user's secret stays in their environment
     return result
 
@@ -491,7 +610,8 @@ def _update(record: TokenRecord, data: dict[str, Any]) -> TokenRecord:
     return record
 
 
-async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool = False) -> TokenRecord:
+async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool = False,
+                  client_secret: str | None = None) -> TokenRecord:
     """A new access token from the record's refresh token (RFC 6749 6), with its resource (RFC 8707)."""
     if not record.refreshable():
         raise LoginFailed(f"the stored token for {record.server_url} has expired and cannot be refreshed; "
@@ -499,7 +619,8 @@ async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool 
     form = {"grant_type": "refresh_token", "refresh_token": record.refresh_token or ""}
     if record.resource:
         form["resource"] = record.resource
-    data = await token_request(record.token_endpoint or "", form, record.client, timeout=timeout, insecure=insecure)
+    data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
+                               timeout=timeout, insecure=insecure)
     return _update(record, data)
 
 

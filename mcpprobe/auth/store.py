@@ -68,6 +68,7 @@ class TokenRecord:
     client: dict[str, Any] = field(default_factory=dict)  # client_id, client_secret?, token_endpoint_auth_method
     obtained_at: float | None = None
     path: Path | None = None
+    revocation_endpoint: str | None = None  # RFC 7009, where the authorization server offers it
 
     def expired(self, now: float | None = None) -> bool:
         if self.expires_at is None:
@@ -87,7 +88,8 @@ class TokenRecord:
         return {"serverUrl": self.server_url, "accessToken": self.access_token, "refreshToken": self.refresh_token,
                 "expiresAt": self.expires_at, "scope": self.scope, "grant": self.grant,
                 "tokenEndpoint": self.token_endpoint, "issuer": self.issuer, "resource": self.resource,
-                "client": self.client, "obtainedAt": self.obtained_at}
+                "client": self.client, "obtainedAt": self.obtained_at,
+                "revocationEndpoint": self.revocation_endpoint}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], path: Path | None = None) -> TokenRecord:
@@ -96,7 +98,8 @@ class TokenRecord:
                    scope=data.get("scope"), grant=data.get("grant") or "authorization_code",
                    token_endpoint=data.get("tokenEndpoint"), issuer=data.get("issuer"),
                    resource=data.get("resource"), client=dict(data.get("client") or {}),
-                   obtained_at=data.get("obtainedAt"), path=path)
+                   obtained_at=data.get("obtainedAt"), path=path,
+                   revocation_endpoint=data.get("revocationEndpoint"))
 
     def public(self) -> dict[str, Any]:
         """What `auth status` shows: never a token or a secret."""
