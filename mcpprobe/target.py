@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from mcpprobe.errors import UsageProblem
@@ -63,6 +64,8 @@ class HttpTarget:
     transport: str = "http"  # "http" (streamable HTTP) or "sse" (legacy HTTP+SSE)
     headers: tuple[tuple[str, str], ...] = ()
     insecure: bool = False
+    # An httpx2.Auth that renews a stored token on 401 (mcpprobe.auth.apply.RenewingBearer), or None.
+    auth: Any = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         return self.url

@@ -564,3 +564,31 @@ def test_step_up_is_bounded_when_the_server_keeps_refusing() -> None:
     assert result.exit_code == 7
     assert result.stderr.count("/authorize?") == 2  # the login, then exactly one step-up
     assert "even after 1 step-up" in result.stderr and stored(url) is None
+
+
+def test_a_token_that_expires_mid_session_is_refreshed_once_and_masked(config_home: Path) -> None:
+    """The stored token works for 6 requests (4 of them login's check), then the server answers 401: the
+    run refreshes it with
+    the refresh token, resends, stores the new token, and masks it where the server echoes it."""
+    with auth_server("--token-uses", "6") as url:
+        assert login(url).exit_code == 0
+        before = stored(url)
+        result = run_cli(["call", "--json", "--protocol", "legacy", "whoami", url])
+        after = stored(url)
+        assert result.exit_code == 0, result.stdout + result.stderr
+        assert after.access_token != before.access_token and after.refresh_token != before.refresh_token
+        text = json.dumps(result.json)
+        assert "called with Bearer [redacted]" in text or "called with [redacted]" in text
+        for secret in (before.access_token, after.access_token, after.refresh_token):
+            assert secret not in result.stdout + result.stderr
+
+
+def test_a_token_that_cannot_be_refreshed_mid_session_ends_with_exit_7(config_home: Path) -> None:
+    with auth_server("--token-uses", "6") as url:
+        assert login(url).exit_code == 0
+        record = stored(url)
+        record.refresh_token = "rt-not-a-real-one-1234"
+        TokenStore().save(record)
+        result = run_cli(["probe", "--json", "--protocol", "legacy", url])
+    assert result.exit_code == 7
+    assert finding(result.json, "auth-invalid-token")["severity"] == "error"

@@ -12,12 +12,19 @@ redactor mask the value). The token comes from, in order:
    `--no-auth-cache`).
 
 Nothing found means no header: the server's 401 then gets the diagnosis.
+
+A stored token that can be renewed (a refresh token, or client credentials with
+`--client-secret-env`) also travels as `target.auth`, a `RenewingBearer`: when the server answers a
+request with 401 during the run (the token expired or was revoked mid-session, in a long `watch`
+say), it renews the token once, stores it, teaches the redactor the new one, and resends the request.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
+
+import httpx2
 
 from mcpprobe.auth.options import AuthSettings
 from mcpprobe.auth.store import TokenRecord, TokenStore
@@ -78,6 +85,66 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
     return Resolved(None, "none")
 
 
+class RenewingBearer(httpx2.Auth):
+    """An httpx2 auth flow: the stored token on every request; on a 401, one renewal and one resend.
+
+    Requests that meet a 401 together renew once (a lock, and a check that the token they sent is
+    still the current one): a rotating refresh token can be used only once. A renewal that fails
+    leaves the 401 as it was, for the diagnosis."""
+
+    def __init__(self, record: TokenRecord, *, store: TokenStore | None, client_secret: str | None,
+                 timeout: float, insecure: bool) -> None:
+        self.record = record
+        self.store = store
+        self.client_secret = client_secret
+        self.timeout = timeout
+        self.insecure = insecure
+        self.renewals = 0
+        self._lock: Any = None
+
+    async def async_auth_flow(self, request: Any) -> Any:
+        import anyio
+
+        sent = f"Bearer {self.record.access_token}"
+        request.headers["Authorization"] = sent
+        response = yield request
+        if response.status_code != 401:
+            return
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if f"Bearer {self.record.access_token}" == sent and not await self._renew():
+                return
+        request.headers["Authorization"] = f"Bearer {self.record.access_token}"
+        yield request
+
+    async def _renew(self) -> bool:
+        from mcpprobe import redact
+        from mcpprobe.auth.login import LoginFailed, client_credentials_again, refresh
+
+        try:
+            if self.record.refreshable():
+                await refresh(self.record, timeout=self.timeout, insecure=self.insecure,
+                              client_secret=self.client_secret)
+            elif self.record.grant == "client_credentials" and self.client_secret:
+                await client_credentials_again(self.record, self.client_secret, timeout=self.timeout,
+                                               insecure=self.insecure)
+            else:
+                return False
+        except LoginFailed:
+            return False
+        self.renewals += 1
+        for secret in self.record.secrets():
+            redact.active().learn(secret)
+        if self.store is not None:
+            self.store.save(self.record)
+        return True
+
+
+def renewable(record: TokenRecord, client_secret: str | None) -> bool:
+    return record.refreshable() or (record.grant == "client_credentials" and bool(client_secret))
+
+
 def with_bearer(target: Any, token: str) -> Any:
     return dataclasses.replace(target, headers=(*target.headers, ("Authorization", f"Bearer {token}")))
 
@@ -101,4 +168,10 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) 
                                                has_authorization_header=has_header))
     if resolved.token is None:
         return target, resolved
-    return with_bearer(target, resolved.token), resolved
+    target = with_bearer(target, resolved.token)
+    record, secret = resolved.record, auth.client_secret()
+    if record is not None and renewable(record, secret):
+        target = dataclasses.replace(target, auth=RenewingBearer(
+            record, store=None if auth.no_auth_cache else TokenStore(), client_secret=secret, timeout=timeout,
+            insecure=target.insecure))
+    return target, resolved

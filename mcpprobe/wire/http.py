@@ -66,6 +66,7 @@ class _HttpBase:
             follow_redirects=False,
             trust_env=True,
             event_hooks=self._hooks,
+            auth=self.target.auth,  # renews a stored token that expires mid-run (docs/auth.md)
         )
 
     def _verify(self) -> bool:
