@@ -592,3 +592,18 @@ def test_a_token_that_cannot_be_refreshed_mid_session_ends_with_exit_7(config_ho
         result = run_cli(["probe", "--json", "--protocol", "legacy", url])
     assert result.exit_code == 7
     assert finding(result.json, "auth-invalid-token")["severity"] == "error"
+
+
+def test_a_token_that_expires_during_a_watch_is_renewed(config_home: Path) -> None:
+    """Keep-alive pings wear the token out during the watch; it is renewed and the watch goes on."""
+    with auth_server("--token-uses", "6") as url:
+        assert login(url).exit_code == 0
+        before = stored(url)
+        proc = subprocess.run([PY, "-m", "mcpprobe", "watch", "--json", "--keepalive", "0.3", "--duration", "4",
+                               "--protocol", "legacy", url], capture_output=True, text=True, timeout=60, cwd=ROOT)
+        after = stored(url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert after.access_token != before.access_token
+    end = [json.loads(line) for line in proc.stdout.splitlines() if '"end"' in line]
+    assert end and end[-1]["exitCode"] == 0
+    assert before.access_token not in proc.stdout + proc.stderr and after.access_token not in proc.stdout + proc.stderr
