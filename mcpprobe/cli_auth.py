@@ -224,26 +224,59 @@ def status_command(url: str | None, as_json: bool) -> None:
 @auth_group.command("logout", context_settings=CONTEXT)
 @click.argument("url", required=False)
 @click.option("--all", "everything", is_flag=True, help="Remove the stored tokens of every server.")
-def logout_command(url: str | None, everything: bool) -> None:
-    """Remove the stored token of the server at URL (or of every server with --all).
+@click.option("--no-revoke", is_flag=True, help="Only forget the tokens; do not revoke them (RFC 7009).")
+@click.option("--client-secret-env", metavar="VAR", default=None,
+              help="The secret of a pre-registered confidential client, for the revocation request "
+                   "(the name of an environment variable, not the value).")
+def logout_command(url: str | None, everything: bool, no_revoke: bool, client_secret_env: str | None) -> None:
+    """Revoke and remove the stored token of the server at URL (or of every server with --all).
 
-    The token is forgotten locally; it stays valid at the authorization server until it expires.
+    \b
+    Where the authorization server offers revocation (RFC 7009, its metadata's
+    revocation_endpoint), the refresh and access tokens are revoked there first; a
+    revocation that fails is reported (exit 7) and the token is forgotten anyway.
+    Otherwise the token is only forgotten, and stays valid until it expires.
     """
+    import anyio
+
+    from mcpprobe.auth.login import LoginFailed, revoke
+    from mcpprobe.auth.options import AuthSettings
     from mcpprobe.auth.store import TokenStore
+    from mcpprobe.errors import UsageProblem
 
     if bool(url) == everything:
         raise click.UsageError("give a server URL, or --all")
+    if url:
+        _check_url(url)
+    try:
+        secret = AuthSettings(client_secret_env=client_secret_env).client_secret()
+    except UsageProblem as exc:
+        raise click.UsageError(exc.message) from None
     store = TokenStore()
-    if everything:
-        removed = [r.server_url for r in store.all() if store.delete(r.server_url)]
-        click.echo(f"removed {len(removed)} stored token(s)")
+    records = store.all() if everything else [r for r in [store.load(url or "")] if r is not None]
+    out, err = _stream_pair([*(s for r in records for s in r.secrets()), *([secret] if secret else [])])
+    if not records:
+        out.write(f"no stored token for {url}\n" if url else "removed 0 stored token(s)\n")
         return
-    assert url is not None
-    _check_url(url)
-    if store.delete(url):
-        click.echo(f"removed the stored token for {url}")
-    else:
-        click.echo(f"no stored token for {url}")
+    failed = False
+    for record in records:
+        note = "forgotten (the authorization server offers no revocation; it stays valid until it expires)"
+        if no_revoke:
+            note = "forgotten, not revoked (--no-revoke)"
+        elif record.revocation_endpoint:
+            try:
+                revoked = anyio.run(lambda r=record: revoke(r, client_secret=secret))
+                note = f"revoked ({', '.join(revoked) or 'nothing to revoke'}) and forgotten"
+            except LoginFailed as exc:
+                failed = True
+                note = "forgotten, but NOT revoked"
+                err.write(f"error: {record.server_url}: {exc.message}\n")
+        store.delete(record.server_url)
+        out.write(f"{record.server_url}: {note}\n")
+    if everything:
+        out.write(f"removed {len(records)} stored token(s)\n")
+    if failed:
+        sys.exit(AUTH_EXIT)
 
 
 def _check_url(url: str) -> None:

@@ -607,3 +607,22 @@ def test_a_token_that_expires_during_a_watch_is_renewed(config_home: Path) -> No
     end = [json.loads(line) for line in proc.stdout.splitlines() if '"end"' in line]
     assert end and end[-1]["exitCode"] == 0
     assert before.access_token not in proc.stdout + proc.stderr and after.access_token not in proc.stdout + proc.stderr
+
+
+def test_logout_revokes_where_the_authorization_server_offers_it(config_home: Path) -> None:
+    with auth_server() as url:
+        assert login(url).exit_code == 0
+        record = stored(url)
+        assert record.revocation_endpoint == url.rsplit("/", 1)[0] + "/revoke"
+        header = f"Authorization: Bearer {record.access_token}"
+        assert run_cli(["probe", "--protocol", "legacy", "--no-auth-cache", "--header", header, url]).exit_code == 0
+        out = run_cli_auth(["auth", "logout", url])
+        assert out.exit_code == 0 and "revoked (refresh_token, access_token) and forgotten" in out.stdout
+        assert record.access_token not in out.stdout + out.stderr and stored(url) is None
+        # The authorization server no longer knows the token: the server refuses it.
+        after = run_cli(["probe", "--protocol", "legacy", "--no-auth-cache", "--header", header, url])
+        assert after.exit_code == 7
+    with auth_server("--no-revocation") as url:
+        assert login(url).exit_code == 0
+        out = run_cli_auth(["auth", "logout", url])
+        assert out.exit_code == 0 and "offers no revocation" in out.stdout and stored(url) is None

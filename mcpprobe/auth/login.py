@@ -562,14 +562,12 @@ async def _client_credentials(url: str, opts: LoginOptions, found: Diagnosis, of
 # ----- refresh and client credentials without the SDK (stored records) -----
 
 
-async def token_request(token_endpoint: str, form: dict[str, str], client: dict[str, Any], *,
-                        client_secret: str | None = None, timeout: float = 30.0,
-                        insecure: bool = False) -> dict[str, Any]:
-    """POST to a token endpoint with the client's authentication method; the JSON answer or LoginFailed."""
+def client_authentication(form: dict[str, str], client: dict[str, Any],
+                          client_secret: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """The form and headers of a request to the token (or revocation) endpoint, with the client's
+    authentication method: HTTP Basic, the secret in the form, or the client ID alone."""
     import base64
     from urllib.parse import quote
-
-    import httpx2 as httpx
 
     form = dict(form)
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
@@ -583,6 +581,43 @@ async def token_request(token_endpoint: str, form: dict[str, str], client: dict[
         form["client_id"] = client_id
         if secret and method == "client_secret_post":
             form["client_secret"] = secret
+    return form, headers
+
+
+async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,
+                 insecure: bool = False) -> list[str]:
+    """Revoke the record's tokens where its authorization server offers RFC 7009 revocation: the
+    refresh token first (which ends the grant at most servers), then the access token. Returns which
+    were revoked; LoginFailed when the server refuses."""
+    import httpx2 as httpx
+
+    endpoint = record.revocation_endpoint
+    if not endpoint:
+        return []
+    done = []
+    async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
+        for hint, value in (("refresh_token", record.refresh_token), ("access_token", record.access_token)):
+            if not value:
+                continue
+            form, headers = client_authentication({"token": value, "token_type_hint": hint}, record.client,
+                                                  client_secret)
+            try:
+                response = await http.post(endpoint, data=form, headers=headers)
+            except httpx.HTTPError as exc:
+                raise LoginFailed(f"revocation endpoint {endpoint}: {str(exc) or type(exc).__name__}") from None
+            if response.status_code != 200:  # RFC 7009 2.2: 200 even for a token it does not know
+                raise LoginFailed(f"revocation endpoint {endpoint} answered HTTP {response.status_code}")
+            done.append(hint)
+    return done
+
+
+async def token_request(token_endpoint: str, form: dict[str, str], client: dict[str, Any], *,
+                        client_secret: str | None = None, timeout: float = 30.0,
+                        insecure: bool = False) -> dict[str, Any]:
+    """POST to a token endpoint with the client's authentication method; the JSON answer or LoginFailed."""
+    import httpx2 as httpx
+
+    form, headers = client_authentication(form, client, client_secret)
     async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
         try:
             response = await http.post(token_endpoint, data=form, headers=headers)
