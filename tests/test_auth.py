@@ -626,3 +626,27 @@ def test_logout_revokes_where_the_authorization_server_offers_it(config_home: Pa
         assert login(url).exit_code == 0
         out = run_cli_auth(["auth", "logout", url])
         assert out.exit_code == 0 and "offers no revocation" in out.stdout and stored(url) is None
+
+
+def test_client_credentials_step_up_on_a_call_once(config_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tools/call needs mcp:write as well: the client-credentials token is granted again for the joined
+    scopes and the call resent; without the secret there is no way to, and the 403 is diagnosed."""
+    env = {"CI_SECRET": CLIENT_SECRET}
+    with auth_server("--client", f"ci:{CLIENT_SECRET}", "--call-scope", "mcp:write") as url:
+        done = login(url, "--client-id", "ci", "--client-secret-env", "CI_SECRET", env=env)
+        assert done.exit_code == 0, done.stderr
+        assert stored(url).scope == "mcp:read"
+        refused = run_cli(["call", "--json", "--protocol", "legacy", "whoami", url])
+        assert refused.exit_code == 7
+        assert finding(refused.json, "auth-insufficient-scope")["detail"]["scope"] == "mcp:read mcp:write"
+        monkeypatch.setenv("CI_SECRET", CLIENT_SECRET)
+        called = run_cli(["call", "--json", "--protocol", "legacy", "--client-id", "ci", "--client-secret-env",
+                          "CI_SECRET", "whoami", url])
+        assert called.exit_code == 0, called.stdout
+        assert set(stored(url).scope.split()) == {"mcp:read", "mcp:write"}
+        assert CLIENT_SECRET not in called.stdout + called.stderr
+    with auth_server("--client", f"ci:{CLIENT_SECRET}", "--call-scope", "mcp:never") as url:
+        assert login(url, "--client-id", "ci", "--client-secret-env", "CI_SECRET", env=env).exit_code == 0
+        bounded = run_cli(["call", "--json", "--protocol", "legacy", "--client-id", "ci", "--client-secret-env",
+                           "CI_SECRET", "whoami", url])
+        assert bounded.exit_code == 7  # one step-up, still refused: no loop

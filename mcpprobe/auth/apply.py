@@ -17,6 +17,8 @@ A stored token that can be renewed (a refresh token, or client credentials with
 `--client-secret-env`) also travels as `target.auth`, a `RenewingBearer`: when the server answers a
 request with 401 during the run (the token expired or was revoked mid-session, in a long `watch`
 say), it renews the token once, stores it, teaches the redactor the new one, and resends the request.
+A client-credentials token refused with 403 `insufficient_scope` is granted again for the joined
+scopes and the request resent, once a run (a code-flow token needs a browser: `auth login --scope`).
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ class RenewingBearer(httpx2.Auth):
         self.timeout = timeout
         self.insecure = insecure
         self.renewals = 0
+        self.step_ups = 0
         self._lock: Any = None
 
     async def async_auth_flow(self, request: Any) -> Any:
@@ -108,22 +111,43 @@ class RenewingBearer(httpx2.Auth):
         sent = f"Bearer {self.record.access_token}"
         request.headers["Authorization"] = sent
         response = yield request
-        if response.status_code != 401:
+        wanted = self._more_scope(response)
+        if response.status_code != 401 and wanted is None:
             return
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:
-            if f"Bearer {self.record.access_token}" == sent and not await self._renew():
-                return
+            if f"Bearer {self.record.access_token}" == sent:
+                if wanted is not None:
+                    self.step_ups += 1
+                    self.record.scope = wanted
+                if not await self._renew(force_grant=wanted is not None):
+                    return
         request.headers["Authorization"] = f"Bearer {self.record.access_token}"
         yield request
 
-    async def _renew(self) -> bool:
+    def _more_scope(self, response: Any) -> str | None:
+        """The scope to ask for when `response` is a 403 insufficient_scope that a client-credentials
+        token can meet by itself (no browser): the granted scope joined with the challenged one. At
+        most MAX_STEP_UPS times a run, so a server that keeps refusing is not asked forever."""
+        from mcpprobe.auth.challenge import bearer, parse_www_authenticate
+        from mcpprobe.auth.login import MAX_STEP_UPS
+
+        if response.status_code != 403 or self.step_ups >= MAX_STEP_UPS or not (
+                self.record.grant == "client_credentials" and self.client_secret):
+            return None
+        challenge = bearer(parse_www_authenticate(response.headers.get("www-authenticate", "")))
+        if challenge is None or challenge.get("error") != "insufficient_scope" or not challenge.get("scope"):
+            return None
+        granted = (self.record.scope or "").split()
+        return " ".join(dict.fromkeys([*granted, *str(challenge.get("scope")).split()]))
+
+    async def _renew(self, *, force_grant: bool = False) -> bool:
         from mcpprobe import redact
         from mcpprobe.auth.login import LoginFailed, client_credentials_again, refresh
 
         try:
-            if self.record.refreshable():
+            if self.record.refreshable() and not force_grant:
                 await refresh(self.record, timeout=self.timeout, insecure=self.insecure,
                               client_secret=self.client_secret)
             elif self.record.grant == "client_credentials" and self.client_secret:
