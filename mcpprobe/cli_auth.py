@@ -96,6 +96,7 @@ def login_command(url: str, **params: Any) -> None:
       mcpprobe auth login https://example.com/mcp
       mcpprobe auth login https://example.com/mcp --no-browser --scope 'files:read'
       CLIENT_SECRET=... mcpprobe auth login https://example.com/mcp --client-id ci --client-secret-env CLIENT_SECRET
+      mcpprobe auth login https://example.com/mcp --client-id ci --client-key-file ci-key.pem
     """
     from mcpprobe.auth.options import AuthSettings
     from mcpprobe.errors import ProbeError, UsageProblem
@@ -112,6 +113,7 @@ def login_command(url: str, **params: Any) -> None:
         if settings.bearer_env:
             raise UsageProblem("--bearer-env gives a token directly: there is nothing to log in for")
         secret = settings.client_secret()
+        key = settings.client_key()
     except UsageProblem as exc:
         raise click.UsageError(exc.message) from None
     if params["insecure"]:
@@ -126,7 +128,7 @@ def login_command(url: str, **params: Any) -> None:
         err.flush()
 
     options = LoginOptions(
-        client_id=settings.client_id, client_secret=secret, scope=settings.scope,
+        client_id=settings.client_id, client_secret=secret, client_key=key, scope=settings.scope,
         client_metadata_url=params["client_metadata_url"], no_browser=settings.no_browser,
         callback_port=params["callback_port"], login_timeout=params["login_timeout"], timeout=params["timeout"],
         insecure=params["insecure"], headers=headers, announce=announce, grant=params["grant"],

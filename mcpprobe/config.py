@@ -364,7 +364,7 @@ def _entry(path: Path, name: str, spec: Any, fmt: str, inputs: tuple[tuple[str, 
 
 
 AUTH_KEYS = ("bearerEnv", "bearer_env", "clientId", "client_id", "clientSecretEnv", "client_secret_env", "scope",
-             "noAuthCache", "no_auth_cache")
+             "noAuthCache", "no_auth_cache", "clientKeyFile", "client_key_file", "clientKeyEnv", "client_key_env")
 
 
 def _pairs(where: str, spec: dict[str, Any], key: str) -> tuple[tuple[str, str], ...]:

@@ -650,3 +650,66 @@ def test_client_credentials_step_up_on_a_call_once(config_home: Path, monkeypatc
         bounded = run_cli(["call", "--json", "--protocol", "legacy", "--client-id", "ci", "--client-secret-env",
                            "CI_SECRET", "whoami", url])
         assert bounded.exit_code == 7  # one step-up, still refused: no loop
+
+
+def _key_pair(tmp_path: Path, kind: str) -> tuple[Path, Path, str]:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048) if kind == "rsa" else \
+        ec.generate_private_key(ec.SECP256R1())
+    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    (tmp_path / f"{kind}.pem").write_text(private)
+    (tmp_path / f"{kind}.pub").write_text(public)
+    return tmp_path / f"{kind}.pem", tmp_path / f"{kind}.pub", private
+
+
+@pytest.mark.parametrize("kind", ["rsa", "ec"])
+def test_private_key_jwt_client_credentials(config_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            kind: str) -> None:
+    """RFC 7523 client authentication: the key from a file (login) or the environment (a probe that
+    gets its token on the spot); never stored, never printed."""
+    key_file, public, private = _key_pair(tmp_path, kind)
+    body = private.splitlines()[1]
+    with auth_server("--jwt-client", f"ci-jwt:{public}") as url:
+        result = login(url, "--client-id", "ci-jwt", "--client-key-file", str(key_file), "--json")
+        assert result.exit_code == 0, result.stderr
+        data = json.loads(result.stdout)["login"]
+        assert data["flow"] == "client_credentials"
+        record = stored(url)
+        assert record.client["token_endpoint_auth_method"] == "private_key_jwt"
+        assert body not in record.path.read_text() and body not in result.stdout + result.stderr
+
+        TokenStore().delete(url)
+        monkeypatch.setenv("CI_KEY", private)
+        probe = run_cli(["probe", "--json", "--no-auth-cache", "--client-id", "ci-jwt", "--client-key-env", "CI_KEY",
+                         url])
+        assert probe.exit_code == 0, probe.stdout + probe.stderr
+        assert body not in probe.stdout + probe.stderr
+
+        (tmp_path / "other").mkdir()
+        other_file, _, _ = _key_pair(tmp_path / "other", kind)  # a key the server does not know
+        refused = login(url, "--client-id", "ci-jwt", "--client-key-file", str(other_file))
+        assert refused.exit_code == 7 and "invalid_client" in refused.stderr
+    with auth_server() as url:  # no private_key_jwt offered
+        refused = login(url, "--client-id", "ci-jwt", "--client-key-file", str(key_file))
+        assert refused.exit_code == 7 and "private_key_jwt" in refused.stderr
+
+
+def test_a_renewed_token_stays_out_of_every_output_mode(config_home: Path, tmp_path: Path) -> None:
+    """Each run renews the token once (it works for one tools/list): neither the old nor the new token
+    shows in any output mode, the trace included."""
+    with auth_server("--token-lists", "1") as url:
+        assert login(url).exit_code == 0
+        for mode in ([], ["--json"], ["--trace", "-"], ["--trace", "-", "--json"], ["--format", "junit"],
+                     ["--format", "openmetrics"], ["-v"]):
+            before = stored(url)
+            result = run_cli(["probe", "--protocol", "legacy", *mode, url])
+            after = stored(url)
+            assert result.exit_code == 0, (mode, result.stdout + result.stderr)
+            assert after.access_token != before.access_token, mode
+            for secret in (*before.secrets(), *after.secrets()):
+                assert secret not in result.stdout + result.stderr, mode

@@ -55,6 +55,7 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
 
     store = store or TokenStore()
     secret = auth.client_secret()
+    key = auth.client_key()
     if not auth.no_auth_cache:
         record = store.load(url)
         if record is not None and record.access_token:
@@ -64,8 +65,9 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
                 if record.refreshable():
                     # A confidential client's secret stays in the environment: --client-secret-env.
                     record = await refresh(record, timeout=timeout, insecure=insecure, client_secret=secret)
-                elif record.grant == "client_credentials" and secret:
-                    record = await client_credentials_again(record, secret, timeout=timeout, insecure=insecure)
+                elif record.grant == "client_credentials" and (secret or key):
+                    record = await client_credentials_again(record, secret, timeout=timeout, insecure=insecure,
+                                                            client_key=key)
                 else:
                     return Resolved(None, "none", note=f"the stored token for {url} has expired and cannot be "
                                                        f"refreshed; log in again: mcpprobe auth login {url}")
@@ -73,9 +75,10 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
                 return Resolved(None, "none", note=f"refreshing the stored token failed: {exc.message}")
             store.save(record)
             return Resolved(record.access_token, "refreshed", record=record)
-    if auth.client_id and secret:
+    if auth.client_id and (secret or key):
         try:
-            result = await login(url, LoginOptions(client_id=auth.client_id, client_secret=secret, scope=auth.scope,
+            result = await login(url, LoginOptions(client_id=auth.client_id, client_secret=secret, client_key=key,
+                                                   scope=auth.scope,
                                                    timeout=timeout, insecure=insecure, no_browser=True))
         except ProbeError as exc:
             return Resolved(None, "none", note=f"client credentials login failed: {exc.message}")
@@ -95,10 +98,11 @@ class RenewingBearer(httpx2.Auth):
     leaves the 401 as it was, for the diagnosis."""
 
     def __init__(self, record: TokenRecord, *, store: TokenStore | None, client_secret: str | None,
-                 timeout: float, insecure: bool) -> None:
+                 timeout: float, insecure: bool, client_key: str | None = None) -> None:
         self.record = record
         self.store = store
         self.client_secret = client_secret
+        self.client_key = client_key
         self.timeout = timeout
         self.insecure = insecure
         self.renewals = 0
@@ -134,7 +138,7 @@ class RenewingBearer(httpx2.Auth):
         from mcpprobe.auth.login import MAX_STEP_UPS
 
         if response.status_code != 403 or self.step_ups >= MAX_STEP_UPS or not (
-                self.record.grant == "client_credentials" and self.client_secret):
+                self.record.grant == "client_credentials" and (self.client_secret or self.client_key)):
             return None
         challenge = bearer(parse_www_authenticate(response.headers.get("www-authenticate", "")))
         if challenge is None or challenge.get("error") != "insufficient_scope" or not challenge.get("scope"):
@@ -150,8 +154,9 @@ class RenewingBearer(httpx2.Auth):
             if self.record.refreshable() and not force_grant:
                 await refresh(self.record, timeout=self.timeout, insecure=self.insecure,
                               client_secret=self.client_secret)
-            elif self.record.grant == "client_credentials" and self.client_secret:
-                await client_credentials_again(self.record, self.client_secret, timeout=self.timeout,
+            elif self.record.grant == "client_credentials" and (self.client_secret or self.client_key):
+                await client_credentials_again(self.record, self.client_secret, client_key=self.client_key,
+                                               timeout=self.timeout,
                                                insecure=self.insecure)
             else:
                 return False
@@ -165,8 +170,10 @@ class RenewingBearer(httpx2.Auth):
         return True
 
 
-def renewable(record: TokenRecord, client_secret: str | None) -> bool:
-    return record.refreshable() or (record.grant == "client_credentials" and bool(client_secret))
+def renewable(record: TokenRecord, credential: str | None) -> bool:
+    """Whether the token can be renewed without a person: a refresh token, or client credentials
+    with their secret or key (`credential`)."""
+    return record.refreshable() or (record.grant == "client_credentials" and bool(credential))
 
 
 def with_bearer(target: Any, token: str) -> Any:
@@ -181,7 +188,7 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) 
     from mcpprobe.target import HttpTarget
 
     if not isinstance(target, HttpTarget):
-        if auth.bearer_env or auth.client_id or auth.client_secret_env:
+        if auth.bearer_env or auth.client_id or auth.client_secret_env or auth.client_key_file or auth.client_key_env:
             raise UsageProblem("--bearer-env, --client-id and --client-secret-env apply to HTTP servers; for a "
                                "command use --env")
         return target, Resolved(None, "none")
@@ -193,9 +200,9 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) 
     if resolved.token is None:
         return target, resolved
     target = with_bearer(target, resolved.token)
-    record, secret = resolved.record, auth.client_secret()
-    if record is not None and renewable(record, secret):
+    record, secret, key = resolved.record, auth.client_secret(), auth.client_key()
+    if record is not None and renewable(record, secret or key):
         target = dataclasses.replace(target, auth=RenewingBearer(
-            record, store=None if auth.no_auth_cache else TokenStore(), client_secret=secret, timeout=timeout,
-            insecure=target.insecure))
+            record, store=None if auth.no_auth_cache else TokenStore(), client_secret=secret, client_key=key,
+            timeout=timeout, insecure=target.insecure))
     return target, resolved

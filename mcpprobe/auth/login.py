@@ -70,6 +70,7 @@ class LoginOptions:
     insecure: bool = False
     headers: tuple[tuple[str, str], ...] = ()  # other headers the MCP server needs (never Authorization)
     grant: str | None = None  # authorization_code | client_credentials; None: by the options given
+    client_key: str | None = None  # PEM private key: private_key_jwt client authentication (RFC 7523)
     force: bool = False  # log in even when the server answers without credentials
     announce: Callable[[str], None] = field(default=lambda text: print(text, file=sys.stderr, flush=True))
 
@@ -316,6 +317,12 @@ def choose_grant(opts: LoginOptions) -> str:
 
     if opts.client_secret and not opts.client_id:
         raise UsageProblem("--client-secret-env needs --client-id")
+    if opts.client_key:
+        if not opts.client_id or opts.client_secret:
+            raise UsageProblem("--client-key-file/--client-key-env need --client-id, and no --client-secret-env")
+        if opts.grant not in (None, "client_credentials"):
+            raise UsageProblem("a client key (private_key_jwt) is used with the client credentials grant")
+        return "client_credentials"
     if opts.grant is None:
         return "client_credentials" if opts.client_secret and opts.client_id else "authorization_code"
     if opts.grant not in GRANTS:
@@ -541,16 +548,29 @@ def _finish(url: str, provider: Any, storage: _Storage, grant: str, registration
 
 async def _client_credentials(url: str, opts: LoginOptions, found: Diagnosis, offer: dict[str, Any],
                               first: Contact) -> LoginResult:
-    from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
 
-    assert opts.client_id and opts.client_secret
-    method = secret_method(offer)
+    assert opts.client_id and (opts.client_secret or opts.client_key)
+    issuer = offer["issuer"] if found.discovery and found.discovery.asm else None
     storage = _Storage()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        provider = _scoped(ClientCredentialsOAuthProvider)(
-            url, storage, opts.client_id, opts.client_secret, token_endpoint_auth_method=method, scope=opts.scope,
-            issuer=offer["issuer"] if found.discovery and found.discovery.asm else None)
+        if opts.client_key:
+            if "private_key_jwt" not in offer["tokenEndpointAuthMethods"]:
+                raise LoginFailed("the authorization server does not accept private_key_jwt client authentication "
+                                  f"(it offers {', '.join(offer['tokenEndpointAuthMethods'])})", diagnosis=found)
+            signer = SignedJWTParameters(issuer=opts.client_id, subject=opts.client_id, signing_key=opts.client_key,
+                                         signing_algorithm=key_algorithm(opts.client_key))
+            provider = _scoped(PrivateKeyJWTOAuthProvider)(
+                url, storage, opts.client_id, signer.create_assertion_provider(), scope=opts.scope, issuer=issuer)
+        else:
+            provider = _scoped(ClientCredentialsOAuthProvider)(
+                url, storage, opts.client_id, opts.client_secret, token_endpoint_auth_method=secret_method(offer),
+                scope=opts.scope, issuer=issuer)
     provider.forced_scope = opts.scope
     check, step_up = await _obtain_and_check(provider, storage, url, opts, first)
     storage.client_info = provider.context.client_info
@@ -562,16 +582,55 @@ async def _client_credentials(url: str, opts: LoginOptions, found: Diagnosis, of
 # ----- refresh and client credentials without the SDK (stored records) -----
 
 
-def client_authentication(form: dict[str, str], client: dict[str, Any],
-                          client_secret: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
+def key_algorithm(pem: str) -> str:
+    """The JWS algorithm for a PEM private key: RS256 for RSA, ES256/ES384/ES512 for the EC curves,
+    EdDSA for Ed25519."""
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    from mcpprobe.errors import UsageProblem
+
+    try:
+        key = load_pem_private_key(pem.encode(), password=None)
+    except (ValueError, TypeError) as exc:
+        raise UsageProblem(f"the client key is not a usable PEM private key ({exc})") from None
+    if isinstance(key, rsa.RSAPrivateKey):
+        return "RS256"
+    if isinstance(key, ed25519.Ed25519PrivateKey):
+        return "EdDSA"
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        curves = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}
+        if key.curve.name in curves:
+            return curves[key.curve.name]
+    raise UsageProblem("the client key must be RSA, EC (P-256, P-384, P-521) or Ed25519")
+
+
+def client_assertion(pem: str, client_id: str, audience: str) -> str:
+    """An RFC 7523 client assertion: iss and sub the client, aud the authorization server's issuer."""
+    import uuid
+
+    import jwt
+
+    now = int(time.time())
+    claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + 300,
+              "jti": str(uuid.uuid4())}
+    return jwt.encode(claims, pem, algorithm=key_algorithm(pem))
+
+
+def client_authentication(form: dict[str, str], client: dict[str, Any], client_secret: str | None = None,
+                          *, assertion: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """The form and headers of a request to the token (or revocation) endpoint, with the client's
-    authentication method: HTTP Basic, the secret in the form, or the client ID alone."""
+    authentication method: HTTP Basic, the secret in the form, a signed JWT, or the client ID alone."""
     import base64
     from urllib.parse import quote
 
     form = dict(form)
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
     client_id = client.get("client_id") or ""
+    if assertion is not None:
+        form["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        form["client_assertion"] = assertion
+        return form, headers
     secret = client_secret or client.get("client_secret")
     method = client.get("token_endpoint_auth_method") or ("client_secret_basic" if secret else "none")
     if secret and method == "client_secret_basic":
@@ -613,11 +672,11 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
 
 async def token_request(token_endpoint: str, form: dict[str, str], client: dict[str, Any], *,
                         client_secret: str | None = None, timeout: float = 30.0,
-                        insecure: bool = False) -> dict[str, Any]:
+                        insecure: bool = False, assertion: str | None = None) -> dict[str, Any]:
     """POST to a token endpoint with the client's authentication method; the JSON answer or LoginFailed."""
     import httpx2 as httpx
 
-    form, headers = client_authentication(form, client, client_secret)
+    form, headers = client_authentication(form, client, client_secret, assertion=assertion)
     async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
         try:
             response = await http.post(token_endpoint, data=form, headers=headers)
@@ -659,15 +718,20 @@ async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool 
     return _update(record, data)
 
 
-async def client_credentials_again(record: TokenRecord, client_secret: str, *, timeout: float = 30.0,
-                                   insecure: bool = False) -> TokenRecord:
-    """A fresh client-credentials token for a stored record (no refresh tokens in that grant)."""
+async def client_credentials_again(record: TokenRecord, client_secret: str | None, *, timeout: float = 30.0,
+                                   insecure: bool = False, client_key: str | None = None) -> TokenRecord:
+    """A fresh client-credentials token for a stored record (no refresh tokens in that grant), with
+    the client's secret or, for private_key_jwt, a new assertion signed with its key."""
     form = {"grant_type": "client_credentials"}
     if record.resource:
         form["resource"] = record.resource
     if record.scope:
         form["scope"] = record.scope
+    assertion = None
+    if client_key:
+        assertion = client_assertion(client_key, record.client.get("client_id") or "",
+                                     record.issuer or record.token_endpoint or "")
     data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
-                               timeout=timeout, insecure=insecure)
+                               timeout=timeout, insecure=insecure, assertion=assertion)
     return _update(record, data)
 

@@ -1,13 +1,15 @@
 """The authentication options, as one stacked decorator, and their values resolved.
 
-`auth_options` adds `--bearer-env`, `--client-id`, `--client-secret-env`, `--no-browser`,
-`--no-auth-cache` and `--scope`. Secrets are never taken on the command line (where `ps` and shell
-history would keep them): only the *name* of an environment variable that holds them. Click only
+`auth_options` adds `--bearer-env`, `--client-id`, `--client-secret-env`, `--client-key-file`,
+`--client-key-env`, `--no-browser`, `--no-auth-cache` and `--scope`. Secrets are never taken on the
+command line (where `ps` and shell history would keep them): only the *name* of an environment
+variable that holds them, or of a file (a client's private key). Click only
 at import time: `mcpprobe --help` and completion load this module.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,6 +31,11 @@ def auth_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--client-secret-env", metavar="VAR", default=None,
                      help="The client secret is in environment variable VAR; with --client-id this selects the "
                           "client credentials grant (for CI)."),
+        click.option("--client-key-file", metavar="PATH", default=None,
+                     help="A PEM private key (RSA, EC or Ed25519) to authenticate --client-id with a signed JWT "
+                          "(private_key_jwt, RFC 7523) in the client credentials grant."),
+        click.option("--client-key-env", metavar="VAR", default=None,
+                     help=f"Like --client-key-file, the PEM key read from environment variable VAR ({ENV_NAME_HELP})."),
         click.option("--no-browser", is_flag=True,
                      help="Only print the authorization URL; do not try to open a browser."),
         click.option("--no-auth-cache", is_flag=True,
@@ -50,13 +57,16 @@ class AuthSettings:
     no_browser: bool = False
     no_auth_cache: bool = False
     scope: str | None = None
+    client_key_file: str | None = None
+    client_key_env: str | None = None
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> AuthSettings:
         """From the click parameters of a command decorated with `auth_options`."""
         return cls(bearer_env=params.get("bearer_env"), client_id=params.get("client_id"),
                    client_secret_env=params.get("client_secret_env"), no_browser=bool(params.get("no_browser")),
-                   no_auth_cache=bool(params.get("no_auth_cache")), scope=params.get("auth_scope"))
+                   no_auth_cache=bool(params.get("no_auth_cache")), scope=params.get("auth_scope"),
+                   client_key_file=params.get("client_key_file"), client_key_env=params.get("client_key_env"))
 
     @classmethod
     def from_config(cls, server: Mapping[str, Any]) -> AuthSettings:
@@ -67,7 +77,9 @@ class AuthSettings:
 
         return cls(bearer_env=pick("bearerEnv", "bearer_env"), client_id=pick("clientId", "client_id"),
                    client_secret_env=pick("clientSecretEnv", "client_secret_env"),
-                   no_auth_cache=bool(pick("noAuthCache", "no_auth_cache")), scope=pick("scope"))
+                   no_auth_cache=bool(pick("noAuthCache", "no_auth_cache")), scope=pick("scope"),
+                   client_key_file=pick("clientKeyFile", "client_key_file"),
+                   client_key_env=pick("clientKeyEnv", "client_key_env"))
 
     def merged(self, other: AuthSettings) -> AuthSettings:
         """`self` (the command line) over `other` (a config file)."""
@@ -75,7 +87,8 @@ class AuthSettings:
             bearer_env=self.bearer_env or other.bearer_env, client_id=self.client_id or other.client_id,
             client_secret_env=self.client_secret_env or other.client_secret_env,
             no_browser=self.no_browser or other.no_browser, no_auth_cache=self.no_auth_cache or other.no_auth_cache,
-            scope=self.scope or other.scope)
+            scope=self.scope or other.scope, client_key_file=self.client_key_file or other.client_key_file,
+            client_key_env=self.client_key_env or other.client_key_env)
 
     def bearer(self) -> str | None:
         return _from_env(self.bearer_env, "--bearer-env")
@@ -83,13 +96,36 @@ class AuthSettings:
     def client_secret(self) -> str | None:
         return _from_env(self.client_secret_env, "--client-secret-env")
 
+    def client_key(self) -> str | None:
+        """The PEM private key of --client-key-file or --client-key-env (never the command line)."""
+        from mcpprobe.errors import UsageProblem
+
+        if self.client_key_file and self.client_key_env:
+            raise UsageProblem("--client-key-file and --client-key-env both give the client's key: give one")
+        if self.client_key_env:
+            return _from_env(self.client_key_env, "--client-key-env")
+        if not self.client_key_file:
+            return None
+        try:
+            with open(os.path.expanduser(self.client_key_file), encoding="utf-8") as handle:
+                key = handle.read(256 * 1024).strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageProblem(f"--client-key-file {self.client_key_file}: cannot read it ({exc})") from None
+        if "PRIVATE KEY-----" not in key:
+            raise UsageProblem(f"--client-key-file {self.client_key_file}: not a PEM private key")
+        return key
+
     def secrets(self) -> list[str]:
-        """Every secret these settings resolve to, for the redactor (missing variables are skipped)."""
+        """Every secret these settings resolve to, for the redactor (missing variables and unreadable
+        key files are skipped)."""
         out = []
-        for name in (self.bearer_env, self.client_secret_env):
+        for name in (self.bearer_env, self.client_secret_env, self.client_key_env):
             if name and os.environ.get(name):
-                out.append(os.environ[name])
-        return out
+                out.append(os.environ[name].strip())
+        if self.client_key_file:
+            with contextlib.suppress(Exception):  # an unreadable key is reported where it is used
+                out.append(self.client_key() or "")
+        return [s for s in out if s]
 
 
 def _from_env(name: str | None, option: str) -> str | None:
