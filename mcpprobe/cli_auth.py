@@ -67,6 +67,8 @@ def auth_group() -> None:
 @click.option("--grant", type=click.Choice(["authorization_code", "client_credentials"]), default=None,
               help="The OAuth grant (default: client_credentials for --client-id with --client-secret-env, "
                    "else authorization_code; a confidential client's code flow: --grant authorization_code).")
+@click.option("--dpop", is_flag=True,
+              help="Ask for DPoP-bound tokens (RFC 9449): every request then proves a key stored with the token.")
 @click.option("--force", is_flag=True,
               help="Log in even when the server answers without credentials and publishes no resource metadata.")
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about).")
@@ -132,7 +134,7 @@ def login_command(url: str, **params: Any) -> None:
         client_metadata_url=params["client_metadata_url"], no_browser=settings.no_browser,
         callback_port=params["callback_port"], login_timeout=params["login_timeout"], timeout=params["timeout"],
         insecure=params["insecure"], headers=headers, announce=announce, grant=params["grant"],
-        force=params["force"])
+        force=params["force"], dpop=params["dpop"])
     try:
         result = anyio.run(login, url, options)
     except KeyboardInterrupt:

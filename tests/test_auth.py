@@ -713,3 +713,29 @@ def test_a_renewed_token_stays_out_of_every_output_mode(config_home: Path, tmp_p
             assert after.access_token != before.access_token, mode
             for secret in (*before.secrets(), *after.secrets()):
                 assert secret not in result.stdout + result.stderr, mode
+
+
+def test_dpop_bound_tokens_with_nonces(config_home: Path) -> None:
+    """RFC 9449: the token endpoint and the MCP endpoint each demand a nonce first; login proves its
+    key through both, the token is stored bound to that key, later runs prove it on every request, a
+    refresh proves it too, and the key never shows."""
+    with auth_server("--dpop", "--token-lists", "1") as url:
+        plain = login(url)
+        assert plain.exit_code == 7  # without --dpop the token endpoint refuses: no proof
+        result = login(url, "--dpop", "--json")
+        assert result.exit_code == 0, result.stderr
+        record = stored(url)
+        assert record.token_type == "DPoP" and record.dpop_key and "PRIVATE KEY" in record.dpop_key
+        assert json.loads(result.stdout)["login"]["token"]["tokenType"] == "DPoP"
+        key_line = record.dpop_key.splitlines()[1]
+        # The bearer form of the same token is refused: it is bound to the key.
+        as_bearer = run_cli(["probe", "--protocol", "legacy", "--no-auth-cache", "--header",
+                             f"Authorization: Bearer {record.access_token}", url])
+        assert as_bearer.exit_code == 7
+        # A run: one tools/list per token, so the token is refreshed (with a proof) mid-run.
+        probe = run_cli(["probe", "--json", "--protocol", "legacy", "--trace", "-", url])
+        assert probe.exit_code == 0, probe.stdout + probe.stderr
+        after = stored(url)
+        assert after.access_token != record.access_token and after.dpop_key == record.dpop_key
+        for secret in (*record.secrets(), *after.secrets(), key_line):
+            assert secret not in probe.stdout + probe.stderr

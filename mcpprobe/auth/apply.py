@@ -95,7 +95,10 @@ class RenewingBearer(httpx2.Auth):
 
     Requests that meet a 401 together renew once (a lock, and a check that the token they sent is
     still the current one): a rotating refresh token can be used only once. A renewal that fails
-    leaves the 401 as it was, for the diagnosis."""
+    leaves the 401 as it was, for the diagnosis.
+
+    A DPoP-bound token (RFC 9449) goes as `Authorization: DPoP <token>` with a fresh proof of its key
+    on every request; a 401 `use_dpop_nonce` is answered by proving again with the server's nonce."""
 
     def __init__(self, record: TokenRecord, *, store: TokenStore | None, client_secret: str | None,
                  timeout: float, insecure: bool, client_key: str | None = None) -> None:
@@ -108,26 +111,50 @@ class RenewingBearer(httpx2.Auth):
         self.renewals = 0
         self.step_ups = 0
         self._lock: Any = None
+        self.nonce: str | None = None
+        self._key: Any = None
+
+    def _prove(self, request: Any) -> str:
+        """Put the current token on `request` (and its DPoP proof); returns the token sent."""
+        token = self.record.access_token or ""
+        if self.record.dpop_key:
+            from mcpprobe.auth.dpop import DPoPKey
+
+            if self._key is None or self._key.pem != self.record.dpop_key:
+                self._key = DPoPKey(self.record.dpop_key)
+            request.headers["Authorization"] = f"DPoP {token}"
+            request.headers["DPoP"] = self._key.proof(request.method, str(request.url), nonce=self.nonce,
+                                                      access_token=token)
+        else:
+            request.headers["Authorization"] = f"Bearer {token}"
+        return token
 
     async def async_auth_flow(self, request: Any) -> Any:
         import anyio
 
-        sent = f"Bearer {self.record.access_token}"
-        request.headers["Authorization"] = sent
+        from mcpprobe.auth.dpop import wants_nonce
+
+        sent = self._prove(request)
         response = yield request
+        if response.headers.get("dpop-nonce"):
+            asked = wants_nonce(response) if response.status_code == 401 else None
+            self.nonce = response.headers["dpop-nonce"]
+            if asked:
+                self._prove(request)
+                response = yield request
         wanted = self._more_scope(response)
         if response.status_code != 401 and wanted is None:
             return
         if self._lock is None:
             self._lock = anyio.Lock()
         async with self._lock:
-            if f"Bearer {self.record.access_token}" == sent:
+            if self.record.access_token == sent:
                 if wanted is not None:
                     self.step_ups += 1
                     self.record.scope = wanted
                 if not await self._renew(force_grant=wanted is not None):
                     return
-        request.headers["Authorization"] = f"Bearer {self.record.access_token}"
+        self._prove(request)
         yield request
 
     def _more_scope(self, response: Any) -> str | None:
@@ -201,7 +228,7 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) 
         return target, resolved
     target = with_bearer(target, resolved.token)
     record, secret, key = resolved.record, auth.client_secret(), auth.client_key()
-    if record is not None and renewable(record, secret or key):
+    if record is not None and (renewable(record, secret or key) or record.dpop_key):
         target = dataclasses.replace(target, auth=RenewingBearer(
             record, store=None if auth.no_auth_cache else TokenStore(), client_secret=secret, client_key=key,
             timeout=timeout, insecure=target.insecure))

@@ -71,6 +71,7 @@ class LoginOptions:
     headers: tuple[tuple[str, str], ...] = ()  # other headers the MCP server needs (never Authorization)
     grant: str | None = None  # authorization_code | client_credentials; None: by the options given
     client_key: str | None = None  # PEM private key: private_key_jwt client authentication (RFC 7523)
+    dpop: bool = False  # ask for DPoP-bound tokens (RFC 9449)
     force: bool = False  # log in even when the server answers without credentials
     announce: Callable[[str], None] = field(default=lambda text: print(text, file=sys.stderr, flush=True))
 
@@ -105,7 +106,7 @@ class Contact:
     answered: list[str] = field(default_factory=list)
 
 
-async def contact(url: str, opts: LoginOptions, token: str | None = None) -> Contact:
+async def contact(url: str, opts: LoginOptions, token: str | None = None, auth: Any = None) -> Contact:
     """Open a session the way every command does (`--protocol auto`: server/discover, else
     initialize) and list what the server declares; the first 401/403 stops it.
 
@@ -120,7 +121,7 @@ async def contact(url: str, opts: LoginOptions, token: str | None = None) -> Con
     headers = tuple((k, v) for k, v in opts.headers if k.lower() != "authorization")
     if token:
         headers += (("Authorization", f"Bearer {token}"),)
-    target = HttpTarget(url, headers=headers, insecure=opts.insecure)
+    target = HttpTarget(url, headers=headers, insecure=opts.insecure, auth=auth)
     settings = Settings(protocol="auto", timeout=opts.timeout, connect_timeout=opts.timeout)
     found = Contact(method="server/discover or initialize")
     try:
@@ -231,9 +232,10 @@ async def _answer(stream: Any, status: int, text: str) -> None:
 class _Storage:
     """The SDK's `TokenStorage`, in memory: login decides what is persisted, and where."""
 
-    def __init__(self, client_info: Any = None) -> None:
+    def __init__(self, client_info: Any = None, proofs: _Proofs | None = None) -> None:
         self.tokens: Any = None
         self.client_info = client_info
+        self.proofs = proofs
 
     async def get_tokens(self) -> Any:
         return self.tokens
@@ -374,7 +376,56 @@ async def login(url: str, opts: LoginOptions) -> LoginResult:
     return result
 
 
-async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptions) -> None:
+@dataclass
+class _Proofs:
+    """DPoP for one login: the key, the nonces servers gave (by origin), whether tokens came bound."""
+
+    key: Any
+    nonces: dict[str, str] = field(default_factory=dict)
+    bound: bool = False
+
+
+async def _send(client: Any, request: Any, proofs: _Proofs | None) -> Any:
+    """Send one request of the SDK's flow; a token request proved with DPoP when asked (a nonce the
+    server demands is used for one more try). The SDK knows only Bearer tokens, so a DPoP token
+    answer is handed to it as Bearer, and remembered as DPoP here."""
+    import json
+
+    import httpx2 as httpx
+
+    from mcpprobe.auth.dpop import wants_nonce
+
+    token_request = request.method == "POST" and b"grant_type=" in request.read()
+    if proofs is None or not token_request:
+        response = await client.send(request)
+        await response.aread()
+        return response
+    origin = f"{request.url.scheme}://{request.url.netloc.decode()}"
+    for attempt in range(2):
+        request.headers["DPoP"] = proofs.key.proof(request.method, str(request.url), nonce=proofs.nonces.get(origin))
+        response = await client.send(request)
+        await response.aread()
+        if response.headers.get("dpop-nonce"):
+            nonce = wants_nonce(response)
+            proofs.nonces[origin] = response.headers["dpop-nonce"]
+            if nonce and attempt == 0:
+                continue
+        break
+    if response.status_code != 200:
+        return response
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        return response
+    if isinstance(data, dict) and str(data.get("token_type", "")).lower() == "dpop":
+        proofs.bound = True
+        data["token_type"] = "Bearer"
+        return httpx.Response(200, json=data, request=request)
+    return response
+
+
+async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptions,
+                     proofs: _Proofs | None = None) -> None:
     """Run the SDK's OAuth flow for the server's refusal `refused`.
 
     The provider is an httpx auth flow: it is handed the request that was refused and the server's
@@ -399,8 +450,7 @@ async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptio
                     replayed = True
                     response = httpx.Response(refused.status or 401, headers=answer, request=request)
                 else:
-                    response = await client.send(outgoing)
-                    await response.aread()
+                    response = await _send(client, outgoing, proofs)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
@@ -418,12 +468,21 @@ async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: Lo
     MAX_STEP_UPS times). Returns the accepted contact and whether a step-up happened."""
     from mcpprobe.auth.challenge import bearer, parse_www_authenticate
 
-    await _authorize(provider, url, first, opts)
+    proofs = storage.proofs
+    await _authorize(provider, url, first, opts, proofs)
     step_ups = 0
     while True:
         if storage.tokens is None:
             raise LoginFailed("login ended without a token")
-        check = await contact(url, opts, storage.tokens.access_token)
+        auth = None
+        if proofs is not None and proofs.bound:
+            from mcpprobe.auth.apply import RenewingBearer
+
+            bound = TokenRecord(server_url=url, access_token=storage.tokens.access_token, token_type="DPoP",
+                                dpop_key=proofs.key.pem)
+            auth = RenewingBearer(bound, store=None, client_secret=None, timeout=opts.timeout,
+                                  insecure=opts.insecure)
+        check = await contact(url, opts, storage.tokens.access_token, auth=auth)
         if check.status is None:
             return check, step_ups > 0
         challenge = bearer(parse_www_authenticate(check.challenge))
@@ -433,13 +492,21 @@ async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: Lo
             provider.stepping_up = True
             opts.announce(f"{check.method} needs more scope ({challenge.get('scope') or 'not named'}): "
                           "authorizing again")
-            await _authorize(provider, url, check, opts)
+            await _authorize(provider, url, check, opts, proofs)
             continue
         raise LoginFailed(
             f"after login the server still answers {check.method} with HTTP {check.status}"
             + (f" (WWW-Authenticate: {check.challenge})" if check.challenge else "")
             + (f" even after {step_ups} step-up" if step_ups else ""),
             detail={"status": check.status, "wwwAuthenticate": check.challenge, "method": check.method})
+
+
+def _proofs(opts: LoginOptions) -> _Proofs | None:
+    if not opts.dpop:
+        return None
+    from mcpprobe.auth.dpop import DPoPKey
+
+    return _Proofs(DPoPKey())
 
 
 def _record(url: str, provider: Any, storage: _Storage, grant: str, registration: str,
@@ -465,6 +532,8 @@ def _record(url: str, provider: Any, storage: _Storage, grant: str, registration
         resource=context.get_resource_url() if context.should_include_resource_param(LOGIN_PROTOCOL_VERSION)
         else canonical_resource(url),
         client=client, obtained_at=now,
+        token_type="DPoP" if storage.proofs and storage.proofs.bound else "Bearer",
+        dpop_key=storage.proofs.key.pem if storage.proofs and storage.proofs.bound else None,
         revocation_endpoint=str(metadata.revocation_endpoint) if metadata and metadata.revocation_endpoint else None)
 
 
@@ -499,7 +568,7 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis, of
                 pre = OAuthClientInformationFull(client_id=opts.client_id, client_secret=opts.client_secret,
                                                  token_endpoint_auth_method=method,
                                                  redirect_uris=[callback.redirect_uri])
-            storage = _Storage(pre)
+            storage = _Storage(pre, _proofs(opts))
 
             async def redirect_handler(authorization_url: str) -> None:
                 opts.announce(f"Open this URL in a browser to log in (waiting up to {opts.login_timeout:g} s for "
@@ -556,7 +625,7 @@ async def _client_credentials(url: str, opts: LoginOptions, found: Diagnosis, of
 
     assert opts.client_id and (opts.client_secret or opts.client_key)
     issuer = offer["issuer"] if found.discovery and found.discovery.asm else None
-    storage = _Storage()
+    storage = _Storage(proofs=_proofs(opts))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if opts.client_key:
@@ -672,16 +741,29 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
 
 async def token_request(token_endpoint: str, form: dict[str, str], client: dict[str, Any], *,
                         client_secret: str | None = None, timeout: float = 30.0,
-                        insecure: bool = False, assertion: str | None = None) -> dict[str, Any]:
+                        insecure: bool = False, assertion: str | None = None,
+                        dpop_key: str | None = None) -> dict[str, Any]:
     """POST to a token endpoint with the client's authentication method; the JSON answer or LoginFailed."""
     import httpx2 as httpx
 
     form, headers = client_authentication(form, client, client_secret, assertion=assertion)
     async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
-        try:
-            response = await http.post(token_endpoint, data=form, headers=headers)
-        except httpx.HTTPError as exc:
-            raise LoginFailed(f"token endpoint {token_endpoint}: {str(exc) or type(exc).__name__}") from None
+        nonce = None
+        for _ in range(2):  # DPoP: a nonce the server asks for gets one more try
+            if dpop_key:
+                from mcpprobe.auth.dpop import DPoPKey
+
+                headers["DPoP"] = DPoPKey(dpop_key).proof("POST", token_endpoint, nonce=nonce)
+            try:
+                response = await http.post(token_endpoint, data=form, headers=headers)
+            except httpx.HTTPError as exc:
+                raise LoginFailed(f"token endpoint {token_endpoint}: {str(exc) or type(exc).__name__}") from None
+            from mcpprobe.auth.dpop import wants_nonce
+
+            asked = wants_nonce(response) if dpop_key else None
+            if not asked or nonce is not None:
+                break
+            nonce = asked
     try:
         data = response.json()
     except ValueError:
@@ -714,7 +796,7 @@ async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool 
     if record.resource:
         form["resource"] = record.resource
     data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
-                               timeout=timeout, insecure=insecure)
+                               timeout=timeout, insecure=insecure, dpop_key=record.dpop_key)
     return _update(record, data)
 
 
@@ -732,6 +814,6 @@ async def client_credentials_again(record: TokenRecord, client_secret: str | Non
         assertion = client_assertion(client_key, record.client.get("client_id") or "",
                                      record.issuer or record.token_endpoint or "")
     data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
-                               timeout=timeout, insecure=insecure, assertion=assertion)
+                               timeout=timeout, insecure=insecure, assertion=assertion, dpop_key=record.dpop_key)
     return _update(record, data)
 

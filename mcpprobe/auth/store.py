@@ -69,6 +69,8 @@ class TokenRecord:
     obtained_at: float | None = None
     path: Path | None = None
     revocation_endpoint: str | None = None  # RFC 7009, where the authorization server offers it
+    token_type: str = "Bearer"  # or "DPoP": bound to dpop_key (RFC 9449)
+    dpop_key: str | None = None  # PEM of the EC key a DPoP token is bound to
 
     def expired(self, now: float | None = None) -> bool:
         if self.expires_at is None:
@@ -82,14 +84,16 @@ class TokenRecord:
         return bool(self.refresh_token and self.token_endpoint and self.client.get("client_id"))
 
     def secrets(self) -> list[str]:
-        return [s for s in (self.access_token, self.refresh_token, self.client.get("client_secret")) if s]
+        return [s for s in (self.access_token, self.refresh_token, self.client.get("client_secret"), self.dpop_key)
+                if s]
 
     def to_json(self) -> dict[str, Any]:
         return {"serverUrl": self.server_url, "accessToken": self.access_token, "refreshToken": self.refresh_token,
                 "expiresAt": self.expires_at, "scope": self.scope, "grant": self.grant,
                 "tokenEndpoint": self.token_endpoint, "issuer": self.issuer, "resource": self.resource,
                 "client": self.client, "obtainedAt": self.obtained_at,
-                "revocationEndpoint": self.revocation_endpoint}
+                "revocationEndpoint": self.revocation_endpoint, "tokenType": self.token_type,
+                "dpopKey": self.dpop_key}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], path: Path | None = None) -> TokenRecord:
@@ -99,7 +103,8 @@ class TokenRecord:
                    token_endpoint=data.get("tokenEndpoint"), issuer=data.get("issuer"),
                    resource=data.get("resource"), client=dict(data.get("client") or {}),
                    obtained_at=data.get("obtainedAt"), path=path,
-                   revocation_endpoint=data.get("revocationEndpoint"))
+                   revocation_endpoint=data.get("revocationEndpoint"), token_type=data.get("tokenType") or "Bearer",
+                   dpop_key=data.get("dpopKey"))
 
     def public(self) -> dict[str, Any]:
         """What `auth status` shows: never a token or a secret."""
@@ -107,6 +112,7 @@ class TokenRecord:
         return {
             "serverUrl": self.server_url,
             "grant": self.grant,
+            "tokenType": self.token_type,
             "hasAccessToken": bool(self.access_token),
             "hasRefreshToken": bool(self.refresh_token),
             "expiresAt": self.expires_at,

@@ -1,0 +1,90 @@
+"""DPoP (RFC 9449): tokens bound to a key the client holds, proved on every request.
+
+A `DPoPKey` is an EC P-256 key made for one login and stored with its token (the token is useless
+without it, and the key without the token). Each request carries a fresh proof: a JWT of type
+`dpop+jwt` whose header holds the public key, signed over the request's method and URL (`htm`,
+`htu`), with a `jti`, `iat`, the server's `nonce` once it has given one, and, towards the resource
+server, `ath`: the hash of the access token. A server that wants a nonce answers
+`use_dpop_nonce` with a `DPoP-Nonce` header; the request is then proved again with it, once.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+import uuid
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+NONCE_ERROR = "use_dpop_nonce"
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def htu(url: str) -> str:
+    """The proof's `htu`: the request URL without query and fragment (RFC 9449 4.2)."""
+    parts = urlsplit(str(url))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+
+
+def thumbprint(jwk: dict[str, Any]) -> str:
+    """The RFC 7638 thumbprint of a public JWK (EC or RSA): what a token is bound to (`cnf.jkt`)."""
+    members = ("crv", "kty", "x", "y") if jwk.get("kty") == "EC" else ("e", "kty", "n")
+    canonical = json.dumps({k: jwk[k] for k in members}, separators=(",", ":"), sort_keys=True)
+    return _b64(hashlib.sha256(canonical.encode()).digest())
+
+
+class DPoPKey:
+    def __init__(self, pem: str | None = None) -> None:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        if pem is None:
+            key = ec.generate_private_key(ec.SECP256R1())
+            pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption()).decode()
+        else:
+            key = serialization.load_pem_private_key(pem.encode(), password=None)
+            if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
+                raise ValueError("a DPoP key must be EC P-256")
+        self.pem = pem
+        numbers = key.public_key().public_numbers()
+        self.jwk = {"kty": "EC", "crv": "P-256", "x": _b64(numbers.x.to_bytes(32, "big")),
+                    "y": _b64(numbers.y.to_bytes(32, "big"))}
+
+    @property
+    def jkt(self) -> str:
+        return thumbprint(self.jwk)
+
+    def proof(self, method: str, url: str, *, nonce: str | None = None, access_token: str | None = None) -> str:
+        import jwt
+
+        claims: dict[str, Any] = {"jti": str(uuid.uuid4()), "htm": method.upper(), "htu": htu(url),
+                                  "iat": int(time.time())}
+        if nonce:
+            claims["nonce"] = nonce
+        if access_token:
+            claims["ath"] = _b64(hashlib.sha256(access_token.encode()).digest())
+        return jwt.encode(claims, self.pem, algorithm="ES256", headers={"typ": "dpop+jwt", "jwk": self.jwk})
+
+
+def wants_nonce(response: Any) -> str | None:
+    """The nonce a server asks for: a 400 (authorization server) or 401 (resource server) saying
+    `use_dpop_nonce`, with a `DPoP-Nonce` header. None otherwise."""
+    nonce = response.headers.get("dpop-nonce")
+    if not nonce or response.status_code not in (400, 401):
+        return None
+    if response.status_code == 401:
+        from mcpprobe.auth.challenge import parse_www_authenticate
+
+        challenges = parse_www_authenticate(response.headers.get("www-authenticate", ""))
+        return nonce if any(c.get("error") == NONCE_ERROR for c in challenges) else None
+    try:
+        body = json.loads(response.content or b"{}")
+    except (ValueError, AttributeError):
+        return None
+    return nonce if isinstance(body, dict) and body.get("error") == NONCE_ERROR else None
