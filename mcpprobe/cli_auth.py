@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from typing import Any
 
@@ -64,9 +66,22 @@ def auth_group() -> None:
               help="Limit for each HTTP request.")
 @click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
               help="Another header the MCP server needs (repeatable); never Authorization.")
-@click.option("--grant", type=click.Choice(["authorization_code", "client_credentials"]), default=None,
+@click.option("--grant", type=click.Choice(["authorization_code", "client_credentials", "cross_app_access"]),
+              default=None,
               help="The OAuth grant (default: client_credentials for --client-id with --client-secret-env, "
-                   "else authorization_code; a confidential client's code flow: --grant authorization_code).")
+                   "else authorization_code; a confidential client's code flow: --grant authorization_code; "
+                   "cross_app_access: an enterprise IdP's ID-JAG, see --idp-token-endpoint).")
+@click.option("--issuer", metavar="URL", default=None,
+              help="cross_app_access: the MCP authorization server's issuer (configuration, not discovery).")
+@click.option("--idp-token-endpoint", metavar="URL", default=None,
+              help="cross_app_access: the enterprise identity provider's token endpoint (RFC 8693 token exchange).")
+@click.option("--idp-client-id", metavar="ID", default=None, help="cross_app_access: mcpprobe's client at the IdP.")
+@click.option("--idp-client-secret-env", metavar="VAR", default=None,
+              help="cross_app_access: that client's secret is in environment variable VAR.")
+@click.option("--id-token-env", metavar="VAR", default=None,
+              help="cross_app_access: the user's ID token from the IdP is in environment variable VAR.")
+@click.option("--id-token-file", metavar="PATH", default=None,
+              help="cross_app_access: the user's ID token from the IdP is in file PATH.")
 @click.option("--dpop", is_flag=True,
               help="Ask for DPoP-bound tokens (RFC 9449): every request then proves a key stored with the token.")
 @click.option("--force", is_flag=True,
@@ -106,7 +121,10 @@ def login_command(url: str, **params: Any) -> None:
 
     settings = AuthSettings.from_params(params)
     as_json = params["as_json"]
-    out, err = _stream_pair(settings.secrets())
+    extra = [os.environ.get(name or "", "") for name in (params["idp_client_secret_env"], params["id_token_env"])]
+    with contextlib.suppress(Exception):  # an unreadable file is reported below
+        extra.append(_id_token(None, params["id_token_file"]) or "")
+    out, err = _stream_pair([*settings.secrets(), *(s.strip() for s in extra if s and s.strip())])
     try:
         _check_url(url)
         headers = tuple(parse_header(h) for h in params["headers"])
@@ -116,6 +134,8 @@ def login_command(url: str, **params: Any) -> None:
             raise UsageProblem("--bearer-env gives a token directly: there is nothing to log in for")
         secret = settings.client_secret()
         key = settings.client_key()
+        idp_secret = AuthSettings(client_secret_env=params["idp_client_secret_env"]).client_secret()
+        id_token = _id_token(params["id_token_env"], params["id_token_file"])
     except UsageProblem as exc:
         raise click.UsageError(exc.message) from None
     if params["insecure"]:
@@ -134,7 +154,9 @@ def login_command(url: str, **params: Any) -> None:
         client_metadata_url=params["client_metadata_url"], no_browser=settings.no_browser,
         callback_port=params["callback_port"], login_timeout=params["login_timeout"], timeout=params["timeout"],
         insecure=params["insecure"], headers=headers, announce=announce, grant=params["grant"],
-        force=params["force"], dpop=params["dpop"])
+        force=params["force"], dpop=params["dpop"], issuer=params["issuer"],
+        idp_token_endpoint=params["idp_token_endpoint"], idp_client_id=params["idp_client_id"],
+        idp_client_secret=idp_secret, id_token=id_token)
     try:
         result = anyio.run(login, url, options)
     except KeyboardInterrupt:
@@ -171,7 +193,8 @@ def login_command(url: str, **params: Any) -> None:
         out.write(f"{url} answered without asking for credentials: no login needed\n")
         return
     public = record.public()
-    flow = "authorization code + PKCE" if result.flow == "authorization_code" else "client credentials"
+    flow = {"authorization_code": "authorization code + PKCE", "client_credentials": "client credentials",
+            "cross_app_access": "cross-app access (ID-JAG, jwt-bearer)"}.get(result.flow, result.flow)
     lines = [f"Logged in to {url}",
              f"  flow          {flow} ({result.registration.replace('-', ' ')} client {public['clientId']})",
              f"  because       {result.why or 'the server asked'}",
@@ -281,6 +304,28 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
         out.write(f"removed {len(records)} stored token(s)\n")
     if failed:
         sys.exit(AUTH_EXIT)
+
+
+def _id_token(env: str | None, path: str | None) -> str | None:
+    """The user's ID token for cross-app access, from an environment variable or a file."""
+    from mcpprobe.errors import UsageProblem
+
+    if env and path:
+        raise UsageProblem("--id-token-env and --id-token-file both give the ID token: give one")
+    if env:
+        from mcpprobe.auth.options import _from_env
+
+        return _from_env(env, "--id-token-env")
+    if not path:
+        return None
+    try:
+        with open(os.path.expanduser(path), encoding="utf-8") as handle:
+            value = handle.read(64 * 1024).strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageProblem(f"--id-token-file {path}: cannot read it ({exc})") from None
+    if not value:
+        raise UsageProblem(f"--id-token-file {path}: the file is empty")
+    return value
 
 
 def _check_url(url: str) -> None:

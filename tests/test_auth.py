@@ -739,3 +739,46 @@ def test_dpop_bound_tokens_with_nonces(config_home: Path) -> None:
         assert after.access_token != record.access_token and after.dpop_key == record.dpop_key
         for secret in (*record.secrets(), *after.secrets(), key_line):
             assert secret not in probe.stdout + probe.stderr
+
+
+def test_cross_app_access_with_an_id_jag(config_home: Path, tmp_path: Path) -> None:
+    """Enterprise-managed authorization: the ID token is exchanged at the IdP for an ID-JAG, which the
+    MCP authorization server takes in the jwt-bearer grant. No secret, ID token or ID-JAG shows."""
+    id_token = "idt-alice-" + "x" * 24
+    idp_secret = "idp-secret-value-0815"
+    env = {"APP_SECRET": CLIENT_SECRET, "IDP_SECRET": idp_secret, "ID_TOKEN": id_token}
+    with auth_server("--client", f"mcp-app:{CLIENT_SECRET}", "--idp-id-token", id_token,
+                     "--idp-client", f"idp-app:{idp_secret}") as url:
+        base = url.rsplit("/", 1)[0]
+        common = ["--grant", "cross_app_access", "--client-id", "mcp-app", "--client-secret-env", "APP_SECRET",
+                  "--issuer", base, "--idp-token-endpoint", base + "/idp/token", "--idp-client-id", "idp-app",
+                  "--idp-client-secret-env", "IDP_SECRET"]
+        result = login(url, *common, "--id-token-env", "ID_TOKEN", "--json", env=env)
+        assert result.exit_code == 0, result.stderr
+        data = json.loads(result.stdout)["login"]
+        assert data["flow"] == "cross_app_access" and data["checked"] == ["initialize", "tools/list"]
+        record = stored(url)
+        assert record.grant == "cross_app_access" and record.token_endpoint == base + "/token"
+        text = record.path.read_text()
+        for secret in (CLIENT_SECRET, idp_secret, id_token):
+            assert secret not in result.stdout + result.stderr and secret not in text
+        assert run_cli(["probe", "--json", url]).exit_code == 0
+
+        token_file = tmp_path / "id-token"
+        token_file.write_text("idt-someone-else-0000000000\n")
+        refused = login(url, *common, "--id-token-file", str(token_file), env=env)
+        assert refused.exit_code == 7 and "identity provider refused" in refused.stderr
+        assert "invalid_grant" in refused.stderr
+        usage = login(url, "--grant", "cross_app_access", "--client-id", "mcp-app")
+        assert usage.exit_code == 2 and "--issuer" in usage.stderr
+
+
+def test_the_flow_table_names_tests_that_exist() -> None:
+    """docs/auth.md's table says which test proves each flow: every name there is a test here."""
+    import re
+
+    page = (ROOT / "docs" / "auth.md").read_text()
+    table = page.split("## Flows at a glance", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`(test_[a-z0-9_]+)`", table))
+    here = {name for name in globals() if name.startswith("test_")}
+    assert named and named <= here, sorted(named - here)

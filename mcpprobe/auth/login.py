@@ -44,7 +44,10 @@ LOGIN_PROTOCOL_VERSION = "2025-11-25"
 CALLBACK_PATH = "/callback"
 MAX_STEP_UPS = 1  # re-authorizations for 403 insufficient_scope in one login: a server that keeps refusing ends it
 LIST_METHODS = ("tools/list", "resources/list", "prompts/list")
-GRANTS = ("authorization_code", "client_credentials")
+GRANTS = ("authorization_code", "client_credentials", "cross_app_access")
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 
 
 class LoginFailed(AuthFailed):
@@ -72,6 +75,13 @@ class LoginOptions:
     grant: str | None = None  # authorization_code | client_credentials; None: by the options given
     client_key: str | None = None  # PEM private key: private_key_jwt client authentication (RFC 7523)
     dpop: bool = False  # ask for DPoP-bound tokens (RFC 9449)
+    # cross-app access (enterprise-managed authorization): the user's ID token from the enterprise
+    # IdP, the IdP's token endpoint and mcpprobe's client there, and the MCP authorization server
+    issuer: str | None = None
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    idp_client_secret: str | None = None
+    id_token: str | None = None
     force: bool = False  # log in even when the server answers without credentials
     announce: Callable[[str], None] = field(default=lambda text: print(text, file=sys.stderr, flush=True))
 
@@ -331,6 +341,13 @@ def choose_grant(opts: LoginOptions) -> str:
         raise UsageProblem(f"--grant {opts.grant}: choose one of {', '.join(GRANTS)}")
     if opts.grant == "client_credentials" and not (opts.client_id and opts.client_secret):
         raise UsageProblem("--grant client_credentials needs --client-id and --client-secret-env")
+    if opts.grant == "cross_app_access":
+        needed = [name for name, value in (
+            ("--client-id", opts.client_id), ("--client-secret-env", opts.client_secret), ("--issuer", opts.issuer),
+            ("--idp-token-endpoint", opts.idp_token_endpoint), ("--idp-client-id", opts.idp_client_id),
+            ("--id-token-env or --id-token-file", opts.id_token)) if not value]
+        if needed:
+            raise UsageProblem(f"--grant cross_app_access needs {', '.join(needed)}")
     return opts.grant
 
 
@@ -363,11 +380,15 @@ async def login(url: str, opts: LoginOptions) -> LoginResult:
         first.status = 401  # what a protected request would get: the flow starts from discovery
     found = await diagnose(url, {"status": first.status, "wwwAuthenticate": first.challenge},
                            timeout=min(opts.timeout, 15), insecure=opts.insecure, token_sent=False)
-    offer = _check_prerequisites(found, opts, flow)
     import logging
 
     # The SDK logs a traceback for every failed flow; mcpprobe reports the failure itself.
     logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL + 1)
+    if flow == "cross_app_access":
+        result = await _cross_app_access(url, opts, found, first)
+        result.why = why
+        return result
+    offer = _check_prerequisites(found, opts, flow)
     if flow == "client_credentials":
         result = await _client_credentials(url, opts, found, offer, first)
     else:
@@ -646,6 +667,57 @@ async def _client_credentials(url: str, opts: LoginOptions, found: Diagnosis, of
     result = _finish(url, provider, storage, "client_credentials", "pre-registered", found, check, step_up)
     result.record.client.pop("client_secret", None)  # the user's secret stays in their environment
     return result
+
+
+async def _cross_app_access(url: str, opts: LoginOptions, found: Diagnosis, first: Contact) -> LoginResult:
+    """Enterprise-managed authorization: the user's ID token is exchanged at the enterprise IdP for
+    an ID-JAG (RFC 8693 token exchange, audience the MCP authorization server, resource the MCP
+    server); the SDK's IdentityAssertionOAuthProvider presents it there in the jwt-bearer grant
+    (RFC 7523). The authorization server is configuration (--issuer), not discovery, as the SDK
+    requires: the MCP server cannot send the ID-JAG elsewhere."""
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    assert opts.client_id and opts.client_secret and opts.issuer and opts.idp_token_endpoint and opts.id_token
+
+    async def exchange(audience: str, resource: str) -> str:
+        form = {"grant_type": TOKEN_EXCHANGE, "requested_token_type": ID_JAG, "subject_token": opts.id_token or "",
+                "subject_token_type": ID_TOKEN, "audience": audience, "resource": resource}
+        if opts.scope:
+            form["scope"] = opts.scope
+        client = {"client_id": opts.idp_client_id,
+                  "token_endpoint_auth_method": "client_secret_basic" if opts.idp_client_secret else "none"}
+        try:
+            data = await token_request(opts.idp_token_endpoint or "", form, client,
+                                       client_secret=opts.idp_client_secret, timeout=opts.timeout,
+                                       insecure=opts.insecure)
+        except LoginFailed as exc:
+            raise LoginFailed(f"the identity provider refused the token exchange: {exc.message}",
+                              diagnosis=found) from None
+        if data.get("issued_token_type") != ID_JAG:
+            raise LoginFailed(f"the identity provider issued {data.get('issued_token_type')!r}, not an ID-JAG",
+                              diagnosis=found)
+        return str(data["access_token"])
+
+    method = "client_secret_post"
+    if found.discovery and found.discovery.asm and found.discovery.issuer == opts.issuer:
+        method = secret_method(supports(found.discovery.asm))
+    storage = _Storage()
+    provider = IdentityAssertionOAuthProvider(url, storage, opts.client_id, opts.client_secret, opts.issuer,
+                                              exchange, scope=opts.scope, token_endpoint_auth_method=method)
+    check, step_up = await _obtain_and_check(provider, storage, url, opts, first)
+    tokens = storage.tokens
+    now = time.time()
+    record = TokenRecord(
+        server_url=url, access_token=tokens.access_token, refresh_token=tokens.refresh_token,
+        expires_at=now + tokens.expires_in if tokens.expires_in else None, scope=tokens.scope,
+        grant="cross_app_access",
+        # The provider keeps the token endpoint it found at the configured issuer, and nowhere public.
+        token_endpoint=getattr(provider, "_token_endpoint", None), issuer=opts.issuer,
+        resource=canonical_resource(url),
+        client={"registration": "pre-registered", "client_id": opts.client_id, "token_endpoint_auth_method": method},
+        obtained_at=now)
+    return LoginResult(record, flow="cross_app_access", registration="pre-registered", step_up=step_up,
+                       diagnosis=found, checked=check.answered)
 
 
 # ----- refresh and client credentials without the SDK (stored records) -----
