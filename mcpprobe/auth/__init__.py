@@ -7,7 +7,10 @@ Modules (each loaded only when used; `mcpprobe --help` never imports any of them
   (RFC 8414, OpenID Connect discovery), fetched in the order the MCP specification gives.
 - `diagnosis`: what a 401/403 means, as findings and one JSON-able dict.
 - `store`: tokens per server in the user's config directory, files of mode 0600.
-- `login`: authorization code with PKCE over a loopback redirect, client credentials, refresh.
-- `apply`: the bearer token a session sends (`--bearer-env`, or the stored token, refreshed).
+- `login`: authorization code with PKCE over a loopback redirect, client credentials (secret or
+  private_key_jwt), cross-app access (ID-JAG), refresh, revocation.
+- `dpop`: DPoP proofs (RFC 9449) for tokens bound to a key.
+- `apply`: the token a session sends (`--bearer-env`, or the stored token, refreshed), and the
+  httpx auth that renews it when the server refuses it during a run.
 - `options`: the click options (`auth_options`).
 """
