@@ -72,7 +72,8 @@ def auth_group() -> None:
                    "else authorization_code; a confidential client's code flow: --grant authorization_code; "
                    "cross_app_access: an enterprise IdP's ID-JAG, see --idp-token-endpoint).")
 @click.option("--issuer", metavar="URL", default=None,
-              help="cross_app_access: the MCP authorization server's issuer (configuration, not discovery).")
+              help="cross_app_access: the MCP authorization server's issuer (default: the first one the "
+                   "server's protected resource metadata names).")
 @click.option("--idp-token-endpoint", metavar="URL", default=None,
               help="cross_app_access: the enterprise identity provider's token endpoint (RFC 8693 token exchange).")
 @click.option("--idp-client-id", metavar="ID", default=None, help="cross_app_access: mcpprobe's client at the IdP.")

@@ -770,7 +770,11 @@ def test_cross_app_access_with_an_id_jag(config_home: Path, tmp_path: Path) -> N
         assert refused.exit_code == 7 and "identity provider refused" in refused.stderr
         assert "invalid_grant" in refused.stderr
         usage = login(url, "--grant", "cross_app_access", "--client-id", "mcp-app")
-        assert usage.exit_code == 2 and "--issuer" in usage.stderr
+        assert usage.exit_code == 2 and "--idp-token-endpoint" in usage.stderr
+        # Without --issuer: the authorization server the protected resource metadata names.
+        found = login(url, *[a for a in common if a not in ("--issuer", base)], "--id-token-env", "ID_TOKEN",
+                      env=env)
+        assert found.exit_code == 0, found.stderr
 
 
 def test_the_flow_table_names_tests_that_exist() -> None:

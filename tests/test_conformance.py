@@ -23,6 +23,8 @@ CALL = "mcpprobe call --yes --timeout 10"
 LOGIN = "mcpprobe auth login --timeout 10 --login-timeout 10"
 # The same, with the client ID and secret that the scenario hands its client.
 LOGIN_WITH_CREDENTIALS = f"{PY} {ROOT / 'tests' / 'fixtures' / 'conformance_context.py'} {LOGIN}"
+# A pre-registered confidential client in the authorization code flow.
+LOGIN_CONFIDENTIAL = f"{LOGIN_WITH_CREDENTIALS} --grant authorization_code"
 
 
 def xfail(reason: str):
@@ -32,22 +34,13 @@ def xfail(reason: str):
 NO_CIMD_DOCUMENT = xfail(
     "mcpprobe has no client ID metadata document of its own (--client-metadata-url must name an HTTPS "
     "document the user hosts), so it registers dynamically: a WARNING that URL-based client IDs SHOULD be used")
-LOGIN_ONLY_AT_INITIALIZE = xfail(
-    "mcpprobe defect: auth login looks only at the answer to initialize, which this server gives without "
-    "authorization; the 401/403 of later requests (step-up) only gets a diagnosis (exit 7), never a login")
+STEP_UP_ONLY_WITHOUT_A_BROWSER = xfail(
+    "mcpprobe steps up at login (its check session: the handshake and the lists) and, during a run, only a "
+    "client-credentials token; this server wants more scope for tools/call, which login never sends, and a "
+    "code-flow token refused during a run gets the diagnosis (auth login --scope), not a second browser login")
 ISSUER_MISMATCH = xfail(
     "the scenario's root metadata names an issuer other than the URL it was fetched for; the SDK's OAuth "
     "client, which mcpprobe uses, refuses it as an issuer mismatch (RFC 8414 section 3.3)")
-NO_DEFAULT_ENDPOINTS = xfail(
-    "mcpprobe defect: without any metadata it does not fall back to the 2025-03-26 default endpoints "
-    "(/authorize, /token, /register at the server's origin); login stops with no usable metadata")
-SECRET_MEANS_CLIENT_CREDENTIALS = xfail(
-    "mcpprobe defect: --client-id with --client-secret-env always selects the client credentials grant, so "
-    "a pre-registered confidential client cannot use the authorization code flow this server offers")
-NO_PRIVATE_KEY_JWT = xfail(
-    "mcpprobe defect: no private_key_jwt client authentication (SEP-1046) for the client credentials grant")
-NO_CROSS_APP_ACCESS = xfail(
-    "mcpprobe defect: no token exchange and JWT bearer grant (SEP-990, enterprise-managed authorization)")
 
 # scenario -> the mcpprobe command (the suite appends the server URL), and marks
 SCENARIOS: dict[str, tuple[str, list]] = {
@@ -67,20 +60,20 @@ AUTH_SCENARIOS: dict[str, tuple[str, list]] = {
     "auth/scope-from-www-authenticate": (LOGIN, []),
     "auth/scope-from-scopes-supported": (LOGIN, []),
     "auth/scope-omitted-when-undefined": (LOGIN, []),
-    "auth/scope-step-up": (LOGIN, [LOGIN_ONLY_AT_INITIALIZE]),
-    "auth/scope-retry-limit": (LOGIN, [LOGIN_ONLY_AT_INITIALIZE]),
+    "auth/scope-step-up": (LOGIN, [STEP_UP_ONLY_WITHOUT_A_BROWSER]),
+    "auth/scope-retry-limit": (LOGIN, []),
     "auth/token-endpoint-auth-basic": (LOGIN, []),
     "auth/token-endpoint-auth-post": (LOGIN, []),
     "auth/token-endpoint-auth-none": (LOGIN, []),
-    "auth/pre-registration": (LOGIN_WITH_CREDENTIALS, [SECRET_MEANS_CLIENT_CREDENTIALS]),
+    "auth/pre-registration": (LOGIN_CONFIDENTIAL, []),
     "auth/2025-03-26-oauth-metadata-backcompat": (LOGIN, [ISSUER_MISMATCH]),
-    "auth/2025-03-26-oauth-endpoint-fallback": (LOGIN, [NO_DEFAULT_ENDPOINTS]),
+    "auth/2025-03-26-oauth-endpoint-fallback": (LOGIN, []),
     "auth/resource-mismatch": (LOGIN, []),
     "auth/offline-access-scope": (LOGIN, []),
     "auth/offline-access-not-supported": (LOGIN, []),
-    "auth/client-credentials-jwt": (LOGIN_WITH_CREDENTIALS, [NO_PRIVATE_KEY_JWT]),
+    "auth/client-credentials-jwt": (LOGIN_WITH_CREDENTIALS, []),
     "auth/client-credentials-basic": (LOGIN_WITH_CREDENTIALS, []),
-    "auth/cross-app-access-complete-flow": (LOGIN_WITH_CREDENTIALS, [NO_CROSS_APP_ACCESS]),
+    "auth/cross-app-access-complete-flow": (LOGIN_WITH_CREDENTIALS, []),
 }
 
 

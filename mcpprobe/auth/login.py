@@ -343,7 +343,7 @@ def choose_grant(opts: LoginOptions) -> str:
         raise UsageProblem("--grant client_credentials needs --client-id and --client-secret-env")
     if opts.grant == "cross_app_access":
         needed = [name for name, value in (
-            ("--client-id", opts.client_id), ("--client-secret-env", opts.client_secret), ("--issuer", opts.issuer),
+            ("--client-id", opts.client_id), ("--client-secret-env", opts.client_secret),
             ("--idp-token-endpoint", opts.idp_token_endpoint), ("--idp-client-id", opts.idp_client_id),
             ("--id-token-env or --id-token-file", opts.id_token)) if not value]
         if needed:
@@ -673,11 +673,17 @@ async def _cross_app_access(url: str, opts: LoginOptions, found: Diagnosis, firs
     """Enterprise-managed authorization: the user's ID token is exchanged at the enterprise IdP for
     an ID-JAG (RFC 8693 token exchange, audience the MCP authorization server, resource the MCP
     server); the SDK's IdentityAssertionOAuthProvider presents it there in the jwt-bearer grant
-    (RFC 7523). The authorization server is configuration (--issuer), not discovery, as the SDK
-    requires: the MCP server cannot send the ID-JAG elsewhere."""
+    (RFC 7523). The SDK takes the authorization server as configuration: --issuer, else the first
+    one the server's protected resource metadata names (the IdP issues an ID-JAG only for an audience
+    it trusts, so a server naming another one gets nothing)."""
     from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 
-    assert opts.client_id and opts.client_secret and opts.issuer and opts.idp_token_endpoint and opts.id_token
+    assert opts.client_id and opts.client_secret and opts.idp_token_endpoint and opts.id_token
+    discovery = found.discovery
+    issuer = opts.issuer or (discovery.issuer if discovery is not None and discovery.prm is not None else None)
+    if not issuer:
+        raise LoginFailed("cross-app access needs the authorization server: the server publishes no protected "
+                          "resource metadata naming one; give --issuer", diagnosis=found)
 
     async def exchange(audience: str, resource: str) -> str:
         form = {"grant_type": TOKEN_EXCHANGE, "requested_token_type": ID_JAG, "subject_token": opts.id_token or "",
@@ -699,10 +705,10 @@ async def _cross_app_access(url: str, opts: LoginOptions, found: Diagnosis, firs
         return str(data["access_token"])
 
     method = "client_secret_post"
-    if found.discovery and found.discovery.asm and found.discovery.issuer == opts.issuer:
+    if discovery is not None and discovery.asm and discovery.issuer == issuer:
         method = secret_method(supports(found.discovery.asm))
     storage = _Storage()
-    provider = IdentityAssertionOAuthProvider(url, storage, opts.client_id, opts.client_secret, opts.issuer,
+    provider = IdentityAssertionOAuthProvider(url, storage, opts.client_id, opts.client_secret, issuer,
                                               exchange, scope=opts.scope, token_endpoint_auth_method=method)
     check, step_up = await _obtain_and_check(provider, storage, url, opts, first)
     tokens = storage.tokens
@@ -712,7 +718,7 @@ async def _cross_app_access(url: str, opts: LoginOptions, found: Diagnosis, firs
         expires_at=now + tokens.expires_in if tokens.expires_in else None, scope=tokens.scope,
         grant="cross_app_access",
         # The provider keeps the token endpoint it found at the configured issuer, and nowhere public.
-        token_endpoint=getattr(provider, "_token_endpoint", None), issuer=opts.issuer,
+        token_endpoint=getattr(provider, "_token_endpoint", None), issuer=issuer,
         resource=canonical_resource(url),
         client={"registration": "pre-registered", "client_id": opts.client_id, "token_endpoint_auth_method": method},
         obtained_at=now)
