@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from mcpprobe import __version__
+from mcpprobe.edge import EdgeGroup, traceback_option
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.options import CONFIG_OPTION, TargetCommand, _positive, connection_options, debug_options, server_options
 
@@ -34,7 +35,8 @@ def _print_version(ctx: click.Context, param: click.Parameter, value: bool) -> N
         ctx.exit()
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(cls=EdgeGroup, context_settings=CONTEXT)
+@traceback_option
 @click.option("-V", "--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and exit.")
 def cli() -> None:
@@ -48,7 +50,7 @@ def cli() -> None:
       mcpprobe list tools --json -- npx -y @modelcontextprotocol/server-everything | jq '.items[].name'
 
     Exit codes: 0 ok, 1 findings, 2 usage, 3 refused, 4 connection, 5 protocol, 6 timeout, 7 auth,
-    130 interrupted.
+    70 a bug in mcpprobe (--traceback shows its stack), 130 interrupted.
     See `mcpprobe docs exit-codes` and `mcpprobe docs findings`; `mcpprobe docs` lists every page.
     """
     from mcpprobe import redact
@@ -125,16 +127,13 @@ def _prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
     from mcpprobe.redact import Redactor
 
     extra_secrets: list[str] = []
-    try:
-        if params.get("server"):
-            if positionals or ctx.meta.get("server_command"):
-                raise UsageProblem("give either -s/--server NAME or a URL or a command after '--', not both")
-            target, extra_secrets = _named_target(_discovery(ctx, params).get(params["server"]), params)
-        else:
-            target, extra_secrets = _authorized(_target(ctx, positionals, params), params)
-        settings = _settings(params)
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    if params.get("server"):
+        if positionals or ctx.meta.get("server_command"):
+            raise UsageProblem("give either -s/--server NAME or a URL or a command after '--', not both")
+        target, extra_secrets = _named_target(_discovery(ctx, params).get(params["server"]), params)
+    else:
+        target, extra_secrets = _authorized(_target(ctx, positionals, params), params)
+    settings = _settings(params)
     ctx.meta["redactor"] = Redactor([*target.secrets(), *extra_secrets])
     redact.use(ctx.meta["redactor"])
     _warn_insecure(params)
@@ -285,11 +284,9 @@ def _emit(outcome: Any, as_json: bool, command: str) -> int:
     err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
     if outcome is None:
         if as_json:
-            from mcpprobe.render.jsondoc import dumps
+            from mcpprobe.render.jsondoc import dumps, interrupted_document
 
-            _write(stdout, dumps({"formatVersion": 1, "command": command, "ok": False,
-                          "exitCode": int(ExitCode.INTERRUPTED),
-                          "error": {"code": "interrupted", "message": "interrupted", "exitCode": 130}}))
+            _write(stdout, dumps(interrupted_document(command)))
         err.print("interrupted", style="yellow")
         return ExitCode.INTERRUPTED
     if as_json:
@@ -408,17 +405,14 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
     if positionals or ctx.meta.get("server_command"):
         raise click.UsageError(
             "give either named servers (-s/--server, --all) or a URL or a command after '--', not both")
-    try:
-        discovery = _discovery(ctx, params)
-        settings = _settings(params)
-        if params["all_servers"]:
-            names = discovery.names()
-            if not names:
-                raise UsageProblem("--all: no servers found in the configs (see `mcpprobe servers -v` and "
-                                   "`mcpprobe docs config`)")
-        entries = [discovery.get(name) for name in names]
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    discovery = _discovery(ctx, params)
+    settings = _settings(params)
+    if params["all_servers"]:
+        names = discovery.names()
+        if not names:
+            raise UsageProblem("--all: no servers found in the configs (see `mcpprobe servers -v` and "
+                               "`mcpprobe docs config`)")
+    entries = [discovery.get(name) for name in names]
     many = params["all_servers"] or len(names) > 1
     members, secrets = [], []
     for entry in entries:
@@ -431,7 +425,7 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
             target, extra = _named_target(entry, params)
         except UsageProblem as exc:
             if not many:
-                raise click.UsageError(exc.message) from None
+                raise
             members.append(Member(entry.name, None, settings, source=entry.source, problem=exc))
             continue
         secrets.extend([*target.secrets(), *extra])
@@ -449,17 +443,14 @@ def _ci_inputs(params: dict[str, Any], members: list[Any], many: bool) -> Any:
     from mcpprobe import drift, expect
     from mcpprobe.errors import UsageProblem
 
-    try:
-        expectations = expect.load(params["expect_file"]) if params["expect_file"] else None
-        for member in members:
-            member.snapshot_path = _per_server_path(params["save_snapshot"], "--save-snapshot", member.name, many)
-            if member.snapshot_path and Path(member.snapshot_path).is_dir():
-                raise UsageProblem(f"--save-snapshot {member.snapshot_path}: is a directory; name a file in it")
-            path = _per_server_path(params["baseline"], "--baseline", member.name, many)
-            if path is not None:
-                member.baseline = (path, drift.load(path))
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    expectations = expect.load(params["expect_file"]) if params["expect_file"] else None
+    for member in members:
+        member.snapshot_path = _per_server_path(params["save_snapshot"], "--save-snapshot", member.name, many)
+        if member.snapshot_path and Path(member.snapshot_path).is_dir():
+            raise UsageProblem(f"--save-snapshot {member.snapshot_path}: is a directory; name a file in it")
+        path = _per_server_path(params["baseline"], "--baseline", member.name, many)
+        if path is not None:
+            member.baseline = (path, drift.load(path))
     return expectations
 
 
@@ -484,7 +475,7 @@ def _ci_inputs(params: dict[str, Any], members: list[Any], many: bool) -> Any:
 @debug_options
 @connection_options
 @click.pass_context
-def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
+def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
     """Connect, show what was negotiated, and list every declared kind to the end.
 
     Never calls a tool. Exit 0 when nothing is wrong, 1 when there are error findings. With several
@@ -499,7 +490,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
     """
     fmt = _output_format(params)
     if params["list_servers"]:
-        ctx.exit(_show_servers(ctx, params, fmt == "json"))
+        return _show_servers(ctx, params, fmt == "json")
     members, many = _members(ctx, url, params)
     expectations = _ci_inputs(params, members, many)
     from mcpprobe.fleet import Extras, run
@@ -524,7 +515,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
         from mcpprobe.fleet import interrupted_report
 
         reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
-    ctx.exit(_trace_checked(trace, params, shown[0] if shown else _emit_reports(reports, fmt, many)))
+    return _trace_checked(trace, params, shown[0] if shown else _emit_reports(reports, fmt, many))
 
 
 def _trace_checked(trace: Any, params: dict[str, Any], code: int) -> int:
@@ -616,12 +607,7 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
 
 
 def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> int:
-    from mcpprobe.errors import UsageProblem
-
-    try:
-        found = _discovery(ctx, params)
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    found = _discovery(ctx, params)
     if as_json:
         from mcpprobe.render.jsondoc import dumps
 
@@ -645,7 +631,7 @@ def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> 
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (`mcpprobe docs json-output`).")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every config file consulted, found or not.")
 @click.pass_context
-def servers_command(ctx: click.Context, **params: Any) -> None:
+def servers_command(ctx: click.Context, **params: Any) -> int:
     """Show every named server found in the config files, and the file it came from.
 
     Reads mcpprobe.yaml, Claude Desktop, Claude Code, Cursor, Windsurf and VS Code configs (`mcpprobe docs config`).
@@ -657,7 +643,7 @@ def servers_command(ctx: click.Context, **params: Any) -> None:
       mcpprobe servers --json | jq -r '.servers[].name'
       mcpprobe probe -s NAME
     """
-    ctx.exit(_show_servers(ctx, params, params["as_json"]))
+    return _show_servers(ctx, params, params["as_json"])
 
 
 @cli.command("list", cls=TargetCommand, context_settings=CONTEXT)
@@ -667,7 +653,7 @@ def servers_command(ctx: click.Context, **params: Any) -> None:
 @debug_options
 @connection_options
 @click.pass_context
-def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: Any) -> None:
+def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: Any) -> int:
     """List one kind (tools, resources, templates, prompts or tasks) to the end, with its completeness.
 
     Refused with exit 3, sending nothing, when the server did not declare the capability
@@ -693,7 +679,7 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
     finally:
         if trace is not None:
             trace.close()
-    ctx.exit(_trace_checked(trace, params, code))
+    return _trace_checked(trace, params, code)
 
 
 def _register_command_modules() -> None:

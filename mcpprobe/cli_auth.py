@@ -14,10 +14,11 @@ from typing import Any
 import click
 
 from mcpprobe.auth.options import auth_options
+from mcpprobe.edge import EdgeGroup
+from mcpprobe.exitcodes import ExitCode
 from mcpprobe.options import _positive
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-AUTH_EXIT = 7
 
 
 def _stream_pair(secrets: list[str]) -> tuple[Any, Any]:
@@ -40,7 +41,7 @@ def _finding_lines(findings: list[Any]) -> list[str]:
     return [f"{f.severity.value:<7} {f.code}  {visible(f.message)}" for f in findings]
 
 
-@click.group("auth", context_settings=CONTEXT)
+@click.group("auth", cls=EdgeGroup, context_settings=CONTEXT)
 def auth_group() -> None:
     """Log in to HTTP servers (OAuth 2.1), and see or remove the stored tokens.
 
@@ -89,7 +90,7 @@ def auth_group() -> None:
               help="Log in even when the server answers without credentials and publishes no resource metadata.")
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
-def login_command(url: str, **params: Any) -> None:
+def login_command(url: str, **params: Any) -> int:
     """Log in to the MCP server at URL and store the token.
 
     \b
@@ -126,19 +127,16 @@ def login_command(url: str, **params: Any) -> None:
     with contextlib.suppress(Exception):  # an unreadable file is reported below
         extra.append(_id_token(None, params["id_token_file"]) or "")
     out, err = _stream_pair([*settings.secrets(), *(s.strip() for s in extra if s and s.strip())])
-    try:
-        _check_url(url)
-        headers = tuple(parse_header(h) for h in params["headers"])
-        if any(name.lower() == "authorization" for name, _ in headers):
-            raise UsageProblem("login obtains the Authorization header itself; do not pass one with --header")
-        if settings.bearer_env:
-            raise UsageProblem("--bearer-env gives a token directly: there is nothing to log in for")
-        secret = settings.client_secret()
-        key = settings.client_key()
-        idp_secret = AuthSettings(client_secret_env=params["idp_client_secret_env"]).client_secret()
-        id_token = _id_token(params["id_token_env"], params["id_token_file"])
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    _check_url(url)
+    headers = tuple(parse_header(h) for h in params["headers"])
+    if any(name.lower() == "authorization" for name, _ in headers):
+        raise UsageProblem("login obtains the Authorization header itself; do not pass one with --header")
+    if settings.bearer_env:
+        raise UsageProblem("--bearer-env gives a token directly: there is nothing to log in for")
+    secret = settings.client_secret()
+    key = settings.client_key()
+    idp_secret = AuthSettings(client_secret_env=params["idp_client_secret_env"]).client_secret()
+    id_token = _id_token(params["id_token_env"], params["id_token_file"])
     if params["insecure"]:
         err.write("warning: --insecure: TLS certificates are not verified\n")
     import anyio
@@ -160,11 +158,8 @@ def login_command(url: str, **params: Any) -> None:
         idp_client_secret=idp_secret, id_token=id_token)
     try:
         result = anyio.run(login, url, options)
-    except KeyboardInterrupt:
-        err.write("interrupted\n")
-        sys.exit(130)
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    except UsageProblem:
+        raise
     except ProbeError as exc:
         findings = exc.diagnosis.findings if isinstance(exc, LoginFailed) and exc.diagnosis else []
         data = exc.diagnosis.data if isinstance(exc, LoginFailed) and exc.diagnosis else None
@@ -178,7 +173,7 @@ def login_command(url: str, **params: Any) -> None:
             for line in _finding_lines(findings):
                 out.write(line + "\n")
         err.write(f"error: {exc.message}\n")
-        sys.exit(int(exc.exit_code))
+        return int(exc.exit_code)
     record = result.record
     stored = None
     if not result.not_needed and not settings.no_auth_cache:
@@ -189,10 +184,10 @@ def login_command(url: str, **params: Any) -> None:
         login_data["stored"] = str(stored) if stored else None
         out.write(_dumps({"formatVersion": 1, "command": "auth login", "ok": True, "exitCode": 0, "serverUrl": url,
                           "login": login_data, "findings": [], "error": None}) + "\n")
-        return
+        return 0
     if result.not_needed:
         out.write(f"{url} answered without asking for credentials: no login needed\n")
-        return
+        return 0
     public = record.public()
     flow = {"authorization_code": "authorization code + PKCE", "client_credentials": "client credentials",
             "cross_app_access": "cross-app access (ID-JAG, jwt-bearer)"}.get(result.flow, result.flow)
@@ -207,12 +202,13 @@ def login_command(url: str, **params: Any) -> None:
         lines.append("  step-up       re-authorized once for 403 insufficient_scope")
     lines.append(f"  stored in     {stored} (mode 0600)" if stored else "  stored        no (--no-auth-cache)")
     out.write("\n".join(lines) + "\n")
+    return 0
 
 
 @auth_group.command("status", context_settings=CONTEXT)
 @click.argument("url", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
-def status_command(url: str | None, as_json: bool) -> None:
+def status_command(url: str | None, as_json: bool) -> int:
     """Show the stored tokens (never their values): per server, state, scope, expiry, file.
 
     With URL, only that server; exit 7 when it has no usable token (none, or expired
@@ -230,15 +226,15 @@ def status_command(url: str | None, as_json: bool) -> None:
     shown = [r.public() for r in records]
     code = 0
     if url and (not records or shown[0]["state"] not in ("valid", "refreshable")):
-        code = AUTH_EXIT
+        code = int(ExitCode.AUTH)
     out, _ = _stream_pair([s for r in records for s in r.secrets()])
     if as_json:
         out.write(_dumps({"formatVersion": 1, "command": "auth status", "ok": code == 0, "exitCode": code,
                           "directory": str(token_dir()), "tokens": shown}) + "\n")
-        sys.exit(code)
+        return code
     if not shown:
         out.write(f"no stored tokens{' for ' + url if url else ''} (in {token_dir()})\n")
-        sys.exit(code)
+        return code
     for item in shown:
         expiry = "never expires" if item["expiresIn"] is None else (
             f"expires in {item['expiresIn']} s" if item["expiresIn"] > 0 else f"expired {-item['expiresIn']} s ago")
@@ -246,7 +242,7 @@ def status_command(url: str | None, as_json: bool) -> None:
                   f"{'yes' if item['hasRefreshToken'] else 'no'})\n  grant   {item['grant']}, client "
                   f"{item['clientId']}\n  scope   {item['scope'] or '(none)'}\n  issuer  {item['issuer']}\n"
                   f"  file    {item['file']} ({item['fileMode']})\n")
-    sys.exit(code)
+    return code
 
 
 @auth_group.command("logout", context_settings=CONTEXT)
@@ -256,7 +252,7 @@ def status_command(url: str | None, as_json: bool) -> None:
 @click.option("--client-secret-env", metavar="VAR", default=None,
               help="The secret of a pre-registered confidential client, for the revocation request "
                    "(the name of an environment variable, not the value).")
-def logout_command(url: str | None, everything: bool, no_revoke: bool, client_secret_env: str | None) -> None:
+def logout_command(url: str | None, everything: bool, no_revoke: bool, client_secret_env: str | None) -> int:
     """Revoke and remove the stored token of the server at URL (or of every server with --all).
 
     \b
@@ -270,22 +266,18 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
     from mcpprobe.auth.login import LoginFailed, revoke
     from mcpprobe.auth.options import AuthSettings
     from mcpprobe.auth.store import TokenStore
-    from mcpprobe.errors import UsageProblem
 
     if bool(url) == everything:
         raise click.UsageError("give a server URL, or --all")
     if url:
         _check_url(url)
-    try:
-        secret = AuthSettings(client_secret_env=client_secret_env).client_secret()
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    secret = AuthSettings(client_secret_env=client_secret_env).client_secret()
     store = TokenStore()
     records = store.all() if everything else [r for r in [store.load(url or "")] if r is not None]
     out, err = _stream_pair([*(s for r in records for s in r.secrets()), *([secret] if secret else [])])
     if not records:
         out.write(f"no stored token for {url}\n" if url else "removed 0 stored token(s)\n")
-        return
+        return 0
     failed = False
     for record in records:
         note = "forgotten (the authorization server offers no revocation; it stays valid until it expires)"
@@ -303,8 +295,7 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
         out.write(f"{record.server_url}: {note}\n")
     if everything:
         out.write(f"removed {len(records)} stored token(s)\n")
-    if failed:
-        sys.exit(AUTH_EXIT)
+    return int(ExitCode.AUTH) if failed else 0
 
 
 def _id_token(env: str | None, path: str | None) -> str | None:

@@ -155,7 +155,7 @@ _elicit_option = click.option(
 @server_options(many=False)
 @connection_options
 @click.pass_context
-def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params: Any) -> None:
+def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params: Any) -> int:
     """Call one tool (tools/call), after checking it against the tool list and its inputSchema.
 
     \b
@@ -185,15 +185,11 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
       mcpprobe call simulate-research-query topic=tides --yes -- npx -y @modelcontextprotocol/server-everything
     """
     from mcpprobe.arguments import build_arguments, load_args
-    from mcpprobe.errors import UsageProblem
 
     pairs, urls = _split(ctx, rest)
     target, settings = _prepare(ctx, urls, params)
-    try:
-        base = load_args(params["args_spec"], stdin=sys.stdin)
-        build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    base = load_args(params["args_spec"], stdin=sys.stdin)
+    build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
     from mcpprobe.invoke import Hooks, call_tool
     from mcpprobe.render.invoke import (
         confirm_question,
@@ -229,8 +225,8 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
         progress.stop()
     if outcome is not None and params["save_dir"] and outcome.result is not None:
         save_blocks(outcome, params["save_dir"])
-    ctx.exit(_finish(outcome, as_json, "call",
-                     lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started))
+    return _finish(outcome, as_json, "call",
+                   lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started)
 
 
 @click.command("read", cls=TargetCommand, context_settings=CONTEXT)
@@ -245,7 +241,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
 @server_options(many=False)
 @connection_options
 @click.pass_context
-def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> None:
+def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> int:
     """Read one resource (resources/read). The URI must be listed or match a listed template.
 
     \b
@@ -263,7 +259,6 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> No
       mcpprobe read demo://readme --json -- mcpprobe-demo | jq -r '.result.contents[0].text'
     """
     from mcpprobe.arguments import string_arguments, template_variables
-    from mcpprobe.errors import UsageProblem
 
     template = params["template"]
     uri = None
@@ -275,12 +270,9 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> No
     if template is None and (pairs or params["complete"]):
         raise click.UsageError("VAR=VALUE and --complete go with --template TEMPLATE")
     target, settings = _prepare(ctx, urls, params)
-    try:
-        string_arguments(pairs)
-        if template is not None:
-            template_variables(template)
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    string_arguments(pairs)
+    if template is not None:
+        template_variables(template)
     from mcpprobe.invoke import Hooks, read_resource
     from mcpprobe.render.invoke import render_read, write_read_files
 
@@ -297,7 +289,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> No
     def render(io: _Streams, result: Any) -> None:
         render_read(io.out, io.err, result, written=written, stream=io.stdout, binary=io.binary)
 
-    ctx.exit(_finish(outcome, params["as_json"], "read", render, started))
+    return _finish(outcome, params["as_json"], "read", render, started)
 
 
 @click.command("get-prompt", cls=TargetCommand, context_settings=CONTEXT)
@@ -310,7 +302,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> No
 @server_options(many=False)
 @connection_options
 @click.pass_context
-def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **params: Any) -> None:
+def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **params: Any) -> int:
     """Expand one prompt (prompts/get) with its arguments and show the messages.
 
     \b
@@ -325,14 +317,10 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **p
       mcpprobe get-prompt daily_review --json -- mcpprobe-demo | jq -r '.result.messages[].role'
     """
     from mcpprobe.arguments import string_arguments
-    from mcpprobe.errors import UsageProblem
 
     pairs, urls = _split(ctx, rest)
     target, settings = _prepare(ctx, urls, params)
-    try:
-        string_arguments(pairs)
-    except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+    string_arguments(pairs)
     from mcpprobe.invoke import Hooks, get_prompt
     from mcpprobe.render.invoke import render_prompt, save_blocks
 
@@ -342,8 +330,8 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **p
                    elicit=params["elicit"], **_session_args(params))
     if outcome is not None and params["save_dir"] and outcome.result is not None and outcome.completion is None:
         save_blocks(outcome, params["save_dir"])
-    ctx.exit(_finish(outcome, params["as_json"], "get-prompt",
-                     lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started))
+    return _finish(outcome, params["as_json"], "get-prompt",
+                   lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started)
 
 
 def register(cli: click.Group) -> None:

@@ -86,7 +86,7 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_write
 @server_options(many=False)
 @connection_options
 @click.pass_context
-def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
+def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
     """Stay connected and report what changes, live, until stopped.
 
     \b
@@ -133,7 +133,7 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> No
     result = _run_watch(target, settings, options, emit, _server_stderr_writer(params))
     if result is None:
         err.print("interrupted", style="yellow")
-        ctx.exit(0)
+        return 0
     if result.error is not None:
         from rich.text import Text
 
@@ -142,7 +142,7 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> No
         err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
         for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
             err.print(Text(f"  server stderr: {visible(line)}", style="dim"))
-    ctx.exit(int(result.exit_code))
+    return int(result.exit_code)
 
 
 def register(cli: click.Group) -> None:

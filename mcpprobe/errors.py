@@ -80,6 +80,13 @@ class AuthFailed(ProbeError):
     code = "auth-required"
 
 
+class InternalError(ProbeError):
+    """A bug in mcpprobe itself, not a fault of the server: an exception nothing expected."""
+
+    exit_code = ExitCode.SOFTWARE
+    code = "internal-error"
+
+
 class RpcError(ProbeError):
     """The server answered a request with a JSON-RPC error object."""
 

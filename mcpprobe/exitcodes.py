@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     PROTOCOL = 5  # unsupported version, malformed replies, unexpected JSON-RPC error
     TIMEOUT = 6
     AUTH = 7  # HTTP 401/403
+    SOFTWARE = 70  # a bug in mcpprobe itself (EX_SOFTWARE in sysexits.h): never 1, which means findings
     INTERRUPTED = 130  # Ctrl-C, the shell convention
 
 
@@ -25,6 +26,7 @@ class ExitCode(IntEnum):
 # of these explain the findings that could not be completed.
 PRECEDENCE: tuple[ExitCode, ...] = (
     ExitCode.INTERRUPTED,
+    ExitCode.SOFTWARE,
     ExitCode.USAGE,
     ExitCode.REFUSED,
     ExitCode.AUTH,

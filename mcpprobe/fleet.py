@@ -15,7 +15,8 @@ from typing import Any
 import anyio
 
 from mcpprobe.drift import Drift
-from mcpprobe.errors import Interrupted, ProbeError, ProtocolFailure
+from mcpprobe.edge import REPORT_HINT, bug_message
+from mcpprobe.errors import InternalError, Interrupted, ProbeError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.expect import Check, Expectations
 from mcpprobe.operations import Outcome
@@ -167,7 +168,7 @@ async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], 
     try:
         outcome = await probe(member.target, member.settings, on_ready=on_ready, **session_args)
     except Exception as exc:  # noqa: BLE001 - a bug in one member must not end the fleet
-        outcome = Outcome("probe", error=ProtocolFailure(f"internal error: {type(exc).__name__}: {exc}"))
+        outcome = Outcome("probe", error=InternalError(f"{bug_message(exc)} ({REPORT_HINT})"))
     if finished:
         return finished[0]
     return _finish(member, outcome, time.perf_counter() - started, extras)

@@ -18,6 +18,7 @@ from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import CODES, Finding, Severity, has_errors
 from mcpprobe.session import Session, Snapshot, Timing, open_session
 from mcpprobe.target import Settings, Target
+from mcpprobe.testhooks import crash_point
 
 
 @dataclass
@@ -141,6 +142,7 @@ async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: A
             outcome.snapshot = session.snapshot
             outcome.findings.extend(snapshot_suspicious(session.snapshot))
             try:
+                crash_point("operation")
                 await body(session)
             finally:
                 outcome.findings.extend(session.findings)

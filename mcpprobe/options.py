@@ -11,10 +11,11 @@ from typing import Any
 
 import click
 
+from mcpprobe.edge import EdgeCommand
 from mcpprobe.target import TRANSPORTS
 
 
-class TargetCommand(click.Command):
+class TargetCommand(EdgeCommand):
     """A command whose server command follows `--`: everything after it is the server's argv."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

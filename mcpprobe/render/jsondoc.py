@@ -86,6 +86,15 @@ def document(outcome: Outcome) -> dict[str, Any]:
     return doc
 
 
+def interrupted_document(command: str) -> dict[str, Any]:
+    """The document of a run interrupted before its operation had anything to show."""
+    from mcpprobe.exitcodes import ExitCode
+
+    code = int(ExitCode.INTERRUPTED)
+    return {"formatVersion": FORMAT_VERSION, "command": command, "ok": False, "exitCode": code,
+            "error": {"code": "interrupted", "message": "interrupted", "exitCode": code}}
+
+
 def dumps(doc: Any, *, pretty: bool | None = None) -> str:
     """The document as text: indented for a person at a terminal, compact otherwise.
 
