@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -16,7 +17,15 @@ import click
 from mcpprobe import __version__
 from mcpprobe.edge import EdgeGroup, traceback_option
 from mcpprobe.exitcodes import ExitCode
-from mcpprobe.options import CONFIG_OPTION, TargetCommand, _positive, connection_options, debug_options, server_options
+from mcpprobe.options import (
+    CONFIG_OPTION,
+    Format,
+    TargetCommand,
+    _positive,
+    connection_options,
+    output_options,
+    server_options,
+)
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -344,16 +353,6 @@ def _server_stderr_writer(params: dict[str, Any]) -> Any:
     return lambda text: write_stderr_text(text, stream)
 
 
-FORMATS = ("human", "json", "junit", "openmetrics", "html")
-
-
-def _output_format(params: dict[str, Any]) -> str:
-    chosen = params.get("output_format")
-    if params["as_json"] and chosen not in (None, "json"):
-        raise click.UsageError(f"--json is short for --format json; it cannot be combined with --format {chosen}")
-    return "json" if params["as_json"] else (chosen or "human")
-
-
 def _open_trace(params: dict[str, Any], redactor: Any) -> Any:
     if not params.get("trace"):
         return None
@@ -370,14 +369,26 @@ def _open_trace(params: dict[str, Any], redactor: Any) -> Any:
     return TraceWriter(stream, redactor, close=True)
 
 
-def _session_extras(ctx: click.Context, params: dict[str, Any], label: str = "") -> tuple[Any, dict[str, Any]]:
-    """--trace for one server: the writer (to close) and the session arguments that feed it."""
-    writer = _open_trace(params, ctx.meta["redactor"])
-    if writer is None:
-        return None, {}
+@contextlib.contextmanager
+def _session_args(ctx: click.Context, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """What one server's session takes from the command line: --server-stderr, and --trace (its
+    writer feeds the session and is closed after the run)."""
+    writer = ctx.meta["trace"] = _open_trace(params, ctx.meta["redactor"])  # see _trace_checked
+    args: dict[str, Any] = {"stderr_writer": _server_stderr_writer(params)}
+    if writer is not None:
+        args.update(tracer=writer.tracer(), http_hooks=writer.http_hooks())
+    try:
+        yield args
+    finally:
+        if writer is not None:
+            writer.close()
 
-    hooks = writer.http_hooks(label)
-    return writer, {"tracer": writer.tracer(label), "http_hooks": hooks}
+
+def _tell(ctx: click.Context, params: dict[str, Any], what: str, target: Any) -> None:
+    """-v: what is about to happen, and to which server."""
+    say = _say(ctx, params)
+    if say is not None:
+        say(f"{what} of {target.transport}: {target.describe()}")
 
 
 def _per_server_path(template: str | None, option: str, name: str, many: bool) -> str | None:
@@ -469,10 +480,7 @@ def _ci_inputs(params: dict[str, Any], members: list[Any], many: bool) -> Any:
 @click.option("--baseline", metavar="FILE",
               help="Compare with a snapshot saved earlier: report added, removed and changed items; breaking "
                    "changes exit 1.")
-@click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
-              help="Output format: human (default), json (same as --json), junit (JUnit XML), openmetrics "
-                   "(Prometheus text), html (one self-contained page).")
-@debug_options
+@output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML)
 @connection_options
 @click.pass_context
 def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
@@ -488,7 +496,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
       mcpprobe probe -s github --expect expect.yaml --format junit > report.xml
       mcpprobe probe --all --format openmetrics > /var/lib/node_exporter/mcp.prom
     """
-    fmt = _output_format(params)
+    fmt = params["output_format"]
     if params["list_servers"]:
         return _show_servers(ctx, params, fmt == "json")
     members, many = _members(ctx, url, params)
@@ -650,7 +658,7 @@ def servers_command(ctx: click.Context, **params: Any) -> int:
 @click.argument("kind", type=click.Choice(KIND_CHOICES))
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @server_options(many=False)
-@debug_options
+@output_options()
 @connection_options
 @click.pass_context
 def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: Any) -> int:
@@ -669,17 +677,10 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
     target, settings = _prepare(ctx, url, params)
     from mcpprobe.operations import list_one
 
-    say = _say(ctx, params)
-    if say is not None:
-        say(f"listing {kind} of {target.transport}: {target.describe()}")
-    trace, session_args = _session_extras(ctx, params)
-    try:
-        code = _run_and_emit(list_one, params, "list", target, settings, kind,
-                             stderr_writer=_server_stderr_writer(params), **session_args)
-    finally:
-        if trace is not None:
-            trace.close()
-    return _trace_checked(trace, params, code)
+    _tell(ctx, params, f"listing {kind}", target)
+    with _session_args(ctx, params) as session_args:
+        code = _run_and_emit(list_one, params, "list", target, settings, kind, **session_args)
+    return _trace_checked(ctx.meta["trace"], params, code)
 
 
 def _register_command_modules() -> None:

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from mcpprobe.cli import CONTEXT, _looks_like_address, _prepare, _run, _server_stderr_writer, _with_scheme, _write
-from mcpprobe.options import TargetCommand, connection_options, server_options
+from mcpprobe.cli import CONTEXT, _looks_like_address, _prepare, _run, _session_args, _tell, _with_scheme, _write
+from mcpprobe.options import TargetCommand, connection_options, output_options, server_options
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
 POSITIONALS = "[KEY=VALUE | KEY:=JSON]... [URL] [-- COMMAND [ARGS]...]"
@@ -127,10 +127,6 @@ def _finish(outcome: Any, as_json: bool, command: str, render: Any, started: lis
     return int(outcome.exit_code)
 
 
-def _session_args(params: dict[str, Any]) -> dict[str, Any]:
-    return {"stderr_writer": _server_stderr_writer(params)}
-
-
 _save_option = click.option(
     "--save", "save_dir", type=click.Path(file_okay=False), metavar="DIR",
     help="Write image, audio and embedded binary content to files in DIR.")
@@ -153,6 +149,7 @@ _elicit_option = click.option(
 @_save_option
 @_elicit_option
 @server_options(many=False)
+@output_options()
 @connection_options
 @click.pass_context
 def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params: Any) -> int:
@@ -218,9 +215,11 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     started: list[Any] = []
     hooks = Hooks(preview=preview, ask=ask if _interactive(params) else None, progress=progress, yes=params["yes"],
                   started=started.append, task_status=task_status)
+    _tell(ctx, params, f"calling tool {tool}", target)
     try:
-        outcome = _run(call_tool, target, settings, tool, pairs, base, hooks=hooks, elicit=params["elicit"],
-                       task=params["as_task"], **_session_args(params))
+        with _session_args(ctx, params) as session_args:
+            outcome = _run(call_tool, target, settings, tool, pairs, base, hooks=hooks, elicit=params["elicit"],
+                           task=params["as_task"], **session_args)
     finally:
         progress.stop()
     if outcome is not None and params["save_dir"] and outcome.result is not None:
@@ -239,6 +238,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
               help="Write the contents to PATH (a directory when there are several), decoded, byte for byte.")
 @_elicit_option
 @server_options(many=False)
+@output_options()
 @connection_options
 @click.pass_context
 def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> int:
@@ -278,9 +278,11 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
 
     err = _Streams().err
     started: list[Any] = []
-    outcome = _run(read_resource, target, settings, uri, template=template, pairs=pairs,
-                   complete=params["complete"], hooks=Hooks(started=started.append), elicit=params["elicit"],
-                   **_session_args(params))
+    _tell(ctx, params, f"reading {uri or template}", target)
+    with _session_args(ctx, params) as session_args:
+        outcome = _run(read_resource, target, settings, uri, template=template, pairs=pairs,
+                       complete=params["complete"], hooks=Hooks(started=started.append), elicit=params["elicit"],
+                       **session_args)
     written = False
     if outcome is not None and params["output"] and outcome.result is not None and outcome.completion is None:
         write_read_files(err, outcome, params["output"])
@@ -300,6 +302,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
 @_save_option
 @_elicit_option
 @server_options(many=False)
+@output_options()
 @connection_options
 @click.pass_context
 def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **params: Any) -> int:
@@ -325,9 +328,10 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **p
     from mcpprobe.render.invoke import render_prompt, save_blocks
 
     started: list[Any] = []
-    outcome = _run(get_prompt, target, settings, name, pairs, complete=params["complete"],
-                   hooks=Hooks(started=started.append),
-                   elicit=params["elicit"], **_session_args(params))
+    _tell(ctx, params, f"getting prompt {name}", target)
+    with _session_args(ctx, params) as session_args:
+        outcome = _run(get_prompt, target, settings, name, pairs, complete=params["complete"],
+                       hooks=Hooks(started=started.append), elicit=params["elicit"], **session_args)
     if outcome is not None and params["save_dir"] and outcome.result is not None and outcome.completion is None:
         save_blocks(outcome, params["save_dir"])
     return _finish(outcome, params["as_json"], "get-prompt",

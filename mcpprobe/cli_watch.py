@@ -12,14 +12,21 @@ from typing import Any
 
 import click
 
-from mcpprobe.cli import CONTEXT, _prepare, _server_stderr_writer
-from mcpprobe.options import TargetCommand, _not_negative, _positive, connection_options, server_options
+from mcpprobe.cli import CONTEXT, _prepare, _session_args, _tell, _trace_checked
+from mcpprobe.options import (
+    TargetCommand,
+    _not_negative,
+    _positive,
+    connection_options,
+    output_options,
+    server_options,
+)
 
 UNREAD_CHECK_SECONDS = 0.5
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
-def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_writer: Any) -> Any:
+def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args: dict[str, Any]) -> Any:
     from mcpprobe.cli import _run
     from mcpprobe.watch import watch
 
@@ -50,7 +57,7 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_write
                         return
 
             group.start_soon(check)
-            result = await watch(target, settings, options, emit, stderr_writer=stderr_writer,
+            result = await watch(target, settings, options, emit, **session_args,
                                  on_start=lambda w: holder.__setitem__("watcher", w))
             group.cancel_scope.cancel()
         return result
@@ -84,6 +91,7 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, stderr_write
               help="Call TOOL without arguments after each connection's first listing (repeatable), for servers "
                    "that start sending updates when asked to (e.g. server-everything's toggle-subscriber-updates).")
 @server_options(many=False)
+@output_options(json_help="Print one JSON object per event (NDJSON), flushed as it happens (docs/json-output.md).")
 @connection_options
 @click.pass_context
 def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
@@ -130,7 +138,9 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
         emit: Any = JsonLines(stdout)
     else:
         emit = HumanLines(Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160))
-    result = _run_watch(target, settings, options, emit, _server_stderr_writer(params))
+    _tell(ctx, params, "watching", target)
+    with _session_args(ctx, params) as session_args:
+        result = _run_watch(target, settings, options, emit, session_args)
     if result is None:
         err.print("interrupted", style="yellow")
         return 0
@@ -142,7 +152,7 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
         err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
         for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
             err.print(Text(f"  server stderr: {visible(line)}", style="dim"))
-    return int(result.exit_code)
+    return _trace_checked(ctx.meta["trace"], params, int(result.exit_code))
 
 
 def register(cli: click.Group) -> None:

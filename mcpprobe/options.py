@@ -5,8 +5,10 @@ Kept free of heavy imports: `mcpprobe --help` and shell completion load this mod
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 import click
@@ -117,8 +119,6 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about)."),
         click.option("--force", is_flag=True,
                      help="Send requests even for capabilities the server did not declare (labelled as forced)."),
-        click.option("--json", "as_json", is_flag=True,
-                     help="Print one JSON document on stdout (`mcpprobe docs json-output`); diagnostics go to stderr."),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -158,11 +158,57 @@ def server_options(*, many: bool) -> Callable[[Callable[..., Any]], Callable[...
     return decorate
 
 
-def debug_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--trace FILE|- and -v/--verbose."""
-    func = click.option("-v", "--verbose", is_flag=True,
-                        help="Tell on stderr what mcpprobe does: configs read, servers started, results.")(func)
-    return click.option(
-        "--trace", "trace", metavar="FILE|-", default=None,
-        help="Write every JSON-RPC message both ways (and HTTP status lines and headers) with a timestamp "
-             "to FILE, or to stderr with '-'. Secrets are redacted.")(func)
+class Format(StrEnum):
+    """Every output format. Each command offers the ones that apply to what it prints."""
+
+    HUMAN = "human"
+    JSON = "json"
+    JUNIT = "junit"
+    OPENMETRICS = "openmetrics"
+    HTML = "html"
+
+
+FORMAT_HELP = {
+    Format.HUMAN: "human (default)",
+    Format.JSON: "json (same as --json)",
+    Format.JUNIT: "junit (JUnit XML)",
+    Format.OPENMETRICS: "openmetrics (Prometheus text)",
+    Format.HTML: "html (one self-contained page)",
+}
+
+
+def output_options(*formats: Format, json_help: str | None = None) -> Callable[[Any], Any]:
+    """--json, --format, --trace and -v/--verbose: the same on every command that talks to a server.
+
+    The command receives `output_format` (a Format) and `as_json`, settled from --json and --format.
+    """
+    offered = formats or (Format.HUMAN, Format.JSON)
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def settled(*args: Any, **params: Any) -> Any:
+            chosen = params.get("output_format")
+            if params["as_json"] and chosen not in (None, Format.JSON):
+                raise click.UsageError(
+                    f"--json is short for --format json; it cannot be combined with --format {chosen}")
+            params["output_format"] = Format.JSON if params["as_json"] else Format(chosen or Format.HUMAN)
+            params["as_json"] = params["output_format"] is Format.JSON
+            return func(*args, **params)
+
+        decorators = [
+            click.option("--json", "as_json", is_flag=True,
+                         help=json_help or "Print one JSON document on stdout (`mcpprobe docs json-output`); "
+                                           "diagnostics go to stderr."),
+            click.option("--format", "output_format", type=click.Choice([f.value for f in offered]), default=None,
+                         help="Output format: " + ", ".join(FORMAT_HELP[f] for f in offered) + "."),
+            click.option("--trace", "trace", metavar="FILE|-", default=None,
+                         help="Write every JSON-RPC message both ways (and HTTP status lines and headers) with a "
+                              "timestamp to FILE, or to stderr with '-'. Secrets are redacted."),
+            click.option("-v", "--verbose", is_flag=True,
+                         help="Tell on stderr what mcpprobe does: configs read, servers started, results."),
+        ]
+        for decorator in reversed(decorators):
+            settled = decorator(settled)
+        return settled
+
+    return decorate

@@ -153,12 +153,15 @@ class _Link:
 
 class Watcher:
     def __init__(self, target: Target, settings: Settings, options: WatchOptions, emit: Emit,
-                 *, stderr_writer: Any = None) -> None:
+                 *, stderr_writer: Any = None, tracer: Any = None, http_hooks: dict[str, list[Any]] | None = None,
+                 ) -> None:
         self.target = target
         self.settings = settings
         self.options = options
         self._emit = emit
         self.stderr_writer = stderr_writer
+        self._outer_tracer = tracer  # --trace
+        self._http_hooks = http_hooks
         self.kinds = {kind: KindState(kind) for kind in KINDS}
         self.result = WatchResult(relists=dict.fromkeys(KINDS, 0))
         self.capabilities: dict[str, Any] | None = None
@@ -242,7 +245,7 @@ class Watcher:
             established = False
             try:
                 async with open_session(self.target, self.settings, tracer=self._tracer,
-                                        stderr_writer=self.stderr_writer,
+                                        stderr_writer=self.stderr_writer, http_hooks=self._http_hooks,
                                         on_connection=self._installer(link)) as session:
                     established = True
                     self._attempt, attempt = attempt, 0
@@ -281,6 +284,8 @@ class Watcher:
             await anyio.sleep(delay)
 
     def _tracer(self, direction: str, message: Any) -> None:
+        if self._outer_tracer is not None:
+            self._outer_tracer(direction, message)
         link = self.link
         if (direction == "send" and link is not None and isinstance(message, dict)
                 and message.get("method") == "subscriptions/listen"):
@@ -995,9 +1000,11 @@ def _plain(detail: dict[str, Any]) -> dict[str, Any]:
 
 
 async def watch(target: Target, settings: Settings, options: WatchOptions, emit: Emit, *,
-                stderr_writer: Any = None, on_start: Callable[[Watcher], None] | None = None) -> WatchResult:
+                stderr_writer: Any = None, on_start: Callable[[Watcher], None] | None = None,
+                tracer: Any = None, http_hooks: dict[str, list[Any]] | None = None) -> WatchResult:
     """Run a watch until a limit, a stop request or a fatal error; every event goes to `emit`."""
-    watcher = Watcher(target, settings, options, emit, stderr_writer=stderr_writer)
+    watcher = Watcher(target, settings, options, emit, stderr_writer=stderr_writer, tracer=tracer,
+                      http_hooks=http_hooks)
     if on_start is not None:
         on_start(watcher)
     return await watcher.run()

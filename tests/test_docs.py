@@ -95,10 +95,11 @@ DOCUMENTED = ["probe", "list", "call", "read", "get-prompt", "watch", "servers"]
 
 
 def _shared_options() -> set[str]:
-    """The options of `connection_options`, documented once on docs/connection-options.md."""
-    from mcpprobe.options import connection_options
+    """The connection and output options, documented once on docs/connection-options.md."""
+    from mcpprobe.options import connection_options, output_options
 
-    return _long_options(connection_options(click.Command("x", callback=lambda **_: None))) - {"--help"}
+    shared = connection_options(output_options()(lambda **_: None))
+    return _long_options(click.Command("x", callback=shared, params=shared.__click_params__)) - {"--help"}
 
 
 def _missing(options: set[str], page: str) -> list[str]:
@@ -115,7 +116,7 @@ def test_every_long_option_is_documented(name: str) -> None:
     shared = _shared_options()
     missing = _missing(options - shared - {"--help"}, page)
     assert not missing, f"docs/commands/{name}.md does not mention {missing}"
-    if (options & shared) - {"--json"}:
+    if (options & shared) - {"--json", "--verbose"}:
         assert "connection-options.md" in page, f"docs/commands/{name}.md does not link the shared options"
 
 

@@ -128,7 +128,7 @@ EDGE_CASES = [
     ("bug-in-command", ["list", "tools"], "full", "command", 70),
     ("bug-in-operation", ["list", "tools"], "full", "operation", 70),
     ("bug-in-probe", ["probe"], "full", "operation", 70),
-    ("bug-in-call", ["call", "echo", "text=hi"], "full", "operation", 70),
+    ("bug-in-call", ["call", "echo", "message=hi", "--yes"], "full", "operation", 70),
 ]
 
 
