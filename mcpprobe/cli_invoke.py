@@ -46,6 +46,21 @@ def _interactive(params: dict[str, Any]) -> bool:
     return is_terminal(sys.stdin) and is_terminal(sys.stderr) and params.get("args_spec") != "-"
 
 
+def confirmation_hooks(err: Any, params: dict[str, Any]) -> tuple[Any, Any]:
+    """How a tools/call is shown and confirmed (`call`, `watch --call`): the preview on stderr
+    (with --json only when a question follows), and the question, asked only on a terminal."""
+    from mcpprobe.render.invoke import confirm_question, render_preview
+
+    def preview(tool_item: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        if not params["as_json"] or how == "prompt":
+            render_preview(err, tool_item, arguments, how, server)
+
+    def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        return click.confirm(confirm_question(tool_item), default=False, err=True)
+
+    return preview, ask if _interactive(params) else None
+
+
 class _Streams:
     """stdout and stderr through the user's secrets redactor, with rich consoles over them."""
 
@@ -189,10 +204,8 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
     from mcpprobe.invoke import Hooks, call_tool
     from mcpprobe.render.invoke import (
-        confirm_question,
         is_terminal,
         render_call,
-        render_preview,
         render_task_status,
         save_blocks,
     )
@@ -200,20 +213,14 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     as_json = params["as_json"]
     err = _Streams().err
     progress = _ProgressView(err, enabled=not as_json and is_terminal(sys.stderr))
-
-    def preview(tool_item: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
-        if not as_json or how == "prompt":
-            render_preview(err, tool_item, arguments, how, server)
-
-    def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
-        return click.confirm(confirm_question(tool_item), default=False, err=True)
+    preview, ask = confirmation_hooks(err, params)
 
     def task_status(entry: dict[str, Any]) -> None:
         if not as_json:
             render_task_status(err, entry)
 
     started: list[Any] = []
-    hooks = Hooks(preview=preview, ask=ask if _interactive(params) else None, progress=progress, yes=params["yes"],
+    hooks = Hooks(preview=preview, ask=ask, progress=progress, yes=params["yes"],
                   started=started.append, task_status=task_status)
     _tell(ctx, params, f"calling tool {tool}", target)
     try:

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from mcpprobe.cli import CONTEXT, _prepare, _session_args, _tell, _trace_checked
+from mcpprobe.cli_invoke import confirmation_hooks
 from mcpprobe.options import (
     TargetCommand,
     _not_negative,
@@ -24,6 +25,25 @@ from mcpprobe.options import (
 
 UNREAD_CHECK_SECONDS = 0.5
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each --call 'TOOL KEY=VALUE ...' as (TOOL, pairs), its pairs' syntax checked before connecting."""
+    import shlex
+
+    from mcpprobe.arguments import build_arguments
+
+    calls = []
+    for value in values:
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{value!r}: {exc}", param_hint="'--call'") from None
+        if not words:
+            raise click.BadParameter("expects a tool name, then its KEY=VALUE arguments", param_hint="'--call'")
+        build_arguments(words[1:], {}, None)  # KEY=VALUE and KEY:=JSON syntax
+        calls.append((words[0], tuple(words[1:])))
+    return tuple(calls)
 
 
 def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args: dict[str, Any]) -> Any:
@@ -87,9 +107,13 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args
               help="Stop after N events (not counting snapshot, notice, subscribed, call and end events).")
 @click.option("--exit-on-change", is_flag=True,
               help="Exit 1 at the first change to a list or to the capabilities (a CI drift guard).")
-@click.option("--call", "calls", multiple=True, metavar="TOOL",
-              help="Call TOOL without arguments after each connection's first listing (repeatable), for servers "
-                   "that start sending updates when asked to (e.g. server-everything's toggle-subscriber-updates).")
+@click.option("--call", "calls", multiple=True, metavar="'TOOL [KEY=VALUE]...'",
+              help="Call TOOL after each connection's first listing (repeatable), for servers that start sending "
+                   "updates when asked to (e.g. server-everything's toggle-subscriber-updates). Arguments follow "
+                   "in the same value, as for `call`; the same checks apply: the tool must be listed, the "
+                   "arguments must match its inputSchema, and a tool not marked read-only needs --yes (or a yes "
+                   "on a terminal). Refused on the first connection: exit 3, nothing sent.")
+@click.option("-y", "--yes", is_flag=True, help="With --call: do not ask before calling a tool not marked read-only.")
 @server_options(many=False)
 @output_options(json_help="Print one JSON object per event (NDJSON), flushed as it happens (docs/json-output.md).")
 @connection_options
@@ -108,7 +132,8 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
     Output: a status header, then one timestamped line per event; --json gives one JSON object
     per line (NDJSON), flushed as it happens (`mcpprobe docs json-output`).
     Exit: 0 stopped (Ctrl-C, --duration, --count); 1 a change with --exit-on-change;
-    3 refused (--subscribe without resources.subscribe); 4 connection lost with --no-reconnect,
+    3 refused (--subscribe without resources.subscribe, a --call that fails the checks of call);
+    4 connection lost with --no-reconnect,
     or the first connection failed; 5, 6, 7 as for every command.
 
     \b
@@ -128,7 +153,8 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
     options = WatchOptions(
         poll=params["poll"], subscribe=tuple(params["subscribe"]), log_level=params["log_level"],
         settle=params["settle"], reconnect=not params["no_reconnect"], duration=params["duration"],
-        count=params["count"], exit_on_change=params["exit_on_change"], calls=tuple(params["calls"]),
+        count=params["count"], exit_on_change=params["exit_on_change"], calls=_calls(params["calls"]),
+        yes=params["yes"],
         keepalive=params["keepalive"],
     )
     redactor = ctx.meta.get("redactor") or Redactor(())
@@ -140,7 +166,8 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
         emit = HumanLines(Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160))
     _tell(ctx, params, "watching", target)
     with _session_args(ctx, params) as session_args:
-        result = _run_watch(target, settings, options, emit, session_args)
+        preview, ask = confirmation_hooks(err, params)
+        result = _run_watch(target, settings, options, emit, {**session_args, "preview": preview, "ask": ask})
     if result is None:
         err.print("interrupted", style="yellow")
         return 0

@@ -365,37 +365,12 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
     async def body(session: Session) -> None:
         session.check("tools/call")
         listing = await _catalog(session, outcome, "tools")
-        tool = _find(listing, "name", name)
-        if tool is None:
-            outcome.findings.append(_not_in_catalog(
-                session, listing, "tool", name, [t.get("name", "") for t in listing.items], "tools/call"))
-            tool = {"name": name}
-        outcome.item = tool
-        schema = tool.get("inputSchema")
-        arguments = argmod.build_arguments(pairs, base_args, schema)
-        outcome.arguments = arguments
-        if isinstance(schema, dict | bool) and "inputSchema" in tool:
-            violations = await _check_schema(session, outcome, arguments, schema, "inputSchema")
-            if violations:
-                _refuse_arguments(
-                    session, outcome,
-                    f"the arguments do not match the inputSchema of tool {name!r}: {_violations_text(violations)}",
-                    {"violations": [v.to_json() for v in violations], "dialect": validation.dialect_of(schema)},
-                    "tools/call")
+        tool, arguments = await checked_arguments(session, outcome, listing, name, pairs, base_args)
         from mcpprobe.tasks import wants_task
 
         as_task, forced = wants_task(session, tool, task)
         outcome.findings.extend(forced)
-        how = confirmation_needed(tool, yes=hooks.yes, interactive=hooks.ask is not None)
-        outcome.confirmation = how
-        if hooks.preview is not None:
-            hooks.preview(tool, arguments, how, session.snapshot.server_info or {})
-        if how == "prompt":
-            assert hooks.ask is not None
-            if not await _ask(hooks.ask, tool, arguments):
-                outcome.confirmation = "declined"
-                raise Refused(f"tool {name!r} was not called: not confirmed", code="not-confirmed", severity="info")
-            outcome.confirmation = "confirmed"
+        await confirm_call(session, outcome, tool, arguments, hooks)
         started = time.perf_counter()
         params = {"name": name, "arguments": arguments}
         try:
@@ -410,6 +385,48 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
             await _judge_tool_result(session, outcome, tool, result)
 
     return await _run(outcome, target, settings, body, broker, session_args)
+
+
+async def checked_arguments(session: Session, outcome: InvokeOutcome, listing: Listing, name: str,
+                            pairs: list[str], base_args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The catalog and argument checks of every tools/call (`call`, `watch --call`): the tool
+    from the complete list and the arguments built by its inputSchema. Raises Refused, with
+    nothing sent, when the tool is not listed or the arguments do not match (unless --force)."""
+    tool = _find(listing, "name", name)
+    if tool is None:
+        outcome.findings.append(_not_in_catalog(
+            session, listing, "tool", name, [t.get("name", "") for t in listing.items], "tools/call"))
+        tool = {"name": name}
+    outcome.item = tool
+    schema = tool.get("inputSchema")
+    arguments = argmod.build_arguments(pairs, base_args, schema)
+    outcome.arguments = arguments
+    if isinstance(schema, dict | bool) and "inputSchema" in tool:
+        violations = await _check_schema(session, outcome, arguments, schema, "inputSchema")
+        if violations:
+            _refuse_arguments(
+                session, outcome,
+                f"the arguments do not match the inputSchema of tool {name!r}: {_violations_text(violations)}",
+                {"violations": [v.to_json() for v in violations], "dialect": validation.dialect_of(schema)},
+                "tools/call")
+    return tool, arguments
+
+
+async def confirm_call(session: Session, outcome: InvokeOutcome, tool: dict[str, Any], arguments: dict[str, Any],
+                       hooks: Hooks) -> None:
+    """The confirmation of every tools/call: a tool not marked read-only needs --yes, or a yes on a
+    terminal. Raises Refused (not-confirmed) otherwise; nothing is sent."""
+    how = confirmation_needed(tool, yes=hooks.yes, interactive=hooks.ask is not None)
+    outcome.confirmation = how
+    if hooks.preview is not None:
+        hooks.preview(tool, arguments, how, session.snapshot.server_info or {})
+    if how == "prompt":
+        assert hooks.ask is not None
+        if not await _ask(hooks.ask, tool, arguments):
+            outcome.confirmation = "declined"
+            raise Refused(f"tool {tool.get('name')!r} was not called: not confirmed", code="not-confirmed",
+                          severity="info")
+        outcome.confirmation = "confirmed"
 
 
 async def _call_as_task(session: Session, outcome: InvokeOutcome, params: dict[str, Any],

@@ -42,6 +42,7 @@ from mcpprobe.errors import (
     Refused,
     RequestTimeout,
     RpcError,
+    UsageProblem,
 )
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Finding
@@ -85,7 +86,8 @@ class WatchOptions:
     duration: float | None = None
     count: int | None = None
     exit_on_change: bool = False
-    calls: tuple[str, ...] = ()
+    calls: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (tool, KEY=VALUE pairs) for each --call
+    yes: bool = False  # --yes: call a tool not marked read-only without asking
     keepalive: float = 15.0  # ping period for an HTTP server without a GET event stream
 
     @property
@@ -154,7 +156,8 @@ class _Link:
 class Watcher:
     def __init__(self, target: Target, settings: Settings, options: WatchOptions, emit: Emit,
                  *, stderr_writer: Any = None, tracer: Any = None, http_hooks: dict[str, list[Any]] | None = None,
-                 ) -> None:
+                 ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
+                 preview: Callable[..., None] | None = None) -> None:
         self.target = target
         self.settings = settings
         self.options = options
@@ -162,6 +165,9 @@ class Watcher:
         self.stderr_writer = stderr_writer
         self._outer_tracer = tracer  # --trace
         self._http_hooks = http_hooks
+        self._ask = ask  # --call's confirmation question, on a terminal
+        self._preview = preview
+        self._confirmed: set[str] = set()  # tools confirmed once: not asked again on a reconnect
         self.kinds = {kind: KindState(kind) for kind in KINDS}
         self.result = WatchResult(relists=dict.fromkeys(KINDS, 0))
         self.capabilities: dict[str, Any] | None = None
@@ -262,7 +268,7 @@ class Watcher:
             if error is None:
                 error = ConnectionFailed("the connection ended")
             first = self.capabilities is None
-            if first or isinstance(error, Refused | AuthFailed) or (
+            if first or isinstance(error, Refused | AuthFailed | UsageProblem) or (
                     not established and isinstance(error, ProtocolFailure) and error.code == "unsupported-version"):
                 # Nothing was ever watched, or retrying cannot help: end with the stage's own code.
                 self.emit("error", "server", code=error.code, message=error.message,
@@ -477,8 +483,8 @@ class Watcher:
         elif opts.subscribe and not self.kinds["resources"].declared:
             self.emit("error", "resources", code="not-declared", message=(
                 "--subscribe: the server did not declare 'resources'; nothing was subscribed"))
-        for tool in opts.calls:
-            await self._call(link, session, tool)
+        for tool, pairs in opts.calls:
+            await self._call(link, session, tool, pairs)
         for notifier in RELISTED:
             group.start_soon(guarded, self._worker, link, notifier)
         group.start_soon(guarded, self._report_updates, link)
@@ -802,14 +808,32 @@ class Watcher:
                 raise _Dropped(exc) from None
             self.emit("error", "server", code=exc.code, message=f"logging/setLevel: {exc.message}")
 
-    async def _call(self, link: _Link, session: Session, tool: str) -> None:
-        tools = self.kinds["tools"].items
-        if tools is None or tool not in tools:
-            self.emit("error", "tools", code="not-in-catalog", message=(
-                f"--call {tool}: not in the server's tools/list; not called"))
-            return
+    async def _call(self, link: _Link, session: Session, tool: str, pairs: tuple[str, ...]) -> None:
+        """--call: the same catalog, argument and confirmation checks as `call`, then tools/call.
+        Refused on the first connection ends the watch (exit 3); on a reconnect, an error event."""
+        from mcpprobe.invoke import Hooks, InvokeOutcome, checked_arguments, confirm_call
+
+        state = self.kinds["tools"]
+        listing = Listing("tools", state.declared, state="complete" if state.list_completed else "incomplete",
+                          items=list((state.items or {}).values()))
+        outcome = InvokeOutcome("call", item_kind="tools")
+        hooks = Hooks(yes=self.options.yes or tool in self._confirmed, ask=self._ask, preview=self._preview)
         try:
-            result = await session.request("tools/call", {"name": tool, "arguments": {}})
+            session.check("tools/call")
+            _, arguments = await checked_arguments(session, outcome, listing, tool, list(pairs), {})
+            await confirm_call(session, outcome, outcome.item or {"name": tool}, arguments, hooks)
+        except ProbeError as exc:
+            if not self._reconnected and isinstance(exc, Refused | UsageProblem):
+                raise type(exc)(f"--call {tool}: {exc.message}", code=exc.code, detail=exc.detail,
+                                severity=exc.severity) from None
+            self.emit("error", "tools", code=exc.code, message=f"--call {tool}: {exc.message}")
+            return
+        if outcome.confirmation == "confirmed":
+            self._confirmed.add(tool)
+        for finding in outcome.findings:
+            self._finding(finding)
+        try:
+            result = await session.request("tools/call", {"name": tool, "arguments": arguments})
         except ProbeError as exc:
             if self._is_drop(link, exc):
                 raise _Dropped(exc) from None
@@ -1001,10 +1025,13 @@ def _plain(detail: dict[str, Any]) -> dict[str, Any]:
 
 async def watch(target: Target, settings: Settings, options: WatchOptions, emit: Emit, *,
                 stderr_writer: Any = None, on_start: Callable[[Watcher], None] | None = None,
-                tracer: Any = None, http_hooks: dict[str, list[Any]] | None = None) -> WatchResult:
-    """Run a watch until a limit, a stop request or a fatal error; every event goes to `emit`."""
+                tracer: Any = None, http_hooks: dict[str, list[Any]] | None = None,
+                ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
+                preview: Callable[..., None] | None = None) -> WatchResult:
+    """Run a watch until a limit, a stop request or a fatal error; every event goes to `emit`.
+    `ask` and `preview` are --call's confirmation hooks, as for `call` (mcpprobe.invoke.Hooks)."""
     watcher = Watcher(target, settings, options, emit, stderr_writer=stderr_writer, tracer=tracer,
-                      http_hooks=http_hooks)
+                      http_hooks=http_hooks, ask=ask, preview=preview)
     if on_start is not None:
         on_start(watcher)
     return await watcher.run()

@@ -396,3 +396,45 @@ def test_server_everything_resource_updates(everything: Path) -> None:
     assert of(events, "call")[0]["isError"] is False
     assert of(events, "resource_updated")[0]["uri"] == uri
     assert of(events, "snapshot", "tools")[0]["count"] >= 13
+
+
+# ----- --call goes through the checks of `call` -----
+
+def _watch_call(call: str, record: Path, *extra: str) -> tuple[int, list[dict[str, Any]], str]:
+    from conftest import fixture_cmd
+
+    return run_watch(["--duration", "3", "--protocol", "legacy", "--call", call, *extra,
+                      f"--env=FIXTURE_RECORD={record}", "--", *fixture_cmd("full")])
+
+
+def test_watch_call_sends_the_arguments_built_from_the_schema(tmp_path):
+    record = tmp_path / "record.jsonl"
+    code, events, err = _watch_call("add a=1 b=2", record)
+    assert code == 0, err
+    assert [e["tool"] for e in events if e["event"] == "call"] == ["add"]
+    calls = [json.loads(line) for line in record.read_text().splitlines()
+             if json.loads(line).get("method") == "tools/call"]
+    assert [c["params"]["arguments"] for c in calls] == [{"a": 1, "b": 2}]  # integers, by the inputSchema
+
+
+@pytest.mark.parametrize("call, code_name, message", [
+    ("add a=1 b=x", "invalid-arguments", "do not match the inputSchema"),
+    ("add a=1", "invalid-arguments", "'b' is a required property"),
+    ("no_such_tool", "not-in-catalog", "is not among the server's"),
+])
+def test_watch_call_is_refused_like_call_and_nothing_is_sent(tmp_path, call, code_name, message):
+    from conftest import recorded
+
+    record = tmp_path / "record.jsonl"
+    code, events, err = _watch_call(call, record)
+    assert code == 3, err
+    errors = [e for e in events if e["event"] == "error"]
+    assert errors and errors[-1]["code"] == code_name and message in errors[-1]["message"]
+    assert "tools/call" not in recorded(record)
+
+
+def test_watch_call_with_bad_pair_syntax_is_a_usage_error(tmp_path):
+    proc = subprocess.run([*MCPPROBE, "watch", "--call", "add a:=[", "--", PY, SERVER], capture_output=True,
+                          text=True, timeout=30, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
