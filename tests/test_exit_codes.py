@@ -163,11 +163,7 @@ def test_traceback_shows_the_stack_of_a_bug():
     assert proc.returncode != 0
 
 
-@pytest.mark.parametrize("scenario, expected", [
-    ("full", 0), ("method-not-found", 1),
-    pytest.param("crash-on-start", 4, marks=pytest.mark.xfail(
-        strict=True, reason="a failure's message on stderr is lost with the closed stdout; fixed on its own")),
-],
+@pytest.mark.parametrize("scenario, expected", [("full", 0), ("method-not-found", 1), ("crash-on-start", 4)],
                          ids=["closed-pipe-success", "closed-pipe-findings", "closed-pipe-connection"])
 def test_a_closed_stdout_keeps_the_exit_code(scenario, expected):
     # The reader is gone before mcpprobe writes a byte: every write to stdout fails with EPIPE.
