@@ -547,71 +547,40 @@ def _emit_json(stdout: Any, redactor: Any, outcome: Any) -> int:
 
 
 def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
-    if reports is not None and fmt == "json" and not any(
-            report.outcome.error is not None or report.snapshot_error for report in reports):
-        from mcpprobe.exitcodes import worst
-        from mcpprobe.redact import RedactingStream
-        from mcpprobe.render.jsondoc import write
-
-        redactor = _redactor()
-        docs = [report.document() for report in reports]
-        stdout = RedactingStream(sys.stdout, redactor)
-        write(stdout, docs if many else docs[0], redactor=redactor)
-        stdout.flush()
-        return int(worst([report.exit_code for report in reports]))
-
-    from rich.console import Console
-    from rich.text import Text
-
+    """Print a probe's reports in the chosen format (mcpprobe.render.formats); their exit code."""
     from mcpprobe.exitcodes import worst
     from mcpprobe.fleet import fleet_exit_code
     from mcpprobe.redact import RedactingStream
-    from mcpprobe.render.human import render_error, safe
+    from mcpprobe.render.formats import Format, renderer
+    from mcpprobe.render.jsondoc import write_pieces
 
     if reports is None:
         return _emit(None, fmt == "json", "probe")
+    rendered = renderer(Format(fmt))(reports, _view(), many=many)
     redactor = _redactor()
-    stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
-    err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
-    out = Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
-    if fmt == "human" and not many:
-        from mcpprobe.render.fleet import render_extras
-        from mcpprobe.render.human import render_outcome
-
-        render_outcome(out, err, reports[0].outcome)
-        render_extras(out, reports[0])
-    elif fmt == "human":
-        from mcpprobe.render.fleet import render_fleet
-
-        render_fleet(out, reports)
-    else:
-        if fmt == "json":
-            from mcpprobe.render.jsondoc import dumps
-
-            docs = [report.document() for report in reports]
-            _write(stdout, dumps(docs if many else docs[0]))
-        elif fmt == "junit":
-            from mcpprobe.render.junit import render
-
-            _write(stdout, render(reports))
-        elif fmt == "html":
-            from mcpprobe.render.html import render_html
-
-            _write(stdout, render_html(reports))
-        else:
-            from mcpprobe.render.openmetrics import render as render_metrics
-
-            _write(stdout, render_metrics(reports))
-        for report in reports:
-            if many and report.outcome.error is not None:
-                err.print(Text(f"{safe(report.member.label)}: error: ", style="bold red")
-                          + Text(safe(report.outcome.error.message)))
-            elif not many:
-                render_error(err, report.outcome)
-            if report.snapshot_error:
-                err.print(Text(f"{safe(report.member.label)}: snapshot {safe(report.snapshot_error)}",
-                               style="bold red"))
+    stdout = RedactingStream(sys.stdout, redactor)
+    write_pieces(stdout, rendered.stdout, redactor=redactor)
+    # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
+    # (`| jq`) should not wait for that.
+    stdout.flush()
+    if rendered.stderr:
+        stderr = RedactingStream(sys.stderr, redactor)
+        stderr.write(rendered.stderr)
+        stderr.flush()
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
+
+
+def _view() -> Any:
+    """How stdout shows text: a terminal's width and colours, else 160 columns, plain."""
+    from mcpprobe.render.formats import View
+
+    if not sys.stdout.isatty():
+        return View(width=160)
+    from rich.console import Console
+
+    console = Console(file=sys.stdout)
+    return View(width=console.width, color=console.color_system is not None and not console.no_color,
+                terminal=True)
 
 
 def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> int:

@@ -67,28 +67,6 @@ class Report:
             codes.append(ExitCode.USAGE)
         return worst(codes)
 
-    def document(self) -> dict[str, Any]:
-        """The probe JSON document (docs/json-output.md), with the keys this run added."""
-        from mcpprobe.render.jsondoc import document
-
-        doc = document(self.outcome)
-        doc["exitCode"] = int(self.exit_code)
-        doc["ok"] = doc["exitCode"] == 0
-        if self.member.name:
-            doc["server"] = {"name": self.member.name, "source": self.member.source}
-        if self.member.skipped is not None:
-            doc["skipped"] = self.member.skipped
-        doc["elapsedMs"] = round(self.elapsed * 1000, 1)
-        if self.checks is not None:
-            doc["expectations"] = [check.to_json() for check in self.checks]
-        if self.drift is not None:
-            doc["drift"] = self.drift.to_json()
-        if self.member.snapshot_path and not self.snapshot_error and self.outcome.error is None:
-            doc["snapshotSaved"] = self.member.snapshot_path
-        if self.snapshot_error:
-            doc["snapshotError"] = self.snapshot_error
-        return doc
-
 
 @dataclass
 class Extras:

@@ -8,12 +8,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from enum import StrEnum
 from typing import Any
 
 import click
 
 from mcpprobe.edge import EdgeCommand
+from mcpprobe.render.formats import Format
 from mcpprobe.target import TRANSPORTS
 
 
@@ -156,16 +156,6 @@ def server_options(*, many: bool) -> Callable[[Callable[..., Any]], Callable[...
                  + (" (repeatable: several make a fleet)." if many else "."))(func)
 
     return decorate
-
-
-class Format(StrEnum):
-    """Every output format. Each command offers the ones that apply to what it prints."""
-
-    HUMAN = "human"
-    JSON = "json"
-    JUNIT = "junit"
-    OPENMETRICS = "openmetrics"
-    HTML = "html"
 
 
 FORMAT_HELP = {

@@ -6,13 +6,16 @@ new keys may appear at any time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from mcpprobe.capabilities import missing_for
 from mcpprobe.catalog import KINDS, LIST_KINDS, Listing
 from mcpprobe.operations import Outcome, _public_detail
 from mcpprobe.sanitize import json_dumps
+
+if TYPE_CHECKING:
+    from mcpprobe.fleet import Report
 
 FORMAT_VERSION = 1
 
@@ -86,6 +89,28 @@ def document(outcome: Outcome) -> dict[str, Any]:
     return doc
 
 
+def report_document(report: Report) -> dict[str, Any]:
+    """The probe document of one server (docs/json-output.md), with what the run added to it:
+    the config name, the time taken, expectations, drift, the snapshot saved."""
+    doc = document(report.outcome)
+    doc["exitCode"] = int(report.exit_code)
+    doc["ok"] = doc["exitCode"] == 0
+    if report.member.name:
+        doc["server"] = {"name": report.member.name, "source": report.member.source}
+    if report.member.skipped is not None:
+        doc["skipped"] = report.member.skipped
+    doc["elapsedMs"] = round(report.elapsed * 1000, 1)
+    if report.checks is not None:
+        doc["expectations"] = [check.to_json() for check in report.checks]
+    if report.drift is not None:
+        doc["drift"] = report.drift.to_json()
+    if report.member.snapshot_path and not report.snapshot_error and report.outcome.error is None:
+        doc["snapshotSaved"] = report.member.snapshot_path
+    if report.snapshot_error:
+        doc["snapshotError"] = report.snapshot_error
+    return doc
+
+
 def interrupted_document(command: str) -> dict[str, Any]:
     """The document of a run interrupted before its operation had anything to show."""
     from mcpprobe.exitcodes import ExitCode
@@ -116,17 +141,13 @@ BATCH = 500
 FLUSH_CHARS = 1 << 16
 
 
-def write(stream: Any, doc: Any, *, redactor: Any = None, pretty: bool | None = None) -> None:
-    """Write `dumps(doc)` and a newline to `stream` in pieces of about 64 KB, masking secrets
-    across the pieces: a large list is never one string of several megabytes (twice: as text
-    and as the bytes it is encoded to), only its items are held."""
-    from mcpprobe.redact import SplitWrites
-
+def pieces(doc: Any, *, pretty: bool | None = None) -> Iterator[str]:
+    """`dumps(doc)` and a newline in pieces of about 64 KB: a large list is never one string of
+    several megabytes (twice: as text and as the bytes it is encoded to), only its items are held."""
     if pretty is None:
         pretty = _stdout_is_terminal()
-    masked = SplitWrites(redactor)
     if pretty:
-        stream.write(masked.end(dumps(doc, pretty=True) + "\n"))
+        yield dumps(doc, pretty=True) + "\n"
         return
     held: list[str] = []
     size = 0
@@ -134,9 +155,24 @@ def write(stream: Any, doc: Any, *, redactor: Any = None, pretty: bool | None = 
         held.append(piece)
         size += len(piece)
         if size >= FLUSH_CHARS:
-            stream.write(masked.feed("".join(held)))
+            yield "".join(held)
             held, size = [], 0
-    stream.write(masked.end("".join(held) + "\n"))
+    yield "".join(held) + "\n"
+
+
+def write(stream: Any, doc: Any, *, redactor: Any = None, pretty: bool | None = None) -> None:
+    """Write `pieces(doc)` to `stream`, masking secrets across the pieces."""
+    write_pieces(stream, pieces(doc, pretty=pretty), redactor=redactor)
+
+
+def write_pieces(stream: Any, texts: Iterable[str], *, redactor: Any = None) -> None:
+    """Write text that comes in pieces, masking a secret even when it straddles two of them."""
+    from mcpprobe.redact import SplitWrites
+
+    masked = SplitWrites(redactor)
+    for text in texts:
+        stream.write(masked.feed(text))
+    stream.write(masked.end(""))
 
 
 def _compact_pieces(value: Any, depth: int) -> Iterator[str]:
