@@ -21,7 +21,6 @@ from typing import Any
 from mcpprobe.errors import UsageProblem
 from mcpprobe.sanitize import visible
 
-ENTRY_KEYS = ("command", "args", "env", "cwd", "url", "serverUrl", "headers", "type", "transport")
 VARIABLE = re.compile(r"\$\{([^}]*)\}")
 
 
@@ -120,10 +119,13 @@ class Discovery:
 
 
 def user_config_dir(env: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
-    """mcpprobe's own directory: $XDG_CONFIG_HOME/mcpprobe on every system when set, else
+    """mcpprobe's own directory, the one place for its config.yaml and its stored tokens:
+    $MCPPROBE_CONFIG_DIR when set; else $XDG_CONFIG_HOME/mcpprobe on every system when set; else
     ~/.config/mcpprobe (Linux), ~/Library/Application Support/mcpprobe (macOS), %APPDATA%\\mcpprobe."""
     env = os.environ if env is None else env
     platform = platform or sys.platform
+    if env.get("MCPPROBE_CONFIG_DIR"):
+        return Path(env["MCPPROBE_CONFIG_DIR"]).expanduser()
     if env.get("XDG_CONFIG_HOME"):
         return Path(env["XDG_CONFIG_HOME"]) / "mcpprobe"
     return _app_dir(env, platform) / "mcpprobe"

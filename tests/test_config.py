@@ -223,3 +223,16 @@ def test_claude_code_local_scope_is_read_and_wins_over_project_and_user(home: di
         [str(project / ".mcp.json"), str(user / ".claude.json")])
     probed = run_cli(["probe", "-s", "local-only", "--json", "--protocol", "legacy"])
     assert probed.exit_code == 0 and probed.json["serverInfo"]["name"] == "fixture-full"
+
+
+def test_one_config_directory_for_configs_and_tokens(tmp_path, monkeypatch):
+    """config.yaml and stored tokens live in the same directory, whichever variable names it."""
+    from mcpprobe.auth.store import token_dir
+    from mcpprobe.config import search_path, user_config_dir
+
+    monkeypatch.delenv("MCPPROBE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert token_dir() == user_config_dir() / "tokens" == tmp_path / "xdg" / "mcpprobe" / "tokens"
+    monkeypatch.setenv("MCPPROBE_CONFIG_DIR", str(tmp_path / "own"))
+    assert token_dir() == tmp_path / "own" / "tokens"
+    assert tmp_path / "own" / "config.yaml" in search_path(cwd=tmp_path)

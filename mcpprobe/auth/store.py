@@ -2,10 +2,9 @@
 
 Where (`token_dir`):
 
-- Linux and other Unixes: `$XDG_CONFIG_HOME/mcpprobe/tokens/`, by default `~/.config/mcpprobe/tokens/`;
-- macOS: `~/Library/Application Support/mcpprobe/tokens/` (`$XDG_CONFIG_HOME` wins when set);
-- Windows: `%APPDATA%\\mcpprobe\\tokens\\`;
-- `MCPPROBE_CONFIG_DIR`, when set, replaces `.../mcpprobe` on every system.
+`tokens/` in mcpprobe's own directory (`mcpprobe.config.user_config_dir`): `$MCPPROBE_CONFIG_DIR`
+when set; else `$XDG_CONFIG_HOME/mcpprobe` on every system when set; else `~/.config/mcpprobe`
+(Linux and other Unixes), `~/Library/Application Support/mcpprobe` (macOS), `%APPDATA%\\mcpprobe`.
 
 One JSON file per server URL, named by the SHA-256 of the canonical URL, so the file name says
 nothing about the server. The directory is created with mode 0700 and every file with
@@ -20,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,18 +30,10 @@ EXPIRY_MARGIN = 30.0  # seconds: a token this close to expiry counts as expired
 
 
 def config_dir() -> Path:
-    override = os.environ.get("MCPPROBE_CONFIG_DIR")
-    if override:
-        return Path(override).expanduser()
-    if sys.platform == "win32":
-        base = os.environ.get("APPDATA") or str(Path.home() / "AppData" / "Roaming")
-        return Path(base) / "mcpprobe"
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    if xdg:
-        return Path(xdg) / "mcpprobe"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "mcpprobe"
-    return Path.home() / ".config" / "mcpprobe"
+    """mcpprobe's own directory, the same one its config.yaml is read from."""
+    from mcpprobe.config import user_config_dir
+
+    return user_config_dir()
 
 
 def token_dir() -> Path:
