@@ -38,8 +38,6 @@ KINDS: dict[str, tuple[str, str, str, str]] = {
 # server's running state, not its offer: `probe`, `watch` and the drift rules know only KINDS.
 LIST_KINDS: dict[str, tuple[str, str, str, str]] = {**KINDS, "tasks": ("tasks/list", "tasks.list", "tasks", "taskId")}
 
-STATES = ("not-declared", "complete", "incomplete", "method-not-found", "failed")
-
 
 @dataclass
 class Page:

@@ -144,7 +144,6 @@ class _Link:
         self.updates: dict[str, int] = {}  # resource URI -> updates not yet reported
         self.updates_wake = anyio.Event()
         self.listen_id: Any = None
-        self.listen_requested: dict[str, Any] = {}
         self.listen_acked = anyio.Event()
         self.honored: dict[str, Any] | None = None
         self.subscribed: set[str] = set()
@@ -862,7 +861,6 @@ class Watcher:
         self.kinds["templates"].promised = False
         if not wanted:
             return
-        link.listen_requested = wanted
         ended: list[BaseException] = []
 
         async def listen() -> None:

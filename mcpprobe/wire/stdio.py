@@ -68,7 +68,6 @@ class StdioTransport:
         self._stderr_writer = stderr_writer
         self._stderr_tail: deque[bytes] = deque()
         self._stderr_size = 0
-        self._stderr_total = 0
         self._process: Any = None
         self._pgid: int | None = None
         self._sink: Sink | None = None
@@ -202,7 +201,6 @@ class StdioTransport:
         pieces = SplitWrites()
         try:
             async for chunk in self._process.stderr:
-                self._stderr_total += len(chunk)
                 self._stderr_tail.append(chunk)
                 self._stderr_size += len(chunk)
                 while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr_tail) > 1:
