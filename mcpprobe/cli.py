@@ -7,16 +7,37 @@ The one edge where exceptions become exit codes. Imports stay light at module le
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from mcpprobe import __version__
+from mcpprobe.cli_auth import auth_group
+from mcpprobe.cli_common import (
+    CONTEXT,
+    current_redactor,
+    emit_outcome,
+    named_target,
+    open_trace,
+    prepare,
+    read_configs,
+    run_and_emit,
+    run_operation,
+    server_stderr_writer,
+    session_extras,
+    settings_from,
+    tell,
+    trace_checked,
+    verbose_say,
+    warn_insecure,
+    write_line,
+)
+from mcpprobe.cli_docs import completion_command, docs_command
+from mcpprobe.cli_exporter import exporter_command
+from mcpprobe.cli_invoke import call_command, get_prompt_command, read_command
+from mcpprobe.cli_watch import watch_command
 from mcpprobe.edge import EdgeGroup, traceback_option
-from mcpprobe.exitcodes import ExitCode
 from mcpprobe.options import (
     CONFIG_OPTION,
     Format,
@@ -28,7 +49,6 @@ from mcpprobe.options import (
 )
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _version_text() -> str:
@@ -67,330 +87,6 @@ def cli() -> None:
     redact.use(redact.Redactor(()))  # each command names its own secrets
 
 
-def _settings(params: dict[str, Any]) -> Any:
-    from mcpprobe.target import Settings, parse_protocol, root_uri
-
-    return Settings(
-        protocol=parse_protocol(params["protocol"]),
-        timeout=params["timeout"],
-        connect_timeout=params["connect_timeout"],
-        discover_timeout=params["discover_timeout"],
-        max_pages=params["max_pages"],
-        max_message_bytes=params["max_message_size"],
-        force=params["force"],
-        roots=tuple(root_uri(r) for r in params["roots"]),
-        server_stderr=params["server_stderr"],
-    )
-
-
-def _target(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> Any:
-    from mcpprobe.target import build_target
-
-    command = ctx.meta.get("server_command", [])
-    if len(positionals) == 1 and "://" not in positionals[0] and _looks_like_address(positionals[0]):
-        raise click.UsageError(
-            f"{positionals[0]!r} is not a URL: it has no scheme. For an HTTP server, write the scheme:\n"
-            f"  mcpprobe {ctx.info_name} {_with_scheme(positionals[0])}")
-    if len(positionals) > 1 or (positionals and "://" not in positionals[0]):
-        raise click.UsageError(
-            f"{' '.join(positionals)!r} is not a URL. To run a stdio server, put its command after '--':\n"
-            f"  mcpprobe {ctx.info_name} -- {' '.join(positionals)}"
-        )
-    url = positionals[0] if positionals else None
-    return build_target(
-        url, list(command), transport=params["transport"], headers=list(params["headers"]),
-        env=list(params["env"]), cwd=params["cwd"], inherit_env=params["inherit_env"],
-        insecure=params["insecure"],
-    )
-
-
-_ADDRESS = (r"(?P<host>localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)"
-            r"(?P<port>:\d{1,5})?(?P<path>/\S*)?")
-
-
-def _looks_like_address(word: str) -> bool:
-    """`127.0.0.1:3101/mcp`, `localhost:8000`, `example.com/mcp`: a URL without its scheme. A file
-    name such as `server.py` is not one (no port, no path, not a loopback name or an IP address)."""
-    import re
-
-    match = re.fullmatch(_ADDRESS, word)
-    if match is None:
-        return False
-    host = match["host"]
-    local = host == "localhost" or host[0].isdigit() or host.startswith("[")
-    return bool(match["port"] or match["path"] or local)
-
-
-def _with_scheme(word: str) -> str:
-    """http:// for a loopback or private address or an explicit port, https:// for a name on the internet."""
-    import re
-
-    host = re.match(_ADDRESS, word)["host"]  # type: ignore[index]
-    local = host == "localhost" or host[0].isdigit() or host.startswith("[") or host.endswith(".local")
-    return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
-
-
-def _prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[Any, Any]:
-    from mcpprobe import redact
-    from mcpprobe.errors import UsageProblem
-    from mcpprobe.redact import Redactor
-
-    extra_secrets: list[str] = []
-    if params.get("server"):
-        if positionals or ctx.meta.get("server_command"):
-            raise UsageProblem("give either -s/--server NAME or a URL or a command after '--', not both")
-        target, extra_secrets = _named_target(_discovery(ctx, params).get(params["server"]), params)
-    else:
-        target, extra_secrets = _authorized(_target(ctx, positionals, params), params)
-    settings = _settings(params)
-    ctx.meta["redactor"] = Redactor([*target.secrets(), *extra_secrets])
-    redact.use(ctx.meta["redactor"])
-    _warn_insecure(params)
-    return target, settings
-
-
-def _authorized(target: Any, params: dict[str, Any], entry: Any = None) -> tuple[Any, list[str]]:
-    """The target with its credentials: --bearer-env, a stored or refreshed token, or client
-    credentials (a config entry's auth keys under the command line's). Returns the secrets too."""
-    from mcpprobe.auth.options import AuthSettings
-    from mcpprobe.redact import Redactor
-    from mcpprobe.target import StdioTarget
-
-    auth = AuthSettings.from_params(params)
-    if isinstance(target, StdioTarget) and auth == AuthSettings(no_browser=auth.no_browser) and not (
-            entry is not None and entry.auth):
-        return target, []  # nothing to authorize; spares a stdio probe the token store's imports
-    from mcpprobe.auth.apply import authorize_target
-
-    if entry is not None and entry.auth:
-        auth = auth.merged(AuthSettings.from_config(dict(entry.auth)))
-    target, resolved = authorize_target(target, auth, timeout=params["connect_timeout"])
-    if resolved.note:
-        from mcpprobe.sanitize import visible
-
-        # The note can quote an authorization server's error: inert, and without the new secrets.
-        click.echo(visible(Redactor(auth.secrets())(f"mcpprobe: {resolved.note}")), err=True)
-    return target, auth.secrets()
-
-
-def _warn_insecure(params: dict[str, Any]) -> None:
-    if params["insecure"]:
-        click.echo("warning: --insecure: TLS certificates are not verified; anyone on the path can read and "
-                   "change this traffic", err=True)
-
-
-def _say(ctx: click.Context, params: dict[str, Any]) -> Any:
-    """-v/--verbose: mcpprobe's own steps on stderr, through the secrets redactor."""
-    if not params.get("verbose"):
-        return None
-
-    def say(message: str) -> None:
-        from mcpprobe.redact import Redactor
-        from mcpprobe.sanitize import visible
-
-        # Config names, paths and commands are text from files anyone may have written.
-        redactor = ctx.meta.get("redactor") or Redactor(())
-        click.echo(visible(redactor(f"mcpprobe: {message}")), err=True)
-
-    return say
-
-
-def _discovery(ctx: click.Context, params: dict[str, Any]) -> Any:
-    """Every named server in the configs (--config, else the search path), read once per run."""
-    if "discovery" not in ctx.meta:
-        from mcpprobe.config import discover
-
-        found = discover(tuple(params.get("config_files") or ()))
-        say = _say(ctx, params)
-        if say is not None:
-            for path, state in found.files:
-                say(f"config {path}: {state}")
-        ctx.meta["discovery"] = found
-    return ctx.meta["discovery"]
-
-
-def _ask_input(input_id: str, spec: dict[str, Any]) -> str:
-    prompt = spec.get("description") or input_id
-    return click.prompt(f"{prompt} (input {input_id})", hide_input=bool(spec.get("password")), err=True,
-                        default=spec.get("default"), show_default=not spec.get("password"))
-
-
-def _named_target(entry: Any, params: dict[str, Any]) -> tuple[Any, list[str]]:
-    """A Target from a config entry; command-line --env, --header, --cwd and --transport apply on top."""
-    from mcpprobe.config import resolve
-    from mcpprobe.target import build_target
-
-    interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    resolved = resolve(entry, prompt=_ask_input if interactive else None)
-    transport = params["transport"] if params["transport"] != "auto" else resolved.transport
-    target = build_target(
-        resolved.url, resolved.command, transport=transport, headers=[*resolved.headers, *params["headers"]],
-        env=[*resolved.env, *params["env"]], cwd=params["cwd"] or resolved.cwd, inherit_env=params["inherit_env"],
-        insecure=params["insecure"],
-    )
-    target, auth_secrets = _authorized(target, params, entry)
-    return target, [*resolved.secrets, *auth_secrets]
-
-
-def _run(operation: Any, *args: Any, signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP),
-         stop: Any = None, **kwargs: Any) -> Any:
-    """Run one async operation; `signals` cancel it. None means interrupted.
-
-    Ctrl-C is one of them rather than asyncio's KeyboardInterrupt: that one cancels the task
-    natively, which the shields around a server's shutdown do not stop, and the run ended in a
-    traceback when it came while a slow server was being ended.
-
-    `stop()`, when given, is asked first on a signal: it returns True when it ended the operation
-    gracefully itself (watch stops and reports), False to let the signal cancel it. A second
-    signal does not wait for a server's shutdown grace: every server still running is killed.
-    """
-    import anyio
-
-    from mcpprobe.wire.stdio import reap_all
-
-    async def main() -> Any:
-        result: list[Any] = []
-        # The receiver outlives the cancellation it causes, so that a second signal is ours too,
-        # and not a KeyboardInterrupt in the middle of a shutdown.
-        listening = anyio.CancelScope(shield=True)
-        async with anyio.create_task_group() as group:
-            async def on_signal() -> None:
-                with listening, anyio.open_signal_receiver(*signals) as received:
-                    first = True
-                    async for _ in received:
-                        if not first:
-                            reap_all()
-                        if not first or stop is None or not stop():
-                            group.cancel_scope.cancel()
-                        first = False
-
-            group.start_soon(on_signal)
-            try:
-                result.append(await operation(*args, **kwargs))
-            finally:
-                listening.cancel()
-            group.cancel_scope.cancel()
-        return result[0] if result else None
-
-    try:
-        return anyio.run(main)
-    except KeyboardInterrupt:
-        return None
-    finally:
-        reap_all()
-
-
-def _emit(outcome: Any, as_json: bool, command: str) -> int:
-    from mcpprobe.redact import RedactingStream
-
-    redactor = _redactor()
-    stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
-    if as_json and outcome is not None and outcome.error is None:
-        return _emit_json(stdout, redactor, outcome)
-
-    from rich.console import Console
-
-    err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
-    if outcome is None:
-        if as_json:
-            from mcpprobe.render.jsondoc import dumps, interrupted_document
-
-            _write(stdout, dumps(interrupted_document(command)))
-        err.print("interrupted", style="yellow")
-        return ExitCode.INTERRUPTED
-    if as_json:
-        from mcpprobe.render.jsondoc import document, write
-
-        write(stdout, document(outcome), redactor=redactor)
-        from mcpprobe.render.human import render_error
-
-        render_error(err, outcome)
-    else:
-        from mcpprobe.render.human import render_outcome
-
-        out = Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
-        render_outcome(out, err, outcome)
-    # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
-    # (`| jq`) should not wait for that.
-    stdout.flush()
-    return int(outcome.exit_code)
-
-
-def _run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: Any, **kwargs: Any) -> int:
-    """Run the operation and report its outcome as soon as it is complete: while a stdio server
-    is still shutting down, not after. Reported once, whatever happens during the shutdown."""
-    reported: list[int] = []
-
-    def on_ready(outcome: Any) -> None:
-        reported.append(_emit(outcome, params["as_json"], command))
-
-    outcome = _run(operation, *args, on_ready=on_ready, **kwargs)
-    if reported:
-        return reported[0]
-    return _emit(outcome, params["as_json"], command)
-
-
-def _redactor() -> Any:
-    """The secrets to mask, as gathered from the target by `_prepare` (none outside a command)."""
-    from mcpprobe.redact import Redactor
-
-    ctx = click.get_current_context(silent=True)
-    return (ctx.meta.get("redactor") if ctx is not None else None) or Redactor(())
-
-
-def _write(stream: Any, text: str) -> None:
-    stream.write(text + "\n")
-    stream.flush()
-
-
-def _server_stderr_writer(params: dict[str, Any]) -> Any:
-    if params["server_stderr"] != "live":
-        return None
-    from mcpprobe.redact import RedactingStream
-    from mcpprobe.wire.stdio import write_stderr_text
-
-    stream = RedactingStream(sys.stderr, _redactor())
-    return lambda text: write_stderr_text(text, stream)
-
-
-def _open_trace(params: dict[str, Any], redactor: Any) -> Any:
-    if not params.get("trace"):
-        return None
-    from mcpprobe.trace import TraceWriter
-
-    if params["trace"] == "-":
-        return TraceWriter(sys.stderr, redactor)
-    try:
-        stream = open(params["trace"], "w", encoding="utf-8",  # noqa: SIM115 - closed after the run
-                      errors="backslashreplace")
-    except OSError as exc:
-        raise click.BadParameter(f"cannot write {params['trace']}: {exc.strerror or exc}",
-                                 param_hint="'--trace'") from None
-    return TraceWriter(stream, redactor, close=True)
-
-
-@contextlib.contextmanager
-def _session_args(ctx: click.Context, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """What one server's session takes from the command line: --server-stderr, and --trace (its
-    writer feeds the session and is closed after the run)."""
-    writer = ctx.meta["trace"] = _open_trace(params, ctx.meta["redactor"])  # see _trace_checked
-    args: dict[str, Any] = {"stderr_writer": _server_stderr_writer(params)}
-    if writer is not None:
-        args.update(tracer=writer.tracer(), http_hooks=writer.http_hooks())
-    try:
-        yield args
-    finally:
-        if writer is not None:
-            writer.close()
-
-
-def _tell(ctx: click.Context, params: dict[str, Any], what: str, target: Any) -> None:
-    """-v: what is about to happen, and to which server."""
-    say = _say(ctx, params)
-    if say is not None:
-        say(f"{what} of {target.transport}: {target.describe()}")
-
-
 def _per_server_path(template: str | None, option: str, name: str, many: bool) -> str | None:
     if not template:
         return None
@@ -411,13 +107,13 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
     if params["all_servers"] and names:
         raise click.UsageError("give either --all or -s/--server NAME, not both")
     if not params["all_servers"] and not names:
-        target, settings = _prepare(ctx, positionals, params)
+        target, settings = prepare(ctx, positionals, params)
         return [Member("", target, settings)], False
     if positionals or ctx.meta.get("server_command"):
         raise click.UsageError(
             "give either named servers (-s/--server, --all) or a URL or a command after '--', not both")
-    discovery = _discovery(ctx, params)
-    settings = _settings(params)
+    discovery = read_configs(ctx, params)
+    settings = settings_from(params)
     if params["all_servers"]:
         names = discovery.names()
         if not names:
@@ -433,7 +129,7 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
                                   skipped='"disabled": true in its config entry'))
             continue
         try:
-            target, extra = _named_target(entry, params)
+            target, extra = named_target(entry, params)
         except UsageProblem as exc:
             if not many:
                 raise
@@ -443,7 +139,7 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
         members.append(Member(entry.name, target, settings, source=entry.source))
     ctx.meta["redactor"] = Redactor(secrets)
     redact.use(ctx.meta["redactor"])
-    _warn_insecure(params)
+    warn_insecure(params)
     return members, many
 
 
@@ -503,9 +199,9 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
     expectations = _ci_inputs(params, members, many)
     from mcpprobe.fleet import Extras, run
 
-    trace = _open_trace(params, ctx.meta["redactor"])
-    extras = Extras(expectations, trace=trace, stderr_writer=_server_stderr_writer(params),
-                    say=_say(ctx, params), label_traces=many)
+    trace = open_trace(params, ctx.meta["redactor"])
+    extras = Extras(expectations, trace=trace, stderr_writer=server_stderr_writer(params),
+                    say=verbose_say(ctx, params), label_traces=many)
     if extras.say is not None and many:
         extras.say(f"probing {len(members)} servers, at most {params['concurrency']} at once")
     shown: list[int] = []
@@ -514,7 +210,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
         # One server: shown as soon as its report is complete, while a stdio server shuts down.
         extras.on_report = lambda report: shown.append(_emit_reports([report], fmt, many))
     try:
-        reports = _run(run, members, concurrency=params["concurrency"], extras=extras, into=finished)
+        reports = run_operation(run, members, concurrency=params["concurrency"], extras=extras, into=finished)
     finally:
         if trace is not None:
             trace.close()
@@ -523,27 +219,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
         from mcpprobe.fleet import interrupted_report
 
         reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
-    return _trace_checked(trace, params, shown[0] if shown else _emit_reports(reports, fmt, many))
-
-
-def _trace_checked(trace: Any, params: dict[str, Any], code: int) -> int:
-    """A --trace file that could not be written is an error (exit 2), after the result was shown."""
-    if trace is None or trace.error is None:
-        return code
-    from mcpprobe.exitcodes import worst
-
-    click.echo(f"error: --trace {params['trace']}: cannot write: {trace.error}; the trace is incomplete", err=True)
-    return int(worst([code, ExitCode.USAGE]))
-
-
-def _emit_json(stdout: Any, redactor: Any, outcome: Any) -> int:
-    """The JSON document when nothing is to be said on stderr: without rich and the human
-    renderer (40-60 ms of imports, most of a probe's rendering time)."""
-    from mcpprobe.render.jsondoc import document, write
-
-    write(stdout, document(outcome), redactor=redactor)
-    stdout.flush()
-    return int(outcome.exit_code)
+    return trace_checked(trace, params, shown[0] if shown else _emit_reports(reports, fmt, many))
 
 
 def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
@@ -555,9 +231,9 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
     from mcpprobe.render.jsondoc import write_pieces
 
     if reports is None:
-        return _emit(None, fmt == "json", "probe")
+        return emit_outcome(None, fmt == "json", "probe")
     rendered = renderer(Format(fmt))(reports, _view(), many=many)
-    redactor = _redactor()
+    redactor = current_redactor()
     stdout = RedactingStream(sys.stdout, redactor)
     write_pieces(stdout, rendered.stdout, redactor=redactor)
     # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
@@ -584,11 +260,11 @@ def _view() -> Any:
 
 
 def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> int:
-    found = _discovery(ctx, params)
+    found = read_configs(ctx, params)
     if as_json:
         from mcpprobe.render.jsondoc import dumps
 
-        _write(sys.stdout, dumps({
+        write_line(sys.stdout, dumps({
             "formatVersion": 1, "command": "servers",
             "servers": [entry.to_json() for entry in found.servers],
             "shadowed": [entry.to_json() for entry in found.shadowed],
@@ -643,27 +319,19 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
       mcpprobe list resources --json https://example.com/mcp | jq '.state'
       mcpprobe list prompts -s my-server
     """
-    target, settings = _prepare(ctx, url, params)
+    target, settings = prepare(ctx, url, params)
     from mcpprobe.operations import list_one
 
-    _tell(ctx, params, f"listing {kind}", target)
-    with _session_args(ctx, params) as session_args:
-        code = _run_and_emit(list_one, params, "list", target, settings, kind, **session_args)
-    return _trace_checked(ctx.meta["trace"], params, code)
+    tell(ctx, params, f"listing {kind}", target)
+    with session_extras(ctx, params) as session_args:
+        code = run_and_emit(list_one, params, "list", target, settings, kind, **session_args)
+    return trace_checked(ctx.meta["trace"], params, code)
 
 
-def _register_command_modules() -> None:
-    """Commands that live in modules of their own add themselves to the group here. Each such
-    module imports only click at load time, so --help and completion stay light."""
-    from importlib import import_module
-
-    for name in COMMAND_MODULES:
-        import_module(name).register(cli)
-
-
-COMMAND_MODULES = ("mcpprobe.cli_invoke", "mcpprobe.cli_watch", "mcpprobe.cli_auth", "mcpprobe.cli_exporter",
-                   "mcpprobe.cli_docs")
-_register_command_modules()
+# Commands in modules of their own, each light at import time (click only), so --help stays fast.
+for _command in (call_command, read_command, get_prompt_command, watch_command, auth_group, exporter_command,
+                 docs_command, completion_command):
+    cli.add_command(_command)
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """The command line for `mcpprobe auth status|login|logout`: click glue over `mcpprobe.auth`.
 
-`register(cli)` adds the `auth` group to the main group. Click only at import time, like
+`mcpprobe.cli` adds the `auth` group to the main group. Click only at import time, like
 `mcpprobe.cli`: the SDK, httpx2 and rich are loaded only when a command runs.
 """
 
@@ -326,16 +326,3 @@ def _check_url(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise click.UsageError(f"{url!r} is not an http(s) URL: authentication applies to HTTP servers")
-
-
-def register(cli: click.Group) -> None:
-    if "auth" not in cli.commands:
-        cli.add_command(auth_group)
-
-
-if __name__ == "__main__":  # `python -m mcpprobe.cli_auth auth ...`, before the group is wired into mcpprobe.cli
-    from mcpprobe.cli import cli as _cli
-    from mcpprobe.cli import main as _main
-
-    register(_cli)
-    _main()

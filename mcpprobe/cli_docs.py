@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from mcpprobe.cli import CONTEXT
+from mcpprobe.cli_common import CONTEXT
 
 SHELLS = ("bash", "zsh", "fish")
 
@@ -65,10 +65,3 @@ def completion_command(shell: str) -> None:
     from mcpprobe.bundled import completion_script
 
     click.echo(completion_script(shell), nl=False)
-
-
-def register(cli: click.Group) -> None:
-    """Add `docs` and `completion` to `cli` (idempotent)."""
-    for command in (docs_command, completion_command):
-        if command.name not in cli.commands:
-            cli.add_command(command)

@@ -13,10 +13,6 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_LISTEN = "127.0.0.1:9745"
 
 
-def register(group: click.Group) -> None:
-    group.add_command(exporter_command)
-
-
 @click.command("exporter", context_settings=CONTEXT)
 @CONFIG_OPTION
 @click.option("--exporter-config", type=click.Path(dir_okay=False), metavar="FILE.yaml",

@@ -1,7 +1,7 @@
 """The command line for `call`, `read` and `get-prompt`: click glue over `mcpprobe.invoke`.
 
-`register(cli)` adds the three commands to the main group. Light at import time, like
-`mcpprobe.cli`: the SDK, jsonschema and rich are loaded only when a command runs.
+`mcpprobe.cli` adds the three commands to the group. Light at import time: the SDK, jsonschema
+and rich are loaded only when a command runs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,16 @@ from typing import Any
 
 import click
 
-from mcpprobe.cli import CONTEXT, _looks_like_address, _prepare, _run, _session_args, _tell, _with_scheme, _write
+from mcpprobe.cli_common import (
+    CONTEXT,
+    looks_like_address,
+    prepare,
+    run_operation,
+    session_extras,
+    tell,
+    with_scheme,
+    write_line,
+)
 from mcpprobe.options import TargetCommand, connection_options, output_options, server_options
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
@@ -30,9 +39,9 @@ def _split(ctx: click.Context, rest: tuple[str, ...]) -> tuple[list[str], tuple[
             urls.append(item)
         elif is_pair(item):
             pairs.append(item)
-        elif _looks_like_address(item):
+        elif looks_like_address(item):
             raise click.UsageError(f"{item!r} is not a URL: it has no scheme. For an HTTP server, write the "
-                                   f"scheme:\n  mcpprobe {ctx.info_name} ... {_with_scheme(item)}")
+                                   f"scheme:\n  mcpprobe {ctx.info_name} ... {with_scheme(item)}")
         else:
             raise click.UsageError(
                 f"{item!r} is neither KEY=VALUE nor a server URL. To run a stdio server, put its command "
@@ -114,11 +123,11 @@ class _ProgressView:
 
 
 def _finish(outcome: Any, as_json: bool, command: str, render: Any, started: list[Any] | None = None) -> int:
-    from mcpprobe.cli import _emit
+    from mcpprobe.cli_common import emit_outcome
 
     if outcome is None:
         if not started:
-            return _emit(None, as_json, command)
+            return emit_outcome(None, as_json, command)
         # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
         outcome = started[0]
         outcome.interrupted = True
@@ -129,7 +138,7 @@ def _finish(outcome: Any, as_json: bool, command: str, render: Any, started: lis
         from mcpprobe.render.invoke import invoke_document
         from mcpprobe.render.jsondoc import dumps
 
-        _write(streams.stdout, dumps(invoke_document(outcome)))
+        write_line(streams.stdout, dumps(invoke_document(outcome)))
         render_error(streams.err, outcome)
     else:
         render(streams, outcome)
@@ -199,7 +208,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     from mcpprobe.arguments import build_arguments, load_args
 
     pairs, urls = _split(ctx, rest)
-    target, settings = _prepare(ctx, urls, params)
+    target, settings = prepare(ctx, urls, params)
     base = load_args(params["args_spec"], stdin=sys.stdin)
     build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
     from mcpprobe.invoke import Hooks, call_tool
@@ -222,11 +231,11 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     started: list[Any] = []
     hooks = Hooks(preview=preview, ask=ask, progress=progress, yes=params["yes"],
                   started=started.append, task_status=task_status)
-    _tell(ctx, params, f"calling tool {tool}", target)
+    tell(ctx, params, f"calling tool {tool}", target)
     try:
-        with _session_args(ctx, params) as session_args:
-            outcome = _run(call_tool, target, settings, tool, pairs, base, hooks=hooks, elicit=params["elicit"],
-                           task=params["as_task"], **session_args)
+        with session_extras(ctx, params) as session_args:
+            outcome = run_operation(call_tool, target, settings, tool, pairs, base, hooks=hooks,
+                                    elicit=params["elicit"], task=params["as_task"], **session_args)
     finally:
         progress.stop()
     if outcome is not None and params["save_dir"] and outcome.result is not None:
@@ -276,7 +285,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
     pairs, urls = _split(ctx, rest)
     if template is None and (pairs or params["complete"]):
         raise click.UsageError("VAR=VALUE and --complete go with --template TEMPLATE")
-    target, settings = _prepare(ctx, urls, params)
+    target, settings = prepare(ctx, urls, params)
     string_arguments(pairs)
     if template is not None:
         template_variables(template)
@@ -285,11 +294,11 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
 
     err = _Streams().err
     started: list[Any] = []
-    _tell(ctx, params, f"reading {uri or template}", target)
-    with _session_args(ctx, params) as session_args:
-        outcome = _run(read_resource, target, settings, uri, template=template, pairs=pairs,
-                       complete=params["complete"], hooks=Hooks(started=started.append), elicit=params["elicit"],
-                       **session_args)
+    tell(ctx, params, f"reading {uri or template}", target)
+    with session_extras(ctx, params) as session_args:
+        outcome = run_operation(read_resource, target, settings, uri, template=template, pairs=pairs,
+                                complete=params["complete"], hooks=Hooks(started=started.append),
+                                elicit=params["elicit"], **session_args)
     written = False
     if outcome is not None and params["output"] and outcome.result is not None and outcome.completion is None:
         write_read_files(err, outcome, params["output"])
@@ -329,24 +338,17 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **p
     from mcpprobe.arguments import string_arguments
 
     pairs, urls = _split(ctx, rest)
-    target, settings = _prepare(ctx, urls, params)
+    target, settings = prepare(ctx, urls, params)
     string_arguments(pairs)
     from mcpprobe.invoke import Hooks, get_prompt
     from mcpprobe.render.invoke import render_prompt, save_blocks
 
     started: list[Any] = []
-    _tell(ctx, params, f"getting prompt {name}", target)
-    with _session_args(ctx, params) as session_args:
-        outcome = _run(get_prompt, target, settings, name, pairs, complete=params["complete"],
-                       hooks=Hooks(started=started.append), elicit=params["elicit"], **session_args)
+    tell(ctx, params, f"getting prompt {name}", target)
+    with session_extras(ctx, params) as session_args:
+        outcome = run_operation(get_prompt, target, settings, name, pairs, complete=params["complete"],
+                                hooks=Hooks(started=started.append), elicit=params["elicit"], **session_args)
     if outcome is not None and params["save_dir"] and outcome.result is not None and outcome.completion is None:
         save_blocks(outcome, params["save_dir"])
     return _finish(outcome, params["as_json"], "get-prompt",
                    lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started)
-
-
-def register(cli: click.Group) -> None:
-    """Add `call`, `read` and `get-prompt` to `cli` (idempotent)."""
-    for command in (call_command, read_command, get_prompt_command):
-        if command.name not in cli.commands:
-            cli.add_command(command)

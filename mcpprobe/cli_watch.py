@@ -1,6 +1,6 @@
 """The command line for `watch`: click glue over `mcpprobe.watch`.
 
-`register(cli)` adds the command to the main group. Light at import time, like `mcpprobe.cli`.
+`mcpprobe.cli` adds the command to the group. Light at import time, like `mcpprobe.cli`.
 Ctrl-C (and SIGTERM/SIGHUP) stop the watch cleanly with exit 0; a second Ctrl-C interrupts hard.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from mcpprobe.cli import CONTEXT, _prepare, _session_args, _tell, _trace_checked
+from mcpprobe.cli_common import CONTEXT, prepare, session_extras, tell, trace_checked
 from mcpprobe.cli_invoke import confirmation_hooks
 from mcpprobe.options import (
     TargetCommand,
@@ -47,7 +47,7 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args: dict[str, Any]) -> Any:
-    from mcpprobe.cli import _run
+    from mcpprobe.cli_common import run_operation
     from mcpprobe.watch import watch
 
     holder: dict[str, Any] = {}
@@ -82,7 +82,7 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args
             group.cancel_scope.cancel()
         return result
 
-    return _run(watch_while_read, stop=stop, signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+    return run_operation(watch_while_read, stop=stop, signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
 
 
 @click.command("watch", cls=TargetCommand, context_settings=CONTEXT)
@@ -149,7 +149,7 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
     from mcpprobe.render.watch import HumanLines, JsonLines
     from mcpprobe.watch import WatchOptions
 
-    target, settings = _prepare(ctx, url, params)
+    target, settings = prepare(ctx, url, params)
     options = WatchOptions(
         poll=params["poll"], subscribe=tuple(params["subscribe"]), log_level=params["log_level"],
         settle=params["settle"], reconnect=not params["no_reconnect"], duration=params["duration"],
@@ -164,8 +164,8 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
         emit: Any = JsonLines(stdout)
     else:
         emit = HumanLines(Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160))
-    _tell(ctx, params, "watching", target)
-    with _session_args(ctx, params) as session_args:
+    tell(ctx, params, "watching", target)
+    with session_extras(ctx, params) as session_args:
         preview, ask = confirmation_hooks(err, params)
         result = _run_watch(target, settings, options, emit, {**session_args, "preview": preview, "ask": ask})
     if result is None:
@@ -179,10 +179,4 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
         err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
         for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
             err.print(Text(f"  server stderr: {visible(line)}", style="dim"))
-    return _trace_checked(ctx.meta["trace"], params, int(result.exit_code))
-
-
-def register(cli: click.Group) -> None:
-    """Add `watch` to `cli` (idempotent)."""
-    if watch_command.name not in cli.commands:
-        cli.add_command(watch_command)
+    return trace_checked(ctx.meta["trace"], params, int(result.exit_code))

@@ -69,7 +69,7 @@ def finding(doc: dict[str, Any], code: str) -> dict[str, Any]:
 def login(url: str, *args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Result:
     """`mcpprobe auth login URL --no-browser ARGS`, as a process; the test is the browser."""
     full_env = {**os.environ, **(env or {})}
-    proc = subprocess.Popen([PY, "-m", "mcpprobe.cli_auth", "auth", "login", url, "--no-browser", *args],
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", "auth", "login", url, "--no-browser", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env, cwd=ROOT)
     assert proc.stderr is not None and proc.stdout is not None
     lines = []
@@ -302,10 +302,6 @@ def test_authorization_code_flow_status_probe_logout(config_home: Path) -> None:
 
 
 def run_cli_auth(args: list[str]) -> Result:
-    from mcpprobe.cli import cli
-    from mcpprobe.cli_auth import register
-
-    register(cli)
     return run_cli(args)
 
 

@@ -24,15 +24,11 @@ from click.testing import CliRunner
 from conftest import ROOT, Result, fixture_cmd, http_server, recorded, run_cli
 
 from mcpprobe.cli import cli
-from mcpprobe.cli_invoke import register
-
-register(cli)
 
 PY = sys.executable
 SDK = ROOT / "tests" / "fixtures" / "sdk_server.py"
-# The commands as a real process, registered whether or not mcpprobe.cli does it itself yet.
-RUNNER = [PY, "-c", "from mcpprobe.cli import cli, main; from mcpprobe.cli_invoke import register; "
-          "register(cli); main()"]
+# The commands as a real process.
+RUNNER = [PY, "-m", "mcpprobe"]
 
 
 def sdk_cmd(*extra: str) -> list[str]:

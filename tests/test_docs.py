@@ -198,9 +198,9 @@ def test_schema_rejects_a_broken_document(
 def test_interrupted_document_matches_the_schema(
     validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from mcpprobe.cli import _emit
+    from mcpprobe.cli_common import emit_outcome
 
-    assert _emit(None, True, "list") == ExitCode.INTERRUPTED
+    assert emit_outcome(None, True, "list") == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)
     assert _errors(validator, doc) == []
     assert doc["exitCode"] == 130

@@ -28,10 +28,7 @@ from watch_server import REQUIRES, SCENARIOS  # noqa: E402
 
 PY = sys.executable
 SERVER = str(ROOT / "tests" / "fixtures" / "watch_server.py")
-# `watch` registers itself through cli.COMMAND_MODULES; registering here too keeps these tests
-# independent of that line (register is idempotent).
-MCPPROBE = [PY, "-c", "from mcpprobe.cli import cli, main; from mcpprobe.cli_watch import register; "
-            "register(cli); main()"]
+MCPPROBE = [PY, "-m", "mcpprobe"]
 
 
 def run_watch(args: list[str], *, timeout: float = 30) -> tuple[int, list[dict[str, Any]], str]:
