@@ -16,6 +16,7 @@ from mcpprobe import __version__
 from mcpprobe.cli_auth import auth_group
 from mcpprobe.cli_common import (
     CONTEXT,
+    ShowWhenReady,
     current_redactor,
     emit_outcome,
     named_target,
@@ -204,13 +205,14 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
                     say=verbose_say(ctx, params), label_traces=many)
     if extras.say is not None and many:
         extras.say(f"probing {len(members)} servers, at most {params['concurrency']} at once")
-    shown: list[int] = []
+    show = None
     finished: list[Any] = [None] * len(members)
     if not many:
         # One server: shown as soon as its report is complete, while a stdio server shuts down.
-        extras.on_report = lambda report: shown.append(_emit_reports([report], fmt, many))
+        show = extras.on_report = ShowWhenReady(lambda report: _emit_reports([report], fmt, many))
     try:
-        reports = run_operation(run, members, concurrency=params["concurrency"], extras=extras, into=finished)
+        reports = run_operation(run, members, concurrency=params["concurrency"], extras=extras, into=finished,
+                                show=show)
     finally:
         if trace is not None:
             trace.close()
@@ -219,7 +221,8 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
         from mcpprobe.fleet import interrupted_report
 
         reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
-    return trace_checked(trace, params, shown[0] if shown else _emit_reports(reports, fmt, many))
+    shown = show.code if show is not None else None
+    return trace_checked(trace, params, shown if shown is not None else _emit_reports(reports, fmt, many))
 
 
 def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -186,7 +186,7 @@ def named_target(entry: Any, params: dict[str, Any]) -> tuple[Any, list[str]]:
 
 
 def run_operation(operation: Any, *args: Any, signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP),
-         stop: Any = None, **kwargs: Any) -> Any:
+                  stop: Any = None, show: ShowWhenReady | None = None, **kwargs: Any) -> Any:
     """Run one async operation; `signals` cancel it. None means interrupted.
 
     Ctrl-C is one of them rather than asyncio's KeyboardInterrupt: that one cancels the task
@@ -196,6 +196,9 @@ def run_operation(operation: Any, *args: Any, signals: tuple[int, ...] = (signal
     `stop()`, when given, is asked first on a signal: it returns True when it ended the operation
     gracefully itself (watch stops and reports), False to let the signal cancel it. A second
     signal does not wait for a server's shutdown grace: every server still running is killed.
+
+    `show`, when given, is the operation's hook for "the result is complete" (see ShowWhenReady):
+    the result is shown from a worker thread while the operation goes on to end its server.
     """
     import anyio
 
@@ -218,6 +221,8 @@ def run_operation(operation: Any, *args: Any, signals: tuple[int, ...] = (signal
                         first = False
 
             group.start_soon(on_signal)
+            if show is not None:
+                group.start_soon(show.serve)
             try:
                 result.append(await operation(*args, **kwargs))
             finally:
@@ -269,17 +274,51 @@ def emit_outcome(outcome: Any, as_json: bool, command: str) -> int:
     return int(outcome.exit_code)
 
 
+class ShowWhenReady:
+    """Shows a result as soon as the operation says it is complete, while a stdio server is
+    still shutting down, not after; and once, whatever happens during the shutdown.
+
+    The instance is the operation's hook: called inside the event loop, it only keeps the result.
+    `serve` (started by run_operation) then shows it with `show(result) -> exit code` in a worker
+    thread, outside the event loop, in the command's click context; the loop meanwhile ends the
+    server. `code` is the shown result's exit code, or None when nothing was shown.
+    """
+
+    def __init__(self, show: Callable[[Any], int]) -> None:
+        self._show = show
+        self._context = click.get_current_context(silent=True)
+        self._results: list[Any] = []
+        self._ready: Any = None
+        self.code: int | None = None
+
+    def __call__(self, result: Any) -> None:
+        if not self._results:
+            self._results.append(result)
+            if self._ready is not None:
+                self._ready.set()
+
+    async def serve(self) -> None:
+        import anyio
+
+        self._ready = anyio.Event()
+        if self._results:
+            self._ready.set()
+        await self._ready.wait()
+        self.code = await anyio.to_thread.run_sync(self._show_in_context)
+
+    def _show_in_context(self) -> int:
+        if self._context is None:
+            return self._show(self._results[0])
+        with self._context.scope(cleanup=False):  # click's context is per thread
+            return self._show(self._results[0])
+
+
 def run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: Any, **kwargs: Any) -> int:
-    """Run the operation and report its outcome as soon as it is complete: while a stdio server
-    is still shutting down, not after. Reported once, whatever happens during the shutdown."""
-    reported: list[int] = []
-
-    def on_ready(outcome: Any) -> None:
-        reported.append(emit_outcome(outcome, params["as_json"], command))
-
-    outcome = run_operation(operation, *args, on_ready=on_ready, **kwargs)
-    if reported:
-        return reported[0]
+    """Run the operation and report its outcome as soon as it is complete (ShowWhenReady)."""
+    show = ShowWhenReady(lambda outcome: emit_outcome(outcome, params["as_json"], command))
+    outcome = run_operation(operation, *args, on_ready=show, show=show, **kwargs)
+    if show.code is not None:
+        return show.code
     return emit_outcome(outcome, params["as_json"], command)
 
 
