@@ -216,7 +216,6 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
         is_terminal,
         render_call,
         render_task_status,
-        save_blocks,
     )
 
     as_json = params["as_json"]
@@ -235,11 +234,10 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     try:
         with session_extras(ctx, params) as session_args:
             outcome = run_operation(call_tool, target, settings, tool, pairs, base, hooks=hooks,
-                                    elicit=params["elicit"], task=params["as_task"], **session_args)
+                                    elicit=params["elicit"], task=params["as_task"], save_dir=params["save_dir"],
+                                    **session_args)
     finally:
         progress.stop()
-    if outcome is not None and params["save_dir"] and outcome.result is not None:
-        save_blocks(outcome, params["save_dir"])
     return _finish(outcome, as_json, "call",
                    lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started)
 
@@ -290,19 +288,17 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
     if template is not None:
         template_variables(template)
     from mcpprobe.invoke import Hooks, read_resource
-    from mcpprobe.render.invoke import render_read, write_read_files
+    from mcpprobe.render.invoke import render_read
 
-    err = _Streams().err
     started: list[Any] = []
     tell(ctx, params, f"reading {uri or template}", target)
     with session_extras(ctx, params) as session_args:
         outcome = run_operation(read_resource, target, settings, uri, template=template, pairs=pairs,
                                 complete=params["complete"], hooks=Hooks(started=started.append),
-                                elicit=params["elicit"], **session_args)
-    written = False
-    if outcome is not None and params["output"] and outcome.result is not None and outcome.completion is None:
-        write_read_files(err, outcome, params["output"])
-        written = outcome.save_error is None  # else the contents go to stdout, not lost
+                                elicit=params["elicit"], output=params["output"], **session_args)
+    # Written to -o PATH by the operation; when that failed, the contents go to stdout, not lost.
+    written = bool(outcome is not None and params["output"] and outcome.result is not None
+                   and outcome.completion is None and outcome.save_error is None)
 
     def render(io: _Streams, result: Any) -> None:
         render_read(io.out, io.err, result, written=written, stream=io.stdout, binary=io.binary)
@@ -341,14 +337,13 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **p
     target, settings = prepare(ctx, urls, params)
     string_arguments(pairs)
     from mcpprobe.invoke import Hooks, get_prompt
-    from mcpprobe.render.invoke import render_prompt, save_blocks
+    from mcpprobe.render.invoke import render_prompt
 
     started: list[Any] = []
     tell(ctx, params, f"getting prompt {name}", target)
     with session_extras(ctx, params) as session_args:
         outcome = run_operation(get_prompt, target, settings, name, pairs, complete=params["complete"],
-                                hooks=Hooks(started=started.append), elicit=params["elicit"], **session_args)
-    if outcome is not None and params["save_dir"] and outcome.result is not None and outcome.completion is None:
-        save_blocks(outcome, params["save_dir"])
+                                hooks=Hooks(started=started.append), elicit=params["elicit"],
+                                save_dir=params["save_dir"], **session_args)
     return _finish(outcome, params["as_json"], "get-prompt",
                    lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started)

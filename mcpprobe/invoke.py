@@ -358,8 +358,9 @@ def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None
 
 async def call_tool(target: Target, settings: Settings, name: str, pairs: list[str], base_args: dict[str, Any],
                     *, hooks: Hooks | None = None, elicit: str | None = None, task: bool = False,
-                    **session_args: Any) -> InvokeOutcome:
-    """`task`: ask for task execution (--task), for a tool whose taskSupport is "optional"."""
+                    save_dir: str | None = None, **session_args: Any) -> InvokeOutcome:
+    """`task`: ask for task execution (--task), for a tool whose taskSupport is "optional".
+    `save_dir` (--save): the result's binary content is written there (mcpprobe.saving)."""
     hooks, settings, outcome, broker = _begin("call", "tools", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
@@ -384,7 +385,12 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
         if result is not None:
             await _judge_tool_result(session, outcome, tool, result)
 
-    return await _run(outcome, target, settings, body, broker, session_args)
+    await _run(outcome, target, settings, body, broker, session_args)
+    if save_dir and outcome.result is not None:
+        from mcpprobe.saving import save_blocks
+
+        save_blocks(outcome, save_dir)
+    return outcome
 
 
 async def checked_arguments(session: Session, outcome: InvokeOutcome, listing: Listing, name: str,
@@ -533,7 +539,8 @@ def _is_not_found(exc: RpcError, modern: bool) -> bool:
 
 async def read_resource(target: Target, settings: Settings, uri: str | None, *, template: str | None = None,
                         pairs: list[str] = (), complete: str | None = None,  # type: ignore[assignment]
-                        hooks: Hooks | None = None, elicit: str | None = None, **session_args: Any) -> InvokeOutcome:
+                        hooks: Hooks | None = None, elicit: str | None = None, output: str | None = None,
+                        **session_args: Any) -> InvokeOutcome:
     """Read `uri`, or expand `template` with `pairs` and read that; `complete` asks for a variable's values."""
     hooks, settings, outcome, broker = _begin("read", "templates" if template else "resources", settings, hooks, elicit)
 
@@ -566,7 +573,12 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
         if result.get("resultType") != "input_required":
             _judge_contents(outcome, result)
 
-    return await _run(outcome, target, settings, body, broker, session_args)
+    await _run(outcome, target, settings, body, broker, session_args)
+    if output and outcome.result is not None and outcome.completion is None:
+        from mcpprobe.saving import save_contents
+
+        save_contents(outcome, output)  # -o PATH
+    return outcome
 
 
 async def _resolve_uri(session: Session, outcome: InvokeOutcome, uri: str) -> None:
@@ -636,7 +648,8 @@ def _judge_contents(outcome: InvokeOutcome, result: dict[str, Any]) -> None:
 
 
 async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[str], *, complete: str | None = None,
-                     hooks: Hooks | None = None, elicit: str | None = None, **session_args: Any) -> InvokeOutcome:
+                     hooks: Hooks | None = None, elicit: str | None = None, save_dir: str | None = None,
+                     **session_args: Any) -> InvokeOutcome:
     hooks, settings, outcome, broker = _begin("get-prompt", "prompts", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
@@ -682,7 +695,12 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
         if result.get("resultType") != "input_required" and not isinstance(result.get("messages"), list):
             raise ProtocolFailure("prompts/get: the result has no messages list", detail={"keys": sorted(result)})
 
-    return await _run(outcome, target, settings, body, broker, session_args)
+    await _run(outcome, target, settings, body, broker, session_args)
+    if save_dir and outcome.result is not None and outcome.completion is None:
+        from mcpprobe.saving import save_blocks
+
+        save_blocks(outcome, save_dir)  # --save DIR
+    return outcome
 
 
 async def _complete(session: Session, outcome: InvokeOutcome, ref: dict[str, Any], spec: str, names: list[str],
