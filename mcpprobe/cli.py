@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -48,6 +48,11 @@ from mcpprobe.options import (
     output_options,
     server_options,
 )
+
+if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    from mcpprobe.expect import Expectations
+    from mcpprobe.fleet import Member, Report
+    from mcpprobe.render.formats import View
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 
@@ -97,7 +102,7 @@ def _per_server_path(template: str | None, option: str, name: str, many: bool) -
     return template.replace("{server}", name or "server")
 
 
-def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[list[Any], bool]:
+def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[list[Member], bool]:
     """The servers to probe: one from the command line, or named ones from the configs."""
     from mcpprobe import redact
     from mcpprobe.errors import UsageProblem
@@ -144,7 +149,7 @@ def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str,
     return members, many
 
 
-def _ci_inputs(params: dict[str, Any], members: list[Any], many: bool) -> Any:
+def _ci_inputs(params: dict[str, Any], members: list[Member], many: bool) -> Expectations | None:
     """--expect, --baseline and --save-snapshot, read and checked before anything is started."""
     from pathlib import Path
 
@@ -225,7 +230,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
     return trace_checked(trace, params, shown if shown is not None else _emit_reports(reports, fmt, many))
 
 
-def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
+def _emit_reports(reports: list[Report] | None, fmt: str, many: bool) -> int:
     """Print a probe's reports in the chosen format (mcpprobe.render.formats); their exit code."""
     from mcpprobe.exitcodes import worst
     from mcpprobe.fleet import fleet_exit_code
@@ -249,7 +254,7 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
 
 
-def _view() -> Any:
+def _view() -> View:
     """How stdout shows text: a terminal's width and colours, else 160 columns, plain."""
     from mcpprobe.render.formats import View
 

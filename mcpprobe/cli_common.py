@@ -11,16 +11,22 @@ import contextlib
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import click
 
 from mcpprobe.exitcodes import ExitCode
 
+if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    from mcpprobe.config import Discovery, ServerEntry
+    from mcpprobe.redact import Redactor
+    from mcpprobe.target import Settings, Target
+    from mcpprobe.trace import TraceWriter
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-def settings_from(params: dict[str, Any]) -> Any:
+def settings_from(params: dict[str, Any]) -> Settings:
     from mcpprobe.target import Settings, parse_protocol, root_uri
 
     return Settings(
@@ -36,7 +42,7 @@ def settings_from(params: dict[str, Any]) -> Any:
     )
 
 
-def target_from(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> Any:
+def target_from(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> Target:
     from mcpprobe.target import build_target
 
     command = ctx.meta.get("server_command", [])
@@ -83,7 +89,7 @@ def with_scheme(word: str) -> str:
     return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
 
 
-def prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[Any, Any]:
+def prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[Target, Settings]:
     from mcpprobe import redact
     from mcpprobe.errors import UsageProblem
     from mcpprobe.redact import Redactor
@@ -102,7 +108,8 @@ def prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, 
     return target, settings
 
 
-def authorized(target: Any, params: dict[str, Any], entry: Any = None) -> tuple[Any, list[str]]:
+def authorized(target: Target, params: dict[str, Any], entry: ServerEntry | None = None,
+               ) -> tuple[Target, list[str]]:
     """The target with its credentials: --bearer-env, a stored or refreshed token, or client
     credentials (a config entry's auth keys under the command line's). Returns the secrets too."""
     from mcpprobe.auth.options import AuthSettings
@@ -132,7 +139,7 @@ def warn_insecure(params: dict[str, Any]) -> None:
                    "change this traffic", err=True)
 
 
-def verbose_say(ctx: click.Context, params: dict[str, Any]) -> Any:
+def verbose_say(ctx: click.Context, params: dict[str, Any]) -> Callable[[str], None] | None:
     """-v/--verbose: mcpprobe's own steps on stderr, through the secrets redactor."""
     if not params.get("verbose"):
         return None
@@ -148,7 +155,7 @@ def verbose_say(ctx: click.Context, params: dict[str, Any]) -> Any:
     return say
 
 
-def read_configs(ctx: click.Context, params: dict[str, Any]) -> Any:
+def read_configs(ctx: click.Context, params: dict[str, Any]) -> Discovery:
     """Every named server in the configs (--config, else the search path), read once per run."""
     if "discovery" not in ctx.meta:
         from mcpprobe.config import discover
@@ -168,7 +175,7 @@ def ask_input(input_id: str, spec: dict[str, Any]) -> str:
                         default=spec.get("default"), show_default=not spec.get("password"))
 
 
-def named_target(entry: Any, params: dict[str, Any]) -> tuple[Any, list[str]]:
+def named_target(entry: ServerEntry, params: dict[str, Any]) -> tuple[Target, list[str]]:
     """A Target from a config entry; command-line --env, --header, --cwd and --transport apply on top."""
     from mcpprobe.config import resolve
     from mcpprobe.target import build_target
@@ -185,7 +192,10 @@ def named_target(entry: Any, params: dict[str, Any]) -> tuple[Any, list[str]]:
     return target, [*resolved.secrets, *auth_secrets]
 
 
-def run_operation(operation: Any, *args: Any, signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP),
+CANCELLING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def run_operation(operation: Any, *args: Any, signals: tuple[signal.Signals, ...] = CANCELLING,
                   stop: Any = None, show: ShowWhenReady | None = None, **kwargs: Any) -> Any:
     """Run one async operation; `signals` cancel it. None means interrupted.
 
@@ -242,7 +252,9 @@ def emit_outcome(outcome: Any, as_json: bool, command: str) -> int:
     from mcpprobe.redact import RedactingStream
 
     redactor = current_redactor()
-    stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
+    # Text streams in all but name (write, flush, isatty): what rich's Console writes to.
+    stdout = cast("TextIO", RedactingStream(sys.stdout, redactor))
+    stderr = cast("TextIO", RedactingStream(sys.stderr, redactor))
     if as_json and outcome is not None and outcome.error is None:
         return emit_json(stdout, redactor, outcome)
 
@@ -322,7 +334,7 @@ def run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: An
     return emit_outcome(outcome, params["as_json"], command)
 
 
-def current_redactor() -> Any:
+def current_redactor() -> Redactor:
     """The secrets to mask, as gathered from the target by `_prepare` (none outside a command)."""
     from mcpprobe.redact import Redactor
 
@@ -345,7 +357,7 @@ def server_stderr_writer(params: dict[str, Any]) -> Any:
     return lambda text: write_stderr_text(text, stream)
 
 
-def open_trace(params: dict[str, Any], redactor: Any) -> Any:
+def open_trace(params: dict[str, Any], redactor: Redactor) -> TraceWriter | None:
     if not params.get("trace"):
         return None
     from mcpprobe.trace import TraceWriter
@@ -376,7 +388,7 @@ def session_extras(ctx: click.Context, params: dict[str, Any]) -> Iterator[dict[
             writer.close()
 
 
-def tell(ctx: click.Context, params: dict[str, Any], what: str, target: Any) -> None:
+def tell(ctx: click.Context, params: dict[str, Any], what: str, target: Target) -> None:
     """-v: what is about to happen, and to which server."""
     say = verbose_say(ctx, params)
     if say is not None:
@@ -393,11 +405,11 @@ def emit_json(stdout: Any, redactor: Any, outcome: Any) -> int:
     return int(outcome.exit_code)
 
 
-def trace_checked(trace: Any, params: dict[str, Any], code: int) -> int:
+def trace_checked(trace: TraceWriter | None, params: dict[str, Any], code: int) -> int:
     """A --trace file that could not be written is an error (exit 2), after the result was shown."""
     if trace is None or trace.error is None:
         return code
     from mcpprobe.exitcodes import worst
 
     click.echo(f"error: --trace {params['trace']}: cannot write: {trace.error}; the trace is incomplete", err=True)
-    return int(worst([code, ExitCode.USAGE]))
+    return int(worst([ExitCode(code), ExitCode.USAGE]))

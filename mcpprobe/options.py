@@ -37,9 +37,10 @@ class TargetCommand(EdgeCommand):
                     raise
                 # `mcpprobe probe npx -y pkg`: the option belongs to the server's command.
                 suggestion = " ".join(["mcpprobe", ctx.info_name or "", *args[:start], "--", *args[start:]])
-                exc.possibilities = None  # "Did you mean --force?" would point away from the fix
-                exc.message = (f"No such option: {exc.option_name}. If it is an option of the server's command, "
-                               f"put the command after '--':\n  {suggestion}")
+                exc.possibilities = None  # type: ignore[misc]  # "Did you mean --force?" points away from the fix
+                exc.message = (  # type: ignore[misc]  # click declares it final; the text is ours to improve
+                    f"No such option: {exc.option_name}. If it is an option of the server's command, "
+                    f"put the command after '--':\n  {suggestion}")
                 raise
         return super().parse_args(ctx, args)
 
