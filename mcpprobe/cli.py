@@ -38,7 +38,7 @@ from mcpprobe.cli_docs import completion_command, docs_command
 from mcpprobe.cli_exporter import exporter_command
 from mcpprobe.cli_invoke import call_command, get_prompt_command, read_command
 from mcpprobe.cli_watch import watch_command
-from mcpprobe.edge import EdgeGroup, traceback_option
+from mcpprobe.edge import TRACEBACK, EdgeGroup, traceback_option
 from mcpprobe.options import (
     CONFIG_OPTION,
     Format,
@@ -207,7 +207,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
 
     trace = open_trace(params, ctx.meta["redactor"])
     extras = Extras(expectations, trace=trace, stderr_writer=server_stderr_writer(params),
-                    say=verbose_say(ctx, params), label_traces=many)
+                    say=verbose_say(ctx, params), label_traces=many, traceback=bool(ctx.meta.get(TRACEBACK)))
     if extras.say is not None and many:
         extras.say(f"probing {len(members)} servers, at most {params['concurrency']} at once")
     show = None

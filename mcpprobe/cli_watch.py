@@ -14,6 +14,7 @@ import click
 
 from mcpprobe.cli_common import CONTEXT, prepare, session_extras, tell, trace_checked
 from mcpprobe.cli_invoke import confirmation_hooks
+from mcpprobe.exitcodes import ExitCode
 from mcpprobe.options import (
     TargetCommand,
     _not_negative,
@@ -58,7 +59,7 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args
         watcher = holder.get("watcher")
         if watcher is None:
             return False
-        watcher.stop("interrupted", 0)
+        watcher.stop("interrupted", ExitCode.OK)
         return True
 
     async def watch_while_read() -> Any:
@@ -73,7 +74,7 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args
                 while True:
                     await anyio.sleep(UNREAD_CHECK_SECONDS)
                     if holder.get("watcher") is not None and pipe_closed():
-                        holder["watcher"].stop("output-closed", 0)
+                        holder["watcher"].stop("output-closed", ExitCode.OK)
                         return
 
             group.start_soon(check)

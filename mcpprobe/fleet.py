@@ -78,6 +78,7 @@ class Extras:
     say: Say | None = None
     label_traces: bool = False  # prefix trace lines with the server's name (a fleet)
     on_report: Callable[[Report], None] | None = None  # each report as soon as it is complete
+    traceback: bool = False  # --traceback: a bug in one member ends the run with its stack
 
 
 def fleet_exit_code(reports: list[Report]) -> ExitCode:
@@ -146,6 +147,8 @@ async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], 
     try:
         outcome = await probe(member.target, member.settings, on_ready=on_ready, **session_args)
     except Exception as exc:  # noqa: BLE001 - a bug in one member must not end the fleet
+        if extras.traceback:
+            raise
         outcome = Outcome("probe", error=InternalError(f"{bug_message(exc)} ({REPORT_HINT})"))
     if finished:
         return finished[0]

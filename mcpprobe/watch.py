@@ -97,7 +97,7 @@ class WatchOptions:
 
 @dataclass
 class WatchResult:
-    exit_code: int = 0
+    exit_code: ExitCode = ExitCode.OK
     reason: str = ""
     events: int = 0
     relists: dict[str, int] = field(default_factory=dict)
@@ -201,7 +201,7 @@ class Watcher:
             if self.options.count is not None and self._counted >= self.options.count:
                 self.stop("count", ExitCode.OK)
 
-    def stop(self, reason: str, code: int, error: ProbeError | None = None) -> None:
+    def stop(self, reason: str, code: ExitCode, error: ProbeError | None = None) -> None:
         """End the watch at the next await. The first reason wins."""
         if self._stopped:
             return

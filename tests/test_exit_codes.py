@@ -155,9 +155,10 @@ def test_a_bug_in_one_member_of_a_fleet_is_70_and_the_others_are_probed(tmp_path
     assert {doc["error"]["code"] for doc in docs} == {"internal-error"}
 
 
-def test_traceback_shows_the_stack_of_a_bug():
+@pytest.mark.parametrize("command", [["list", "tools"], ["probe"]])
+def test_traceback_shows_the_stack_of_a_bug(command):
     env = {**os.environ, "MCPPROBE_TEST_CRASH": "operation"}
-    proc = subprocess.run([PY, "-m", "mcpprobe", "--traceback", "list", "tools", "--", *fixture_cmd("full")],
+    proc = subprocess.run([PY, "-m", "mcpprobe", "--traceback", *command, "--", *fixture_cmd("full")],
                           capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
     assert "Traceback" in proc.stderr and "crash_point" in proc.stderr
     assert proc.returncode != 0
