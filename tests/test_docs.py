@@ -203,3 +203,12 @@ def test_interrupted_document_matches_the_schema(
     doc = json.loads(capsys.readouterr().out)
     assert _errors(validator, doc) == []
     assert doc["exitCode"] == 130
+
+
+def test_a_refused_list_tasks_matches_the_schema(validator: Draft202012Validator) -> None:
+    # The fixture declares no tasks capability: the refusal's finding concerns kind "tasks".
+    proc = _run(["list", "tasks", "--json", "--", sys.executable, FIXTURE, "full"])
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == doc["exitCode"] == 3
+    assert [f["kind"] for f in doc["findings"]] == ["tasks"]
+    assert _errors(validator, doc) == []
