@@ -212,3 +212,36 @@ def test_a_refused_list_tasks_matches_the_schema(validator: Draft202012Validator
     assert proc.returncode == doc["exitCode"] == 3
     assert [f["kind"] for f in doc["findings"]] == ["tasks"]
     assert _errors(validator, doc) == []
+
+
+INVOCATIONS = {
+    "call-ok": (["call", "echo", "message=hi"], 0),
+    "call-refused": (["call", "no_such_tool"], 3),
+    "read-ok": (["read", "fixture://readme"], 0),
+    "get-prompt-ok": (["get-prompt", "greet", "name=Ada"], 0),
+    "get-prompt-missing-argument": (["get-prompt", "greet"], 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INVOCATIONS))
+def test_call_read_and_get_prompt_documents_match_the_schema(case: str, validator: Draft202012Validator) -> None:
+    words, expected = INVOCATIONS[case]
+    proc = _run([*words, "--json", "--", sys.executable, FIXTURE, "full"])
+    assert "Traceback" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == doc["exitCode"] == expected
+    assert doc["command"] == words[0]
+    assert _errors(validator, doc) == []
+    assert _errors(validator, {k: v for k, v in doc.items() if k != "sent"}), "sent is required"
+
+
+@pytest.mark.parametrize("command", ["call", "read", "get-prompt"])
+def test_an_interrupted_invocation_matches_the_schema(
+    command: str, validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from mcpprobe.cli import _emit
+
+    assert _emit(None, True, command) == ExitCode.INTERRUPTED
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == command
+    assert _errors(validator, doc) == []
