@@ -609,9 +609,11 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
                           + Text(safe(report.outcome.error.message)))
             elif not many:
                 render_error(err, report.outcome)
-            if report.snapshot_error:
-                err.print(Text(f"{safe(report.member.label)}: snapshot {safe(report.snapshot_error)}",
-                               style="bold red"))
+    for report in reports:
+        # On stderr for every format: the report on stdout may be going to a file.
+        if report.snapshot_error:
+            err.print(Text(f"{safe(report.member.label)}: snapshot {safe(report.snapshot_error)}",
+                           style="bold red"))
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
 
 
