@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 import pytest
+from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from mcpprobe.cli import cli
@@ -245,3 +246,11 @@ def test_an_interrupted_invocation_matches_the_schema(
     doc = json.loads(capsys.readouterr().out)
     assert doc["command"] == command
     assert _errors(validator, doc) == []
+
+
+def test_discover_timeout_help_says_what_happens_after_it() -> None:
+    # The discover request stays open: --discover-timeout does not end it (docs/negotiation.md).
+    result = CliRunner().invoke(cli, ["probe", "--help"], terminal_width=200)
+    line = next(line for line in result.output.splitlines() if "--discover-timeout" in line)
+    assert "falling back" not in line
+    assert "also sending initialize" in line and "still counts" in line
