@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import sys
 import time
-from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 MARKER = "MCPPROBE_SERVER_ID"
 PR_SET_CHILD_SUBREAPER = 36
@@ -49,7 +51,7 @@ def become_subreaper() -> bool:
 
 def new_marker() -> str:
     """A value for MARKER that names one server start, unique on this machine."""
-    return f"{os.getpid()}-{secrets.token_hex(6)}"
+    return f"{os.getpid()}-{os.urandom(6).hex()}"  # secrets.token_hex, without its import
 
 
 def _pids() -> list[int]:

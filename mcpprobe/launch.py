@@ -1,0 +1,21 @@
+"""The console script: start a plainly named stdio server first (`mcpprobe.prestart`), then load
+the CLI; whatever happens, an early server nobody adopted does not outlive the run."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    from mcpprobe import prestart
+
+    prestart.start(sys.argv[1:])
+    try:
+        from mcpprobe.cli import main as cli_main
+
+        cli_main()
+    finally:
+        prestart.discard()
+        if prestart.interrupted():  # Ctrl-C (or SIGTERM) during the imports, nothing else to do
+            sys.stderr.write("interrupted\n")
+            raise SystemExit(130)  # noqa: B012 - the signal decides the exit code
