@@ -11,7 +11,9 @@ from typing import Any
 
 import click
 
-from mcpprobe.target import TRANSPORTS
+# mcpprobe.target.TRANSPORTS (a test keeps them equal): importing that module (dataclasses, url
+# parsing, regexes) is 4-8 ms that --help and completion do not need.
+TRANSPORTS = ("auto", "stdio", "http", "sse")
 
 
 class TargetCommand(click.Command):
