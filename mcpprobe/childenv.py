@@ -1,15 +1,13 @@
 """A stdio server's environment: one function, shared by the CLI's early start and the transport.
 
-Kept free of imports beyond `os`: `mcpprobe.prestart` uses it before anything else is loaded.
+Kept free of imports that Python's start has not made already: `mcpprobe.prestart` uses it
+before anything else is loaded.
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
+from collections.abc import Iterable
 
 # What a stdio server inherits from our environment when the user passes nothing explicitly:
 # enough to find and run interpreters (PATH, HOME, locale, temp dirs, proxies for npx), but not

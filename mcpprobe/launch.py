@@ -7,9 +7,15 @@ import sys
 
 
 def main() -> None:
+    args = sys.argv[1:]
+    if args[:1] not in (["probe"], ["list"]) or "--" not in args:  # --help, --version, completion...
+        from mcpprobe.cli import main as cli_main
+
+        cli_main()
+        return
     from mcpprobe import prestart
 
-    prestart.start(sys.argv[1:])
+    prestart.start(args)
     try:
         from mcpprobe.cli import main as cli_main
 

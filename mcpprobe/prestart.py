@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from mcpprobe.childenv import child_environment
 
@@ -31,11 +30,11 @@ VALUED = frozenset((
 ))
 
 # The one server started early and not yet adopted: (popen, argv, env without the marker, cwd, marker).
-_pending: dict[str, Any] = {}
+_pending: dict[str, object] = {}
 # Signals that came while the server ran and nobody had taken it yet (the CLI's own handlers are
 # installed only when the operation runs): passed on when it is taken, or the run ends interrupted.
 _deferred: list[int] = []
-_saved: dict[int, Any] = {}
+_saved: dict[int, object] = {}
 # What happened, for the tests: ("started" | "adopted" | "discarded", pid).
 history: list[tuple[str, int]] = []
 
@@ -123,7 +122,7 @@ def start(argv: list[str]) -> None:
         _saved[sig] = signal.signal(sig, _defer)
 
 
-def _defer(sig: int, frame: Any) -> None:
+def _defer(sig: int, frame: object) -> None:
     _deferred.append(sig)
 
 
@@ -147,7 +146,7 @@ def interrupted() -> bool:
     return bool(_deferred)
 
 
-def take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[Any, str] | None:
+def take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[object, str] | None:
     """The early server (and its marker) if it is exactly the one asked for; else None, and an
     early server that is not the one asked for is ended."""
     if not _pending:
@@ -158,7 +157,7 @@ def take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[Any, st
         _release()
 
 
-def _take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[Any, str] | None:
+def _take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[object, str] | None:
     if _pending["args"] != args or _pending["env"] != env or _pending["cwd"] != cwd:
         discard(sweep=False)  # other servers of this run may be alive: their strays are not ours
         return None

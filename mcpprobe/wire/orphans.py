@@ -19,10 +19,7 @@ import os
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable
+from collections.abc import Iterable
 
 MARKER = "MCPPROBE_SERVER_ID"
 PR_SET_CHILD_SUBREAPER = 36
