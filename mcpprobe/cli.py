@@ -280,9 +280,9 @@ def _emit(outcome: Any, as_json: bool, command: str) -> int:
     if as_json and outcome is not None and outcome.error is None:
         return _emit_json(stdout, redactor, outcome)
 
-    from rich.console import Console
+    from mcpprobe.render.console import make_console
 
-    err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
+    err = make_console(stderr, messages=True)
     if outcome is None:
         if as_json:
             from mcpprobe.render.jsondoc import dumps
@@ -302,7 +302,7 @@ def _emit(outcome: Any, as_json: bool, command: str) -> int:
     else:
         from mcpprobe.render.human import render_outcome
 
-        out = Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
+        out = make_console(stdout)
         render_outcome(out, err, outcome)
     # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
     # (`| jq`) should not wait for that.
@@ -561,20 +561,20 @@ def _emit_reports(reports: list[Any] | None, fmt: str, many: bool) -> int:
         stdout.flush()
         return int(worst([report.exit_code for report in reports]))
 
-    from rich.console import Console
     from rich.text import Text
 
     from mcpprobe.exitcodes import worst
     from mcpprobe.fleet import fleet_exit_code
     from mcpprobe.redact import RedactingStream
+    from mcpprobe.render.console import make_console
     from mcpprobe.render.human import render_error, safe
 
     if reports is None:
         return _emit(None, fmt == "json", "probe")
     redactor = _redactor()
     stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
-    err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
-    out = Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
+    err = make_console(stderr, messages=True)
+    out = make_console(stdout)
     if fmt == "human" and not many:
         from mcpprobe.render.fleet import render_extras
         from mcpprobe.render.human import render_outcome
@@ -634,11 +634,10 @@ def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> 
             "files": [{"path": path, "state": state} for path, state in found.files],
         }))
         return 0
-    from rich.console import Console
-
+    from mcpprobe.render.console import make_console
     from mcpprobe.render.fleet import render_servers
 
-    render_servers(Console(highlight=False, width=None if sys.stdout.isatty() else 160), found)
+    render_servers(make_console(), found)
     return 0
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from mcpprobe import redact
@@ -18,6 +17,7 @@ from mcpprobe.capabilities import sub_capabilities
 from mcpprobe.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
+from mcpprobe.render.console import Column, fitted_table
 from mcpprobe.sanitize import json_dumps, truncate, visible
 from mcpprobe.versions import sdk_version
 
@@ -147,6 +147,12 @@ COLUMNS: dict[str, list[tuple[str, Any]]] = {
               ("statusMessage", lambda i: safe(i.get("statusMessage") or "", 80))],
 }
 
+# Never broken across lines in a table: a name or URI cut in two reads as two things.
+IDENTIFIER_COLUMNS: dict[str, set[str]] = {
+    "tools": {"name"}, "resources": {"uri", "name", "mimeType"}, "templates": {"uriTemplate", "name", "mimeType"},
+    "prompts": {"name"}, "tasks": {"taskId", "status", "lastUpdatedAt"},
+}
+
 
 def listing_header(listing: Listing) -> Text:
     text = Text(KIND_TITLES[listing.kind], style="bold")
@@ -186,12 +192,8 @@ def render_listing(console: Console, listing: Listing, limit: int | None = None)
     if len(rows) > TABLE_ROWS:
         _plain_rows(console, headers, rows)
     else:
-        table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
-        for name in headers:
-            table.add_column(name, overflow="fold")
-        for row in rows:
-            table.add_row(*(Text(cell) for cell in row))
-        console.print(table)
+        columns = [Column(name, identifier=name in IDENTIFIER_COLUMNS[listing.kind]) for name in headers]
+        console.print(fitted_table(console, columns, [[Text(cell) for cell in row] for row in rows]))
     if len(items) < len(listing.items):
         more = len(listing.items) - len(items)
         console.print(Text(f"… {more} more; `mcpprobe list {listing.kind}` shows them all", style="dim"))
