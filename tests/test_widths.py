@@ -77,7 +77,7 @@ def probe_outcome() -> Outcome:
         era="modern", era_reason="server/discover answered (supportedVersions: 2026-07-28, 2025-11-25)",
         protocol_version="2026-07-28", server_info={"name": "mcpprobe-demo", "version": "0.1.0",
                                                      "title": "mcpprobe demo notes server"},
-        instructions="mcpprobe-demo is a tiny offline notes server for trying out mcpprobe.",
+        instructions="mcpprobe-demo is a tiny offline notes server for trying out mcpprobe.\nRead notes as resources.",
         capabilities={"logging": {}, "prompts": {"listChanged": True}, "resources": {"subscribe": True},
                       "tools": {"listChanged": True}},
         negotiated=True)

@@ -167,3 +167,15 @@ def vertical(columns: list[Column], rows: list[list[Text]]) -> RenderableType:
         if grid.row_count:
             blocks.append(Padding(grid, (0, 0, 0, 2)))
     return Group(*blocks)
+
+
+LABEL_WIDTH = 13  # where values start after "Server", "Capabilities" and the like; a longer label pushes it
+
+
+def keyed(label: str, value: Text, style: str = "bold") -> RenderableType:
+    """`label` then `value`; a value too long for the line wraps between words, under itself."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(min_width=LABEL_WIDTH - 1, no_wrap=True, style=style)
+    grid.add_column(overflow="fold")
+    grid.add_row(Text(label), value)
+    return grid
