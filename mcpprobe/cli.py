@@ -310,18 +310,40 @@ def _emit(outcome: Any, as_json: bool, command: str) -> int:
     return int(outcome.exit_code)
 
 
-def _run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: Any, **kwargs: Any) -> int:
+def _run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: Any, spinner: Any = None,
+                  **kwargs: Any) -> int:
     """Run the operation and report its outcome as soon as it is complete: while a stdio server
     is still shutting down, not after. Reported once, whatever happens during the shutdown."""
     reported: list[int] = []
 
     def on_ready(outcome: Any) -> None:
+        if spinner is not None:
+            spinner.stop()
         reported.append(_emit(outcome, params["as_json"], command))
 
-    outcome = _run(operation, *args, on_ready=on_ready, **kwargs)
+    if spinner is not None:
+        spinner.start()
+    try:
+        outcome = _run(operation, *args, on_ready=on_ready, **kwargs)
+    finally:
+        if spinner is not None:
+            spinner.stop()
     if reported:
         return reported[0]
     return _emit(outcome, params["as_json"], command)
+
+
+def _spinner(params: dict[str, Any], human: bool, target: str) -> Any:
+    """A spinner naming the phase on stderr, when stderr is a terminal and the output is for a
+    person; None otherwise, and when something else writes to stderr as it goes (--trace -,
+    --server-stderr live)."""
+    if not human or not sys.stderr.isatty() or params.get("trace") == "-" or params.get("server_stderr") == "live":
+        return None
+    from mcpprobe.redact import RedactingStream
+    from mcpprobe.render.console import make_console
+    from mcpprobe.render.progress import PhaseSpinner
+
+    return PhaseSpinner(make_console(RedactingStream(sys.stderr, _redactor()), messages=True), target)
 
 
 def _redactor() -> Any:
@@ -511,12 +533,26 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> None:
         extras.say(f"probing {len(members)} servers, at most {params['concurrency']} at once")
     shown: list[int] = []
     finished: list[Any] = [None] * len(members)
+    spinner = None
     if not many:
-        # One server: shown as soon as its report is complete, while a stdio server shuts down.
-        extras.on_report = lambda report: shown.append(_emit_reports([report], fmt, many))
+        target = members[0].target
+        spinner = _spinner(params, fmt == "human", target.describe() if target is not None else members[0].label)
+        extras.watch = spinner.watch if spinner is not None else None
+
+        def on_report(report: Any) -> None:
+            # One server: shown as soon as its report is complete, while a stdio server shuts down.
+            if spinner is not None:
+                spinner.stop()
+            shown.append(_emit_reports([report], fmt, many))
+
+        extras.on_report = on_report
+    if spinner is not None:
+        spinner.start()
     try:
         reports = _run(run, members, concurrency=params["concurrency"], extras=extras, into=finished)
     finally:
+        if spinner is not None:
+            spinner.stop()
         if trace is not None:
             trace.close()
     if reports is None and many:
@@ -688,8 +724,11 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
     if say is not None:
         say(f"listing {kind} of {target.transport}: {target.describe()}")
     trace, session_args = _session_extras(ctx, params)
+    spinner = _spinner(params, not params["as_json"], target.describe())
+    if spinner is not None:
+        session_args["tracer"] = spinner.watch(session_args.get("tracer"))
     try:
-        code = _run_and_emit(list_one, params, "list", target, settings, kind,
+        code = _run_and_emit(list_one, params, "list", target, settings, kind, spinner=spinner,
                              stderr_writer=_server_stderr_writer(params), **session_args)
     finally:
         if trace is not None:
