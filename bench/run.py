@@ -60,7 +60,7 @@ INSPECTOR = "@modelcontextprotocol/inspector-cli@1.0.3"
 WATCH_SERVER = REPO / "tests" / "fixtures" / "watch_server.py"
 RUN_TIMEOUT = 120.0
 LIST_SIZES = {"list-1k": 1_000, "list-10k": 10_000, "list-40k": 40_000, "list-100k": 100_000}
-CASES = ("startup", "stdio", "http", "demo", "tools-10k", "tools-20k", *LIST_SIZES, "fleet", "storm")
+CASES = ("startup", "stdio", "http", "demo", "legacy", "tools-10k", "tools-20k", *LIST_SIZES, "fleet", "storm")
 FLEET_SIZE = 32
 FLEET_CONCURRENCY = 8
 STORM_NOTIFICATIONS = 10_000
@@ -324,6 +324,20 @@ def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: 
             case.notes.append(no_fastmcp)
         cases.append(case)
 
+    if "legacy" in selected:
+        # A handshake-era server that answers server/discover with -32601 (as every SDK 1.x server
+        # does): --protocol auto must cost it one round trip at most, never the discover wait.
+        server = [py, str(FIXTURE_SERVER), "full"]
+        case = Case("legacy", "probe a legacy server that answers server/discover with -32601 (stdio)")
+        case.contenders = [
+            Contender("floor", [*floor, "--", *server], role="floor"),
+            Contender("mcpprobe probe --protocol legacy", [*probe, "--protocol", "legacy", "--", *server],
+                      role="baseline", ok_codes=(0, 1)),
+            Contender("mcpprobe probe (--protocol auto)", [*probe, "--", *server], role="mcpprobe",
+                      ok_codes=(0, 1), target="legacy-auto"),
+        ]
+        cases.append(case)
+
     for name, tools in (("tools-10k", 10_000), ("tools-20k", 20_000)):
         if name not in selected:
             continue
@@ -457,6 +471,12 @@ def check(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str
         if as_json is None:
             return "no slower than --json", None
         return f"no slower than --json (is {med / as_json.median:.2f}x)", med <= as_json.median * 1.05
+    if contender.target == "legacy-auto":
+        baseline = case.role("baseline")
+        if baseline is None:
+            return "<= 1.10x --protocol legacy", None
+        ratio = med / baseline.median
+        return f"<= 1.10x --protocol legacy (is {ratio:.2f}x)", ratio <= 1.10
     if contender.target == "http-targets":
         if inspector is None:
             return "<= 1.2x Inspector", None

@@ -1,3 +1,3 @@
-from mcpprobe.cli import main
+from mcpprobe.launch import main
 
 main()

@@ -106,7 +106,7 @@ async def list_kind(session: Session, kind: str) -> Listing:
         except Refused:
             raise
         except ProbeError as exc:
-            _page_failed(listing, exc, number, method)
+            _page_failed(listing, exc, number, method, (time.perf_counter() - started) * 1000)
             return listing
         ms = (time.perf_counter() - started) * 1000
         page_items = result.get(key)
@@ -160,10 +160,10 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
     listing.items.append(item)
 
 
-def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str) -> None:
+def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str, ms: float) -> None:
     kind = listing.kind
     listing.error = exc
-    listing.pages.append(Page(number, 0.0, 0, None, failed=True))
+    listing.pages.append(Page(number, ms, 0, None, failed=True))
     if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1 and not listing.declared:
         # Sent with --force: -32601 for an undeclared capability is what the spec asks for.
         listing.state = "not-declared"

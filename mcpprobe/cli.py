@@ -21,6 +21,7 @@ from mcpprobe.cli_common import (
     emit_outcome,
     named_target,
     open_trace,
+    phase_spinner,
     prepare,
     read_configs,
     run_and_emit,
@@ -212,13 +213,27 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
         extras.say(f"probing {len(members)} servers, at most {params['concurrency']} at once")
     show = None
     finished: list[Any] = [None] * len(members)
+    spinner = None
     if not many:
-        # One server: shown as soon as its report is complete, while a stdio server shuts down.
-        show = extras.on_report = ShowWhenReady(lambda report: _emit_reports([report], fmt, many))
+        target = members[0].target
+        spinner = phase_spinner(params, fmt == "human", target.describe() if target is not None else members[0].label)
+        extras.watch = spinner.watch if spinner is not None else None
+
+        def show_report(report: Report) -> int:
+            # One server: shown as soon as its report is complete, while a stdio server shuts down.
+            if spinner is not None:
+                spinner.stop()
+            return _emit_reports([report], fmt, many)
+
+        show = extras.on_report = ShowWhenReady(show_report)
+    if spinner is not None:
+        spinner.start()
     try:
         reports = run_operation(run, members, concurrency=params["concurrency"], extras=extras, into=finished,
                                 show=show)
     finally:
+        if spinner is not None:
+            spinner.stop()
         if trace is not None:
             trace.close()
     if reports is None and many:
@@ -255,11 +270,14 @@ def _emit_reports(reports: list[Report] | None, fmt: str, many: bool) -> int:
 
 
 def _view() -> View:
-    """How stdout shows text: a terminal's width and colours, else 160 columns, plain."""
+    """How stdout shows text: a terminal's width and colours; in a pipe, plain, as wide as COLUMNS or
+    a terminal behind the pipe allows, else unbounded (mcpprobe.render.console)."""
     from mcpprobe.render.formats import View
 
     if not sys.stdout.isatty():
-        return View(width=160)
+        from mcpprobe.render.console import output_width
+
+        return View(width=output_width(sys.stdout) or 160)
     from rich.console import Console
 
     console = Console(file=sys.stdout)
@@ -279,11 +297,10 @@ def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> 
             "files": [{"path": path, "state": state} for path, state in found.files],
         }))
         return 0
-    from rich.console import Console
-
+    from mcpprobe.render.console import make_console
     from mcpprobe.render.fleet import render_servers
 
-    render_servers(Console(highlight=False, width=None if sys.stdout.isatty() else 160), found)
+    render_servers(make_console(), found)
     return 0
 
 
@@ -332,7 +349,10 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
 
     tell(ctx, params, f"listing {kind}", target)
     with session_extras(ctx, params) as session_args:
-        code = run_and_emit(list_one, params, "list", target, settings, kind, **session_args)
+        spinner = phase_spinner(params, not params["as_json"], target.describe())
+        if spinner is not None:
+            session_args["tracer"] = spinner.watch(session_args.get("tracer"))
+        code = run_and_emit(list_one, params, "list", target, settings, kind, spinner=spinner, **session_args)
     return trace_checked(ctx.meta["trace"], params, code)
 
 

@@ -258,9 +258,9 @@ def emit_outcome(outcome: Any, as_json: bool, command: str) -> int:
     if as_json and outcome is not None and outcome.error is None:
         return emit_json(stdout, redactor, outcome)
 
-    from rich.console import Console
+    from mcpprobe.render.console import make_console
 
-    err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
+    err = make_console(stderr, messages=True)
     if outcome is None:
         if as_json:
             from mcpprobe.render.jsondoc import dumps, interrupted_document
@@ -278,7 +278,7 @@ def emit_outcome(outcome: Any, as_json: bool, command: str) -> int:
     else:
         from mcpprobe.render.human import render_outcome
 
-        out = Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
+        out = make_console(stdout)
         render_outcome(out, err, outcome)
     # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
     # (`| jq`) should not wait for that.
@@ -325,13 +325,40 @@ class ShowWhenReady:
             return self._show(self._results[0])
 
 
-def run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: Any, **kwargs: Any) -> int:
-    """Run the operation and report its outcome as soon as it is complete (ShowWhenReady)."""
-    show = ShowWhenReady(lambda outcome: emit_outcome(outcome, params["as_json"], command))
-    outcome = run_operation(operation, *args, on_ready=show, show=show, **kwargs)
+def run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: Any, spinner: Any = None,
+                 **kwargs: Any) -> int:
+    """Run the operation and report its outcome as soon as it is complete (ShowWhenReady); a
+    spinner, when given, runs until then."""
+
+    def show_outcome(outcome: Any) -> int:
+        if spinner is not None:
+            spinner.stop()
+        return emit_outcome(outcome, params["as_json"], command)
+
+    show = ShowWhenReady(show_outcome)
+    if spinner is not None:
+        spinner.start()
+    try:
+        outcome = run_operation(operation, *args, on_ready=show, show=show, **kwargs)
+    finally:
+        if spinner is not None:
+            spinner.stop()
     if show.code is not None:
         return show.code
     return emit_outcome(outcome, params["as_json"], command)
+
+
+def phase_spinner(params: dict[str, Any], human: bool, target: str) -> Any:
+    """A spinner naming the phase on stderr, when stderr is a terminal and the output is for a
+    person; None otherwise, and when something else writes to stderr as it goes (--trace -,
+    --server-stderr live)."""
+    if not human or not sys.stderr.isatty() or params.get("trace") == "-" or params.get("server_stderr") == "live":
+        return None
+    from mcpprobe.redact import RedactingStream
+    from mcpprobe.render.console import make_console
+    from mcpprobe.render.progress import PhaseSpinner
+
+    return PhaseSpinner(make_console(RedactingStream(sys.stderr, current_redactor()), messages=True), target)
 
 
 def current_redactor() -> Redactor:

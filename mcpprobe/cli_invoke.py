@@ -74,16 +74,15 @@ class _Streams:
     """stdout and stderr through the user's secrets redactor, with rich consoles over them."""
 
     def __init__(self) -> None:
-        from rich.console import Console
-
         from mcpprobe.redact import RedactingStream, Redactor
+        from mcpprobe.render.console import make_console
 
         redactor = click.get_current_context().meta.get("redactor") or Redactor(())
         self.stdout = RedactingStream(sys.stdout, redactor)
         self.stderr = RedactingStream(sys.stderr, redactor)
         self.binary = getattr(sys.stdout, "buffer", None)
-        self.out = Console(file=self.stdout, highlight=False, width=None if sys.stdout.isatty() else 160)
-        self.err = Console(file=self.stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
+        self.out = make_console(self.stdout)
+        self.err = make_console(self.stderr, messages=True)
 
 
 class _ProgressView:

@@ -144,9 +144,8 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
       mcpprobe watch --poll 30 --exit-on-change -- python server.py
       mcpprobe watch --subscribe demo://readme --log-level info -- mcpprobe-demo
     """
-    from rich.console import Console
-
     from mcpprobe.redact import RedactingStream, Redactor
+    from mcpprobe.render.console import make_console
     from mcpprobe.render.watch import HumanLines, JsonLines
     from mcpprobe.watch import WatchOptions
 
@@ -160,11 +159,11 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
     )
     redactor = ctx.meta.get("redactor") or Redactor(())
     stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
-    err = Console(file=stderr, highlight=False, width=None if sys.stderr.isatty() else 160)
+    err = make_console(stderr, messages=True)
     if params["as_json"]:
         emit: Any = JsonLines(stdout)
     else:
-        emit = HumanLines(Console(file=stdout, highlight=False, width=None if sys.stdout.isatty() else 160))
+        emit = HumanLines(make_console(stdout))
     tell(ctx, params, "watching", target)
     with session_extras(ctx, params) as session_args:
         preview, ask = confirmation_hooks(err, params)

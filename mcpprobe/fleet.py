@@ -79,6 +79,7 @@ class Extras:
     label_traces: bool = False  # prefix trace lines with the server's name (a fleet)
     on_report: Callable[[Report], None] | None = None  # each report as soon as it is complete
     traceback: bool = False  # --traceback: a bug in one member ends the run with its stack
+    watch: Callable[[Any], Any] | None = None  # wraps the session's tracer to follow its phases (a spinner)
 
 
 def fleet_exit_code(reports: list[Report]) -> ExitCode:
@@ -132,6 +133,8 @@ async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], 
         session_args["http_hooks"] = extras.trace.http_hooks(label)
     if extras.stderr_writer is not None:
         session_args["stderr_writer"] = extras.stderr_writer
+    if extras.watch is not None:
+        session_args["tracer"] = extras.watch(session_args.get("tracer"))
     started = time.perf_counter()
     finished: list[Report] = []
 

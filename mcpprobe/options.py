@@ -14,7 +14,10 @@ import click
 
 from mcpprobe.edge import EdgeCommand
 from mcpprobe.render.formats import Format
-from mcpprobe.target import TRANSPORTS
+
+# mcpprobe.target.TRANSPORTS (a test keeps them equal): importing that module (dataclasses, url
+# parsing, regexes) is 4-8 ms that --help and completion do not need.
+TRANSPORTS = ("auto", "stdio", "http", "sse")
 
 
 class TargetCommand(EdgeCommand):
@@ -107,7 +110,8 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      callback=_positive, help="Limit for connecting plus the handshake (never more than --timeout)."),
         click.option("--discover-timeout", type=float, default=2.0, show_default=True, metavar="SECONDS",
                      callback=_positive,
-                     help="How long --protocol auto waits for server/discover before falling back."),
+                     help="How long --protocol auto waits for server/discover before also sending "
+                          "initialize; a later discover answer still counts."),
         click.option("--max-pages", type=int, default=1000, show_default=True, callback=_positive,
                      help="Stop following nextCursor after this many pages (reported as list-incomplete)."),
         click.option("--max-message-size", type=int, default=64 * 1024 * 1024, show_default=True,

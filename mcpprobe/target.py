@@ -5,12 +5,12 @@ The CLI turns argv into a `Target` and `Settings`; everything below works on the
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcpprobe.childenv import child_environment
 from mcpprobe.errors import UsageProblem
 
 TRANSPORTS = ("auto", "stdio", "http", "sse")
@@ -19,18 +19,6 @@ HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSIONS = ("2026-07-28",)
 LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
 LATEST_MODERN = MODERN_VERSIONS[-1]
-
-# What a stdio server inherits from our environment when the user passes nothing explicitly:
-# enough to find and run interpreters (PATH, HOME, locale, temp dirs, proxies for npx), but not
-# the user's tokens and keys, which a server has no business reading unless passed with --env.
-INHERITED_ENV = (
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
-    "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "USERPROFILE",
-    "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-    "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-    "npm_config_cache", "NPM_CONFIG_CACHE", "VIRTUAL_ENV", "PYTHONPATH",
-)
 
 
 @dataclass(frozen=True)
@@ -47,9 +35,7 @@ class StdioTarget:
 
     def environment(self) -> dict[str, str]:
         """The child's environment: the safe inherited subset (or all of it), then --env on top."""
-        base = dict(os.environ) if self.inherit_env else {k: v for k, v in os.environ.items() if k in INHERITED_ENV}
-        base.update(dict(self.env))
-        return base
+        return child_environment(self.env, self.inherit_env)
 
     def secrets(self) -> list[str]:
         """Values of credential-like variables (`redact.secret_values`); `MODE=tools` is no secret."""

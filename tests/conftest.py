@@ -32,6 +32,10 @@ BIND_LOOPBACK = ROOT / "tests" / "fixtures" / "bind_loopback.cjs"
 PY = sys.executable
 EVERYTHING_VERSION = "2026.8.31"
 
+# In a pipe mcpprobe takes the width of a terminal behind it, even the controlling one: pin the width
+# so that tests read the same output in a terminal session as in CI. tests/test_widths.py unsets it.
+os.environ["COLUMNS"] = "160"
+
 
 def fixture_cmd(scenario: str) -> list[str]:
     return [PY, str(FIXTURE), scenario]

@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 import pytest
+from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
 from mcpprobe.cli import cli
@@ -204,3 +205,53 @@ def test_interrupted_document_matches_the_schema(
     doc = json.loads(capsys.readouterr().out)
     assert _errors(validator, doc) == []
     assert doc["exitCode"] == 130
+
+
+def test_a_refused_list_tasks_matches_the_schema(validator: Draft202012Validator) -> None:
+    # The fixture declares no tasks capability: the refusal's finding concerns kind "tasks".
+    proc = _run(["list", "tasks", "--json", "--", sys.executable, FIXTURE, "full"])
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == doc["exitCode"] == 3
+    assert [f["kind"] for f in doc["findings"]] == ["tasks"]
+    assert _errors(validator, doc) == []
+
+
+INVOCATIONS = {
+    "call-ok": (["call", "echo", "message=hi"], 0),
+    "call-refused": (["call", "no_such_tool"], 3),
+    "read-ok": (["read", "fixture://readme"], 0),
+    "get-prompt-ok": (["get-prompt", "greet", "name=Ada"], 0),
+    "get-prompt-missing-argument": (["get-prompt", "greet"], 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INVOCATIONS))
+def test_call_read_and_get_prompt_documents_match_the_schema(case: str, validator: Draft202012Validator) -> None:
+    words, expected = INVOCATIONS[case]
+    proc = _run([*words, "--json", "--", sys.executable, FIXTURE, "full"])
+    assert "Traceback" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == doc["exitCode"] == expected
+    assert doc["command"] == words[0]
+    assert _errors(validator, doc) == []
+    assert _errors(validator, {k: v for k, v in doc.items() if k != "sent"}), "sent is required"
+
+
+@pytest.mark.parametrize("command", ["call", "read", "get-prompt"])
+def test_an_interrupted_invocation_matches_the_schema(
+    command: str, validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
+) -> None:
+    from mcpprobe.cli import _emit
+
+    assert _emit(None, True, command) == ExitCode.INTERRUPTED
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == command
+    assert _errors(validator, doc) == []
+
+
+def test_discover_timeout_help_says_what_happens_after_it() -> None:
+    # The discover request stays open: --discover-timeout does not end it (docs/negotiation.md).
+    result = CliRunner().invoke(cli, ["probe", "--help"], terminal_width=200)
+    line = next(line for line in result.output.splitlines() if "--discover-timeout" in line)
+    assert "falling back" not in line
+    assert "also sending initialize" in line and "still counts" in line

@@ -122,7 +122,7 @@ def test_the_fleet_page_summarises_health(fleet_page: tuple[int, str, str]) -> N
     assert "fixture-full 1.0.0" in words and "legacy 2025-11-25" in words
     assert "expectation-failed" in words and "tool 'missing_tool' is missing" in words
     assert "not met" in words and "method-not-found" in words
-    assert "the server closed its stdout" in words  # why `broken` stopped
+    assert "the server process ended (exit status 1)" in words  # why `broken` stopped
     assert "cannot open config" in words  # and its last stderr lines
     # Severity is written out, not only coloured.
     assert re.search(r"✖ error\s+method-not-found", words)

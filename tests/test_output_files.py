@@ -69,6 +69,17 @@ def test_snapshot_under_a_file_is_a_clear_error(tmp_path: Path) -> None:
     assert "Tools" in result.stdout  # the probe's report is shown anyway
 
 
+def test_a_failed_snapshot_write_is_said_on_stderr_in_every_format(tmp_path: Path) -> None:
+    # `probe ... > report.txt` must still show why the exit code is 2.
+    blocker = tmp_path / "FILE"
+    blocker.write_text("x")
+    target = blocker / "snap.json"
+    for fmt in ("human", "json", "junit"):
+        result = run_cli(["probe", "--format", fmt, "--save-snapshot", str(target), *FULL])
+        assert result.exit_code == 2, (fmt, result.stderr)
+        assert f"snapshot cannot write {target}" in _flat(result.stderr), (fmt, result.stderr)
+
+
 def test_snapshot_replaces_the_old_one_with_its_permissions(tmp_path: Path) -> None:
     snapshot = tmp_path / "snap.json"
     snapshot.write_text("old")

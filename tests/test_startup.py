@@ -82,3 +82,10 @@ def test_probe_does_import_the_sdk_models() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     names = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert _forbidden(names), "the importtime parser found no SDK module where one must be"
+
+
+def test_the_options_transports_are_the_targets() -> None:
+    """options.py spells the transports out rather than importing mcpprobe.target (kept light)."""
+    from mcpprobe import options, target
+
+    assert options.TRANSPORTS == target.TRANSPORTS

@@ -25,8 +25,11 @@ from mcpprobe.sanitize import visible
 HOSTILE = ROOT / "tests" / "fixtures" / "hostile_server.py"
 ATTACK = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b[2J\x1b[10;10H\x9b31m\u202eevil\rover"
 FORMATS = ("human", "json", "junit", "openmetrics")
-# What rich itself writes to a colour terminal: SGR (colours, bold). Nothing else is expected.
+# What rich itself writes to a colour terminal: SGR (colours, bold), and the spinner's controls below.
 SGR = re.compile(r"\x1b\[[0-9;]*m")
+# What the phase spinner draws: hide and show the cursor, go back to the start of the line (or the
+# one above) and erase it. Whole sequences only: a lone carriage return or escape is still caught.
+LIVE = re.compile(r"\x1b\[\?25[lh]|\r(?:\x1b\[1A)?\x1b\[2K")
 # C0 controls but newline and tab, DEL, C1 controls, bidi embeddings, overrides, isolates and marks.
 ACTIVE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -73,7 +76,7 @@ def run_in_pty(args: list[str], *, env: dict[str, str] | None = None, timeout: f
 
 def assert_inert(shown: str) -> None:
     """Nothing in what reached the terminal but rich's own colours, newlines and tabs."""
-    rest = SGR.sub("", shown)
+    rest = SGR.sub("", LIVE.sub("", shown))
     found = ACTIVE.search(rest)
     context = rest[max(found.start() - 60, 0):found.end() + 20] if found else ""
     assert found is None, f"{found.group()!r} reached the terminal: {context!r}"

@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from mcpprobe.catalog import KINDS
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Severity
+from mcpprobe.render.console import Column, fitted_table
 from mcpprobe.render.human import collapsed, finding_line, safe
 
 
@@ -38,9 +38,9 @@ def _result(code: ExitCode, report: Any = None) -> Text:
 
 def render_fleet(out: Console, reports: list[Any]) -> None:
     """One row per server, then each server's errors and warnings."""
-    table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
-    for column in ("server", "result", "protocol", *KINDS, "errors", "warnings", "time"):
-        table.add_column(column, overflow="fold")
+    columns = [Column(name, identifier=True) for name in ("server", "result", "protocol", *KINDS, "errors",
+                                                           "warnings", "time")]
+    rows = []
     for report in reports:
         outcome = report.outcome
         found = outcome.all_findings()
@@ -49,11 +49,11 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
         counts = [_count(outcome.listings.get(kind)) if negotiated else Text("?", style="dim") for kind in KINDS]
         errors = sum(1 for f in found if f.severity is Severity.ERROR)
         warnings = sum(1 for f in found if f.severity is Severity.WARNING)
-        table.add_row(Text(safe(report.member.label, 40), style="bold"), _result(report.exit_code, report),
+        rows.append([Text(safe(report.member.label, 40), style="bold"), _result(report.exit_code, report),
                       Text(safe(snapshot.protocol_version) if negotiated else "-"), *counts,
                       Text(str(errors), style="bold red" if errors else ""),
-                      Text(str(warnings), style="yellow" if warnings else ""), Text(f"{report.elapsed:.2f} s"))
-    out.print(table)
+                      Text(str(warnings), style="yellow" if warnings else ""), Text(f"{report.elapsed:.2f} s")])
+    out.print(fitted_table(out, columns, rows))
     for report in reports:
         shown = [f for f in report.outcome.all_findings() if f.severity is not Severity.INFO]
         if not shown and not report.snapshot_error:
@@ -117,16 +117,16 @@ def render_extras(out: Console, report: Any) -> None:
 def render_servers(out: Console, discovery: Any) -> None:
     """`mcpprobe servers`: every named server, where it came from, and the files consulted."""
     if discovery.servers:
-        table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
-        for column in ("name", "transport", "target", "source"):
-            table.add_column(column, overflow="fold")
+        columns = [Column("name", identifier=True), Column("transport", identifier=True), Column("target"),
+                   Column("source")]
+        rows = []
         for entry in discovery.servers:
             name = Text(safe(entry.name), style="bold")
             if entry.disabled:
                 name.append(" (disabled)", style="dim")
-            table.add_row(name, Text(entry.transport),
-                          Text(safe(entry.describe(), 80)), Text(safe(entry.source), style="dim"))
-        out.print(table)
+            rows.append([name, Text(entry.transport), Text(safe(entry.describe(), 80)),
+                         Text(safe(entry.source), style="dim")])
+        out.print(fitted_table(out, columns, rows))
     else:
         out.print(Text("no servers found (`mcpprobe docs config` lists the files mcpprobe reads)", style="yellow"))
     for entry in discovery.shadowed:

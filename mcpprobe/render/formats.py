@@ -73,18 +73,20 @@ def renderer(fmt: Format) -> Renderer:
             assert_never(fmt)
 
 
-def _console(view: View) -> tuple[Console, io.StringIO]:
-    from rich.console import Console
+def _console(view: View, *, messages: bool = False) -> tuple[Console, io.StringIO]:
+    from mcpprobe.render.console import _Console
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=view.width, highlight=False, force_terminal=view.color,
-                      color_system="standard" if view.color else None, legacy_windows=False)
+    # Lines never end in padding (mcpprobe.render.console), in a pipe as on a terminal.
+    console = _Console(file=buffer, width=view.width, highlight=False, force_terminal=view.color,
+                       color_system="standard" if view.color else None, legacy_windows=False,
+                       soft_wrap=messages)
     return console, buffer
 
 
 def human(reports: list[Report], view: View, *, many: bool) -> Rendered:
     out, out_text = _console(view)
-    err, err_text = _console(view)
+    err, err_text = _console(view, messages=True)
     if many:
         from mcpprobe.render.fleet import render_fleet
 
@@ -106,7 +108,7 @@ def _errors(reports: list[Report], view: View, *, many: bool) -> str:
 
     from mcpprobe.render.human import render_error, safe
 
-    err, text = _console(view)
+    err, text = _console(view, messages=True)
     for report in reports:
         if many and report.outcome.error is not None:
             err.print(Text(f"{safe(report.member.label)}: error: ", style="bold red")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from mcpprobe import redact
@@ -18,6 +17,7 @@ from mcpprobe.capabilities import sub_capabilities
 from mcpprobe.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
+from mcpprobe.render.console import Column, fitted_table, keyed
 from mcpprobe.sanitize import json_dumps, truncate, visible
 from mcpprobe.versions import sdk_version
 
@@ -39,14 +39,6 @@ def safe(value: Any, limit: int = 0) -> str:
     return truncate(text, limit) if limit and len(text) > limit else text
 
 
-def _label(name: str) -> Text:
-    # A styled span, not a base style: `Text + Text` keeps the left side's base style, which
-    # would make the whole line bold.
-    label = Text(f"{name:<13}")
-    label.stylize("bold")
-    return label
-
-
 def render_snapshot(console: Console, outcome: Outcome) -> None:
     snapshot = outcome.snapshot
     if snapshot is None:
@@ -58,30 +50,30 @@ def render_snapshot(console: Console, outcome: Outcome) -> None:
         server.append(" " + safe(info.get("version")))
     if info.get("title"):
         server.append(f'  "{safe(info["title"])}"')
-    console.print(_label("Server") + server)
-    console.print(_label("Transport") + Text(f"{snapshot.transport}: {safe(snapshot.target, 100)}"))
+    console.print(keyed("Server", server))
+    console.print(keyed("Transport", Text(f"{snapshot.transport}: {safe(snapshot.target, 100)}")))
     if snapshot.era:
         protocol = Text(snapshot.protocol_version or "?", style="bold")
         era = "modern era, server/discover" if snapshot.era == "modern" else "legacy era, initialize handshake"
         protocol.append(f"  ({era}; {safe(snapshot.era_reason)})", style="dim")
-        console.print(_label("Protocol") + protocol)
+        console.print(keyed("Protocol", protocol))
     client = snapshot.client_info
     declared = ", ".join(snapshot.client_capabilities) or "none"
-    console.print(_label("Client") + Text(f"{client['name']} {client['version']} (mcp SDK {sdk_version()}); "
-                                          f"declared capabilities: {declared}", style="dim"))
+    console.print(keyed("Client", Text(f"{client['name']} {client['version']} (mcp SDK {sdk_version()}); "
+                                       f"declared capabilities: {declared}", style="dim")))
     if snapshot.negotiated:
-        console.print(_label("Capabilities") + capabilities_text(snapshot.capabilities))
+        console.print(keyed("Capabilities", capabilities_text(snapshot.capabilities)))
     if snapshot.instructions:
-        console.print(_label("Instructions") + Text(_instructions(snapshot.instructions)))
+        console.print(keyed("Instructions", Text(_instructions(snapshot.instructions))))
 
 
 def _instructions(text: str, max_lines: int = 8) -> str:
-    """The first lines of the server's instructions, indented under the label, made inert."""
+    """The first lines of the server's instructions, made inert."""
     lines = visible(redact.active()(text), multiline=True).expandtabs(4).splitlines() or [""]
     shown = [truncate(line, 200) for line in lines[:max_lines]]
     if len(lines) > max_lines:
         shown.append(f"…(+{len(lines) - max_lines} lines; --json shows all)")
-    return ("\n" + " " * 13).join(shown)
+    return "\n".join(shown)
 
 
 def capabilities_text(capabilities: dict[str, Any]) -> Text:
@@ -147,6 +139,12 @@ COLUMNS: dict[str, list[tuple[str, Any]]] = {
               ("statusMessage", lambda i: safe(i.get("statusMessage") or "", 80))],
 }
 
+# Never broken across lines in a table: a name or URI cut in two reads as two things.
+IDENTIFIER_COLUMNS: dict[str, set[str]] = {
+    "tools": {"name"}, "resources": {"uri", "name", "mimeType"}, "templates": {"uriTemplate", "name", "mimeType"},
+    "prompts": {"name"}, "tasks": {"taskId", "status", "lastUpdatedAt"},
+}
+
 
 def listing_header(listing: Listing) -> Text:
     text = Text(KIND_TITLES[listing.kind], style="bold")
@@ -186,12 +184,8 @@ def render_listing(console: Console, listing: Listing, limit: int | None = None)
     if len(rows) > TABLE_ROWS:
         _plain_rows(console, headers, rows)
     else:
-        table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
-        for name in headers:
-            table.add_column(name, overflow="fold")
-        for row in rows:
-            table.add_row(*(Text(cell) for cell in row))
-        console.print(table)
+        columns = [Column(name, identifier=name in IDENTIFIER_COLUMNS[listing.kind]) for name in headers]
+        console.print(fitted_table(console, columns, [[Text(cell) for cell in row] for row in rows]))
     if len(items) < len(listing.items):
         more = len(listing.items) - len(items)
         console.print(Text(f"… {more} more; `mcpprobe list {listing.kind}` shows them all", style="dim"))
@@ -267,7 +261,7 @@ def render_timings(console: Console, outcome: Outcome) -> None:
         note = f" ({pages} request{'s' if pages != 1 else ''})" if pages else unanswered
         parts.append(f"{timing.phase} {timing.ms:.0f} ms{note}")
     console.print()
-    console.print(Text("Timing       " + " · ".join(parts), style="dim"))
+    console.print(keyed("Timing", Text(" · ".join(parts), style="dim"), style="dim"))
 
 
 def render_error(err: Console, outcome: Outcome) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from mcpprobe.render.console import keyed
 from mcpprobe.render.human import capabilities_text, safe
 from mcpprobe.sanitize import json_dumps
 
@@ -86,9 +87,6 @@ class HumanLines:
 
     # ----- the header -----
 
-    def _label(self, name: str) -> Text:
-        return Text(f"{name:<13}", style="bold")
-
     def _header(self, event: dict[str, Any]) -> None:
         kind = event.get("kind")
         console = self.console
@@ -98,15 +96,15 @@ class HumanLines:
             server.append(safe(info.get("name", "(no serverInfo)")), style="bold")
             if info.get("version") is not None:
                 server.append(" " + safe(info.get("version")))
-            console.print(self._label("Server") + server)
+            console.print(keyed("Server", server))
             where = f"{event.get('transport')}: {safe(event.get('target'), 100)}"
-            console.print(self._label("Transport") + Text(where))
+            console.print(keyed("Transport", Text(where)))
             era = "modern era" if event.get("era") == "modern" else "legacy era"
-            console.print(self._label("Protocol") + Text(f"{safe(event.get('protocolVersion') or '?')}  ({era})"))
-            console.print(self._label("Capabilities") + capabilities_text(event.get("capabilities") or {}))
+            console.print(keyed("Protocol", Text(f"{safe(event.get('protocolVersion') or '?')}  ({era})")))
+            console.print(keyed("Capabilities", capabilities_text(event.get("capabilities") or {})))
             return
         self.kinds_seen.add(str(kind))
-        console.print(self._label(KIND_TITLES.get(str(kind), str(kind))) + self._kind_text(event))
+        console.print(keyed(KIND_TITLES.get(str(kind), str(kind)), self._kind_text(event)))
         if len(self.kinds_seen) == 4:
             self.header_done = True
             console.print(Text("Watching for changes (Ctrl-C to stop)", style="dim"))

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import sys
 import time
@@ -49,7 +48,7 @@ def become_subreaper() -> bool:
 
 def new_marker() -> str:
     """A value for MARKER that names one server start, unique on this machine."""
-    return f"{os.getpid()}-{secrets.token_hex(6)}"
+    return f"{os.getpid()}-{os.urandom(6).hex()}"  # secrets.token_hex, without its import
 
 
 def _pids() -> list[int]:

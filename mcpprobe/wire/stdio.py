@@ -7,6 +7,7 @@ time, so a flood can never stall it, and only a bounded tail is kept for error m
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import contextlib
 import os
@@ -19,7 +20,10 @@ from collections import deque
 from typing import Any
 
 import anyio
+import anyio.abc
+import anyio.lowlevel
 
+from mcpprobe import prestart
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.redact import SplitWrites, clip
 from mcpprobe.target import StdioTarget
@@ -88,10 +92,19 @@ class StdioTransport:
                 detail={"command": command},
             )
         orphans.become_subreaper()
+        early = prestart.take([executable, *command[1:]], env, self.target.cwd)
+        if early is not None:  # started by the console script, exactly as below, before the imports
+            popen, self._marker = early
+            try:
+                self._process = await _AdoptedProcess(popen).connect()
+            except BaseException:
+                _signal_group(popen.pid, signal.SIGKILL)
+                popen.wait()
+                raise
         env[orphans.MARKER] = self._marker
         _LIVE_SERVERS[self._marker] = 0
         try:
-            self._process = await anyio.open_process(
+            self._process = self._process or await anyio.open_process(
                 [executable, *command[1:]],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -269,6 +282,87 @@ class StdioTransport:
             # collector to close after the loop has gone (which would print a traceback).
             with anyio.move_on_after(1), contextlib.suppress(OSError, anyio.BrokenResourceError):
                 await process.aclose()
+
+
+class _PipeReader(anyio.abc.ByteReceiveStream):
+    """An adopted server's stdout or stderr: an asyncio pipe transport, as anyio's own Process has."""
+
+    def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
+        self._reader, self._transport = reader, transport
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        data = await self._reader.read(max_bytes)
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def aclose(self) -> None:
+        self._transport.close()
+        await anyio.lowlevel.checkpoint()
+
+
+class _PipeWriter(anyio.abc.ByteSendStream):
+    """An adopted server's stdin."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def send(self, item: bytes) -> None:
+        if self._writer.is_closing():
+            raise anyio.ClosedResourceError
+        self._writer.write(item)
+        await self._writer.drain()
+
+    async def aclose(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(OSError):
+            await self._writer.wait_closed()
+
+
+class _AdoptedProcess:
+    """A server started before the imports (`mcpprobe.prestart`), with the part of anyio's
+    Process interface the transport uses. Its exit is awaited on a pidfd (Linux only)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self.stdin: Any = None
+        self.stdout: Any = None
+        self.stderr: Any = None
+
+    async def connect(self) -> _AdoptedProcess:
+        loop = asyncio.get_running_loop()
+
+        async def reader(pipe: Any) -> _PipeReader:
+            stream = asyncio.StreamReader(limit=2**16, loop=loop)
+            transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
+            return _PipeReader(stream, transport)
+
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), self._popen.stdin)
+        self.stdin = _PipeWriter(asyncio.StreamWriter(transport, protocol, None, loop))
+        self.stdout = await reader(self._popen.stdout)
+        self.stderr = await reader(self._popen.stderr)
+        return self
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        while (status := self._popen.poll()) is None:
+            pidfd = os.pidfd_open(self.pid)  # a zombie still has one; only we reap it
+            try:
+                await anyio.wait_readable(pidfd)
+            finally:
+                os.close(pidfd)
+        return status
+
+    async def aclose(self) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                await stream.aclose()
+        await self.wait()
 
 
 def _describe_status(status: int) -> str:

@@ -1,0 +1,194 @@
+"""Start a stdio server before mcpprobe's own imports, so that its boot hides them.
+
+`mcpprobe probe -- CMD` and `mcpprobe list KIND -- CMD` spend 60-90 ms importing click, the CLI,
+the session and anyio before the server could be spawned, and the server then spends hundreds of
+milliseconds booting. So the console script reads argv first, with no import beyond this module:
+when the command line is plainly one stdio server (only options it knows, no config lookup, no
+--help), the server is started at once, exactly as `StdioTransport` would start it (same argv,
+environment, working directory, own session, pipes, orphan marker, subreaper). The transport
+then adopts it only if what the real parser built is identical; otherwise, and on every exit
+where nothing adopted it (a usage error, Ctrl-C during the imports), it is killed and reaped
+before mcpprobe exits. Linux only: adopting needs `os.pidfd_open` to wait for the process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mcpprobe.childenv import child_environment
+
+KINDS = ("tools", "resources", "templates", "prompts", "tasks")
+# The options of `probe` and `list` that a stdio probe may carry: flags, and options taking one
+# value. Any other token before `--` (-s, --all, --config, --header, auth options, --help, a URL,
+# an option spelled differently) means no early start: the ordinary path decides.
+FLAGS = frozenset(("--inherit-env", "--json", "--force", "-v", "--verbose"))
+VALUED = frozenset((
+    "-e", "--env", "--cwd", "--transport", "--protocol", "--timeout", "--connect-timeout",
+    "--discover-timeout", "--max-pages", "--max-message-size", "--root", "--server-stderr", "--trace",
+    "--format", "--concurrency", "--expect", "--save-snapshot", "--baseline",
+))
+
+# The one server started early and not yet adopted: (popen, argv, env without the marker, cwd, marker).
+_pending: dict[str, object] = {}
+# Signals that came while the server ran and nobody had taken it yet (the CLI's own handlers are
+# installed only when the operation runs): passed on when it is taken, or the run ends interrupted.
+_deferred: list[int] = []
+_saved: dict[int, object] = {}
+# What happened, for the tests: ("started" | "adopted" | "discarded", pid).
+history: list[tuple[str, int]] = []
+
+
+def plan(argv: list[str]) -> tuple[list[str], list[tuple[str, str]], str | None, bool] | None:
+    """(server command, --env pairs, --cwd, --inherit-env) when argv is plainly a stdio probe."""
+    if not argv or argv[0] not in ("probe", "list") or "--" not in argv:
+        return None
+    split = argv.index("--")
+    command, args = argv[split + 1:], argv[1:split]
+    if not command or any("\0" in part for part in command):
+        return None
+    positionals: list[str] = []
+    env: list[tuple[str, str]] = []
+    cwd: str | None = None
+    inherit = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg in FLAGS:
+            inherit = inherit or arg == "--inherit-env"
+            continue
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in VALUED:
+            if not eq:
+                if i >= len(args):
+                    return None
+                value = args[i]
+                i += 1
+            if name in ("-e", "--env"):
+                key, sep, val = value.partition("=")
+                if not sep or not key or "\0" in value:
+                    return None
+                env.append((key, val))
+            elif name == "--cwd":
+                cwd = value
+            elif name == "--transport" and value not in ("auto", "stdio"):
+                return None
+            continue
+        if arg.startswith("-"):
+            return None
+        positionals.append(arg)
+    wanted = 0 if argv[0] == "probe" else 1
+    if len(positionals) != wanted or (wanted and positionals[0] not in KINDS):
+        return None
+    return command, env, cwd, inherit
+
+
+def start(argv: list[str]) -> None:
+    """Start the server that argv names, when it plainly names one; never raises."""
+    if not (sys.platform.startswith("linux") and hasattr(os, "pidfd_open")):
+        return
+    if any(name.startswith("_MCPPROBE_COMPLETE") for name in os.environ):
+        return
+    planned = plan(argv)
+    if planned is None:
+        return
+    command, env_pairs, cwd, inherit = planned
+    try:
+        import shutil
+        import subprocess
+
+        from mcpprobe.wire import orphans
+
+        env = child_environment(env_pairs, inherit)
+        executable = shutil.which(command[0], path=env.get("PATH"))
+        if executable is None:
+            return  # the ordinary path words the error
+        args = [executable, *command[1:]]
+        marker = orphans.new_marker()
+        orphans.become_subreaper()
+        # As asyncio's subprocess_exec (under anyio.open_process) calls it.
+        popen = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+            universal_newlines=False, cwd=cwd, env={**env, orphans.MARKER: marker}, start_new_session=True,
+        )
+    except Exception:  # noqa: BLE001 - an early start is only a head start; the ordinary path reports
+        return
+    _pending.update(popen=popen, args=args, env=env, cwd=cwd, marker=marker)
+    history.append(("started", popen.pid))
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        _saved[sig] = signal.signal(sig, _defer)
+
+
+def _defer(sig: int, frame: object) -> None:
+    _deferred.append(sig)
+
+
+def _release() -> None:
+    """Our handlers go (where the operation's are not installed yet), and a deferred signal is
+    raised again, now for those handlers."""
+    import signal
+
+    for sig, previous in _saved.items():
+        if signal.getsignal(sig) is _defer:
+            signal.signal(sig, previous)
+    _saved.clear()
+    pending = list(dict.fromkeys(_deferred))
+    _deferred.clear()
+    for sig in pending:
+        signal.raise_signal(sig)
+
+
+def interrupted() -> bool:
+    """A signal came before any operation could take it (the run must end as interrupted)."""
+    return bool(_deferred)
+
+
+def take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[object, str] | None:
+    """The early server (and its marker) if it is exactly the one asked for; else None, and an
+    early server that is not the one asked for is ended."""
+    if not _pending:
+        return None
+    try:
+        return _take(args, env, cwd)
+    finally:
+        _release()
+
+
+def _take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[object, str] | None:
+    if _pending["args"] != args or _pending["env"] != env or _pending["cwd"] != cwd:
+        discard(sweep=False)  # other servers of this run may be alive: their strays are not ours
+        return None
+    popen, marker = _pending["popen"], _pending["marker"]
+    _pending.clear()
+    history.append(("adopted", popen.pid))
+    return popen, marker
+
+
+def discard(*, sweep: bool = True) -> None:
+    """End an early server nobody adopted: its whole process group, then reap it, and with `sweep`
+    (mcpprobe's last act) every descendant of it that left the group."""
+    if not _pending:
+        return
+    import contextlib
+    import signal
+
+    popen = _pending["popen"]
+    _pending.clear()
+    with contextlib.suppress(OSError):
+        os.killpg(popen.pid, signal.SIGKILL)
+    for stream in (popen.stdin, popen.stdout, popen.stderr):
+        with contextlib.suppress(OSError):
+            stream.close()
+    popen.wait()
+    history.append(("discarded", popen.pid))
+    if sweep:
+        from mcpprobe.wire import orphans
+
+        orphans.sweep_now({})
+        for sig, previous in _saved.items():
+            if signal.getsignal(sig) is _defer:
+                signal.signal(sig, previous)
+        _saved.clear()

@@ -1,0 +1,181 @@
+"""The rich consoles mcpprobe writes through, and tables that fit the width they are given.
+
+A console on a terminal takes the terminal's width. In a pipe it takes `COLUMNS`, else the width
+of a terminal behind the pipe (stdin, stderr, or the controlling terminal, as in
+`mcpprobe probe ... | less`), else no width at all: lines as long as their content. No line ever
+ends in padding. Messages on stderr are not wrapped by mcpprobe: one message, one line, which the
+terminal wraps where it likes.
+
+A table that does not fit with every identifier whole and every word of prose whole is shown as
+one block of `key  value` lines per row instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from typing import IO, Any
+
+from rich.cells import cell_len
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+UNBOUNDED = 10_000  # a pipe with no terminal behind it: never wrap, and (below) never pad
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+_TRAILING_BLANKS = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)+(?=\n)")
+
+
+def _keep_styles(match: re.Match[str]) -> str:
+    return "".join(_STYLE.findall(match.group()))
+
+
+class _Console(Console):
+    """A rich Console whose lines never end in blanks (table cells are padded to their column);
+    the style codes among the blanks are kept, so colours still end where they did."""
+
+    def _render_buffer(self, buffer: Any) -> str:
+        return _TRAILING_BLANKS.sub(_keep_styles, super()._render_buffer(buffer))
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _terminal_columns() -> int | None:
+    """The width of a terminal behind a pipe: one of the standard streams', else the controlling one's."""
+    for stream in (sys.stdout, sys.stderr, sys.stdin):
+        try:
+            fd = stream.fileno()
+            if os.isatty(fd):
+                return os.get_terminal_size(fd).columns or None
+        except (AttributeError, ValueError, OSError):
+            continue
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        return os.get_terminal_size(fd).columns or None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def output_width(stream: Any) -> int | None:
+    """None on a terminal (rich asks it, and honours COLUMNS); in a pipe, as the module says."""
+    if _is_terminal(stream):
+        return None
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return _terminal_columns() or UNBOUNDED
+
+
+def make_console(file: IO[str] | None = None, *, messages: bool = False) -> Console:
+    """A console over `file` (stdout when None). `messages`: a stream of diagnostics, whose lines
+    rich must not break (soft wrap); tables and progress on it still take the width."""
+    stream = file if file is not None else sys.stdout
+    return _Console(file=stream, highlight=False, width=output_width(stream), soft_wrap=messages)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column. An identifier (name, URI, version, count) is never broken across lines;
+    prose may wrap between words, never inside one."""
+
+    header: str
+    identifier: bool = False
+    style: str = ""
+
+
+GAP = 2  # between two columns: rich's padding of 1 on either side, none at the table's edges
+
+
+def _natural(text: Text) -> int:
+    return max((cell_len(line) for line in text.plain.splitlines()), default=0)
+
+
+def _longest_word(text: Text) -> int:
+    return max((cell_len(word) for word in text.plain.split()), default=0)
+
+
+def column_widths(columns: list[Column], rows: list[list[Text]], width: int) -> list[int] | None:
+    """Widths that fit `width` with no identifier, header or word cut, or None when there are none:
+    every column starts at its narrowest whole width, and the room left goes to the columns
+    whose content is wider, the one missing the largest share of its width first."""
+    naturals, minimums = [], []
+    for i, column in enumerate(columns):
+        cells = [Text(column.header), *(row[i] for row in rows)]
+        natural = max(_natural(cell) for cell in cells)
+        naturals.append(natural)
+        words = max(_longest_word(cell) for cell in cells[1:]) if rows else 0
+        minimums.append(natural if column.identifier else max(cell_len(column.header), words))
+    room = width - GAP * (len(columns) - 1)
+    if sum(naturals) <= room:
+        return naturals
+    if sum(minimums) > room:
+        return None
+    widths = list(minimums)
+    for _ in range(room - sum(widths)):
+        wanting = max(range(len(widths)), key=lambda i: (naturals[i] - widths[i]) / naturals[i])
+        if naturals[wanting] <= widths[wanting]:
+            break
+        widths[wanting] += 1
+    return widths
+
+
+def fitted_table(console: Console, columns: list[Column], rows: list[list[Text]]) -> RenderableType:
+    """A table of `rows` as wide as the console allows, or one block per row when it cannot fit."""
+    widths = column_widths(columns, rows, console.width)
+    if widths is None:
+        return vertical(columns, rows)
+    table = Table(show_edge=False, box=None, pad_edge=False, header_style="dim")
+    for column, width in zip(columns, widths, strict=True):
+        table.add_column(column.header, width=width, no_wrap=column.identifier, overflow="fold", style=column.style)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def vertical(columns: list[Column], rows: list[list[Text]]) -> RenderableType:
+    """Each row as its first cell on a line of its own, then `key  value` lines for the other
+    non-empty cells. A value wraps between words, and folds only a word wider than the line."""
+    label_width = max(cell_len(column.header) for column in columns[1:]) if len(columns) > 1 else 0
+    blocks: list[RenderableType] = []
+    for row in rows:
+        head = row[0].copy()
+        if columns[0].style:
+            head.stylize(columns[0].style)
+        blocks.append(head)
+        grid = Table.grid(padding=(0, GAP, 0, 0))
+        grid.add_column(no_wrap=True, style="dim", min_width=label_width)
+        grid.add_column(overflow="fold")
+        for column, cell in zip(columns[1:], row[1:], strict=True):
+            if cell.plain.strip():
+                value = cell.copy()
+                if column.style:
+                    value.stylize(column.style)
+                grid.add_row(Text(column.header), value)
+        if grid.row_count:
+            blocks.append(Padding(grid, (0, 0, 0, 2)))
+    return Group(*blocks)
+
+
+LABEL_WIDTH = 13  # where values start after "Server", "Capabilities" and the like; a longer label pushes it
+
+
+def keyed(label: str, value: Text, style: str = "bold") -> RenderableType:
+    """`label` then `value`; a value too long for the line wraps between words, under itself."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(min_width=LABEL_WIDTH - 1, no_wrap=True, style=style)
+    grid.add_column(overflow="fold")
+    grid.add_row(Text(label), value)
+    return grid

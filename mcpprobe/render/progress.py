@@ -1,0 +1,61 @@
+"""A spinner on a terminal's stderr naming what mcpprobe waits for: the server starting, its
+answer to server/discover or initialize, the pages of each list. Never in a pipe, never with a
+machine-readable format: the caller only makes one when stderr is a terminal and output is human.
+
+It learns the phase from the messages sent, as --trace does, so the core knows nothing of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from mcpprobe.render.human import safe
+
+SPINNER = "dots"
+LIST_KINDS = {"tools/list": "tools", "resources/list": "resources", "resources/templates/list": "templates",
+              "prompts/list": "prompts", "tasks/list": "tasks"}
+
+
+class PhaseSpinner:
+    def __init__(self, console: Console, target: str) -> None:
+        self.console = console
+        self.phase = f"starting {safe(target, 60)}"
+        self.pages: dict[str, int] = {}
+        self.status: Any = None
+
+    def start(self) -> None:
+        self.status = self.console.status(Text(self.phase), spinner=SPINNER)
+        self.status.start()
+        self.status.update(spinner=SPINNER)  # drawn now, not at the first frame: the phase may be gone by then
+
+    def stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+    def watch(self, inner: Any = None) -> Any:
+        """A session tracer that moves the spinner on each request sent, then hands on to `inner`."""
+
+        def trace(direction: str, message: Any) -> None:
+            if inner is not None:
+                inner(direction, message)
+            if direction == "send" and isinstance(message, dict) and "id" in message:
+                self._sent(str(message.get("method")))
+
+        return trace
+
+    def _sent(self, method: str) -> None:
+        kind = LIST_KINDS.get(method)
+        if kind is not None:
+            self.pages[kind] = self.pages.get(kind, 0) + 1
+            self.phase = "listing " + ", ".join(f"{name} page {n}" for name, n in self.pages.items())
+        elif method in ("server/discover", "initialize"):
+            self.phase = f"waiting for the answer to {method}"
+        else:
+            return
+        if self.status is not None:
+            # Naming the spinner again redraws at once; the text alone would wait for the next frame.
+            self.status.update(Text(self.phase), spinner=SPINNER)

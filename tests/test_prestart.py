@@ -1,0 +1,171 @@
+"""The early start of a stdio server (mcpprobe.prestart): the same spawn as the transport's, and
+never a server left behind.
+
+mcpprobe runs as a real process through the console script's entry (`mcpprobe.launch`), which
+reports at exit what became of the early server; the server records how it was started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import FIXTURE, PY, ROOT
+
+from mcpprobe import prestart
+
+pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "pidfd_open")),
+                                reason="the early start is Linux only")
+
+# Run mcpprobe as the console script does, then print what the early start did.
+LAUNCH = ("import sys\nfrom mcpprobe import launch, prestart\ntry:\n    launch.main()\nfinally:\n"
+          "    sys.stderr.write(f'\\nPRESTART {prestart.history!r}\\n')\n")
+# The ordinary path: the CLI alone, no early start.
+ORDINARY = "from mcpprobe.cli import main\nmain()\n"
+# A server that writes how it was started to argv[1], then becomes the fixture server.
+RECORDER = (
+    "import json, os, sys\n"
+    "fds = {fd: os.readlink(f'/proc/self/fd/{fd}').split(':')[0] for fd in (0, 1, 2)}\n"
+    "state = {'env': dict(os.environ), 'cwd': os.getcwd(), 'pid': os.getpid(), 'pgid': os.getpgid(0),\n"
+    "         'sid': os.getsid(0), 'fds': fds, 'open': sorted(os.listdir('/proc/self/fd')), 'argv': sys.argv}\n"
+    "with open(sys.argv[1], 'w') as f:\n"
+    "    json.dump(state, f)\n"
+    "print('recorder: started', file=sys.stderr, flush=True)\n"
+    f"os.execv(sys.executable, [sys.executable, {str(FIXTURE)!r}, sys.argv[2]])\n"
+)
+
+
+def _mcpprobe(code: str, args: list[str], extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(extra_env or {})}
+    env.pop("_MCPPROBE_COMPLETE", None)
+    return subprocess.run([PY, "-c", code, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+
+
+def _history(done: subprocess.CompletedProcess[str]) -> list[tuple[str, int]]:
+    line = [x for x in done.stderr.splitlines() if x.startswith("PRESTART ")][-1]
+    return eval(line.removeprefix("PRESTART "))  # noqa: S307 - our own repr of a list of tuples
+
+
+def _gone(pid: int, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return False  # a zombie nobody reaped is left behind too
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("args", [
+    ["probe", "--timeout", "soon"],  # a bad value: click's usage error
+    ["probe", "--protocol", "1999-01-01"],  # a bad value found by mcpprobe, after the imports
+    ["list", "tools", "--max-pages", "0"],  # a callback's usage error
+])
+def test_usage_error_ends_the_early_server(tmp_path, args):
+    record = tmp_path / "state.json"
+    done = _mcpprobe(LAUNCH, [*args, "--", PY, "-c", RECORDER, str(record), "full"])
+    assert done.returncode == 2, done.stderr
+    history = _history(done)
+    assert [event for event, _ in history] == ["started", "discarded"], history
+    assert _gone(history[0][1])
+
+
+def test_the_early_server_is_spawned_as_the_transport_spawns_it(tmp_path):
+    """Same argv, environment (but the marker's value), cwd, own session and process group, pipes,
+    open descriptors: once through the early start, once through the CLI alone."""
+    work = tmp_path / "work"
+    work.mkdir()
+    states = {}
+    for path, code in (("early", LAUNCH), ("ordinary", ORDINARY)):
+        record = tmp_path / f"{path}.json"
+        args = ["probe", "--json", "-e", "FIXTURE_X=1", "--env=FIXTURE_Y=two words", "--cwd", str(work), "--",
+                PY, "-c", RECORDER, str(record), "full"]
+        done = _mcpprobe(code, args)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["ok"] is True
+        if path == "early":
+            assert [event for event, _ in _history(done)] == ["started", "adopted"]
+        states[path] = json.loads(record.read_text())
+    early, ordinary = states["early"], states["ordinary"]
+    for state in (early, ordinary):
+        assert state["pgid"] == state["pid"] == state["sid"]  # a session and group of its own
+        assert state["fds"] == {"0": "pipe", "1": "pipe", "2": "pipe"}
+        assert state["env"].pop("MCPPROBE_SERVER_ID")  # the orphan marker, unique per start
+        assert state["env"]["FIXTURE_Y"] == "two words"
+        del state["pid"], state["pgid"], state["sid"]
+    assert early.pop("argv") == ["-c", str(tmp_path / "early.json"), "full"]
+    assert ordinary.pop("argv") == ["-c", str(tmp_path / "ordinary.json"), "full"]
+    assert early == ordinary
+
+
+def test_inherit_env_is_the_same_too(tmp_path):
+    states = {}
+    for path, code in (("early", LAUNCH), ("ordinary", ORDINARY)):
+        record = tmp_path / f"{path}.json"
+        done = _mcpprobe(code, ["list", "tools", "--inherit-env", "--", PY, "-c", RECORDER, str(record), "full"],
+                         extra_env={"FIXTURE_SECRET_TOKEN": "s3"})
+        assert done.returncode == 0, done.stderr
+        states[path] = json.loads(record.read_text())
+        states[path]["env"].pop("MCPPROBE_SERVER_ID")
+    assert states["early"]["env"] == states["ordinary"]["env"]
+    assert states["early"]["env"]["FIXTURE_SECRET_TOKEN"] == "s3"
+
+
+def test_server_stderr_still_reaches_the_user():
+    """The adopted server's stderr is drained and shown, as with the ordinary spawn."""
+    done = _mcpprobe(LAUNCH, ["probe", "--server-stderr", "live", "--", PY, "-c", RECORDER, os.devnull, "full"])
+    assert done.returncode == 0, done.stderr
+    assert "recorder: started" in done.stderr
+    assert [event for event, _ in _history(done)] == ["started", "adopted"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["probe", "--help", "--", "x"],
+    ["probe", "-s", "name", "--", "x"],
+    ["probe", "--all", "--", "x"],
+    ["probe", "--config", "f.yaml", "--", "x"],
+    ["probe", "-H", "A: b", "--", "x"],
+    ["probe", "https://example.com/mcp", "--", "x"],
+    ["probe", "--transport", "http", "--", "x"],
+    ["probe", "--bearer-env", "T", "--", "x"],
+    ["list", "--", "x"],
+    ["list", "nothing", "--", "x"],
+    ["list", "tools", "--env", "NOEQUALS", "--", "x"],
+    ["probe", "--timeout"],
+    ["probe", "--"],
+    ["call", "tool", "--", "x"],
+    ["--version"],
+    [],
+])
+def test_only_a_plain_stdio_probe_is_started_early(argv):
+    assert prestart.plan(argv) is None
+
+
+def test_plan_reads_what_the_spawn_needs():
+    argv = ["list", "--json", "tools", "-e", "A=1", "--env=B=2=3", "--cwd", "/tmp", "--inherit-env",
+            "--timeout=5", "--", "server", "--", "-x"]
+    assert prestart.plan(argv) == (["server", "--", "-x"], [("A", "1"), ("B", "2=3")], "/tmp", True)
+
+
+def test_a_server_that_is_not_the_one_asked_for_is_ended():
+    """The transport adopts only an identical spawn; another one is killed and reaped at once."""
+    code = (
+        "import sys\nfrom mcpprobe import prestart\n"
+        f"prestart.start(['probe', '--', {PY!r}, {str(FIXTURE)!r}, 'full'])\n"
+        "pid = prestart.history[0][1]\n"
+        f"print(pid, prestart.take([{PY!r}, {str(FIXTURE)!r}, 'other'], {{}}, None), prestart.history, flush=True)\n"
+    )
+    done = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    pid, taken, *_ = done.stdout.split(maxsplit=2)
+    assert taken == "None"
+    assert "('discarded'" in done.stdout
+    assert _gone(int(pid))

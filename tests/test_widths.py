@@ -1,0 +1,186 @@
+"""Human output fits the width it is given: 60, 100 and 160 columns, a pipe with and without a
+terminal behind it. Identifiers and words are never cut, no line ends in padding, and a message on
+stderr is one line whatever the width.
+
+The golden files in tests/golden/ are rendered from fixed results built here; to rewrite them after
+an intended change: MCPPROBE_UPDATE_GOLDEN=1 python -m pytest tests/test_widths.py
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.cells import cell_len
+
+from mcpprobe.catalog import Listing, Page
+from mcpprobe.findings import Finding
+from mcpprobe.fleet import Member, Report
+from mcpprobe.operations import Outcome
+from mcpprobe.render import human
+from mcpprobe.render.console import make_console
+from mcpprobe.render.fleet import render_fleet
+from mcpprobe.session import Snapshot, Timing
+from mcpprobe.target import Settings, build_target
+from tests.conftest import run_cli
+
+GOLDEN = Path(__file__).parent / "golden"
+WIDTHS = (60, 100, 160)
+
+TOOLS = [
+    {"name": "echo", "title": "Echo", "description": "Return the given message unchanged.",
+     "inputSchema": {"type": "object", "required": ["message"]},
+     "annotations": {"readOnlyHint": True, "idempotentHint": True}},
+    {"name": "add", "title": "Add two integers",
+     "description": "Add two integers; the sum is returned as text and as structured content.",
+     "inputSchema": {"type": "object", "required": ["a", "b"]},
+     "annotations": {"readOnlyHint": True, "idempotentHint": True}},
+    {"name": "search_notes", "title": "Search notes",
+     "description": "Case-insensitive search in note titles and bodies.",
+     "inputSchema": {"type": "object", "required": ["query"]}, "annotations": {"readOnlyHint": True}},
+    {"name": "delete_note", "title": "Delete a note (dry run)",
+     "description": "Pretend to delete a note. Declared destructive; nothing is actually removed.",
+     "inputSchema": {"type": "object", "required": ["id"]},
+     "annotations": {"destructiveHint": True, "idempotentHint": True}},
+    {"name": "count_slowly", "title": "Count slowly",
+     "description": "Count from 1 to `to`, pausing between steps. Sends notifications/progress when asked.",
+     "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True, "idempotentHint": True}},
+]
+RESOURCES = [{"uri": "demo://readme", "name": "readme", "mimeType": "text/plain"},
+             {"uri": "demo://notes/1", "name": "note-1", "mimeType": "text/markdown"},
+             {"uri": "demo://swatch.png", "name": "swatch", "mimeType": "image/png"}]
+TEMPLATES = [{"uriTemplate": "demo://notes/{id}", "name": "note", "mimeType": "text/markdown"}]
+PROMPTS = [{"name": "summarize_note", "description": "Ask the model to summarize one note.",
+            "arguments": [{"name": "note_id", "required": True}]},
+           {"name": "draft_note", "description": "Ask the model to draft a new note, in an optional tone.",
+            "arguments": [{"name": "tone"}]}]
+# Never split across two lines, at any width shown here.
+IDENTIFIERS = ["server", "protocol", "2025-11-25", "2026-07-28", "mcpprobe-demo", "demo://notes/{id}",
+               "demo://swatch.png", "text/markdown", "notifications/progress", "inventory-service-eu-west",
+               *(tool["name"] for tool in TOOLS), *(prompt["name"] for prompt in PROMPTS)]
+
+
+def _listing(kind: str, items: list[dict[str, Any]], pages: int = 1) -> Listing:
+    return Listing(kind, declared=True, state="complete", items=items,
+                   pages=[Page(n, 10.0, len(items), None) for n in range(1, pages + 1)])
+
+
+def probe_outcome() -> Outcome:
+    snapshot = Snapshot(
+        transport="stdio", target="mcpprobe-demo",
+        client_info={"name": "mcpprobe", "version": "0.1.0"}, client_capabilities={},
+        era="modern", era_reason="server/discover answered (supportedVersions: 2026-07-28, 2025-11-25)",
+        protocol_version="2026-07-28", server_info={"name": "mcpprobe-demo", "version": "0.1.0",
+                                                     "title": "mcpprobe demo notes server"},
+        instructions="mcpprobe-demo is a tiny offline notes server for trying out mcpprobe.\nRead notes as resources.",
+        capabilities={"logging": {}, "prompts": {"listChanged": True}, "resources": {"subscribe": True},
+                      "tools": {"listChanged": True}},
+        negotiated=True)
+    outcome = Outcome("probe", snapshot=snapshot, listings={
+        "tools": _listing("tools", TOOLS, pages=2), "resources": _listing("resources", RESOURCES),
+        "templates": _listing("templates", TEMPLATES), "prompts": _listing("prompts", PROMPTS)})
+    outcome.findings.append(Finding("duplicate-item", "two tools are named count_slowly; the second is shadowed",
+                                    kind="tools"))
+    outcome.timings = [Timing("connect", 10.0), Timing("discover", 20.0),
+                       *(Timing(f"list {kind}", 10.0, {"pages": 1}) for kind in ("tools", "resources", "templates",
+                                                                                    "prompts"))]
+    return outcome
+
+
+def fleet_reports() -> list[Report]:
+    reports = []
+    for name, version, elapsed in (("mcpprobe-demo", "2026-07-28", 2.5), ("inventory-service-eu-west", "2025-11-25",
+                                                                          0.75)):
+        outcome = probe_outcome()
+        outcome.snapshot.protocol_version = version
+        member = Member(name, build_target(None, ["mcpprobe-demo"]), Settings())
+        reports.append(Report(member, outcome, elapsed=elapsed))
+    return reports
+
+
+def _render(width: int, monkeypatch: pytest.MonkeyPatch, what: str) -> str:
+    monkeypatch.setenv("COLUMNS", str(width))
+    monkeypatch.setattr(human, "sdk_version", lambda: "2.3.0")  # the Client line names the installed SDK
+    out, err = io.StringIO(), io.StringIO()
+    console = make_console(out)
+    if what == "probe":
+        human.render_outcome(console, make_console(err, messages=True), probe_outcome())
+    else:
+        render_fleet(console, fleet_reports())
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("what", ["probe", "fleet"])
+@pytest.mark.parametrize("width", WIDTHS)
+def test_golden(width: int, what: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _render(width, monkeypatch, what)
+    path = GOLDEN / f"{what}-{width}.txt"
+    if os.environ.get("MCPPROBE_UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text()
+
+
+@pytest.mark.parametrize("what", ["probe", "fleet"])
+@pytest.mark.parametrize("width", WIDTHS)
+def test_fits_without_cutting(width: int, what: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _render(width, monkeypatch, what)
+    lines = text.splitlines()
+    assert all(line == line.rstrip() for line in lines), [line for line in lines if line != line.rstrip()]
+    assert max(cell_len(line) for line in lines) <= width
+    flat = " ".join(lines)
+    for word in IDENTIFIERS:
+        if word in flat.replace(" ", ""):
+            assert word in text, f"{word!r} split across lines at {width} columns"
+    for tool in TOOLS if what == "probe" else []:  # past 80 characters a description is cut on purpose
+        for word in tool["description"][:78].split()[:-1]:
+            assert word in text, f"{word!r} cut at {width} columns"
+
+
+def test_narrow_table_folds_into_key_value_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = _render(60, monkeypatch, "fleet").splitlines()
+    assert "inventory-service-eu-west" in lines
+    assert any(line.split() == ["protocol", "2025-11-25"] for line in lines)
+
+
+def _demo(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """mcpprobe in a pipe, as `mcpprobe probe -- mcpprobe-demo | less` runs it, but with no terminal
+    anywhere: stdin from /dev/null, its own session so there is no controlling terminal either."""
+    base = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    return subprocess.run([sys.executable, "-m", "mcpprobe", *args], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120, env={**base, **env},
+                          start_new_session=True)
+
+
+def test_pipe_without_terminal_pads_and_wraps_nothing() -> None:
+    proc = _demo({}, "probe", "--", "mcpprobe-demo")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(line == line.rstrip() for line in lines)
+    # long lines stay whole instead of wrapping at a fixed width
+    assert any(line.startswith("Instructions ") and line.endswith("(+240)") for line in lines)
+    assert any(line.startswith("add ") and line.endswith("as text and as structured content.") for line in lines)
+    assert "demo://readme      readme  text/plain" in lines
+
+
+def test_pipe_takes_columns() -> None:
+    proc = _demo({"COLUMNS": "60"}, "probe", "--", "mcpprobe-demo")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert max(cell_len(line) for line in lines) <= 60
+    assert all(line == line.rstrip() for line in lines)
+    for word in ("search_notes", "delete_note", "demo://swatch.png", "2026-07-28", "notifications/progress…(+85)"):
+        assert word in proc.stdout
+
+
+def test_stderr_message_is_one_line() -> None:
+    args = ["probe", "--connect-timeout", "5", "http://127.0.0.1:9/mcp"]
+    message = run_cli([*args, "--json"]).json["error"]["message"]
+    assert len(message) > 60
+    result = run_cli(args, env={"COLUMNS": "60"})
+    assert f"error: {message}" in result.stderr.splitlines()
