@@ -255,7 +255,7 @@ def _emit_reports(reports: list[Report] | None, fmt: str, many: bool) -> int:
 
     if reports is None:
         return emit_outcome(None, fmt == "json", "probe")
-    rendered = renderer(Format(fmt))(reports, _view(), many=many)
+    rendered = renderer(Format(fmt))(reports, _view(Format(fmt)), many=many)
     redactor = current_redactor()
     stdout = RedactingStream(sys.stdout, redactor)
     write_pieces(stdout, rendered.stdout, redactor=redactor)
@@ -269,12 +269,14 @@ def _emit_reports(reports: list[Report] | None, fmt: str, many: bool) -> int:
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
 
 
-def _view() -> View:
+def _view(fmt: Format) -> View:
     """How stdout shows text: a terminal's width and colours; in a pipe, plain, as wide as COLUMNS or
     a terminal behind the pipe allows, else unbounded (mcpprobe.render.console)."""
     from mcpprobe.render.formats import View
 
     if not sys.stdout.isatty():
+        if fmt is not Format.HUMAN:
+            return View()  # the width is for people: a document in a pipe loads no rich
         from mcpprobe.render.console import output_width
 
         return View(width=output_width(sys.stdout) or 160)

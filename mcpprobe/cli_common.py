@@ -358,7 +358,8 @@ def phase_spinner(params: dict[str, Any], human: bool, target: str) -> Any:
     from mcpprobe.render.console import make_console
     from mcpprobe.render.progress import PhaseSpinner
 
-    return PhaseSpinner(make_console(RedactingStream(sys.stderr, current_redactor()), messages=True), target)
+    stderr = cast("TextIO", RedactingStream(sys.stderr, current_redactor()))
+    return PhaseSpinner(make_console(stderr, messages=True), target)
 
 
 def current_redactor() -> Redactor:

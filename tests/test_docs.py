@@ -241,9 +241,9 @@ def test_call_read_and_get_prompt_documents_match_the_schema(case: str, validato
 def test_an_interrupted_invocation_matches_the_schema(
     command: str, validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from mcpprobe.cli import _emit
+    from mcpprobe.cli_common import emit_outcome
 
-    assert _emit(None, True, command) == ExitCode.INTERRUPTED
+    assert emit_outcome(None, True, command) == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)
     assert doc["command"] == command
     assert _errors(validator, doc) == []

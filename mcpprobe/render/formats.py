@@ -97,7 +97,19 @@ def human(reports: list[Report], view: View, *, many: bool) -> Rendered:
 
         render_outcome(out, err, reports[0].outcome)
         render_extras(out, reports[0])
+    _snapshot_errors(err, reports)
     return Rendered([out_text.getvalue()], err_text.getvalue())
+
+
+def _snapshot_errors(err: Console, reports: list[Report]) -> None:
+    """A snapshot not saved, on stderr in every format: the report on stdout may be going to a file."""
+    from rich.text import Text
+
+    from mcpprobe.render.human import safe
+
+    for report in reports:
+        if report.snapshot_error:
+            err.print(Text(f"{safe(report.member.label)}: snapshot {safe(report.snapshot_error)}", style="bold red"))
 
 
 def _errors(reports: list[Report], view: View, *, many: bool) -> str:
@@ -115,8 +127,7 @@ def _errors(reports: list[Report], view: View, *, many: bool) -> str:
                       + Text(safe(report.outcome.error.message)))
         elif not many:
             render_error(err, report.outcome)
-        if report.snapshot_error:
-            err.print(Text(f"{safe(report.member.label)}: snapshot {safe(report.snapshot_error)}", style="bold red"))
+    _snapshot_errors(err, reports)
     return text.getvalue()
 
 
