@@ -38,8 +38,11 @@ NO_CIMD_DOCUMENT = xfail(
     "mcpprobe has no client ID metadata document of its own (--client-metadata-url must name an HTTPS "
     "document the user hosts), so it registers dynamically: a WARNING that URL-based client IDs SHOULD be used")
 ISSUER_MISMATCH = xfail(
-    "the scenario's root metadata names an issuer other than the URL it was fetched for; the SDK's OAuth "
-    "client, which mcpprobe uses, refuses it as an issuer mismatch (RFC 8414 section 3.3)")
+    "the scenario serves its metadata at <origin>/.well-known/oauth-authorization-server naming the issuer "
+    "<origin>/oauth; 2025-03-26 makes clients follow RFC 8414 with the authorization base URL = the server's "
+    "origin (path discarded), and RFC 8414 section 3.3 says metadata whose issuer differs from the one the "
+    "URL was built from MUST NOT be used: the SDK's OAuth client, which mcpprobe uses, refuses it, rightly "
+    "(the default endpoints <origin>/authorize... do not exist there, so no fallback can pass)")
 
 # scenario -> the mcpprobe command (the suite appends the server URL), and marks
 SCENARIOS: dict[str, tuple[str, list]] = {
