@@ -123,3 +123,17 @@ def test_every_client_scenario_is_listed(conformance, tmp_path):
                             capture_output=True, text=True, timeout=60, cwd=tmp_path)
     names = {line.strip()[2:].split(" ")[0] for line in listed.stdout.splitlines() if line.strip().startswith("- ")}
     assert names == set(SCENARIOS) | set(AUTH_SCENARIOS), listed.stdout
+
+
+# The newest pre-release's scenarios for DPoP (RFC 9449) and enterprise-managed authorization (cross-app
+# access), which the latest release does not have yet; run by that version of the suite, the same way.
+PRERELEASE_SCENARIOS: dict[str, tuple[str, list]] = {
+    "auth/dpop": (f"{LOGIN} --dpop", []),
+    "auth/dpop-nonce": (f"{LOGIN} --dpop", []),
+    "auth/enterprise-managed-authorization": (LOGIN_WITH_CREDENTIALS, []),
+}
+
+
+@pytest.mark.parametrize("scenario, command", _params(PRERELEASE_SCENARIOS))
+def test_prerelease_auth_scenario(conformance_prerelease, tmp_path, scenario, command):
+    test_auth_scenario(conformance_prerelease, tmp_path, scenario, command)
