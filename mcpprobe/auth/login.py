@@ -914,7 +914,10 @@ async def step_up_login(record: TokenRecord, *, client_secret: str | None = None
         opts.client_secret = client_secret
     elif registration == "client-id-metadata-document":
         opts.client_metadata_url = client.get("client_id")
-    opts.announce(f"{record.server_url} asks for more scope ({record.scope}): logging in again")
+    from mcpprobe.sanitize import visible
+
+    # The scope comes from the server's challenge: shown through the sanitizer, like every server text.
+    opts.announce(visible(f"{record.server_url} asks for more scope ({record.scope}): logging in again"))
     result = await login(record.server_url, opts)
     if result.not_needed:
         raise LoginFailed("the server answered without credentials when logging in again for more scope")
