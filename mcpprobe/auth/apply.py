@@ -17,8 +17,10 @@ A stored token that can be renewed (a refresh token, or client credentials with
 `--client-secret-env`) also travels as `target.auth`, a `RenewingBearer`: when the server answers a
 request with 401 during the run (the token expired or was revoked mid-session, in a long `watch`
 say), it renews the token once, stores it, teaches the redactor the new one, and resends the request.
-A client-credentials token refused with 403 `insufficient_scope` is granted again for the joined
-scopes and the request resent, once a run (a code-flow token needs a browser: `auth login --scope`).
+A token refused with 403 `insufficient_scope` is obtained again for the joined scopes and the request
+resent, once a run: a client-credentials token by a new grant; an authorization-code token by the
+same browser login as `auth login` (where a browser can be opened: $BROWSER, or a desktop; without
+one the refusal gets the diagnosis and exit 7, as before).
 """
 
 from __future__ import annotations
@@ -158,14 +160,14 @@ class RenewingBearer(httpx2.Auth):
         yield request
 
     def _more_scope(self, response: Any) -> str | None:
-        """The scope to ask for when `response` is a 403 insufficient_scope that a client-credentials
-        token can meet by itself (no browser): the granted scope joined with the challenged one. At
-        most MAX_STEP_UPS times a run, so a server that keeps refusing is not asked forever."""
+        """The scope to ask for when `response` is a 403 insufficient_scope that the token's grant can
+        meet again (client credentials with their secret or key; the authorization code flow where a
+        browser can be opened): the granted scope joined with the challenged one. At most
+        MAX_STEP_UPS times a run, so a server that keeps refusing is not asked forever."""
         from mcpprobe.auth.challenge import bearer, parse_www_authenticate
         from mcpprobe.auth.login import MAX_STEP_UPS
 
-        if response.status_code != 403 or self.step_ups >= MAX_STEP_UPS or not (
-                self.record.grant == "client_credentials" and (self.client_secret or self.client_key)):
+        if response.status_code != 403 or self.step_ups >= MAX_STEP_UPS or not self._can_step_up():
             return None
         challenge = bearer(parse_www_authenticate(response.headers.get("www-authenticate", "")))
         if challenge is None or challenge.get("error") != "insufficient_scope" or not challenge.get("scope"):
@@ -173,12 +175,22 @@ class RenewingBearer(httpx2.Auth):
         granted = (self.record.scope or "").split()
         return " ".join(dict.fromkeys([*granted, *str(challenge.get("scope")).split()]))
 
+    def _can_step_up(self) -> bool:
+        from mcpprobe.auth.login import browser_available
+
+        if self.record.grant == "client_credentials":
+            return bool(self.client_secret or self.client_key)
+        return self.record.grant == "authorization_code" and browser_available()
+
     async def _renew(self, *, force_grant: bool = False) -> bool:
         from mcpprobe import redact
-        from mcpprobe.auth.login import LoginFailed, client_credentials_again, refresh
+        from mcpprobe.auth.login import client_credentials_again, refresh, step_up_login
 
         try:
-            if self.record.refreshable() and not force_grant:
+            if force_grant and self.record.grant == "authorization_code":
+                await step_up_login(self.record, client_secret=self.client_secret, timeout=self.timeout,
+                                    insecure=self.insecure)
+            elif self.record.refreshable() and not force_grant:
                 await refresh(self.record, timeout=self.timeout, insecure=self.insecure,
                               client_secret=self.client_secret)
             elif self.record.grant == "client_credentials" and (self.client_secret or self.client_key):
@@ -187,7 +199,7 @@ class RenewingBearer(httpx2.Auth):
                                                insecure=self.insecure)
             else:
                 return False
-        except LoginFailed:
+        except ProbeError:  # a failed login, or its usage problem: the refusal keeps its diagnosis
             return False
         self.renewals += 1
         for secret in self.record.secrets():
@@ -228,7 +240,9 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) 
         return target, resolved
     target = with_bearer(target, resolved.token)
     record, secret, key = resolved.record, auth.client_secret(), auth.client_key()
-    if record is not None and (renewable(record, secret or key) or record.dpop_key):
+    # A code-flow token travels this way too: a 403 insufficient_scope can send it back to the browser.
+    if record is not None and (renewable(record, secret or key) or record.dpop_key
+                               or record.grant == "authorization_code"):
         target = dataclasses.replace(target, auth=RenewingBearer(
             record, store=None if auth.no_auth_cache else TokenStore(), client_secret=secret, client_key=key,
             timeout=timeout, insecure=target.insecure))

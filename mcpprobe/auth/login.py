@@ -895,3 +895,34 @@ async def client_credentials_again(record: TokenRecord, client_secret: str | Non
                                timeout=timeout, insecure=insecure, assertion=assertion, dpop_key=record.dpop_key)
     return _update(record, data)
 
+
+
+async def step_up_login(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,
+                        insecure: bool = False) -> TokenRecord:
+    """Log in again by the authorization code flow, as `auth login` does (the browser, the loopback
+    redirect), for `record.scope` - the granted scope joined with the one a 403 insufficient_scope
+    asked for - and update `record` with the new token. The same client: a pre-registered one with
+    its ID (and the secret from --client-secret-env), a client ID metadata document with its URL; a
+    dynamically registered one registers again (its redirect URI named the earlier loopback port)."""
+    client = record.client
+    registration = client.get("registration")
+    # The refused request waits for this login: the person has the request's time limit (--timeout).
+    opts = LoginOptions(scope=record.scope, timeout=timeout, insecure=insecure, dpop=bool(record.dpop_key),
+                        grant="authorization_code")
+    if registration == "pre-registered":
+        opts.client_id = client.get("client_id")
+        opts.client_secret = client_secret
+    elif registration == "client-id-metadata-document":
+        opts.client_metadata_url = client.get("client_id")
+    from mcpprobe.sanitize import visible
+
+    # The scope comes from the server's challenge: shown through the sanitizer, like every server text.
+    opts.announce(visible(f"{record.server_url} asks for more scope ({record.scope}): logging in again"))
+    result = await login(record.server_url, opts)
+    if result.not_needed:
+        raise LoginFailed("the server answered without credentials when logging in again for more scope")
+    fresh = result.record
+    for name in ("access_token", "refresh_token", "expires_at", "scope", "token_endpoint", "issuer", "resource",
+                 "client", "obtained_at", "token_type", "dpop_key", "revocation_endpoint"):
+        setattr(record, name, getattr(fresh, name))
+    return record
