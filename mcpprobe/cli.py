@@ -226,6 +226,10 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
             return _emit_reports([report], fmt, many)
 
         show = extras.on_report = ShowWhenReady(show_report)
+    else:
+        # A fleet on a terminal: how many servers are done so far, until the table is shown.
+        spinner = phase_spinner(params, fmt == "human", "", fleet=len(members))
+        extras.on_done = spinner.done if spinner is not None else None
     if spinner is not None:
         spinner.start()
     try:

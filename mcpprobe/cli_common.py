@@ -348,18 +348,19 @@ def run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: An
     return emit_outcome(outcome, params["as_json"], command)
 
 
-def phase_spinner(params: dict[str, Any], human: bool, target: str) -> Any:
-    """A spinner naming the phase on stderr, when stderr is a terminal and the output is for a
-    person; None otherwise, and when something else writes to stderr as it goes (--trace -,
-    --server-stderr live)."""
-    if not human or not sys.stderr.isatty() or params.get("trace") == "-" or params.get("server_stderr") == "live":
+def phase_spinner(params: dict[str, Any], human: bool, target: str, *, fleet: int = 0) -> Any:
+    """A spinner naming the phase on stderr (with `fleet`, the count of servers probed so far),
+    when stderr is a terminal and the output is for a person; None otherwise, and when something
+    else writes to stderr as it goes (--trace -, --server-stderr live, -v)."""
+    if (not human or not sys.stderr.isatty() or params.get("trace") == "-" or params.get("server_stderr") == "live"
+            or (fleet and params.get("verbose"))):
         return None
     from mcpprobe.redact import RedactingStream
     from mcpprobe.render.console import make_console
-    from mcpprobe.render.progress import PhaseSpinner
+    from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
 
-    stderr = cast("TextIO", RedactingStream(sys.stderr, current_redactor()))
-    return PhaseSpinner(make_console(stderr, messages=True), target)
+    stderr = make_console(cast("TextIO", RedactingStream(sys.stderr, current_redactor())), messages=True)
+    return FleetSpinner(stderr, fleet) if fleet else PhaseSpinner(stderr, target)
 
 
 def current_redactor() -> Redactor:

@@ -78,6 +78,7 @@ class Extras:
     say: Say | None = None
     label_traces: bool = False  # prefix trace lines with the server's name (a fleet)
     on_report: Callable[[Report], None] | None = None  # each report as soon as it is complete
+    on_done: Callable[[Report], None] | None = None  # each member's report once its probe has ended
     traceback: bool = False  # --traceback: a bug in one member ends the run with its stack
     watch: Callable[[Any], Any] | None = None  # wraps the session's tracer to follow its phases (a spinner)
 
@@ -108,6 +109,8 @@ async def run(members: list[Member], *, concurrency: int, extras: Extras,
     async def one(index: int, member: Member) -> None:
         async with limiter:
             reports[index] = await probe_member(member, extras, keep=lambda report: reports.__setitem__(index, report))
+        if extras.on_done is not None:
+            extras.on_done(reports[index])
 
     async with anyio.create_task_group() as group:
         for index, member in enumerate(members):

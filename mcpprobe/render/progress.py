@@ -59,3 +59,22 @@ class PhaseSpinner:
         if self.status is not None:
             # Naming the spinner again redraws at once; the text alone would wait for the next frame.
             self.status.update(Text(self.phase), spinner=SPINNER)
+
+
+class FleetSpinner(PhaseSpinner):
+    """A fleet's count on a terminal's stderr, as each server's probe ends: how many servers are
+    done, how many of those failed, and the last one."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        super().__init__(console, "")
+        self.total, self.finished, self.failing = total, 0, 0
+        self.phase = f"probing {total} servers"
+
+    def done(self, report: Any) -> None:
+        self.finished += 1
+        if int(report.exit_code) != 0:
+            self.failing += 1
+        self.phase = (f"done {self.finished} of {self.total} servers, {self.failing} failing; "
+                      f"last: {safe(report.member.label, 40)}")
+        if self.status is not None:
+            self.status.update(Text(self.phase), spinner=SPINNER)
