@@ -184,3 +184,12 @@ def test_stderr_message_is_one_line() -> None:
     assert len(message) > 60
     result = run_cli(args, env={"COLUMNS": "60"})
     assert f"error: {message}" in result.stderr.splitlines()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_findings_wrap_under_their_message(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finding's message never wraps back to the left margin: every line of the Findings section
+    is indented, at every width."""
+    text = _render(width, monkeypatch, "probe")
+    section = text.split("Findings\n", 1)[1].split("\n\n", 1)[0]
+    assert section and all(line.startswith("  ") for line in section.splitlines()), section

@@ -13,7 +13,7 @@ from mcpprobe.catalog import KINDS
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Severity
 from mcpprobe.render.console import Column, fitted_table
-from mcpprobe.render.human import collapsed, finding_line, safe
+from mcpprobe.render.human import collapsed, finding_block, safe
 
 
 def _count(listing: Any) -> Text:
@@ -61,7 +61,7 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
         out.print()
         out.print(Text(safe(report.member.label), style="bold"))
         for finding, count in collapsed(shown):
-            out.print(finding_line(finding, count))
+            out.print(finding_block(finding, count))
         error = report.outcome.error
         if error is not None and error.detail.get("hint"):
             out.print(Text("  hint: ", style="bold") + Text(safe(str(error.detail["hint"]))))

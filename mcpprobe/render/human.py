@@ -211,7 +211,7 @@ def render_findings(console: Console, findings: list[Finding]) -> None:
     console.print()
     console.print(Text("Findings", style="bold"))
     for finding, count in collapsed(findings):
-        console.print(finding_line(finding, count))
+        console.print(finding_block(finding, count))
 
 
 def collapsed(findings: list[Finding]) -> list[tuple[Finding, int]]:
@@ -235,20 +235,58 @@ EVIDENCE = ("id", "cursor", "sample")  # what a finding's detail holds that a re
 def finding_line(finding: Finding, count: int = 1) -> Text:
     """One finding: severity, code, kind, the message made inert, and its evidence (the offending
     line, the item's id, the cursor) on the next line, as the JSON's `detail` has them."""
+    line = _finding_head(finding)
+    line.append("  ")
+    body = _finding_body(finding, count, evidence_indent="          ")
+    return line.append_text(body)
+
+
+def finding_block(finding: Finding, count: int = 1) -> FindingBlock:
+    """finding_line laid out for a console: the message and its evidence wrap under themselves,
+    never back to the left margin."""
+    return FindingBlock(finding, count)
+
+
+class FindingBlock:
+    def __init__(self, finding: Finding, count: int) -> None:
+        self.finding, self.count = finding, count
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        from rich.padding import Padding
+        from rich.table import Table
+
+        head = _finding_head(self.finding)
+        body = _finding_body(self.finding, self.count)
+        if head.cell_len <= options.max_width // 2:
+            grid = Table.grid(padding=(0, 2, 0, 0))
+            grid.add_column(no_wrap=True)
+            grid.add_column(overflow="fold")
+            grid.add_row(head, body)
+            yield grid
+        else:  # a narrow terminal: the message under its code, indented
+            yield head
+            yield Padding(body, (0, 0, 0, 10))
+
+
+def _finding_head(finding: Finding) -> Text:
     line = Text("  ")
     severity = finding.severity or Severity.INFO
     line.append(f"{severity.value:<7}", style=SEVERITY_STYLE[severity])
     line.append(f" {finding.code}", style="bold")
     if finding.kind != "server":
         line.append(f" [{finding.kind}]")
-    line.append(f"  {visible(finding.message)}")
+    return line
+
+
+def _finding_body(finding: Finding, count: int, evidence_indent: str = "") -> Text:
+    body = Text(visible(finding.message))
     if count > 1:
-        line.append(f" (×{count})", style="bold")
+        body.append(f" (×{count})", style="bold")
     evidence = [f"{key} {safe(json_dumps(finding.detail[key], ensure_ascii=False), 200)}"
                 for key in EVIDENCE if finding.detail.get(key) not in (None, "")]
     if evidence:
-        line.append("\n          " + "; ".join(evidence), style="dim")
-    return line
+        body.append("\n" + evidence_indent + "; ".join(evidence), style="dim")
+    return body
 
 
 def render_timings(console: Console, outcome: Outcome) -> None:
