@@ -367,6 +367,14 @@ def test_usage_errors(tmp_path: Path) -> None:
     (tmp_path / "web.yml").write_text("basic_auth_users:\n  alice: plaintext\n")
     web = run_cli(["exporter", "--config", str(config), "--web-config", str(tmp_path / "web.yml")])
     assert web.exit_code == 2 and "not a bcrypt hash" in web.stderr
+    # Read as every user file is: not UTF-8 or nested too deep is one line and exit 2.
+    (tmp_path / "latin1.yaml").write_bytes(b"modules:\n  p: \xff\n")
+    (tmp_path / "deep.yaml").write_text("a: " + "[" * 300 + "]" * 300 + "\n")
+    for option, name, words in (("--exporter-config", "latin1.yaml", "not UTF-8"),
+                                ("--web-config", "latin1.yaml", "not UTF-8"),
+                                ("--exporter-config", "deep.yaml", "nested more than")):
+        odd = run_cli(["exporter", "--config", str(config), option, str(tmp_path / name)])
+        assert odd.exit_code == 2 and words in odd.stderr and name in odd.stderr, (option, name, odd.stderr)
 
 
 def _self_signed(tmp_path: Path) -> tuple[Path, Path]:

@@ -112,16 +112,7 @@ def load_config(path: str | None) -> ExporterConfig:
     """The exporter config (docs/exporter.md#the-exporter-config); the defaults without a file."""
     if path is None:
         return ExporterConfig(default_modules())
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ExporterConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ExporterConfigError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
-    if not isinstance(data, dict):
-        raise ExporterConfigError(f"{path}: expected a mapping at the top level")
+    data = _read_mapping(path, str(path))
     unknown = sorted(set(data) - TOP_KEYS)
     if unknown:
         raise ExporterConfigError(f"{path}: unknown keys {', '.join(unknown)} (known: {', '.join(sorted(TOP_KEYS))})")
@@ -178,16 +169,7 @@ def load_web_config(path: str | None) -> WebConfig:
     keys of the exporter-toolkit's format are refused by name rather than ignored."""
     if path is None:
         return WebConfig()
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    except OSError as exc:
-        raise ExporterConfigError(f"--web-config {path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ExporterConfigError(f"--web-config {path}: invalid YAML: {str(exc).splitlines()[0]}") from None
-    if not isinstance(data, dict):
-        raise ExporterConfigError(f"--web-config {path}: expected a mapping at the top level")
+    data = _read_mapping(path, f"--web-config {path}")
     unknown = sorted(set(data) - WEB_KEYS)
     if unknown:
         raise ExporterConfigError(f"--web-config {path}: unsupported keys {', '.join(unknown)}")
@@ -240,3 +222,20 @@ def parse_listen(text: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or int(port) > 65535:
         raise UsageProblem(f"--listen-address expects HOST:PORT, got {text!r}")
     return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _read_mapping(path: str | Path, what: str) -> dict[str, Any]:
+    """A YAML mapping from a file the user named, read as every user file is (mcpprobe.userinput):
+    not UTF-8, too deep or not YAML is an ExporterConfigError naming `what`, never a traceback."""
+    import yaml
+
+    from mcpprobe import userinput
+
+    text = userinput.read_text(str(path), what, error=ExporterConfigError)
+    try:
+        data = userinput.loads(text, what, error=ExporterConfigError, parse=yaml.safe_load) or {}
+    except yaml.YAMLError as exc:
+        raise ExporterConfigError(f"{what}: invalid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ExporterConfigError(f"{what}: expected a mapping at the top level")
+    return data
