@@ -58,6 +58,13 @@ class RateLimited(ConnectionFailed):
     code = "rate-limited"
 
 
+class ServerUnavailable(ConnectionFailed):
+    """HTTP 503: the server (or the proxy in front of it) cannot serve now: overloaded, starting,
+    in maintenance or without a backend; its Retry-After, if any, says when again."""
+
+    code = "server-unavailable"
+
+
 class ProtocolFailure(ProbeError):
     exit_code = ExitCode.PROTOCOL
     code = "protocol-error"

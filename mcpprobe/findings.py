@@ -31,6 +31,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "protocol-violation": (Severity.WARNING, "the server sent a message that breaks JSON-RPC or MCP rules"),
     "batch-not-allowed": (Severity.ERROR, "a JSON-RPC batch where the negotiated protocol version forbids them"),
     "rate-limited": (Severity.ERROR, "the server answered HTTP 429 Too Many Requests"),
+    "server-unavailable": (Severity.ERROR, "the server answered HTTP 503 Service Unavailable"),
     "resume-failed": (Severity.ERROR, "an event stream broke before the answer and could not be resumed"),
     "request-flood": (Severity.WARNING, "more server requests at once than mcpprobe answers; the excess unanswered"),
     "suspicious-text": (Severity.WARNING, "server text hides characters or terminal escape sequences"),

@@ -25,6 +25,7 @@ from mcpprobe.errors import (
     ProtocolFailure,
     RequestTimeout,
     RpcError,
+    ServerUnavailable,
     seconds,
 )
 from mcpprobe.findings import Finding
@@ -702,7 +703,9 @@ def _judge_discover(session: Session, call: _Call, retried: bool) -> dict[str, A
                 return (f"server/discover was answered with error -32022 ({error.rpc_message}) naming "
                         f"{', '.join(supported) or 'no version'}")
         return f"server/discover was answered with error {error.rpc_code} ({error.rpc_message})"
-    if isinstance(error, ProtocolFailure):
+    if isinstance(error, ProtocolFailure | ServerUnavailable):
+        # As the SDK's negotiate_auto, which sees a 5xx without a JSON-RPC body as an error to
+        # discover and falls back: a gateway may answer 503 to a method its server does not know.
         return f"server/discover failed: {error.message}"
     return error  # ConnectionFailed, AuthFailed, RequestTimeout: never an era verdict
 

@@ -57,6 +57,7 @@ HTTP_CASES = [
     ("refused-list-undeclared", ["list", "resources"], "tools-only", 3),
     ("connection-exit-mid-list", ["probe"], "exit-mid-list", 4),
     ("protocol-unsupported-version", ["probe"], "unsupported-version", 5),
+    ("connection-http-503", ["probe"], "unavailable", 4),
     ("protocol-html-page", ["probe"], "html-not-mcp", 5),
     ("timeout-initialize", ["probe", "--timeout", "1"], "hang-initialize", 6),
     ("auth-401", ["probe"], "auth-required", 7),
@@ -199,3 +200,17 @@ def test_ctrl_c_is_130():
     assert proc.returncode == 130, err
     assert json.loads(out)["exitCode"] == 130
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("header, seconds", [("30", 30), ("", None)])
+def test_http_503_is_an_unavailable_server_with_its_retry_after(header, seconds):
+    """A 503 without a JSON-RPC body (a proxy with no backend, a server starting or in maintenance)
+    is the connection stage: the server is not there to answer, so a script may wait and retry."""
+    with fixture_http("unavailable", env={"FIXTURE_RETRY_AFTER": header}) as url:
+        result = run_cli(["probe", "--json", url])
+    assert result.exit_code == 4, (result.stdout, result.stderr)
+    error = result.json["error"]
+    assert error["code"] == "server-unavailable"
+    assert "HTTP 503 Service Unavailable" in error["message"]
+    assert error["detail"]["status"] == 503 and error["detail"]["retryAfter"] == seconds
+    assert ("retry after 30 s" in error["message"]) is (seconds == 30)

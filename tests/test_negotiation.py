@@ -115,7 +115,8 @@ def test_disjoint_modern_versions_fail_in_both():
     assert "2099-01-01" in doc["error"]["message"]
 
 
-@pytest.mark.parametrize("scenario, expected", [("modern", MODERN), ("legacy-http-400", LEGACY)])
+@pytest.mark.parametrize("scenario, expected", [("modern", MODERN), ("legacy-http-400", LEGACY),
+                                                ("legacy-http-503", LEGACY)])
 def test_same_era_as_the_sdk_over_http(scenario, expected):
     with fixture_http(scenario) as url:
         assert sdk_auto(url) == expected

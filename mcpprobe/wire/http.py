@@ -25,6 +25,7 @@ from mcpprobe.errors import (
     ProtocolFailure,
     RateLimited,
     RequestTimeout,
+    ServerUnavailable,
     seconds,
 )
 from mcpprobe.redact import clip
@@ -145,7 +146,11 @@ class _HttpBase:
                          "Authorization header, -H 'Authorization: Basic BASE64(user:password)'")
             return AuthFailed(f"{what}: HTTP {label}{hint}", detail=detail)
         if status == 429:
-            return _rate_limited(response, what, detail)
+            return RateLimited(f"{what}: HTTP 429 Too Many Requests: the server is rate-limiting this client"
+                               f"{_retry_after(response, detail)}", detail=detail)
+        if status == 503:
+            return ServerUnavailable(f"{what}: HTTP 503 Service Unavailable: the server, or a proxy in front of it, "
+                                     f"cannot serve now{_retry_after(response, detail)}", detail=detail)
         if 300 <= status < 400:
             location = response.headers.get("location", "")
             detail["location"] = location
@@ -546,8 +551,9 @@ def _checked_session_id(value: str) -> str:
         detail={"sessionId": value.encode("unicode_escape").decode("ascii")[:200]})
 
 
-def _rate_limited(response: httpx.Response, what: str, detail: dict[str, Any]) -> RateLimited:
-    """HTTP 429, with its Retry-After (delay-seconds or an HTTP date, RFC 9110) in seconds."""
+def _retry_after(response: httpx.Response, detail: dict[str, Any]) -> str:
+    """Put a 429's or 503's Retry-After (delay-seconds or an HTTP date, RFC 9110 10.2.3) in `detail`
+    as seconds from now; return the words that say it."""
     raw = response.headers.get("retry-after", "").strip()
     wait: int | None = None
     if raw.isascii() and raw.isdigit():
@@ -560,10 +566,8 @@ def _rate_limited(response: httpx.Response, what: str, detail: dict[str, Any]) -
     detail["retryAfter"] = wait
     if raw and wait is None:
         detail["retryAfterHeader"] = raw[:100]
-    when = f"; it asks to retry after {seconds(wait)} s (Retry-After)" if wait is not None else (
+    return f"; it asks to retry after {seconds(wait)} s (Retry-After)" if wait is not None else (
         f"; Retry-After: {raw[:100]!r}" if raw else "")
-    return RateLimited(f"{what}: HTTP 429 Too Many Requests: the server is rate-limiting this client{when}",
-                       detail=detail)
 
 
 def _reason(exc: Exception) -> str:
