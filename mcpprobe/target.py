@@ -31,7 +31,11 @@ class StdioTarget:
     transport = "stdio"
 
     def describe(self) -> str:
-        return " ".join(self.command)
+        """The command as a shell would take it back: an argument with a space or a quote is
+        quoted, so what mcpprobe shows can be pasted to run the server by hand."""
+        import shlex
+
+        return shlex.join(self.command)
 
     def environment(self) -> dict[str, str]:
         """The child's environment: the safe inherited subset (or all of it), then --env on top."""

@@ -222,3 +222,11 @@ def test_nul_in_a_config_command_or_env(tmp_path: Path) -> None:
     }}), encoding="utf-8")
     _usage_error(["probe", "--config", str(config), "-s", "args"], "NUL")
     _usage_error(["probe", "--config", str(config), "-s", "env"], "NUL")
+
+
+def test_a_stdio_target_is_shown_as_a_shell_would_take_it_back():
+    """The command is shown quoted where it must be, so it can be pasted to run the server by hand."""
+    script = f"exec {PY} {FIXTURE} full"
+    result = run_cli(["probe", "--json", "--", "sh", "-c", script])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["target"] == f"sh -c '{script}'"
