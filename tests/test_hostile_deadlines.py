@@ -212,3 +212,21 @@ def test_the_fixture_ignores_sigterm(tmp_path):
         proc.stdin.close()
         proc.stdout.close()
     assert _gone(marker)
+
+
+@pytest.mark.parametrize("command", ["list", "call", "probe"])
+def test_an_answer_nested_too_deep_fails_its_request_at_once(command):
+    """The answer itself is refused for its nesting: its id comes first, so the request fails then,
+    a protocol error, instead of waiting out a --timeout of 60 s for an answer already refused."""
+    server, marker = _server("deep-answer", "tools/call" if command == "call" else "tools/list")
+    result, elapsed = _timed([*COMMANDS[command], "--protocol", "legacy", "--timeout", "60", "--", *server])
+    assert result.exit_code == 5, result.stderr
+    doc = result.json
+    refused = "the answer was refused before parsing: a message nested more than 512 levels deep"
+    if command == "call":
+        assert refused in doc["error"]["message"]
+    else:
+        failed = [f for f in doc["findings"] if f["code"] == "list-failed"]
+        assert failed and refused in failed[0]["message"], doc["findings"]
+    assert elapsed < 30
+    assert _gone(marker)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mcpprobe.errors import ProbeError
+from mcpprobe.errors import ProbeError, ProtocolFailure
 
 
 @dataclass
@@ -81,6 +81,34 @@ def decode_message(raw: bytes | str) -> Any:
         return json.loads(raw, parse_constant=_note_non_finite)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
+
+
+NO_ID = object()
+
+
+def leading_id(text: str) -> Any:
+    """The id of a JSON-RPC message refused before parsing (nested too deep), when it comes first
+    among its keys, as every SDK writes it (after "jsonrpc"): so the request it answers can fail at
+    once instead of waiting out its timeout. NO_ID when it cannot be read without parsing."""
+    import json
+    import re
+
+    found = re.match(r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")\s*,',
+                     text[:512])
+    if found is None:
+        return NO_ID
+    try:
+        return json.loads(found.group(1))
+    except ValueError:
+        return NO_ID
+
+
+def refuse_too_deep(sink: Sink, text: str, error: TooDeep) -> None:
+    """A message refused for its nesting fails the request it answers, if its id can be read."""
+    request_id = leading_id(text)
+    if request_id is not NO_ID:
+        sink.request_failed(request_id, ProtocolFailure(
+            f"the answer was refused before parsing: {error}", detail={"maxNesting": MAX_NESTING}))
 
 
 def took_non_finite() -> bool:

@@ -30,7 +30,7 @@ from mcpprobe.errors import (
 )
 from mcpprobe.redact import clip
 from mcpprobe.target import HANDSHAKE_VERSIONS, HttpTarget
-from mcpprobe.wire.base import Sink, TransportInfo, decode_message
+from mcpprobe.wire.base import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 from mcpprobe.wire.sse import EventParser
 
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -111,6 +111,10 @@ class _HttpBase:
                 elif event.data.strip():
                     try:
                         message = decode_message(event.data)
+                    except TooDeep as exc:
+                        self._sink.bad_output(f"an SSE event that is not JSON-RPC: {exc}", clip(event.data, 200))
+                        refuse_too_deep(self._sink, event.data, exc)
+                        continue
                     except ValueError:
                         self._sink.bad_output("an SSE event that is not JSON-RPC", clip(event.data, 200))
                         continue

@@ -28,7 +28,7 @@ from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.redact import SplitWrites, clip
 from mcpprobe.target import StdioTarget
 from mcpprobe.wire import orphans
-from mcpprobe.wire.base import Sink, TooDeep, TransportInfo, decode_message
+from mcpprobe.wire.base import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 
 # Process groups still alive; the CLI's last act ends any left (see `reap_all`).
 _LIVE_GROUPS: set[int] = set()
@@ -200,6 +200,7 @@ class StdioTransport:
             message = decode_message(text)
         except TooDeep as exc:
             self._sink.bad_output(f"a line on stdout that is not JSON-RPC: {exc}", clip(text, 200))
+            refuse_too_deep(self._sink, text, exc)
             return
         except ValueError:
             self._sink.bad_output("a line on stdout that is not JSON-RPC", clip(text, 200))
