@@ -321,6 +321,17 @@ def test_sigterm_stops_gracefully_and_leaves_no_process(tmp_path: Path) -> None:
             proc.wait(10)
 
 
+def test_a_disabled_entry_is_not_offered_but_can_be_named(tmp_path: Path) -> None:
+    """As `probe --all` skips a `"disabled": true` entry and `-s NAME` probes it: service discovery
+    leaves it out, the index says why, a scrape that names it probes it."""
+    servers = {"full": _server("full"), "off": {**_server("full"), "disabled": True}}
+    with exporter(tmp_path, servers) as url:
+        assert json.loads(get(f"{url}/sd")[2])[0]["targets"] == ["full"]
+        assert "disabled in its config" in get(f"{url}/")[2]
+        code, _, body = get(f"{url}/probe?target=off")
+        assert code == 200 and value(body, "mcpprobe_up", server="off") == 1
+
+
 def test_reload_by_post_and_sighup(tmp_path: Path) -> None:
     servers = {"full": _server("full"), "gone": _server("full")}
     with exporter(tmp_path, servers) as url:

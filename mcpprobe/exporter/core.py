@@ -138,7 +138,12 @@ class Exporter:
         return None
 
     def targets(self) -> list[Any]:
-        return list(self.loaded.discovery.servers)
+        """The servers offered for scraping: a `"disabled": true` entry is skipped, as `probe --all`
+        skips it; named by a scrape (`/probe?target=NAME`) it is probed, as `-s NAME` probes it."""
+        return [entry for entry in self.loaded.discovery.servers if not entry.disabled]
+
+    def disabled(self) -> list[Any]:
+        return [entry for entry in self.loaded.discovery.servers if entry.disabled]
 
     def redactor(self) -> redact.Redactor:
         return redact.Redactor(self._secrets)

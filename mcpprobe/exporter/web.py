@@ -198,8 +198,9 @@ class App:
         await _answer(send, 200, encoder(self.exporter.metrics.registry), content_type=content_type)
 
     async def _sd(self, scope: dict[str, Any], send: Send) -> None:
-        """Prometheus http_sd_configs: every target, so that a server removed from the configs
-        leaves Prometheus' targets too (its series end) at the next refresh."""
+        """Prometheus http_sd_configs: every target but disabled ones, so that a server removed
+        from the configs (or disabled) leaves Prometheus' targets too (its series end) at the next
+        refresh."""
         params = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         module = params.get("module", "probe")
         names = [self._inert(entry.name) for entry in self.exporter.targets()]
@@ -223,6 +224,9 @@ class App:
                 what = "ok" if int(report.exit_code) == 0 else f"exit {int(report.exit_code)}"
                 cells.append(f'<td><a href="{link}">{html.escape(module)}</a>: {what}, {age:.0f} s ago</td>')
             rows.append(f"<tr><th>{html.escape(name)}</th><td>{html.escape(entry.transport)}</td>{''.join(cells)}</tr>")
+        for entry in self.exporter.disabled():
+            rows.append(f"<tr><th>{html.escape(self._inert(entry.name))}</th><td>{html.escape(entry.transport)}</td>"
+                        f"<td colspan=\"{len(modules)}\">disabled in its config: not offered by /sd</td></tr>")
         return ("<!doctype html><html><head><title>mcpprobe exporter</title></head><body><h1>mcpprobe exporter</h1>"
                 "<p><a href=\"/metrics\">/metrics</a> (the exporter's own), <code>/probe?target=NAME&amp;module=M"
                 "</code>, <a href=\"/sd\">/sd</a></p>"
