@@ -77,7 +77,8 @@ def exporter_command(ctx: click.Context, **params: Any) -> None:
     from mcpprobe.exporter.web import serve
 
     try:
-        code = serve(exporter, web, host, port, say=say, announce=announce)
+        code = serve(exporter, web, host, port, say=say, announce=announce, web_path=params["web_config"],
+                     must_protect=not is_loopback(host) and not params["insecure_listen"])
     except OSError as exc:
         click.echo(f"mcpprobe exporter: {exc}", err=True)
         ctx.exit(4)

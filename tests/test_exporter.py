@@ -422,6 +422,41 @@ def test_web_config_tls_and_basic_auth(tmp_path: Path) -> None:
             get(f"{url.replace('https', 'http')}/-/healthy", timeout=10)
 
 
+@pytest.mark.skipif(not any(os.access(os.path.join(p, "openssl"), os.X_OK)
+                            for p in os.environ.get("PATH", "").split(os.pathsep)), reason="needs the openssl command")
+def test_a_reload_reads_the_web_config_again(tmp_path: Path) -> None:
+    """A renewed certificate and changed users take effect on reload (POST /-/reload, SIGHUP), as
+    certificate managers expect; a web config that would switch TLS off is refused and the old kept."""
+    import bcrypt
+
+    def auth(user: str, password: str) -> dict[str, str]:
+        return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+    def web_yml(cert: str, key: str, user: str, password: bytes) -> None:
+        hashed = bcrypt.hashpw(password, bcrypt.gensalt(rounds=4)).decode()
+        tls = f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n" if cert else ""
+        (tmp_path / "web.yml").write_text(f"{tls}basic_auth_users:\n  {user}: '{hashed}'\n")
+
+    first = _self_signed(tmp_path)
+    web_yml("cert.pem", "key.pem", "alice", b"alice-pass")
+    (tmp_path / "new").mkdir()
+    second = _self_signed(tmp_path / "new")
+    old_ca, new_ca = (ssl.create_default_context(cafile=str(pair[0])) for pair in (first, second))
+    with exporter(tmp_path, {"full": _server("full")}, args=("--web-config", str(tmp_path / "web.yml")),
+                  scheme="https") as url:
+        assert get(f"{url}/-/healthy", auth("alice", "alice-pass"), context=old_ca)[0] == 200
+        web_yml("new/cert.pem", "new/key.pem", "bob", b"bob-pass")
+        assert get(f"{url}/-/reload", auth("alice", "alice-pass"), method="POST", context=old_ca)[0] == 200
+        assert get(f"{url}/-/healthy", auth("bob", "bob-pass"), context=new_ca)[0] == 200
+        assert get(f"{url}/-/healthy", auth("alice", "alice-pass"), context=new_ca)[0] == 401
+        with pytest.raises(OSError):  # the old certificate is no longer served
+            get(f"{url}/-/healthy", auth("bob", "bob-pass"), context=old_ca, timeout=10)
+        web_yml("", "", "bob", b"bob-pass")
+        code, _, body = get(f"{url}/-/reload", auth("bob", "bob-pass"), method="POST", context=new_ca)
+        assert code == 500 and "TLS cannot be switched on or off by a reload" in body
+        assert get(f"{url}/-/healthy", auth("bob", "bob-pass"), context=new_ca)[0] == 200
+
+
 def test_secrets_stay_out_of_pages_and_labels(tmp_path: Path) -> None:
     secret = "exporter-secret-" + uuid.uuid4().hex
     servers = {"full": _server("full", env={"API_TOKEN": secret}),

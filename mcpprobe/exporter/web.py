@@ -23,8 +23,9 @@ from urllib.parse import parse_qsl, quote
 
 import anyio
 
+from mcpprobe.errors import UsageProblem
 from mcpprobe.exporter.core import Busy, Exporter, Result, UnknownTarget
-from mcpprobe.exporter.settings import WebConfig
+from mcpprobe.exporter.settings import ExporterConfigError, WebConfig, load_web_config
 from mcpprobe.sanitize import visible
 
 Send = Callable[[dict[str, Any]], Any]
@@ -58,11 +59,43 @@ class ProbeCollector:
 
 
 class App:
-    def __init__(self, exporter: Exporter, web: WebConfig) -> None:
+    def __init__(self, exporter: Exporter, web: WebConfig, web_path: str | None = None,
+                 must_protect: bool = False) -> None:
         self.exporter = exporter
         self.web = web
+        self.web_path = web_path  # read again on reload: rotated certificates, changed users
+        self.must_protect = must_protect  # a non-loopback address without --insecure-listen
+        self.ssl: Any = None  # the server's SSLContext, once it serves TLS
         self._good_credentials: set[bytes] = set()  # sha256 of user:password checked once
         self._probes: set[anyio.CancelScope] = set()  # the probes of scrapes in flight
+
+    def reload(self) -> str | None:
+        """SIGHUP and POST /-/reload: the configs, then the web config (a renewed certificate is
+        used from the next connection on). On an error the previous ones are kept; its text is
+        returned."""
+        problem = self.exporter.reload()
+        if self.web_path is None:
+            return problem
+        try:
+            web = load_web_config(self.web_path)
+            if web.tls != self.web.tls:
+                raise ExporterConfigError(f"--web-config {self.web_path}: TLS cannot be switched on or off by a "
+                                          "reload: restart the exporter")
+            if self.must_protect and not web.protected:
+                raise ExporterConfigError(f"--web-config {self.web_path}: the listen address is not loopback, so "
+                                          "it needs tls_server_config or basic_auth_users (or --insecure-listen)")
+            if web.tls and self.ssl is not None:
+                try:
+                    self.ssl.load_cert_chain(web.cert_file, web.key_file)
+                except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+                    raise ExporterConfigError(f"--web-config {self.web_path}: the certificate or key cannot be "
+                                              f"used: {exc}") from None
+        except UsageProblem as exc:
+            self.exporter.say(f"web config not reloaded, keeping the previous one: {exc.message}")
+            return f"{problem}; {exc.message}" if problem else exc.message
+        self.web = web
+        self._good_credentials.clear()
+        return problem
 
     def cancel_probes(self) -> None:
         """At shutdown, once the grace period is over: each scrape still probing is answered 503."""
@@ -96,7 +129,7 @@ class App:
                 if method != "POST":
                     await _answer(send, 405, "use POST to reload the configs\n", extra=[(b"allow", b"POST")])
                     return
-                problem = self.exporter.reload()
+                problem = self.reload()
                 await _answer(send, 500 if problem else 200,
                               f"reload failed: {self._inert(problem)}\n" if problem else "reloaded\n")
             elif path == "/sd":
@@ -251,7 +284,7 @@ async def _answer(send: Send, status: int, body: str | bytes, *, content_type: s
 
 
 def serve(exporter: Exporter, web: WebConfig, host: str, port: int, *, say: Callable[[str], None],
-          announce: Callable[[str], None]) -> int:
+          announce: Callable[[str], None], web_path: str | None = None, must_protect: bool = False) -> int:
     """Serve until SIGTERM or SIGINT; SIGHUP reloads. Returns the exit code (0 after a graceful stop)."""
     import uvicorn
 
@@ -267,7 +300,7 @@ def serve(exporter: Exporter, web: WebConfig, host: str, port: int, *, say: Call
         raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.listen(1024)
     bound = sock.getsockname()[1]
-    app = App(exporter, web)
+    app = App(exporter, web, web_path, must_protect)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             ssl_certfile=web.cert_file, ssl_keyfile=web.key_file, timeout_graceful_shutdown=GRACE + 3,
                             limit_concurrency=None, timeout_keep_alive=30)
@@ -289,7 +322,10 @@ def serve(exporter: Exporter, web: WebConfig, host: str, port: int, *, say: Call
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
-        loop.add_signal_handler(signal.SIGHUP, exporter.reload)
+        loop.add_signal_handler(signal.SIGHUP, app.reload)
+        if not config.loaded:
+            config.load()
+        app.ssl = config.ssl
         scheme = "https" if web.tls else "http"
         shown = f"[{host}]" if ":" in host else host
         announce(f"listening on {scheme}://{shown}:{bound}")
