@@ -682,6 +682,21 @@ def test_code_flow_step_up_on_a_call_in_the_browser_once(config_home: Path, monk
         assert finding(bounded.json, "auth-insufficient-scope")
 
 
+def test_code_flow_step_up_sends_the_targets_other_headers(config_home: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gateway in front of the server wants an API key on every request: the login a 403
+    insufficient_scope starts in the middle of a call meets the server with it too, as `auth login -H`
+    did, instead of failing on the gateway's own 403."""
+    gateway = ("-H", "X-Api-Key: k1")
+    with auth_server("--call-scope", "mcp:write", "--gateway-header", "X-Api-Key:k1") as url:
+        assert login(url, *gateway).exit_code == 0
+        monkeypatch.setenv("BROWSER", HEADLESS_BROWSER)
+        called = run_subprocess(["call", "--json", "--protocol", "legacy", *gateway, "whoami", url])
+        assert called.exit_code == 0, called.stdout + called.stderr
+        assert called.stderr.count("/authorize?") == 1
+        assert set(stored(url).scope.split()) == {"mcp:read", "mcp:write"}
+
+
 def _key_pair(tmp_path: Path, kind: str) -> tuple[Path, Path, str]:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec, rsa

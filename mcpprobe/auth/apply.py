@@ -103,8 +103,10 @@ class RenewingBearer(httpx2.Auth):
     on every request; a 401 `use_dpop_nonce` is answered by proving again with the server's nonce."""
 
     def __init__(self, record: TokenRecord, *, store: TokenStore | None, client_secret: str | None,
-                 timeout: float, insecure: bool, client_key: str | None = None) -> None:
+                 timeout: float, insecure: bool, client_key: str | None = None,
+                 headers: tuple[tuple[str, str], ...] = ()) -> None:
         self.record = record
+        self.headers = headers  # the target's other headers: a browser step-up meets the server with them
         self.store = store
         self.client_secret = client_secret
         self.client_key = client_key
@@ -189,7 +191,7 @@ class RenewingBearer(httpx2.Auth):
         try:
             if force_grant and self.record.grant == "authorization_code":
                 await step_up_login(self.record, client_secret=self.client_secret, timeout=self.timeout,
-                                    insecure=self.insecure)
+                                    insecure=self.insecure, headers=self.headers)
             elif self.record.refreshable() and not force_grant:
                 await refresh(self.record, timeout=self.timeout, insecure=self.insecure,
                               client_secret=self.client_secret)
@@ -245,5 +247,6 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) 
                                or record.grant == "authorization_code"):
         target = dataclasses.replace(target, auth=RenewingBearer(
             record, store=None if auth.no_auth_cache else TokenStore(), client_secret=secret, client_key=key,
-            timeout=timeout, insecure=target.insecure))
+            timeout=timeout, insecure=target.insecure,
+            headers=tuple((name, value) for name, value in target.headers if name.lower() != "authorization")))
     return target, resolved

@@ -898,17 +898,18 @@ async def client_credentials_again(record: TokenRecord, client_secret: str | Non
 
 
 async def step_up_login(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,
-                        insecure: bool = False) -> TokenRecord:
+                        insecure: bool = False, headers: tuple[tuple[str, str], ...] = ()) -> TokenRecord:
     """Log in again by the authorization code flow, as `auth login` does (the browser, the loopback
     redirect), for `record.scope` - the granted scope joined with the one a 403 insufficient_scope
     asked for - and update `record` with the new token. The same client: a pre-registered one with
     its ID (and the secret from --client-secret-env), a client ID metadata document with its URL; a
-    dynamically registered one registers again (its redirect URI named the earlier loopback port)."""
+    dynamically registered one registers again (its redirect URI named the earlier loopback port).
+    `headers` are the target's other headers (an API key for a gateway), sent to the server again."""
     client = record.client
     registration = client.get("registration")
     # The refused request waits for this login: the person has the request's time limit (--timeout).
     opts = LoginOptions(scope=record.scope, timeout=timeout, insecure=insecure, dpop=bool(record.dpop_key),
-                        grant="authorization_code")
+                        grant="authorization_code", headers=headers)
     if registration == "pre-registered":
         opts.client_id = client.get("client_id")
         opts.client_secret = client_secret
