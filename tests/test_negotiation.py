@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.conftest import PY, ROOT, fixture_cmd, fixture_http, recorded, run_cli
+from tests.conftest import PY, ROOT, fixture_cmd, fixture_http, http_server, recorded, run_cli
 
 SDK_SERVER = ROOT / "tests" / "fixtures" / "sdk_server.py"
 MODERN = ("modern", "2026-07-28")
@@ -270,3 +270,17 @@ def test_slow_legacy_server_answering_discover_late_is_legacy_without_a_wait_fin
     assert "server/discover was answered with error -32601" in doc["eraReason"]
     assert "era-fallback" not in codes(doc)
     assert sdk_auto(stdio(fixture_cmd("full"), {"FIXTURE_START_DELAY": "3"})) == LEGACY
+
+
+def test_a_session_the_parallel_initialize_opened_is_dropped_when_discover_wins(tmp_path):
+    """Over HTTP, initialize goes out while server/discover is still unanswered; its response headers
+    (with Mcp-Session-Id) come at once, its answer never, and discover's answer then makes the run
+    2026-07-28, which has no sessions. That session id must not travel with the era's requests (this
+    server refuses them with 400), and the session is ended with DELETE when mcpprobe closes."""
+    log = tmp_path / "requests.log"
+    with http_server([PY, str(ROOT / "tests" / "fixtures" / "stream_server.py"), "late-discover-session"],
+                     env={"FIXTURE_LOG": str(log), "FIXTURE_DISCOVER_DELAY": "1.5"}) as url:
+        result = run_cli(["list", "tools", "--json", "--discover-timeout", "0.3", url])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.json["era"] == "modern" and [t["name"] for t in result.json["items"]] == ["work"]
+    assert log.read_text().splitlines() == ["DELETE sess-1"]

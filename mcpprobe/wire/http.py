@@ -29,7 +29,7 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.redact import clip
-from mcpprobe.target import HANDSHAKE_VERSIONS, HttpTarget
+from mcpprobe.target import HANDSHAKE_VERSIONS, MODERN_VERSIONS, HttpTarget
 from mcpprobe.wire.base import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 from mcpprobe.wire.sse import EventParser
 
@@ -176,6 +176,10 @@ class StreamableHttpTransport(_HttpBase):
                          http_hooks=http_hooks)
         self.info = TransportInfo("http", {"url": target.url})
         self._session_id: str | None = None
+        # A session the handshake opened while server/discover was still out, when discover won:
+        # never sent with a 2026-07-28 request, ended with DELETE at close.
+        self._abandoned_session: str | None = None
+        self._stateless = False  # the 2026-07-28 era: no sessions
         # The standalone GET stream, kept across its re-openings: a reopened stream resumes with
         # Last-Event-ID after the server's retry: time, as for a request's stream.
         self._standalone: EventParser | None = None
@@ -184,6 +188,14 @@ class StreamableHttpTransport(_HttpBase):
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink, self._task_group = sink, task_group
         self._client = self._make_client()
+
+    def set_protocol_version(self, version: str) -> None:
+        super().set_protocol_version(version)
+        if version in MODERN_VERSIONS and not self._stateless:
+            # 2026-07-28 has no sessions: a session the parallel initialize opened is not this one.
+            self._stateless = True
+            self._abandoned_session, self._session_id = self._session_id, None
+            self.info.detail.pop("sessionId", None)
 
     def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
         headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
@@ -234,8 +246,11 @@ class StreamableHttpTransport(_HttpBase):
                 "POST", self.target.url, content=json.dumps(message), headers=headers
             ) as response:
                 if method == "initialize" and (session := response.headers.get("mcp-session-id")) is not None:
-                    self._session_id = _checked_session_id(session)
-                    self.info.detail["sessionId"] = True
+                    if self._stateless:  # a late answer to the handshake, after discover won
+                        self._abandoned_session = _checked_session_id(session)
+                    else:
+                        self._session_id = _checked_session_id(session)
+                        self.info.detail["sessionId"] = True
                 # Resumption with Last-Event-ID is of the handshake era: 2026-07-28 dropped it.
                 version = headers.get("MCP-Protocol-Version")
                 await self._deliver(response, request_id, method,
@@ -440,6 +455,10 @@ class StreamableHttpTransport(_HttpBase):
                 with anyio.move_on_after(2):
                     with contextlib.suppress(httpx.HTTPError):
                         await self._client.delete(self.target.url, headers=self._headers(None))
+            if self._abandoned_session:
+                with anyio.move_on_after(2):
+                    with contextlib.suppress(httpx.HTTPError):
+                        await self._client.delete(self.target.url, headers={"Mcp-Session-Id": self._abandoned_session})
             await self._client.aclose()
 
 
