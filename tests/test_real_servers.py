@@ -4,7 +4,7 @@
   `initialize`, so `--protocol auto` must start it again and use the handshake;
 - FastMCP 2.12 (mcp 1.16) over streamable HTTP and legacy SSE: it answers the discover POST with
   HTTP 400 (no session yet), which must mean "legacy, at once", not a wait;
-- FastMCP 4.2 (mcp 2.3) over stdio and streamable HTTP: a modern 2026-07-28 server; over stdio it is
+- FastMCP 4.2 (mcp 2.3) over stdio, streamable HTTP and legacy SSE: a modern 2026-07-28 server; over stdio it is
   started behind a deliberate 3 s delay, longer than the discover wait, so the late-start path
   (initialize refused with -32022, then discover again) is taken on purpose, not by luck.
 
@@ -184,14 +184,16 @@ def test_fastmcp4_slow_start_call(fastmcp4):
     assert result.json["structuredContent"] == {"result": 5}
 
 
-def test_fastmcp4_over_http(fastmcp4):
-    with _fastmcp_http(fastmcp4, "http") as url:
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_fastmcp4_over_http(fastmcp4, transport):
+    with _fastmcp_http(fastmcp4, transport) as url:
         probed = run_cli(["probe", "--json", url])
         called = run_cli(["call", "add", "a=2", "b=3", "--json", url])
         prompt = run_cli(["get-prompt", "greet", "name=Ada", "--json", url])
         read = run_cli(["read", "note://greeting", "--json", url])
     doc = probed.json
     assert probed.exit_code == 0, probed.stderr
+    assert doc["transport"] == transport
     assert (doc["era"], doc["protocolVersion"]) == ("modern", "2026-07-28")
     assert "era-fallback" not in probed.codes()
     _assert_catalog(doc)
