@@ -93,10 +93,14 @@ def test_message_over_the_size_limit_is_a_protocol_error(tmp_path):
 
 
 def test_deep_nesting_is_refused_cleanly(tmp_path):
+    """The answer to initialize, 100,000 levels deep, is refused before parsing and is that request's
+    answer: the handshake fails at once as a protocol error (a second answer to the same id that
+    follows is not waited for), with one document and no traceback."""
     deep = b'{"jsonrpc":"2.0","id":{ID},"result":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
     result, _ = _probe(tmp_path, _frames(deep, VALID))
-    assert result.exit_code == 0
-    assert any(f["code"] == "non-protocol-output" for f in result.json["findings"])
+    assert result.exit_code == 5, result.stderr
+    assert "the answer was refused before parsing: a message nested more than 512 levels deep" in \
+        result.json["error"]["message"]
 
 
 @pytest.mark.parametrize("frame, message", [
