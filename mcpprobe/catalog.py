@@ -24,19 +24,9 @@ from mcpprobe.errors import (
     RpcError,
 )
 from mcpprobe.findings import Finding
+from mcpprobe.kinds import KINDS, LIST_KINDS, Kind, identity
 from mcpprobe.redact import active
 from mcpprobe.session import Session, Timing
-
-# kind -> (list method, capability, result key, identity field)
-KINDS: dict[str, tuple[str, str, str, str]] = {
-    "tools": ("tools/list", "tools", "tools", "name"),
-    "resources": ("resources/list", "resources", "resources", "uri"),
-    "templates": ("resources/templates/list", "resources", "resourceTemplates", "uriTemplate"),
-    "prompts": ("prompts/list", "prompts", "prompts", "name"),
-}
-# What `list` accepts: the catalog, and the tasks of 2025-11-25 (`tasks.list`). Tasks are the
-# server's running state, not its offer: `probe`, `watch` and the drift rules know only KINDS.
-LIST_KINDS: dict[str, tuple[str, str, str, str]] = {**KINDS, "tasks": ("tasks/list", "tasks.list", "tasks", "taskId")}
 
 
 @dataclass
@@ -75,14 +65,8 @@ class Listing:
         return sum(page.ms for page in self.pages)
 
 
-def _identity(kind: str, item: Any) -> str | None:
-    key = LIST_KINDS[kind][3]
-    value = item.get(key) if isinstance(item, dict) else None
-    return value if isinstance(value, str) else None
-
-
 async def list_kind(session: Session, kind: str) -> Listing:
-    method, capability, key, _ = LIST_KINDS[kind]
+    method, key = LIST_KINDS[kind].list_method, LIST_KINDS[kind].result_key
     missing = missing_for(session.capabilities, method)
     listing = Listing(kind, missing is None)
     if not listing.declared and not session.settings.force:
@@ -142,7 +126,7 @@ async def list_kind(session: Session, kind: str) -> Listing:
 def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int]) -> None:
     kind = listing.kind
     errors = schema.item_errors(kind, item, modern=session.modern)
-    ident = _identity(kind, item)
+    ident = identity(kind, item)
     if errors:
         label = f"item {index}" + (f" ({ident})" if ident else "")
         listing.invalid.append({"index": index, "id": ident, "errors": errors})
@@ -169,14 +153,14 @@ def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str, ms
         listing.state = "not-declared"
         listing.error = None
         listing.findings.append(Finding(
-            "not-declared", f"'{LIST_KINDS[kind][1]}' is not declared and {method} was answered with -32601, "
+            "not-declared", f"'{LIST_KINDS[kind].capability}' is not declared and {method} was answered with -32601, "
             "as the spec requires: consistent", kind=kind))
         return
     if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1:
         listing.state = "method-not-found"
         listing.findings.append(Finding(
             "method-not-found",
-            f"the server declared '{LIST_KINDS[kind][1]}' but answered {method} with -32601 Method not found"
+            f"the server declared '{LIST_KINDS[kind].capability}' but answered {method} with -32601 Method not found"
             f" ({exc.rpc_message})", kind=kind, detail=exc.detail))
         return
     cause = _cause(exc)
@@ -218,3 +202,7 @@ def _short(text: str, limit: int = 40) -> str:
 
 def timing_for(listing: Listing) -> Timing:
     return Timing(f"list {listing.kind}", listing.ms, {"pages": len(listing.pages)})
+
+
+# The kind table lives in the import-light mcpprobe.kinds; it is named here too, beside the listing.
+__all__ = ["KINDS", "LIST_KINDS", "Kind", "Listing", "Page", "list_kind", "timing_for"]

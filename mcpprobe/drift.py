@@ -11,11 +11,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpprobe import kinds
 from mcpprobe.errors import UsageProblem
+from mcpprobe.kinds import KINDS
 from mcpprobe.sanitize import json_dumps
 
 SNAPSHOT_FORMAT = 1
-IDENTITY = {"tools": "name", "resources": "uri", "templates": "uriTemplate", "prompts": "name"}
 
 
 class BaselineError(UsageProblem):
@@ -122,7 +123,7 @@ class Drift:
 
         out = []
         for change in self.changes:
-            kind = change.kind if change.kind in IDENTITY else "server"
+            kind = change.kind if change.kind in KINDS else "server"
             detail = {"baseline": self.baseline, **change.to_json()}
             out.append(Finding("breaking-change" if change.breaking else "drift", change.message(), kind=kind,
                                detail=detail))
@@ -133,8 +134,7 @@ class Drift:
 
 
 def _singular(kind: str) -> str:
-    return {"tools": "tool", "resources": "resource", "templates": "template", "prompts": "prompt",
-            "server": "capability"}.get(kind, kind)
+    return KINDS[kind].singular if kind in KINDS else "capability" if kind == "server" else kind
 
 
 def compare(baseline: dict[str, Any], current: dict[str, Any], source: str) -> Drift:
@@ -147,50 +147,46 @@ def compare(baseline: dict[str, Any], current: dict[str, Any], source: str) -> D
         for name in new_caps:
             if name not in old_caps:
                 drift.changes.append(Change("server", name, "added", False))
-    for kind, key in IDENTITY.items():
+    for kind in KINDS:
         old, new = baseline["kinds"].get(kind), current["kinds"].get(kind)
         if not isinstance(old, dict) or not isinstance(new, dict):
             continue
         if not (old.get("complete") or not old.get("declared")) or not (new.get("complete") or not new.get("declared")):
             drift.not_compared.append(kind)
             continue
-        old_items = _by_id(old.get("items"), key)
-        new_items = _by_id(new.get("items"), key)
-        for ident in old_items:
-            if ident not in new_items:
-                drift.changes.append(Change(kind, ident, "removed", True))
-        for ident, item in new_items.items():
-            if ident not in old_items:
-                drift.changes.append(Change(kind, ident, "added", False))
-                continue
-            breaking, other = _item_changes(kind, old_items[ident], item)
-            if breaking or other:
+        old_items, new_items = _by_id(kind, old.get("items")), _by_id(kind, new.get("items"))
+        diff = kinds.diff(old_items, new_items)
+        drift.changes.extend(Change(kind, ident, "removed", True) for ident in diff.removed)
+        for ident in new_items:  # added and changed in the order of the new list
+            if ident in diff.changed:
+                breaking, other = _item_changes(kind, *diff.changed[ident])
                 drift.changes.append(Change(kind, ident, "changed", bool(breaking), breaking + other))
+            elif ident not in old_items:
+                drift.changes.append(Change(kind, ident, "added", False))
     return drift
 
 
-def _by_id(items: Any, key: str) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict) and isinstance(item.get(key), str):
-            out.setdefault(item[key], item)
-    return out
+def _by_id(kind: str, items: Any) -> dict[str, dict[str, Any]]:
+    return kinds.by_identity(kind, items if isinstance(items, list) else [])
 
 
 def _item_changes(kind: str, old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(breaking, other) descriptions of what changed in one item."""
+    """(breaking, other) descriptions of what changed in one item: at least one, as the items differ."""
     breaking: list[str] = []
     other: list[str] = []
     if kind == "tools":
         breaking, other = _schema_changes(old.get("inputSchema"), new.get("inputSchema"))
-        skip = {"inputSchema"}
+        skip = "inputSchema"
     elif kind == "prompts":
         breaking, other = _prompt_changes(old.get("arguments"), new.get("arguments"))
-        skip = {"arguments"}
+        skip = "arguments"
     else:
-        skip = set()
-    for key in sorted((set(old) | set(new)) - skip):
-        if old.get(key) == new.get(key):
+        skip = ""
+    # A difference the argument rules do not name (an argument's description, additionalProperties
+    # loosened) is still a change, as watch reports it: then the field itself is named.
+    described = bool(breaking or other)
+    for key in kinds.changed_fields(old, new):
+        if key == skip and described:
             continue
         other.append(f"{key} {'added' if key not in old else 'removed' if key not in new else 'changed'}")
     return breaking, other

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpprobe.errors import UsageProblem
+from mcpprobe.kinds import KINDS
 
-KIND_KEYS = {"tools": "name", "resources": "uri", "templates": "uriTemplate", "prompts": "name"}
+KIND_KEYS = {name: kind.identity for name, kind in KINDS.items()}
 SINGULAR = {"tools": "tool", "resources": "resource", "templates": "template", "prompts": "prompt"}
 TOP_KEYS = ("protocolVersions", "capabilities", *KIND_KEYS, "maxSeconds")
 

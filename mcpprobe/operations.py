@@ -96,7 +96,7 @@ def suspicious_findings(listing: Listing) -> list[Finding]:
     from mcpprobe.sanitize import plain, visible
 
     out = []
-    ident_key = LIST_KINDS[listing.kind][3]
+    ident_key = LIST_KINDS[listing.kind].identity
     keys = tuple(dict.fromkeys((ident_key, "name", "title", "description")))
     for index, item in enumerate(listing.items):
         where = None
@@ -212,7 +212,7 @@ async def list_one(target: Target, settings: Settings, kind: str, **session_args
     outcome = Outcome("list", kind=kind)
 
     async def body(session: Session) -> None:
-        session.check(LIST_KINDS[kind][0])
+        session.check(LIST_KINDS[kind].list_method)
         listing = await list_kind(session, kind)
         listing.findings.extend(suspicious_findings(listing))
         outcome.listings[kind] = listing

@@ -31,6 +31,7 @@ from typing import Any
 
 import anyio
 
+from mcpprobe import kinds as catalog_kinds
 from mcpprobe import redact
 from mcpprobe.capabilities import declared
 from mcpprobe.catalog import KINDS, Listing, list_kind
@@ -58,8 +59,6 @@ LIST_CHANGED = {
 }
 # The kinds one list_changed notification makes stale: resource templates live under `resources`.
 RELISTED = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
-# The notifying kind each listed kind belongs to.
-NOTIFIER = {"tools": "tools", "prompts": "prompts", "resources": "resources", "templates": "resources"}
 LISTEN_KEYS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -417,8 +416,8 @@ class Watcher:
             self._compare_capabilities(session)
         self.capabilities, self.protocol_version = caps, session.snapshot.protocol_version
         for kind, state in self.kinds.items():
-            state.declared = declared(caps, KINDS[kind][1])
-            state.promised = state.declared and declared(caps, NOTIFIER[kind], "listChanged")
+            state.declared = declared(caps, KINDS[kind].capability)
+            state.promised = state.declared and declared(caps, KINDS[kind].notifier, "listChanged")
             if not state.declared:
                 state.status, state.items, state.list_completed = "not-declared", None, False
         link.caps_known = True
@@ -546,7 +545,7 @@ class Watcher:
             self._listing_findings(link, listing)
             previous = state.items
             if listing.state == "complete":
-                state.items, state.list_completed = _index(kind, listing.items), True
+                state.items, state.list_completed = catalog_kinds.by_identity(kind, listing.items), True
                 state.status, state.stale_reason = "current", None
                 state.last_listed_at = now_iso()
                 if state.last_changed_at is None:
@@ -559,7 +558,7 @@ class Watcher:
                       pages=len(listing.pages), items=list(state.items.values()) if state.items is not None else [],
                       **({"staleReason": state.stale_reason} if state.stale_reason else {}))
             if listing.state == "complete" and reconnected and previous is not None:
-                diff = _diff(kind, previous, state.items or {})
+                diff = _diff(previous, state.items or {})
                 if diff["changes"]:
                     state.last_changed_at = now_iso()
                     self.emit("diff", kind, trigger="reconnect", **diff, count=len(state.items or {}),
@@ -584,7 +583,7 @@ class Watcher:
         if state.promised:
             return "promised"
         if self.link is not None and self.link.modern and self.link.honored is not None and declared(
-                self.capabilities or {}, NOTIFIER[state.kind], "listChanged"):
+                self.capabilities or {}, KINDS[state.kind].notifier, "listChanged"):
             return "refused"
         return "not-promised"
 
@@ -678,8 +677,8 @@ class Watcher:
                       retryInSeconds=retry_in)
             return False
         previous = state.items or {}
-        new = _index(kind, listing.items)
-        diff = _diff(kind, previous, new)
+        new = catalog_kinds.by_identity(kind, listing.items)
+        diff = _diff(previous, new)
         state.items, state.list_completed = new, True
         state.status, state.stale_reason = "current", None
         state.last_listed_at = now_iso()
@@ -968,28 +967,13 @@ class Watcher:
 # ----- diffs -----
 
 
-def _index(kind: str, items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    key = KINDS[kind][3]
-    out: dict[str, dict[str, Any]] = {}
-    for item in items:
-        ident = item.get(key) if isinstance(item, dict) else None
-        if isinstance(ident, str):
-            out[ident] = item
-    return out
-
-
-def _diff(kind: str, before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Added, removed and changed items by identity; for a changed one, the top-level fields that differ."""
-    added = [ident for ident in after if ident not in before]
-    removed = [ident for ident in before if ident not in after]
-    changed = []
-    for ident, item in after.items():
-        old = before.get(ident)
-        if old is not None and old != item:
-            fields = sorted(k for k in set(old) | set(item) if old.get(k) != item.get(k))
-            changed.append({"id": ident, "fields": fields})
-    return {"added": added, "removed": removed, "changed": changed,
-            "changes": len(added) + len(removed) + len(changed)}
+def _diff(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The diff event's fields: added, removed and changed items by identity; for a changed one,
+    the top-level fields that differ."""
+    diff = catalog_kinds.diff(before, after)
+    changed = [{"id": ident, "fields": catalog_kinds.changed_fields(old, new)}
+               for ident, (old, new) in diff.changed.items()]
+    return {"added": diff.added, "removed": diff.removed, "changed": changed, "changes": diff.changes}
 
 
 def _why(listing: Listing) -> str:

@@ -125,3 +125,22 @@ def test_schema_and_prompt_rules() -> None:
                                               "argument 'x' is no longer required"]
     assert prompt.breaking and prompt.details == ["argument 'a' is now required", "argument 'b' removed",
                                                   "optional argument 'c' added"]
+
+
+def test_a_change_the_argument_rules_do_not_name_is_still_a_change() -> None:
+    """watch reports any difference in an item; drift used to drop one inside inputSchema or a
+    prompt's arguments that no argument rule names. Now both name the field."""
+    old = _snap([{"name": "t", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}],
+                [{"name": "p", "arguments": [{"name": "a", "description": "old"}]}])
+    new = _snap([{"name": "t", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}},
+                                               "additionalProperties": False}}],
+                [{"name": "p", "arguments": [{"name": "a", "description": "new"}]}])
+    drift = compare(old, new, "base.json")
+    assert [(c.kind, c.ident, c.breaking, c.details) for c in drift.changes] == [
+        ("tools", "t", False, ["inputSchema changed"]), ("prompts", "p", False, ["arguments changed"])]
+
+
+def test_duplicate_identities_keep_the_first_item() -> None:
+    old = _snap([{"name": "t", "description": "first"}, {"name": "t", "description": "second"}])
+    new = _snap([{"name": "t", "description": "first"}])
+    assert compare(old, new, "base.json").changes == []

@@ -377,7 +377,8 @@ def _drift(page: _Page, drift: Any) -> list[str]:
 
 def _catalog(page: _Page, outcome: Any) -> list[str]:
     out = ["<h3>Items</h3>"]
-    for kind, (_, _, _, key) in KINDS.items():
+    for kind in KINDS:
+        key = KINDS[kind].identity
         listing = outcome.listings.get(kind)
         if listing is None or not listing.items:
             continue

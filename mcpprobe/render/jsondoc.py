@@ -63,7 +63,8 @@ def document(outcome: Outcome) -> dict[str, Any]:
     if outcome.command == "probe":
         # Before capabilities are known nothing about the kinds is known: null, not "not-declared".
         doc["kinds"] = None if not negotiated else {
-            kind: listing_json(outcome.listings.get(kind), kind, isinstance(capabilities.get(KINDS[kind][1]), dict))
+            kind: listing_json(outcome.listings.get(kind), kind,
+                               isinstance(capabilities.get(KINDS[kind].capability), dict))
             for kind in KINDS
         }
     elif outcome.kind is not None:
@@ -73,7 +74,7 @@ def document(outcome: Outcome) -> dict[str, Any]:
             doc.update({"declared": None, "listCompleted": False, "state": None, "pages": 0, "count": 0,
                         "items": [], "invalidItems": []})
         else:
-            declared = missing_for(capabilities, LIST_KINDS[kind][0]) is None
+            declared = missing_for(capabilities, LIST_KINDS[kind].list_method) is None
             doc.update(listing_json(outcome.listings.get(kind), kind, declared))
     doc["findings"] = [finding.to_json() for finding in outcome.all_findings()]
     doc["timings"] = [timing.to_json() for timing in outcome.timings]

@@ -12,11 +12,11 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from mcpprobe.kinds import LIST_KINDS
 from mcpprobe.render.human import safe
 
 SPINNER = "dots"
-LIST_KINDS = {"tools/list": "tools", "resources/list": "resources", "resources/templates/list": "templates",
-              "prompts/list": "prompts", "tasks/list": "tasks"}
+LISTED_BY = {kind.list_method: kind.name for kind in LIST_KINDS.values()}
 
 
 class PhaseSpinner:
@@ -48,7 +48,7 @@ class PhaseSpinner:
         return trace
 
     def _sent(self, method: str) -> None:
-        kind = LIST_KINDS.get(method)
+        kind = LISTED_BY.get(method)
         if kind is not None:
             self.pages[kind] = self.pages.get(kind, 0) + 1
             self.phase = "listing " + ", ".join(f"{name} page {n}" for name, n in self.pages.items())
