@@ -23,8 +23,6 @@ from mcpprobe import arguments as argmod
 from mcpprobe import validation
 from mcpprobe.catalog import Listing, list_kind, timing_for
 from mcpprobe.errors import (
-    INVALID_PARAMS,
-    RESOURCE_NOT_FOUND_LEGACY,
     ProbeError,
     ProtocolFailure,
     Refused,
@@ -518,23 +516,15 @@ async def _run(outcome: InvokeOutcome, target: Target, settings: Settings, body:
 
 
 async def _listen_for_server(session: Session) -> None:
-    """Streamable HTTP before 2026-07-28: the server may send its requests (ping, roots/list,
-    elicitation) on the standalone GET stream rather than on the stream of the request they
+    """Where the session has a server stream (streamable HTTP before 2026-07-28), the server may send
+    its requests (ping, roots/list, elicitation) there rather than on the stream of the request they
     concern; open it before the request, so that they are answered and the request goes on."""
-    listen = getattr(session.conn.transport, "listen", None)
-    if listen is not None and not session.modern:
-        await listen(min(session.settings.connect_timeout, session.settings.timeout))
+    stream = session.server_stream
+    if stream is not None:
+        await stream.listen(min(session.settings.connect_timeout, session.settings.timeout))
 
 
 # ----- read -----
-
-
-def _is_not_found(exc: RpcError, modern: bool) -> bool:
-    if exc.rpc_code == RESOURCE_NOT_FOUND_LEGACY:
-        return True
-    if exc.rpc_code != INVALID_PARAMS:
-        return False
-    return modern or "not found" in exc.rpc_message.lower() or (isinstance(exc.data, dict) and "uri" in exc.data)
 
 
 async def read_resource(target: Target, settings: Settings, uri: str | None, *, template: str | None = None,
@@ -562,7 +552,7 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
             result = await _request_with_input(session, outcome, broker, "resources/read", {"uri": target_uri},
                                                hooks=hooks)
         except RpcError as exc:
-            if _is_not_found(exc, session.modern):
+            if session.era.is_not_found(exc):
                 raise ProtocolFailure(
                     f"resource not found: {target_uri} (the server answered {exc.rpc_code}: {exc.rpc_message})",
                     code="resource-not-found", detail={**exc.detail, "uri": target_uri}) from None

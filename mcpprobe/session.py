@@ -18,6 +18,7 @@ import anyio
 
 from mcpprobe import __version__
 from mcpprobe.capabilities import missing_for, refuse
+from mcpprobe.era import META_CLIENT_CAPS, META_CLIENT_INFO, META_VERSION, Era, era_named
 from mcpprobe.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionFailed,
@@ -41,13 +42,10 @@ from mcpprobe.target import (
     Target,
 )
 from mcpprobe.versions import sdk_version
+from mcpprobe.wire.base import ServerStream, server_stream
 from mcpprobe.wire.jsonrpc import MAX_SERVER_REQUESTS, Connection, Tracer
 
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_CLIENT_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 @dataclass
@@ -110,8 +108,20 @@ class Session:
         self.findings: list[Finding] = []
 
     @property
+    def era(self) -> Era:
+        """What differs between the protocol eras, as operations ask it (mcpprobe.era)."""
+        return era_named(self.snapshot.era)
+
+    @property
     def modern(self) -> bool:
+        """The 2026-07-28 era: for what is keyed by era rather than asked of it (the item schemas)."""
         return self.snapshot.era == "modern"
+
+    @property
+    def server_stream(self) -> ServerStream | None:
+        """The transport's standalone stream for what the server sends outside any request, when the
+        transport has one and the era uses it (streamable HTTP before 2026-07-28); else None."""
+        return server_stream(self.conn.transport) if self.era.uses_server_stream else None
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -138,29 +148,15 @@ class Session:
             self.findings.append(Finding(
                 "forced", f"{method} was sent with --force although '{missing}' is not declared",
                 kind=_kind_of(method), detail={"method": method, "missing": missing}))
-        params, headers = self._envelope(method, params)
+        params, headers = self.era.envelope(self.snapshot, method, params)
         return await self.conn.request(
             method, params, timeout=timeout or self.settings.timeout, headers=headers,
             reset_on_progress=reset_on_progress,
         )
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        params, headers = self._envelope(method, params)
+        params, headers = self.era.envelope(self.snapshot, method, params)
         await self.conn.notify(method, params, headers)
-
-    def _envelope(self, method: str, params: dict[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, str]]:
-        if not self.modern:
-            return params, {}
-        params = dict(params or {})
-        meta = dict(params.get("_meta") or {})
-        meta[META_VERSION] = self.snapshot.protocol_version
-        meta[META_CLIENT_INFO] = self.snapshot.client_info
-        meta[META_CLIENT_CAPS] = self.snapshot.client_capabilities
-        params["_meta"] = meta
-        headers = {"Mcp-Method": method}
-        if (key := NAME_BEARING.get(method)) and isinstance(params.get(key), str):
-            headers["Mcp-Name"] = _header_value(params[key])
-        return params, headers
 
     def wire_findings(self) -> list[Finding]:
         """Protocol violations and non-JSON output seen on the wire so far, as findings."""
@@ -204,14 +200,6 @@ def _kind_of(method: str) -> str:
     if method.startswith("resources/templates"):
         return "templates"
     return head if head in ("tools", "resources", "prompts") else "server"
-
-
-def _header_value(value: str) -> str:
-    import base64
-
-    if value.isascii() and value.isprintable() and value == value.strip() and not value.startswith("=?base64?"):
-        return value
-    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="
 
 
 def make_transport(target: Target, settings: Settings, stderr_writer: Any = None,

@@ -35,6 +35,7 @@ from mcpprobe import kinds as catalog_kinds
 from mcpprobe import redact
 from mcpprobe.capabilities import declared
 from mcpprobe.catalog import KINDS, Listing, list_kind
+from mcpprobe.era import LEGACY, Era
 from mcpprobe.errors import (
     AuthFailed,
     ConnectionFailed,
@@ -48,7 +49,8 @@ from mcpprobe.errors import (
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Finding
 from mcpprobe.session import Session, open_session
-from mcpprobe.target import HttpTarget, Settings, Target
+from mcpprobe.target import Settings, Target
+from mcpprobe.wire.base import ServerStream
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -60,7 +62,6 @@ LIST_CHANGED = {
 # The kinds one list_changed notification makes stale: resource templates live under `resources`.
 RELISTED = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
 LISTEN_KEYS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 # Events that --count counts: what happened after the first snapshot, not bookkeeping.
 COUNTED = frozenset({"list_changed", "diff", "stale", "resource_updated", "log", "reconnect",
@@ -133,7 +134,7 @@ class _Link:
         self.number = number
         self.session: Session | None = None
         self.caps_known = False
-        self.modern = False
+        self.era: Era = LEGACY
         self.pending: dict[str, int] = dict.fromkeys(KINDS, 0)  # list_changed seen since the last re-list
         self.reasons: dict[str, str] = dict.fromkeys(KINDS, "")
         self.first_at: dict[str, float | None] = dict.fromkeys(KINDS, None)
@@ -321,13 +322,9 @@ class Watcher:
         elif method == "notifications/subscriptions/acknowledged":
             self._on_ack(link, params)
 
-    def _stamped(self, link: _Link, params: dict[str, Any]) -> bool:
-        meta = params.get("_meta")
-        return isinstance(meta, dict) and link.listen_id is not None and meta.get(SUBSCRIPTION_ID) == link.listen_id
-
     def _on_list_changed(self, link: _Link, kind: str, method: str, params: dict[str, Any]) -> None:
         promised = link.caps_known and self.kinds[kind].promised
-        if link.modern and promised and not self._stamped(link, params):
+        if promised and not link.era.carried_by(params, link.listen_id):
             promised = False
         if not promised:
             link.unpromised[kind] = link.unpromised.get(kind, 0) + 1
@@ -344,7 +341,7 @@ class Watcher:
 
     def _unpromised_finding(self, link: _Link, kind: str, method: str) -> None:
         capability = self.kinds[kind]
-        if link.modern:
+        if link.era.listens:
             why = ("outside the subscriptions/listen stream, or of a type the listen acknowledgement did not honour")
         elif not capability.declared:
             why = f"although it did not declare '{kind}'"
@@ -362,7 +359,7 @@ class Watcher:
             self._finding(Finding("protocol-violation", "notifications/resources/updated without a string uri",
                                   kind="resources"))
             return
-        if link.modern and not self._stamped(link, params):
+        if not link.era.carried_by(params, link.listen_id):
             self._finding(Finding("unpromised-notification", "the server sent notifications/resources/updated "
                                   "outside the subscriptions/listen stream; not acted on", kind="resources"))
             return
@@ -394,7 +391,7 @@ class Watcher:
                   data=params.get("data"), **extra)
 
     def _on_ack(self, link: _Link, params: dict[str, Any]) -> None:
-        if not self._stamped(link, params) or link.listen_acked.is_set():
+        if link.listen_id is None or not link.era.carried_by(params, link.listen_id) or link.listen_acked.is_set():
             return
         honored = params.get("notifications")
         link.honored = honored if isinstance(honored, dict) else {}
@@ -404,7 +401,7 @@ class Watcher:
 
     async def _connected(self, link: _Link, session: Session) -> None:
         link.session = session
-        link.modern = session.modern
+        link.era = session.era
         caps = session.capabilities
         reconnected = self.capabilities is not None
         self._reconnected = reconnected
@@ -458,7 +455,7 @@ class Watcher:
         listed: set[str] = set()
         if opts.log_level is not None:
             await self._set_log_level(link, session)
-        if link.modern:
+        if link.era.listens:
             if resources_first:
                 # The catalog check needs the resource list before the listen request names URIs.
                 await self._initial(link, session, ("resources", "templates"), reconnected)
@@ -472,11 +469,11 @@ class Watcher:
                 for kind in ("resources", "templates"):
                     if self.kinds[kind].promised:
                         self._poke(link, kind, "listen")
-        elif isinstance(self.target, HttpTarget) and self.target.transport != "sse":
-            await self._start_get_stream(link, session, group, guarded)
+        elif (stream := session.server_stream) is not None:
+            await self._start_server_stream(link, session, stream, group, guarded)
         await self._initial(link, session, tuple(k for k in KINDS if k not in listed), reconnected)
         self._say_promises(link)
-        if opts.subscribe and not link.modern and self.kinds["resources"].declared:
+        if opts.subscribe and not link.era.listens and self.kinds["resources"].declared:
             await self._subscribe_legacy(link, session, self._catalog_checked(link))
         elif opts.subscribe and not self.kinds["resources"].declared:
             self.emit("error", "resources", code="not-declared", message=(
@@ -582,7 +579,7 @@ class Watcher:
             return "not-declared"
         if state.promised:
             return "promised"
-        if self.link is not None and self.link.modern and self.link.honored is not None and declared(
+        if self.link is not None and self.link.era.listens and self.link.honored is not None and declared(
                 self.capabilities or {}, KINDS[state.kind].notifier, "listChanged"):
             return "refused"
         return "not-promised"
@@ -788,7 +785,7 @@ class Watcher:
                           f"{item['error']}")
 
     async def _set_log_level(self, link: _Link, session: Session) -> None:
-        if link.modern:
+        if not link.era.sets_log_level:
             self.emit("notice", "server", code="log-level-unavailable", message=(
                 "--log-level: logging/setLevel does not exist in the 2026-07-28 era; log messages the server "
                 "sends anyway are shown"))
@@ -910,11 +907,8 @@ class Watcher:
 
     # ----- the legacy streamable HTTP GET stream -----
 
-    async def _start_get_stream(self, link: _Link, session: Session, group: Any, guarded: Any) -> None:
-        transport = session.conn.transport
-        opener = getattr(transport, "open_server_stream", None)
-        if opener is None:
-            return
+    async def _start_server_stream(self, link: _Link, session: Session, server_stream: ServerStream, group: Any,
+                                   guarded: Any) -> None:
         opened = anyio.Event()
         status: list[int] = []
 
@@ -926,7 +920,7 @@ class Watcher:
             failures = 0
             while True:
                 try:
-                    how = await opener(on_open=on_open)
+                    how = await server_stream.open_server_stream(on_open=on_open)
                 except ProbeError as exc:
                     opened.set()
                     if isinstance(exc, ConnectionFailed | AuthFailed) or link.session is None:

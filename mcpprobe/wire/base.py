@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from mcpprobe.errors import ProbeError, ProtocolFailure
 
@@ -45,6 +45,28 @@ class Transport(Protocol):
         """Tell the peer we are done (stdio: EOF on its stdin) without waiting for it."""
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ServerStream(Protocol):
+    """An optional ability of a transport: a stream on which the server sends what belongs to no
+    request (notifications, its own requests). Streamable HTTP has one (the standalone GET stream);
+    stdio needs none (everything comes on one pipe) and HTTP+SSE has only its one event stream."""
+
+    async def open_server_stream(self, *, on_open: Any = None, on_streaming: Any = None) -> str:
+        """Open it once and run until it ends: "ended" (open it again if wanted) or "unsupported"
+        (the server offers none); a ProbeError when it fails."""
+        ...
+
+    async def listen(self, wait: float) -> None:
+        """Keep it open in the background for the rest of the connection; wait at most `wait`
+        seconds for it to open."""
+        ...
+
+
+def server_stream(transport: Any) -> ServerStream | None:
+    """The transport's server stream, if it has that ability."""
+    return transport if isinstance(transport, ServerStream) else None
 
 
 _non_finite = [False]
