@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcpprobe import kinds, prestart
 from mcpprobe.kinds import KINDS, LIST_KINDS
 from mcpprobe.render.progress import LISTED_BY
-from mcpprobe.watch import _diff
+from mcpprobe.watch.lists import diff_event as _diff
 
 
 def test_every_copy_of_the_kinds_agrees_with_the_table() -> None:
