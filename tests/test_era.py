@@ -41,3 +41,15 @@ def test_only_the_modern_era_wraps_requests() -> None:
     params, headers = MODERN.envelope(snap, "tools/call", {"name": "t"})
     assert params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
     assert headers == {"Mcp-Method": "tools/call", "Mcp-Name": "t"}
+
+
+def test_watch_and_invoke_ask_the_era_and_the_transport_rather_than_test_them() -> None:
+    from pathlib import Path
+
+    import mcpprobe
+
+    root = Path(mcpprobe.__file__).parent
+    for path in [root / "invoke.py", *sorted((root / "watch").glob("*.py"))]:
+        text = path.read_text(encoding="utf-8")
+        for asked in (".modern", "HttpTarget", "open_server_stream\")", "getattr(session.conn.transport"):
+            assert asked not in text, f"{path.name} tests {asked} instead of asking session.era / session.server_stream"

@@ -35,6 +35,9 @@ RECONNECT_FIRST, RECONNECT_MAX = 0.5, 30.0
 
 
 class Watcher:
+    """One watch: the parts (events, lists, router, subscriptions, --call) are made once and live
+    across connections; a `Link` is made per connection and dropped with it."""
+
     def __init__(self, target: Target, settings: Settings, options: WatchOptions, emit: Emit,
                  *, stderr_writer: Any = None, tracer: Any = None, http_hooks: dict[str, list[Any]] | None = None,
                  ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
