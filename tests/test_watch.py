@@ -435,3 +435,24 @@ def test_watch_call_with_bad_pair_syntax_is_a_usage_error(tmp_path):
                           text=True, timeout=30, cwd=ROOT)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# ----- the package's shape -----
+
+
+def test_the_watch_modules_read_in_order() -> None:
+    """The package's docstring names a reading order in which each module uses only the ones before
+    it, so that a reader never has to go back into a module already left."""
+    import ast
+    import re
+
+    import mcpprobe.watch as package
+
+    order = re.findall(r"^- `(\w+)`:", package.__doc__ or "", re.MULTILINE)
+    folder = Path(package.__file__).parent
+    assert sorted(order) == sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    for position, name in enumerate(order):
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        used = {node.module.rsplit(".", 1)[1] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                and node.module and node.module.startswith("mcpprobe.watch.")}
+        assert used <= set(order[:position]), f"{name} uses {sorted(used - set(order[:position]))}, read later"
