@@ -14,11 +14,9 @@ from typing import Any
 import click
 
 from mcpprobe.auth.options import auth_options
-from mcpprobe.edge import EdgeGroup
+from mcpprobe.edge import CONTEXT, EdgeGroup
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.options import _positive
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def _stream_pair(secrets: list[str]) -> tuple[Any, Any]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import click
 
+from mcpprobe.edge import CONTEXT as CONTEXT  # the commands' modules take it from here
 from mcpprobe.exitcodes import ExitCode
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
@@ -23,7 +24,6 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
     from mcpprobe.target import Settings, Target
     from mcpprobe.trace import TraceWriter
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 def settings_from(params: dict[str, Any]) -> Settings:

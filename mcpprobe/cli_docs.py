@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from mcpprobe.cli_common import CONTEXT
+from mcpprobe.edge import CONTEXT
 
 SHELLS = ("bash", "zsh", "fish")
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
+from mcpprobe.edge import CONTEXT
 from mcpprobe.options import CONFIG_OPTION
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_LISTEN = "127.0.0.1:9745"
 
 

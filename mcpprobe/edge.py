@@ -18,11 +18,11 @@ from typing import Any
 
 import click
 
-from mcpprobe.errors import UsageProblem
-from mcpprobe.exitcodes import ExitCode
 from mcpprobe.testhooks import crash_point
 
 TRACEBACK = "mcpprobe.traceback"
+# The context settings of every command: -h as well as --help, and help text up to 100 columns wide.
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 REPORT_HINT = ("a bug in mcpprobe, not a problem with the server: please report it with the command line, "
                "`mcpprobe --version` and the stack that `mcpprobe --traceback ...` shows")
 
@@ -54,6 +54,10 @@ class EdgeCommand(click.Command):
         except click.Abort:  # Ctrl-C or end of input at a prompt
             ctx.exit(_interrupted(ctx))
         except BaseException as exc:  # noqa: BLE001 - the edge: every exception ends here
+            # Imported here, not at the top: `mcpprobe --help` loads this module and needs neither.
+            from mcpprobe.errors import UsageProblem
+            from mcpprobe.exitcodes import ExitCode
+
             leaf = _leaf(exc)
             if isinstance(leaf, UsageProblem):
                 raise click.UsageError(leaf.message, ctx=ctx) from None
@@ -84,6 +88,8 @@ def _interrupted(ctx: click.Context) -> int:
 
         click.echo(dumps(interrupted_document(ctx.command_path.split(" ", 1)[-1])))
     click.echo("interrupted", err=True)
+    from mcpprobe.exitcodes import ExitCode
+
     return int(ExitCode.INTERRUPTED)
 
 

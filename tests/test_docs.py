@@ -110,7 +110,7 @@ def _missing(options: set[str], page: str) -> list[str]:
 @pytest.mark.parametrize("name", DOCUMENTED)
 def test_every_long_option_is_documented(name: str) -> None:
     """A command's own options on its page; the shared ones through a link to connection-options.md."""
-    command = cli.commands[name]
+    command = cli.get_command(click.Context(cli), name)
     page = _read(DOCS / "commands" / f"{name}.md")
     options = _long_options(command)
     assert "--json" in options

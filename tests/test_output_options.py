@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import click
 import pytest
 from conftest import fixture_cmd, run_cli
 
@@ -24,15 +25,16 @@ OUTPUT_OPTIONS = ["--json", "--format", "--trace", "--verbose"]
 
 
 def test_every_command_that_talks_to_a_server_is_in_the_table():
-    talking = {name for name, command in cli.commands.items()
-               if any("--transport" in param.opts for param in command.params)}
+    ctx = click.Context(cli)
+    talking = {name for name in cli.list_commands(ctx)
+               if any("--transport" in param.opts for param in cli.get_command(ctx, name).params)}
     assert talking == set(COMMANDS)
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 @pytest.mark.parametrize("option", OUTPUT_OPTIONS)
 def test_every_command_has_every_output_option(name, option):
-    command = cli.commands[name]
+    command = cli.get_command(click.Context(cli), name)
     options = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
     assert option in options
     if option == "--format":

@@ -89,3 +89,44 @@ def test_the_options_transports_are_the_targets() -> None:
     from mcpprobe import options, target
 
     assert options.TRANSPORTS == target.TRANSPORTS
+
+
+def test_the_command_table_is_the_commands() -> None:
+    """`mcpprobe --help` and completion show each command's short help from mcpprobe.cli.COMMANDS,
+    without importing the command's module: the table must say what the command itself would."""
+    import click
+
+    from mcpprobe.cli import COMMANDS, cli
+
+    ctx = click.Context(cli)
+    for name, entry in COMMANDS.items():
+        command = cli.get_command(ctx, name)
+        assert command is not None and command.name == name, name
+        assert not command.hidden
+        assert entry.help == " ".join((command.help or "").split("\n\n")[0].split()), name
+        for limit in (30, 45, 60, 94):
+            lazy = click.Command(name, help=entry.help).get_short_help_str(limit)
+            assert lazy == command.get_short_help_str(limit), (name, limit)
+
+
+def test_help_lists_the_commands_without_loading_them() -> None:
+    modules, done = imported_modules(["--help"], {})
+    assert "mcpprobe.cli_probe" not in modules and "mcpprobe.options" not in modules
+    from mcpprobe.cli import COMMANDS
+
+    listed = done.stdout.split("Commands:", 1)[1]
+    assert [line.split()[0] for line in listed.strip().splitlines()] == sorted(COMMANDS)
+
+
+@pytest.mark.parametrize("columns", ["60", "120", ""])
+def test_help_is_as_wide_as_click_makes_it(columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The group's help is sized without shutil; the same width as click's own formatter gives."""
+    import click
+
+    from mcpprobe.cli import cli
+
+    monkeypatch.setenv("COLUMNS", columns)
+    ours = cli.get_help(cli.context_class(cli, info_name="mcpprobe", max_content_width=100))
+    clicks = cli.get_help(click.Context(cli, info_name="mcpprobe", max_content_width=100))
+    assert cli.context_class is not click.Context
+    assert ours == clicks
