@@ -1,8 +1,10 @@
-"""What every command that talks to a server shares: the target and settings from the command
-line or a config, the run of one operation with its signals, --trace and -v, and printing an outcome.
+"""What every command that talks to a server shares: its options read once into a `CommandLine`
+(`command_line`; `mcpprobe.invocation` resolves that into the server to talk to), the run of one
+operation with its signals, --trace and --server-stderr for the session, and printing an outcome.
 
-Imported by `mcpprobe.cli` and the command modules alike; light at import time (click only), so
-`--help` and completion never load the MCP SDK.
+Imported by the command modules (`cli_probe`, `cli_invoke`, `cli_watch`), never by `mcpprobe.cli`
+and never back from them; light at import time (click only), so a command's `--help` never loads
+the MCP SDK.
 """
 
 from __future__ import annotations
@@ -10,26 +12,44 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import click
 
 from mcpprobe.edge import CONTEXT as CONTEXT  # the commands' modules take it from here
+from mcpprobe.edge import TRACEBACK
 from mcpprobe.exitcodes import ExitCode
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
-    from mcpprobe.config import Discovery, ServerEntry
+    from mcpprobe.invocation import CommandLine, Invocation, Output, ServerInvocation
     from mcpprobe.redact import Redactor
-    from mcpprobe.target import Settings, Target
     from mcpprobe.trace import TraceWriter
 
 
 
-def settings_from(params: dict[str, Any]) -> Settings:
+def command_line(ctx: click.Context, positionals: tuple[str, ...], params: Mapping[str, Any]) -> CommandLine:
+    """The options every server command shares (`mcpprobe.options`), read from click's values here and
+    nowhere else, checked, and frozen. Nothing is read or started yet (`mcpprobe.invocation.resolve`)."""
+    from mcpprobe.auth.options import AuthSettings
+    from mcpprobe.invocation import CommandLine, Connection, Output, ServerChoice
     from mcpprobe.target import Settings, parse_protocol, root_uri
 
-    return Settings(
+    command: list[str] = ctx.meta.get("server_command", [])
+    many = "servers" in params  # probe: -s repeatable, and --all
+    names = tuple(dict.fromkeys(params["servers"] if many else filter(None, [params.get("server")])))
+    all_servers = bool(params.get("all_servers"))
+    url = None
+    if all_servers and names:
+        raise click.UsageError("give either --all or -s/--server NAME, not both")
+    if names or all_servers:
+        if positionals or command:
+            raise click.UsageError(
+                "give either named servers (-s/--server, --all) or a URL or a command after '--', not both" if many
+                else "give either -s/--server NAME or a URL or a command after '--', not both")
+    else:
+        url = _url(ctx, positionals)
+    settings = Settings(
         protocol=parse_protocol(params["protocol"]),
         timeout=params["timeout"],
         connect_timeout=params["connect_timeout"],
@@ -40,12 +60,21 @@ def settings_from(params: dict[str, Any]) -> Settings:
         roots=tuple(root_uri(r) for r in params["roots"]),
         server_stderr=params["server_stderr"],
     )
+    return CommandLine(
+        command=ctx.info_name or "",
+        server=ServerChoice(url=url, command=tuple(command), names=names, all_servers=all_servers,
+                            config_files=tuple(params.get("config_files") or ())),
+        connection=Connection(transport=params["transport"], headers=tuple(params["headers"]),
+                              env=tuple(params["env"]), cwd=params["cwd"], inherit_env=params["inherit_env"],
+                              insecure=params["insecure"], auth=AuthSettings.from_params(params)),
+        settings=settings,
+        output=Output(format=params["output_format"], trace=params.get("trace"), verbose=bool(params.get("verbose"))),
+        traceback=bool(ctx.meta.get(TRACEBACK)),
+    )
 
 
-def target_from(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> Target:
-    from mcpprobe.target import build_target
-
-    command = ctx.meta.get("server_command", [])
+def _url(ctx: click.Context, positionals: tuple[str, ...]) -> str | None:
+    """The server's URL among the positionals; anything else there is a usage error that says what to write."""
     if len(positionals) == 1 and "://" not in positionals[0] and looks_like_address(positionals[0]):
         raise click.UsageError(
             f"{positionals[0]!r} is not a URL: it has no scheme. For an HTTP server, write the scheme:\n"
@@ -55,12 +84,7 @@ def target_from(ctx: click.Context, positionals: tuple[str, ...], params: dict[s
             f"{' '.join(positionals)!r} is not a URL. To run a stdio server, put its command after '--':\n"
             f"  mcpprobe {ctx.info_name} -- {' '.join(positionals)}"
         )
-    url = positionals[0] if positionals else None
-    return build_target(
-        url, list(command), transport=params["transport"], headers=list(params["headers"]),
-        env=list(params["env"]), cwd=params["cwd"], inherit_env=params["inherit_env"],
-        insecure=params["insecure"],
-    )
+    return positionals[0] if positionals else None
 
 
 _ADDRESS = (r"(?P<host>localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)"
@@ -89,107 +113,21 @@ def with_scheme(word: str) -> str:
     return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
 
 
-def prepare(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[Target, Settings]:
-    from mcpprobe import redact
-    from mcpprobe.errors import UsageProblem
-    from mcpprobe.redact import Redactor
+def confirmation_hooks(err: Any, as_json: bool, stdin_taken: bool = False) -> tuple[Any, Any]:
+    """How a tools/call is shown and confirmed (`call`, `watch --call`): the preview on stderr
+    (with --json only when a question follows), and the question, asked only on a terminal (and not
+    when stdin is taken by `--args -`)."""
+    from mcpprobe.render.invoke import confirm_question, is_terminal, render_preview
 
-    extra_secrets: list[str] = []
-    if params.get("server"):
-        if positionals or ctx.meta.get("server_command"):
-            raise UsageProblem("give either -s/--server NAME or a URL or a command after '--', not both")
-        target, extra_secrets = named_target(read_configs(ctx, params).get(params["server"]), params)
-    else:
-        target, extra_secrets = authorized(target_from(ctx, positionals, params), params)
-    settings = settings_from(params)
-    ctx.meta["redactor"] = Redactor([*target.secrets(), *extra_secrets])
-    redact.use(ctx.meta["redactor"])
-    warn_insecure(params)
-    return target, settings
+    def preview(tool_item: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        if not as_json or how == "prompt":
+            render_preview(err, tool_item, arguments, how, server)
 
+    def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        return click.confirm(confirm_question(tool_item), default=False, err=True)
 
-def authorized(target: Target, params: dict[str, Any], entry: ServerEntry | None = None,
-               ) -> tuple[Target, list[str]]:
-    """The target with its credentials: --bearer-env, a stored or refreshed token, or client
-    credentials (a config entry's auth keys under the command line's). Returns the secrets too."""
-    from mcpprobe.auth.options import AuthSettings
-    from mcpprobe.redact import Redactor
-    from mcpprobe.target import StdioTarget
-
-    auth = AuthSettings.from_params(params)
-    if isinstance(target, StdioTarget) and auth == AuthSettings(no_browser=auth.no_browser) and not (
-            entry is not None and entry.auth):
-        return target, []  # nothing to authorize; spares a stdio probe the token store's imports
-    from mcpprobe.auth.apply import authorize_target
-
-    if entry is not None and entry.auth:
-        auth = auth.merged(AuthSettings.from_config(dict(entry.auth)))
-    target, resolved = authorize_target(target, auth, timeout=params["connect_timeout"])
-    if resolved.note:
-        from mcpprobe.sanitize import visible
-
-        # The note can quote an authorization server's error: inert, and without the new secrets.
-        click.echo(visible(Redactor(auth.secrets())(f"mcpprobe: {resolved.note}")), err=True)
-    return target, auth.secrets()
-
-
-def warn_insecure(params: dict[str, Any]) -> None:
-    if params["insecure"]:
-        click.echo("warning: --insecure: TLS certificates are not verified; anyone on the path can read and "
-                   "change this traffic", err=True)
-
-
-def verbose_say(ctx: click.Context, params: dict[str, Any]) -> Callable[[str], None] | None:
-    """-v/--verbose: mcpprobe's own steps on stderr, through the secrets redactor."""
-    if not params.get("verbose"):
-        return None
-
-    def say(message: str) -> None:
-        from mcpprobe.redact import Redactor
-        from mcpprobe.sanitize import visible
-
-        # Config names, paths and commands are text from files anyone may have written.
-        redactor = ctx.meta.get("redactor") or Redactor(())
-        click.echo(visible(redactor(f"mcpprobe: {message}")), err=True)
-
-    return say
-
-
-def read_configs(ctx: click.Context, params: dict[str, Any]) -> Discovery:
-    """Every named server in the configs (--config, else the search path), read once per run."""
-    if "discovery" not in ctx.meta:
-        from mcpprobe.config import discover
-
-        found = discover(tuple(params.get("config_files") or ()))
-        say = verbose_say(ctx, params)
-        if say is not None:
-            for path, state in found.files:
-                say(f"config {path}: {state}")
-        ctx.meta["discovery"] = found
-    return ctx.meta["discovery"]
-
-
-def ask_input(input_id: str, spec: dict[str, Any]) -> str:
-    prompt = spec.get("description") or input_id
-    return click.prompt(f"{prompt} (input {input_id})", hide_input=bool(spec.get("password")), err=True,
-                        default=spec.get("default"), show_default=not spec.get("password"))
-
-
-def named_target(entry: ServerEntry, params: dict[str, Any]) -> tuple[Target, list[str]]:
-    """A Target from a config entry; command-line --env, --header, --cwd and --transport apply on top."""
-    from mcpprobe.config import resolve
-    from mcpprobe.target import build_target
-
-    interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    resolved = resolve(entry, prompt=ask_input if interactive else None)
-    transport = params["transport"] if params["transport"] != "auto" else resolved.transport
-    target = build_target(
-        resolved.url, resolved.command, transport=transport, headers=[*resolved.headers, *params["headers"]],
-        env=[*resolved.env, *params["env"]], cwd=params["cwd"] or resolved.cwd, inherit_env=params["inherit_env"],
-        insecure=params["insecure"],
-    )
-    target, auth_secrets = authorized(target, params, entry)
-    return target, [*resolved.secrets, *auth_secrets]
+    interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr) and not stdin_taken
+    return preview, ask if interactive else None
 
 
 CANCELLING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -248,10 +186,11 @@ def run_operation(operation: Any, *args: Any, signals: tuple[signal.Signals, ...
         reap_all()
 
 
-def emit_outcome(outcome: Any, as_json: bool, command: str) -> int:
+def emit_outcome(outcome: Any, as_json: bool, command: str, redactor: Redactor | None = None) -> int:
+    """Print an operation's outcome (None: interrupted) as a document or for a person; its exit code."""
     from mcpprobe.redact import RedactingStream
 
-    redactor = current_redactor()
+    redactor = redactor or current_redactor()
     # Text streams in all but name (write, flush, isatty): what rich's Console writes to.
     stdout = cast("TextIO", RedactingStream(sys.stdout, redactor))
     stderr = cast("TextIO", RedactingStream(sys.stderr, redactor))
@@ -325,50 +264,50 @@ class ShowWhenReady:
             return self._show(self._results[0])
 
 
-def run_and_emit(operation: Any, params: dict[str, Any], command: str, *args: Any, spinner: Any = None,
-                 **kwargs: Any) -> int:
-    """Run the operation and report its outcome as soon as it is complete (ShowWhenReady); a
-    spinner, when given, runs until then."""
+def run_and_emit(operation: Any, inv: ServerInvocation, *args: Any, spinner: Any = None, **kwargs: Any) -> int:
+    """Run the operation on the invocation's target and settings, and report its outcome as soon as
+    it is complete (ShowWhenReady); a spinner, when given, runs until then."""
+    as_json = inv.output.as_json
 
     def show_outcome(outcome: Any) -> int:
         if spinner is not None:
             spinner.stop()
-        return emit_outcome(outcome, params["as_json"], command)
+        return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
 
     show = ShowWhenReady(show_outcome)
     if spinner is not None:
         spinner.start()
     try:
-        outcome = run_operation(operation, *args, on_ready=show, show=show, **kwargs)
+        outcome = run_operation(operation, inv.target, inv.settings, *args, on_ready=show, show=show, **kwargs)
     finally:
         if spinner is not None:
             spinner.stop()
     if show.code is not None:
         return show.code
-    return emit_outcome(outcome, params["as_json"], command)
+    return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
 
 
-def phase_spinner(params: dict[str, Any], human: bool, target: str, *, fleet: int = 0) -> Any:
+def phase_spinner(inv: Invocation, label: str, *, fleet: int = 0) -> Any:
     """A spinner naming the phase on stderr (with `fleet`, the count of servers probed so far),
     when stderr is a terminal and the output is for a person; None otherwise, and when something
     else writes to stderr as it goes (--trace -, --server-stderr live, -v)."""
-    if (not human or not sys.stderr.isatty() or params.get("trace") == "-" or params.get("server_stderr") == "live"
-            or (fleet and params.get("verbose"))):
+    output = inv.output
+    if (not output.human or not sys.stderr.isatty() or output.trace == "-" or inv.settings.server_stderr == "live"
+            or (fleet and output.verbose)):
         return None
     from mcpprobe.redact import RedactingStream
     from mcpprobe.render.console import make_console
     from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
 
-    stderr = make_console(cast("TextIO", RedactingStream(sys.stderr, current_redactor())), messages=True)
-    return FleetSpinner(stderr, fleet) if fleet else PhaseSpinner(stderr, target)
+    stderr = make_console(cast("TextIO", RedactingStream(sys.stderr, inv.redactor)), messages=True)
+    return FleetSpinner(stderr, fleet) if fleet else PhaseSpinner(stderr, label)
 
 
 def current_redactor() -> Redactor:
-    """The secrets to mask, as gathered from the target by `_prepare` (none outside a command)."""
-    from mcpprobe.redact import Redactor
+    """The secrets of the running command (`mcpprobe.invocation.resolve` sets them; none before)."""
+    from mcpprobe import redact
 
-    ctx = click.get_current_context(silent=True)
-    return (ctx.meta.get("redactor") if ctx is not None else None) or Redactor(())
+    return redact.active()
 
 
 def write_line(stream: Any, text: str) -> None:
@@ -376,55 +315,50 @@ def write_line(stream: Any, text: str) -> None:
     stream.flush()
 
 
-def server_stderr_writer(params: dict[str, Any]) -> Any:
-    if params["server_stderr"] != "live":
+def server_stderr_writer(inv: Invocation) -> Callable[[str], None] | None:
+    """--server-stderr live: a stdio server's stderr passed through, redacted; None otherwise."""
+    if inv.settings.server_stderr != "live":
         return None
     from mcpprobe.redact import RedactingStream
     from mcpprobe.wire.stdio import write_stderr_text
 
-    stream = RedactingStream(sys.stderr, current_redactor())
+    stream = RedactingStream(sys.stderr, inv.redactor)
     return lambda text: write_stderr_text(text, stream)
 
 
-def open_trace(params: dict[str, Any], redactor: Redactor) -> TraceWriter | None:
-    if not params.get("trace"):
+def open_trace(inv: Invocation) -> TraceWriter | None:
+    """--trace FILE|-: the writer every message goes through, redacted; None without --trace."""
+    path = inv.output.trace
+    if not path:
         return None
     from mcpprobe.trace import TraceWriter
 
-    if params["trace"] == "-":
-        return TraceWriter(sys.stderr, redactor)
+    if path == "-":
+        return TraceWriter(sys.stderr, inv.redactor)
     try:
-        stream = open(params["trace"], "w", encoding="utf-8",  # noqa: SIM115 - closed after the run
+        stream = open(path, "w", encoding="utf-8",  # noqa: SIM115 - closed after the run
                       errors="backslashreplace")
     except OSError as exc:
-        raise click.BadParameter(f"cannot write {params['trace']}: {exc.strerror or exc}",
-                                 param_hint="'--trace'") from None
-    return TraceWriter(stream, redactor, close=True)
+        raise click.BadParameter(f"cannot write {path}: {exc.strerror or exc}", param_hint="'--trace'") from None
+    return TraceWriter(stream, inv.redactor, close=True)
 
 
 @contextlib.contextmanager
-def session_extras(ctx: click.Context, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def session_extras(inv: Invocation) -> Iterator[tuple[dict[str, Any], TraceWriter | None]]:
     """What one server's session takes from the command line: --server-stderr, and --trace (its
-    writer feeds the session and is closed after the run)."""
-    writer = ctx.meta["trace"] = open_trace(params, ctx.meta["redactor"])  # see _trace_checked
-    args: dict[str, Any] = {"stderr_writer": server_stderr_writer(params)}
+    writer feeds the session and is closed after the run; `trace_checked` then asks it)."""
+    writer = open_trace(inv)
+    args: dict[str, Any] = {"stderr_writer": server_stderr_writer(inv)}
     if writer is not None:
         args.update(tracer=writer.tracer(), http_hooks=writer.http_hooks())
     try:
-        yield args
+        yield args, writer
     finally:
         if writer is not None:
             writer.close()
 
 
-def tell(ctx: click.Context, params: dict[str, Any], what: str, target: Target) -> None:
-    """-v: what is about to happen, and to which server."""
-    say = verbose_say(ctx, params)
-    if say is not None:
-        say(f"{what} of {target.transport}: {target.describe()}")
-
-
-def emit_json(stdout: Any, redactor: Any, outcome: Any) -> int:
+def emit_json(stdout: Any, redactor: Redactor, outcome: Any) -> int:
     """The JSON document when nothing is to be said on stderr: without rich and the human
     renderer (40-60 ms of imports, most of a probe's rendering time)."""
     from mcpprobe.render.jsondoc import document, write
@@ -434,11 +368,11 @@ def emit_json(stdout: Any, redactor: Any, outcome: Any) -> int:
     return int(outcome.exit_code)
 
 
-def trace_checked(trace: TraceWriter | None, params: dict[str, Any], code: int) -> int:
+def trace_checked(trace: TraceWriter | None, output: Output, code: int) -> int:
     """A --trace file that could not be written is an error (exit 2), after the result was shown."""
     if trace is None or trace.error is None:
         return code
     from mcpprobe.exitcodes import worst
 
-    click.echo(f"error: --trace {params['trace']}: cannot write: {trace.error}; the trace is incomplete", err=True)
+    click.echo(f"error: --trace {output.trace}: cannot write: {trace.error}; the trace is incomplete", err=True)
     return int(worst([ExitCode(code), ExitCode.USAGE]))

@@ -7,12 +7,12 @@ import sys
 
 import click
 
-from mcpprobe.edge import CONTEXT
+from mcpprobe.edge import CONTEXT, EdgeCommand
 
 SHELLS = ("bash", "zsh", "fish")
 
 
-@click.command("docs", context_settings=CONTEXT)
+@click.command("docs", cls=EdgeCommand, context_settings=CONTEXT)
 @click.argument("topic", required=False)
 def docs_command(topic: str | None) -> None:
     """Show mcpprobe's own documentation: exit codes, findings, the JSON output, each command.
@@ -51,7 +51,7 @@ def docs_command(topic: str | None) -> None:
     click.echo(pages[key].read_text(encoding="utf-8"), nl=False)
 
 
-@click.command("completion", context_settings=CONTEXT)
+@click.command("completion", cls=EdgeCommand, context_settings=CONTEXT)
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion_command(shell: str) -> None:
     """Print the shell completion script for SHELL (bash, zsh or fish).

@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
-from mcpprobe.edge import CONTEXT
+from mcpprobe.edge import CONTEXT, EdgeCommand
 from mcpprobe.options import CONFIG_OPTION
 
 DEFAULT_LISTEN = "127.0.0.1:9745"
 
 
-@click.command("exporter", context_settings=CONTEXT)
+@click.command("exporter", cls=EdgeCommand, context_settings=CONTEXT)
 @CONFIG_OPTION
 @click.option("--exporter-config", type=click.Path(dir_okay=False), metavar="FILE.yaml",
               help="Modules and limits (docs/exporter.md); without it: modules probe, tools, resources, "

@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import click
 
 from mcpprobe.cli_common import (
     CONTEXT,
+    command_line,
+    confirmation_hooks,
     looks_like_address,
-    prepare,
     run_operation,
     session_extras,
-    tell,
     with_scheme,
     write_line,
 )
 from mcpprobe.options import TargetCommand, connection_options, output_options, server_options
+
+if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    from mcpprobe.invocation import ServerInvocation
+    from mcpprobe.redact import Redactor
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
 POSITIONALS = "[KEY=VALUE | KEY:=JSON]... [URL] [-- COMMAND [ARGS]...]"
@@ -49,37 +53,16 @@ def _split(ctx: click.Context, rest: tuple[str, ...]) -> tuple[list[str], tuple[
     return pairs, tuple(urls)
 
 
-def _interactive(params: dict[str, Any]) -> bool:
-    from mcpprobe.render.invoke import is_terminal
-
-    return is_terminal(sys.stdin) and is_terminal(sys.stderr) and params.get("args_spec") != "-"
-
-
-def confirmation_hooks(err: Any, params: dict[str, Any]) -> tuple[Any, Any]:
-    """How a tools/call is shown and confirmed (`call`, `watch --call`): the preview on stderr
-    (with --json only when a question follows), and the question, asked only on a terminal."""
-    from mcpprobe.render.invoke import confirm_question, render_preview
-
-    def preview(tool_item: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
-        if not params["as_json"] or how == "prompt":
-            render_preview(err, tool_item, arguments, how, server)
-
-    def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
-        return click.confirm(confirm_question(tool_item), default=False, err=True)
-
-    return preview, ask if _interactive(params) else None
-
-
 class _Streams:
     """stdout and stderr through the user's secrets redactor, with rich consoles over them."""
 
-    def __init__(self) -> None:
-        from mcpprobe.redact import RedactingStream, Redactor
+    def __init__(self, redactor: Redactor) -> None:
+        from mcpprobe.redact import RedactingStream
         from mcpprobe.render.console import make_console
 
-        redactor = click.get_current_context().meta.get("redactor") or Redactor(())
-        self.stdout = RedactingStream(sys.stdout, redactor)
-        self.stderr = RedactingStream(sys.stderr, redactor)
+        # Text streams in all but name (write, flush, isatty): what rich's Console writes to.
+        self.stdout = cast("TextIO", RedactingStream(sys.stdout, redactor))
+        self.stderr = cast("TextIO", RedactingStream(sys.stderr, redactor))
         self.binary = getattr(sys.stdout, "buffer", None)
         self.out = make_console(self.stdout)
         self.err = make_console(self.stderr, messages=True)
@@ -121,17 +104,18 @@ class _ProgressView:
             self.bar = None
 
 
-def _finish(outcome: Any, as_json: bool, command: str, render: Any, started: list[Any] | None = None) -> int:
+def _finish(inv: ServerInvocation, outcome: Any, render: Any, started: list[Any] | None = None) -> int:
     from mcpprobe.cli_common import emit_outcome
 
+    as_json = inv.output.as_json
     if outcome is None:
         if not started:
-            return emit_outcome(None, as_json, command)
+            return emit_outcome(None, as_json, inv.command, redactor=inv.redactor)
         # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
         outcome = started[0]
         outcome.interrupted = True
         click.echo("interrupted", err=True)
-    streams = _Streams()
+    streams = _Streams(inv.redactor)
     if as_json:
         from mcpprobe.render.human import render_error
         from mcpprobe.render.invoke import invoke_document
@@ -175,7 +159,8 @@ _elicit_option = click.option(
 @output_options()
 @connection_options
 @click.pass_context
-def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params: Any) -> int:
+def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec: str | None, yes: bool, as_task: bool,
+                 save_dir: str | None, elicit: str | None, **params: Any) -> int:
     """Call one tool (tools/call), after checking it against the tool list and its inputSchema.
 
     \b
@@ -205,10 +190,11 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
       mcpprobe call simulate-research-query topic=tides --yes -- npx -y @modelcontextprotocol/server-everything
     """
     from mcpprobe.arguments import build_arguments, load_args
+    from mcpprobe.invocation import resolve
 
     pairs, urls = _split(ctx, rest)
-    target, settings = prepare(ctx, urls, params)
-    base = load_args(params["args_spec"], stdin=sys.stdin)
+    inv = resolve(command_line(ctx, urls, params))
+    base = load_args(args_spec, stdin=sys.stdin)
     build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
     from mcpprobe.invoke import Hooks, call_tool
     from mcpprobe.render.invoke import (
@@ -217,28 +203,26 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
         render_task_status,
     )
 
-    as_json = params["as_json"]
-    err = _Streams().err
+    as_json = inv.output.as_json
+    err = _Streams(inv.redactor).err
     progress = _ProgressView(err, enabled=not as_json and is_terminal(sys.stderr))
-    preview, ask = confirmation_hooks(err, params)
+    preview, ask = confirmation_hooks(err, as_json, stdin_taken=args_spec == "-")
 
     def task_status(entry: dict[str, Any]) -> None:
         if not as_json:
             render_task_status(err, entry)
 
     started: list[Any] = []
-    hooks = Hooks(preview=preview, ask=ask, progress=progress, yes=params["yes"],
-                  started=started.append, task_status=task_status)
-    tell(ctx, params, f"calling tool {tool}", target)
+    hooks = Hooks(preview=preview, ask=ask, progress=progress, yes=yes, started=started.append,
+                  task_status=task_status)
+    inv.tell(f"calling tool {tool}")
     try:
-        with session_extras(ctx, params) as session_args:
-            outcome = run_operation(call_tool, target, settings, tool, pairs, base, hooks=hooks,
-                                    elicit=params["elicit"], task=params["as_task"], save_dir=params["save_dir"],
-                                    **session_args)
+        with session_extras(inv) as (session_args, _trace):
+            outcome = run_operation(call_tool, inv.target, inv.settings, tool, pairs, base, hooks=hooks,
+                                    elicit=elicit, task=as_task, save_dir=save_dir, **session_args)
     finally:
         progress.stop()
-    return _finish(outcome, as_json, "call",
-                   lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started)
+    return _finish(inv, outcome, lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started)
 
 
 @click.command("read", cls=TargetCommand, context_settings=CONTEXT)
@@ -254,7 +238,8 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
 @output_options()
 @connection_options
 @click.pass_context
-def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> int:
+def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None, complete: str | None,
+                 output: str | None, elicit: str | None, **params: Any) -> int:
     """Read one resource (resources/read). The URI must be listed or match a listed template.
 
     \b
@@ -272,17 +257,17 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
       mcpprobe read demo://readme --json -- mcpprobe-demo | jq -r '.result.contents[0].text'
     """
     from mcpprobe.arguments import string_arguments, template_variables
+    from mcpprobe.invocation import resolve
 
-    template = params["template"]
     uri = None
     if template is None:
         if not rest or _SERVER_URL.match(rest[0]) and len(rest) == 1:
             raise click.UsageError("missing the resource URI (or --template TEMPLATE VAR=VALUE...)")
         uri, rest = rest[0], rest[1:]
     pairs, urls = _split(ctx, rest)
-    if template is None and (pairs or params["complete"]):
+    if template is None and (pairs or complete):
         raise click.UsageError("VAR=VALUE and --complete go with --template TEMPLATE")
-    target, settings = prepare(ctx, urls, params)
+    inv = resolve(command_line(ctx, urls, params))
     string_arguments(pairs)
     if template is not None:
         template_variables(template)
@@ -290,19 +275,19 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
     from mcpprobe.render.invoke import render_read
 
     started: list[Any] = []
-    tell(ctx, params, f"reading {uri or template}", target)
-    with session_extras(ctx, params) as session_args:
-        outcome = run_operation(read_resource, target, settings, uri, template=template, pairs=pairs,
-                                complete=params["complete"], hooks=Hooks(started=started.append),
-                                elicit=params["elicit"], output=params["output"], **session_args)
+    inv.tell(f"reading {uri or template}")
+    with session_extras(inv) as (session_args, _trace):
+        outcome = run_operation(read_resource, inv.target, inv.settings, uri, template=template, pairs=pairs,
+                                complete=complete, hooks=Hooks(started=started.append), elicit=elicit, output=output,
+                                **session_args)
     # Written to -o PATH by the operation; when that failed, the contents go to stdout, not lost.
-    written = bool(outcome is not None and params["output"] and outcome.result is not None
+    written = bool(outcome is not None and output and outcome.result is not None
                    and outcome.completion is None and outcome.save_error is None)
 
     def render(io: _Streams, result: Any) -> None:
         render_read(io.out, io.err, result, written=written, stream=io.stdout, binary=io.binary)
 
-    return _finish(outcome, params["as_json"], "read", render, started)
+    return _finish(inv, outcome, render, started)
 
 
 @click.command("get-prompt", cls=TargetCommand, context_settings=CONTEXT)
@@ -316,7 +301,8 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
 @output_options()
 @connection_options
 @click.pass_context
-def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **params: Any) -> int:
+def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], complete: str | None, save_dir: str | None,
+                       elicit: str | None, **params: Any) -> int:
     """Expand one prompt (prompts/get) with its arguments and show the messages.
 
     \b
@@ -331,18 +317,17 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **p
       mcpprobe get-prompt daily_review --json -- mcpprobe-demo | jq -r '.result.messages[].role'
     """
     from mcpprobe.arguments import string_arguments
+    from mcpprobe.invocation import resolve
 
     pairs, urls = _split(ctx, rest)
-    target, settings = prepare(ctx, urls, params)
+    inv = resolve(command_line(ctx, urls, params))
     string_arguments(pairs)
     from mcpprobe.invoke import Hooks, get_prompt
     from mcpprobe.render.invoke import render_prompt
 
     started: list[Any] = []
-    tell(ctx, params, f"getting prompt {name}", target)
-    with session_extras(ctx, params) as session_args:
-        outcome = run_operation(get_prompt, target, settings, name, pairs, complete=params["complete"],
-                                hooks=Hooks(started=started.append), elicit=params["elicit"],
-                                save_dir=params["save_dir"], **session_args)
-    return _finish(outcome, params["as_json"], "get-prompt",
-                   lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started)
+    inv.tell(f"getting prompt {name}")
+    with session_extras(inv) as (session_args, _trace):
+        outcome = run_operation(get_prompt, inv.target, inv.settings, name, pairs, complete=complete,
+                                hooks=Hooks(started=started.append), elicit=elicit, save_dir=save_dir, **session_args)
+    return _finish(inv, outcome, lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started)

@@ -15,25 +15,18 @@ import click
 from mcpprobe.cli_common import (
     CONTEXT,
     ShowWhenReady,
-    current_redactor,
+    command_line,
     emit_outcome,
-    named_target,
     open_trace,
     phase_spinner,
-    prepare,
-    read_configs,
     run_and_emit,
     run_operation,
     server_stderr_writer,
     session_extras,
-    settings_from,
-    tell,
     trace_checked,
-    verbose_say,
-    warn_insecure,
     write_line,
 )
-from mcpprobe.edge import TRACEBACK
+from mcpprobe.edge import EdgeCommand
 from mcpprobe.options import (
     CONFIG_OPTION,
     Format,
@@ -45,8 +38,11 @@ from mcpprobe.options import (
 )
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    from mcpprobe.config import Discovery
     from mcpprobe.expect import Expectations
-    from mcpprobe.fleet import Member, Report
+    from mcpprobe.fleet import Report
+    from mcpprobe.invocation import FleetInvocation
+    from mcpprobe.redact import Redactor
     from mcpprobe.render.formats import View
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
@@ -61,66 +57,20 @@ def _per_server_path(template: str | None, option: str, name: str, many: bool) -
     return template.replace("{server}", name or "server")
 
 
-def _members(ctx: click.Context, positionals: tuple[str, ...], params: dict[str, Any]) -> tuple[list[Member], bool]:
-    """The servers to probe: one from the command line, or named ones from the configs."""
-    from mcpprobe import redact
-    from mcpprobe.errors import UsageProblem
-    from mcpprobe.fleet import Member
-    from mcpprobe.redact import Redactor
-
-    names: list[str] = list(dict.fromkeys(params["servers"]))
-    if params["all_servers"] and names:
-        raise click.UsageError("give either --all or -s/--server NAME, not both")
-    if not params["all_servers"] and not names:
-        target, settings = prepare(ctx, positionals, params)
-        return [Member("", target, settings)], False
-    if positionals or ctx.meta.get("server_command"):
-        raise click.UsageError(
-            "give either named servers (-s/--server, --all) or a URL or a command after '--', not both")
-    discovery = read_configs(ctx, params)
-    settings = settings_from(params)
-    if params["all_servers"]:
-        names = discovery.names()
-        if not names:
-            raise UsageProblem("--all: no servers found in the configs (see `mcpprobe servers -v` and "
-                               "`mcpprobe docs config`)")
-    entries = [discovery.get(name) for name in names]
-    many = params["all_servers"] or len(names) > 1
-    members, secrets = [], []
-    for entry in entries:
-        if entry.disabled and params["all_servers"]:
-            # Named with -s it is probed anyway: the user asked for it.
-            members.append(Member(entry.name, None, settings, source=entry.source,
-                                  skipped='"disabled": true in its config entry'))
-            continue
-        try:
-            target, extra = named_target(entry, params)
-        except UsageProblem as exc:
-            if not many:
-                raise
-            members.append(Member(entry.name, None, settings, source=entry.source, problem=exc))
-            continue
-        secrets.extend([*target.secrets(), *extra])
-        members.append(Member(entry.name, target, settings, source=entry.source))
-    ctx.meta["redactor"] = Redactor(secrets)
-    redact.use(ctx.meta["redactor"])
-    warn_insecure(params)
-    return members, many
-
-
-def _ci_inputs(params: dict[str, Any], members: list[Member], many: bool) -> Expectations | None:
+def _ci_inputs(fleet: FleetInvocation, expect_file: str | None, save_snapshot: str | None,
+               baseline: str | None) -> Expectations | None:
     """--expect, --baseline and --save-snapshot, read and checked before anything is started."""
     from pathlib import Path
 
     from mcpprobe import drift, expect
     from mcpprobe.errors import UsageProblem
 
-    expectations = expect.load(params["expect_file"]) if params["expect_file"] else None
-    for member in members:
-        member.snapshot_path = _per_server_path(params["save_snapshot"], "--save-snapshot", member.name, many)
+    expectations = expect.load(expect_file) if expect_file else None
+    for member in fleet.members:
+        member.snapshot_path = _per_server_path(save_snapshot, "--save-snapshot", member.name, fleet.many)
         if member.snapshot_path and Path(member.snapshot_path).is_dir():
             raise UsageProblem(f"--save-snapshot {member.snapshot_path}: is a directory; name a file in it")
-        path = _per_server_path(params["baseline"], "--baseline", member.name, many)
+        path = _per_server_path(baseline, "--baseline", member.name, fleet.many)
         if path is not None:
             member.baseline = (path, drift.load(path))
     return expectations
@@ -144,7 +94,8 @@ def _ci_inputs(params: dict[str, Any], members: list[Member], many: bool) -> Exp
 @output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML)
 @connection_options
 @click.pass_context
-def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
+def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_servers: bool, expect_file: str | None,
+          save_snapshot: str | None, baseline: str | None, **params: Any) -> int:
     """Connect, show what was negotiated, and list every declared kind to the end.
 
     Never calls a tool. Exit 0 when nothing is wrong, 1 when there are error findings. With several
@@ -157,42 +108,44 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
       mcpprobe probe -s github --expect expect.yaml --format junit > report.xml
       mcpprobe probe --all --format openmetrics > /var/lib/node_exporter/mcp.prom
     """
-    fmt = params["output_format"]
-    if params["list_servers"]:
-        return _show_servers(ctx, params, fmt == "json")
-    members, many = _members(ctx, url, params)
-    expectations = _ci_inputs(params, members, many)
+    from mcpprobe.invocation import resolve_fleet
+
+    line = command_line(ctx, url, params)
+    if list_servers:
+        return _show_servers(line.server.config_files, line.output.verbose, line.output.as_json)
+    fleet = resolve_fleet(line)
+    expectations = _ci_inputs(fleet, expect_file, save_snapshot, baseline)
     from mcpprobe.fleet import Extras, run
 
-    trace = open_trace(params, ctx.meta["redactor"])
-    extras = Extras(expectations, trace=trace, stderr_writer=server_stderr_writer(params),
-                    say=verbose_say(ctx, params), label_traces=many, traceback=bool(ctx.meta.get(TRACEBACK)))
-    if extras.say is not None and many:
-        extras.say(f"probing {len(members)} servers, at most {params['concurrency']} at once")
+    fmt, many, members = line.output.format, fleet.many, list(fleet.members)
+    trace = open_trace(fleet)
+    extras = Extras(expectations, trace=trace, stderr_writer=server_stderr_writer(fleet),
+                    say=fleet.say if line.output.verbose else None, label_traces=many, traceback=line.traceback)
+    if many:
+        fleet.say(f"probing {len(members)} servers, at most {concurrency} at once")
     show = None
-    finished: list[Any] = [None] * len(members)
+    finished: list[Report | None] = [None] * len(members)
     spinner = None
     if not many:
         target = members[0].target
-        spinner = phase_spinner(params, fmt == "human", target.describe() if target is not None else members[0].label)
+        spinner = phase_spinner(fleet, target.describe() if target is not None else members[0].label)
         extras.watch = spinner.watch if spinner is not None else None
 
         def show_report(report: Report) -> int:
             # One server: shown as soon as its report is complete, while a stdio server shuts down.
             if spinner is not None:
                 spinner.stop()
-            return _emit_reports([report], fmt, many)
+            return _emit_reports([report], fmt, many, fleet.redactor)
 
         show = extras.on_report = ShowWhenReady(show_report)
     else:
         # A fleet on a terminal: how many servers are done so far, until the table is shown.
-        spinner = phase_spinner(params, fmt == "human", "", fleet=len(members))
+        spinner = phase_spinner(fleet, "", fleet=len(members))
         extras.on_done = spinner.done if spinner is not None else None
     if spinner is not None:
         spinner.start()
     try:
-        reports = run_operation(run, members, concurrency=params["concurrency"], extras=extras, into=finished,
-                                show=show)
+        reports = run_operation(run, members, concurrency=concurrency, extras=extras, into=finished, show=show)
     finally:
         if spinner is not None:
             spinner.stop()
@@ -204,21 +157,21 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
 
         reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
     shown = show.code if show is not None else None
-    return trace_checked(trace, params, shown if shown is not None else _emit_reports(reports, fmt, many))
+    code = shown if shown is not None else _emit_reports(reports, fmt, many, fleet.redactor)
+    return trace_checked(trace, line.output, code)
 
 
-def _emit_reports(reports: list[Report] | None, fmt: str, many: bool) -> int:
+def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor) -> int:
     """Print a probe's reports in the chosen format (mcpprobe.render.formats); their exit code."""
     from mcpprobe.exitcodes import worst
     from mcpprobe.fleet import fleet_exit_code
     from mcpprobe.redact import RedactingStream
-    from mcpprobe.render.formats import Format, renderer
+    from mcpprobe.render.formats import renderer
     from mcpprobe.render.jsondoc import write_pieces
 
     if reports is None:
-        return emit_outcome(None, fmt == "json", "probe")
-    rendered = renderer(Format(fmt))(reports, _view(Format(fmt)), many=many)
-    redactor = current_redactor()
+        return emit_outcome(None, fmt is Format.JSON, "probe", redactor=redactor)
+    rendered = renderer(fmt)(reports, _view(fmt), many=many)
     stdout = RedactingStream(sys.stdout, redactor)
     write_pieces(stdout, rendered.stdout, redactor=redactor)
     # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
@@ -249,8 +202,8 @@ def _view(fmt: Format) -> View:
                 terminal=True)
 
 
-def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> int:
-    found = read_configs(ctx, params)
+def _show_servers(config_files: tuple[str, ...], verbose: bool, as_json: bool) -> int:
+    found = _discover(config_files, verbose)
     if as_json:
         from mcpprobe.render.jsondoc import dumps
 
@@ -268,12 +221,23 @@ def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> 
     return 0
 
 
-@click.command("servers", context_settings=CONTEXT)
+def _discover(config_files: tuple[str, ...], verbose: bool) -> Discovery:
+    """The named servers of the configs; with -v, every config file consulted on stderr."""
+    from mcpprobe.config import discover
+    from mcpprobe.sanitize import visible
+
+    found = discover(config_files)
+    if verbose:
+        for path, state in found.files:
+            click.echo(visible(f"mcpprobe: config {path}: {state}"), err=True)
+    return found
+
+
+@click.command("servers", cls=EdgeCommand, context_settings=CONTEXT)
 @CONFIG_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document (`mcpprobe docs json-output`).")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every config file consulted, found or not.")
-@click.pass_context
-def servers_command(ctx: click.Context, **params: Any) -> int:
+def servers_command(config_files: tuple[str, ...], as_json: bool, verbose: bool) -> int:
     """Show every named server found in the config files, and the file it came from.
 
     Reads mcpprobe.yaml, Claude Desktop, Claude Code, Cursor, Windsurf and VS Code configs (`mcpprobe docs config`).
@@ -285,7 +249,7 @@ def servers_command(ctx: click.Context, **params: Any) -> int:
       mcpprobe servers --json | jq -r '.servers[].name'
       mcpprobe probe -s NAME
     """
-    return _show_servers(ctx, params, params["as_json"])
+    return _show_servers(config_files, verbose, as_json)
 
 
 @click.command("list", cls=TargetCommand, context_settings=CONTEXT)
@@ -308,13 +272,15 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
       mcpprobe list resources --json https://example.com/mcp | jq '.state'
       mcpprobe list prompts -s my-server
     """
-    target, settings = prepare(ctx, url, params)
+    from mcpprobe.invocation import resolve
+
+    inv = resolve(command_line(ctx, url, params))
     from mcpprobe.operations import list_one
 
-    tell(ctx, params, f"listing {kind}", target)
-    with session_extras(ctx, params) as session_args:
-        spinner = phase_spinner(params, not params["as_json"], target.describe())
+    inv.tell(f"listing {kind}")
+    with session_extras(inv) as (session_args, trace):
+        spinner = phase_spinner(inv, inv.target.describe())
         if spinner is not None:
             session_args["tracer"] = spinner.watch(session_args.get("tracer"))
-        code = run_and_emit(list_one, params, "list", target, settings, kind, spinner=spinner, **session_args)
-    return trace_checked(ctx.meta["trace"], params, code)
+        code = run_and_emit(list_one, inv, kind, spinner=spinner, **session_args)
+    return trace_checked(trace, inv.output, code)

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import click
 
-from mcpprobe.cli_common import CONTEXT, prepare, session_extras, tell, trace_checked
-from mcpprobe.cli_invoke import confirmation_hooks
+from mcpprobe.cli_common import CONTEXT, command_line, confirmation_hooks, session_extras, trace_checked
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.options import (
     TargetCommand,
@@ -47,7 +46,12 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(calls)
 
 
-def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args: dict[str, Any]) -> Any:
+if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    from mcpprobe.invocation import ServerInvocation
+    from mcpprobe.watch import WatchOptions
+
+
+def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_args: dict[str, Any]) -> Any:
     from mcpprobe.cli_common import run_operation
     from mcpprobe.watch import watch
 
@@ -78,7 +82,7 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args
                         return
 
             group.start_soon(check)
-            result = await watch(target, settings, options, emit, **session_args,
+            result = await watch(inv.target, inv.settings, options, emit, **session_args,
                                  on_start=lambda w: holder.__setitem__("watcher", w))
             group.cancel_scope.cancel()
         return result
@@ -119,7 +123,9 @@ def _run_watch(target: Any, settings: Any, options: Any, emit: Any, session_args
 @output_options(json_help="Print one JSON object per event (NDJSON), flushed as it happens (docs/json-output.md).")
 @connection_options
 @click.pass_context
-def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
+def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, subscribe: tuple[str, ...],
+                  log_level: str | None, settle: float, keepalive: float, no_reconnect: bool, duration: float | None,
+                  count: int | None, exit_on_change: bool, calls: tuple[str, ...], yes: bool, **params: Any) -> int:
     """Stay connected and report what changes, live, until stopped.
 
     \b
@@ -144,30 +150,26 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
       mcpprobe watch --poll 30 --exit-on-change -- python server.py
       mcpprobe watch --subscribe demo://readme --log-level info -- mcpprobe-demo
     """
-    from mcpprobe.redact import RedactingStream, Redactor
+    from mcpprobe.invocation import resolve
+    from mcpprobe.redact import RedactingStream
     from mcpprobe.render.console import make_console
     from mcpprobe.render.watch import HumanLines, JsonLines
     from mcpprobe.watch import WatchOptions
 
-    target, settings = prepare(ctx, url, params)
+    inv = resolve(command_line(ctx, url, params))
     options = WatchOptions(
-        poll=params["poll"], subscribe=tuple(params["subscribe"]), log_level=params["log_level"],
-        settle=params["settle"], reconnect=not params["no_reconnect"], duration=params["duration"],
-        count=params["count"], exit_on_change=params["exit_on_change"], calls=_calls(params["calls"]),
-        yes=params["yes"],
-        keepalive=params["keepalive"],
+        poll=poll, subscribe=tuple(subscribe), log_level=log_level, settle=settle, reconnect=not no_reconnect,
+        duration=duration, count=count, exit_on_change=exit_on_change, calls=_calls(calls), yes=yes,
+        keepalive=keepalive,
     )
-    redactor = ctx.meta.get("redactor") or Redactor(())
-    stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
-    err = make_console(stderr, messages=True)
-    if params["as_json"]:
-        emit: Any = JsonLines(stdout)
-    else:
-        emit = HumanLines(make_console(stdout))
-    tell(ctx, params, "watching", target)
-    with session_extras(ctx, params) as session_args:
-        preview, ask = confirmation_hooks(err, params)
-        result = _run_watch(target, settings, options, emit, {**session_args, "preview": preview, "ask": ask})
+    # Text streams in all but name (write, flush, isatty): what rich's Console writes to.
+    stdout = cast("TextIO", RedactingStream(sys.stdout, inv.redactor))
+    err = make_console(cast("TextIO", RedactingStream(sys.stderr, inv.redactor)), messages=True)
+    emit: Any = JsonLines(stdout) if inv.output.as_json else HumanLines(make_console(stdout))
+    inv.tell("watching")
+    with session_extras(inv) as (session_args, trace):
+        preview, ask = confirmation_hooks(err, inv.output.as_json)
+        result = _run_watch(inv, options, emit, {**session_args, "preview": preview, "ask": ask})
     if result is None:
         err.print("interrupted", style="yellow")
         return 0
@@ -179,4 +181,4 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
         err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
         for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
             err.print(Text(f"  server stderr: {visible(line)}", style="dim"))
-    return trace_checked(ctx.meta["trace"], params, int(result.exit_code))
+    return trace_checked(trace, inv.output, int(result.exit_code))

@@ -130,3 +130,18 @@ def test_help_is_as_wide_as_click_makes_it(columns: str, monkeypatch: pytest.Mon
     clicks = cli.get_help(click.Context(cli, info_name="mcpprobe", max_content_width=100))
     assert cli.context_class is not click.Context
     assert ours == clicks
+
+
+def test_every_command_has_the_edge() -> None:
+    """Each command settles its exceptions at the one edge (mcpprobe.edge), wherever it is defined."""
+    import click
+
+    from mcpprobe.cli import COMMANDS, cli
+    from mcpprobe.edge import EdgeCommand, EdgeGroup
+
+    ctx = click.Context(cli)
+    for name in COMMANDS:
+        command = cli.get_command(ctx, name)
+        assert isinstance(command, EdgeCommand | EdgeGroup), name
+        for sub in getattr(command, "commands", {}).values():
+            assert isinstance(sub, EdgeCommand), f"{name} {sub.name}"
