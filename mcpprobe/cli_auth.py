@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from typing import Any
@@ -283,7 +284,7 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
             note = "forgotten, not revoked (--no-revoke)"
         elif record.revocation_endpoint:
             try:
-                revoked = anyio.run(lambda r=record: revoke(r, client_secret=secret))
+                revoked = anyio.run(functools.partial(revoke, record, client_secret=secret))
                 note = f"revoked ({', '.join(revoked) or 'nothing to revoke'}) and forgotten"
             except LoginFailed as exc:
                 failed = True

@@ -281,11 +281,11 @@ def _item(expected: ItemExpectation, listing: Any) -> Check:
 
 def _arguments(kind: str, item: dict[str, Any]) -> tuple[set[str], set[str]]:
     if kind == "tools":
-        schema = item.get("inputSchema") if isinstance(item.get("inputSchema"), dict) else {}
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        schema = got if isinstance(got := item.get("inputSchema"), dict) else {}
+        properties = got if isinstance(got := schema.get("properties"), dict) else {}
+        required = got if isinstance(got := schema.get("required"), list) else []
         return set(properties), {r for r in required if isinstance(r, str)}
-    arguments = item.get("arguments") if isinstance(item.get("arguments"), list) else []
+    arguments = got if isinstance(got := item.get("arguments"), list) else []
     named = [a for a in arguments if isinstance(a, dict) and isinstance(a.get("name"), str)]
     return {a["name"] for a in named}, {a["name"] for a in named if a.get("required") is True}
 

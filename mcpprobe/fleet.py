@@ -108,9 +108,10 @@ async def run(members: list[Member], *, concurrency: int, extras: Extras,
 
     async def one(index: int, member: Member) -> None:
         async with limiter:
-            reports[index] = await probe_member(member, extras, keep=lambda report: reports.__setitem__(index, report))
+            report = await probe_member(member, extras, keep=lambda report: reports.__setitem__(index, report))
+            reports[index] = report
         if extras.on_done is not None:
-            extras.on_done(reports[index])
+            extras.on_done(report)
 
     async with anyio.create_task_group() as group:
         for index, member in enumerate(members):

@@ -302,7 +302,7 @@ async def _check_schema(session: Session, outcome: InvokeOutcome, instance: Any,
 
 def confirmation_needed(tool: dict[str, Any], *, yes: bool, interactive: bool) -> str:
     """How a call is confirmed: 'read-only', '--yes', 'prompt' (ask first) or 'non-interactive'."""
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    annotations = got if isinstance(got := tool.get("annotations"), dict) else {}
     if annotations.get("readOnlyHint") is True:
         return "read-only"
     if yes:
@@ -467,7 +467,7 @@ async def _judge_tool_result(session: Session, outcome: InvokeOutcome, tool: dic
         outcome.findings.append(Finding("protocol-violation", f"tools/call {name!r}: the result has no content list",
                                         kind="tools"))
     if result.get("isError") is True:
-        texts = [b.get("text") for b in content or [] if isinstance(b, dict) and isinstance(b.get("text"), str)]
+        texts = [text for b in content or [] if isinstance(b, dict) and isinstance(text := b.get("text"), str)]
         outcome.findings.append(Finding(
             "tool-error", f"tool {name!r} reported an error: " + (" ".join(texts) or "(no text)"),
             kind="tools", detail={"tool": name}))

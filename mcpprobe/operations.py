@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -74,6 +74,10 @@ class Outcome:
         return worst(codes)
 
 
+# _guarded returns the outcome it was given, of whichever kind (invoke.InvokeOutcome too).
+AnyOutcome = TypeVar("AnyOutcome", bound=Outcome)
+
+
 def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr", "findings", "timings")}
 
@@ -126,8 +130,8 @@ def snapshot_suspicious(snapshot: Snapshot) -> list[Finding]:
     return out
 
 
-async def _guarded(outcome: Outcome, target: Target, settings: Settings, body: Any, *,
-                   on_ready: Callable[[Outcome], None] | None = None, **session_args: Any) -> Outcome:
+async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body: Any, *,
+                   on_ready: Callable[[AnyOutcome], None] | None = None, **session_args: Any) -> AnyOutcome:
     """Run `body(session)` inside a session; any ProbeError becomes the outcome's error.
 
     `on_ready(outcome)`, when given, is called once the outcome is complete but before the

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 from mcpprobe.childenv import child_environment
+
+if TYPE_CHECKING:
+    from subprocess import Popen
 
 KINDS = ("tools", "resources", "templates", "prompts", "tasks")
 # The options of `probe` and `list` that a stdio probe may carry: flags, and options taking one
@@ -30,11 +34,11 @@ VALUED = frozenset((
 ))
 
 # The one server started early and not yet adopted: (popen, argv, env without the marker, cwd, marker).
-_pending: dict[str, object] = {}
+_pending: dict[str, Any] = {}
 # Signals that came while the server ran and nobody had taken it yet (the CLI's own handlers are
 # installed only when the operation runs): passed on when it is taken, or the run ends interrupted.
 _deferred: list[int] = []
-_saved: dict[int, object] = {}
+_saved: dict[int, Any] = {}
 # What happened, for the tests: ("started" | "adopted" | "discarded", pid).
 history: list[tuple[str, int]] = []
 
@@ -146,7 +150,7 @@ def interrupted() -> bool:
     return bool(_deferred)
 
 
-def take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[object, str] | None:
+def take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[Popen[bytes], str] | None:
     """The early server (and its marker) if it is exactly the one asked for; else None, and an
     early server that is not the one asked for is ended."""
     if not _pending:
@@ -157,7 +161,7 @@ def take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[object,
         _release()
 
 
-def _take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[object, str] | None:
+def _take(args: list[str], env: dict[str, str], cwd: str | None) -> tuple[Popen[bytes], str] | None:
     if _pending["args"] != args or _pending["env"] != env or _pending["cwd"] != cwd:
         discard(sweep=False)  # other servers of this run may be alive: their strays are not ours
         return None

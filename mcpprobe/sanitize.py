@@ -381,8 +381,8 @@ def findings_for(text: str) -> list[str]:
             name = _C0_NAMES.get(cp)
             add(f"control character {_notation(cp, False)}{' (' + name + ')' if name else ''}", i)
         elif cp <= 0x9F:
-            kind = _C1_KINDS.get(cp)
-            add(f"C1 control {_notation(cp, False)}{' (' + kind + ')' if kind else ''}", i)
+            c1 = _C1_KINDS.get(cp)
+            add(f"C1 control {_notation(cp, False)}{' (' + c1 + ')' if c1 else ''}", i)
         elif 0xE0000 <= cp <= 0xE007F:
             tags.append(cp)
             add("__tags__", i)

@@ -107,12 +107,11 @@ for _kind in ("resources", "templates", "prompts", "tasks"):
 
 @cache
 def _adapter(kind: str, modern: bool) -> Any:
+    import importlib
+
     from pydantic import TypeAdapter
 
-    if modern and kind != "tasks":
-        import mcp_types._v2026_07_28 as wire
-    else:
-        import mcp_types._v2025_11_25 as wire
+    wire = importlib.import_module("mcp_types._v2026_07_28" if modern and kind != "tasks" else "mcp_types._v2025_11_25")
     return TypeAdapter(getattr(wire, ITEM_MODELS[kind]))
 
 

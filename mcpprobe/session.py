@@ -169,7 +169,7 @@ class Session:
                     out.append(stray[anomaly.message])
                 stray[anomaly.message].append(anomaly)
                 continue
-            detail = {"sample": anomaly.sample} if anomaly.sample else {}
+            detail: dict[str, Any] = {"sample": anomaly.sample} if anomaly.sample else {}
             out.append(Finding(anomaly.code, anomaly.message, detail=detail))
         extra = self.conn.bad_output_count - sum(len(group) for group in stray.values())
         if extra > 0 and len(stray) != 1:
@@ -186,7 +186,7 @@ class Session:
                 continue
             count = len(entry) + (extra if len(stray) == 1 and extra > 0 else 0)
             samples = [a.sample for a in entry if a.sample]
-            detail: dict[str, Any] = {"sample": samples[0]} if samples else {}
+            detail = {"sample": samples[0]} if samples else {}
             if count > 1:
                 detail["count"] = count
                 detail["samples"] = samples
@@ -748,7 +748,7 @@ def _adopt_discover(session: Session, result: dict[str, Any], version: str, reas
     snapshot.requested_version = version
     offered = result["supportedVersions"]
     mutual = [v for v in MODERN_VERSIONS if v in offered]
-    meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+    meta = got if isinstance(got := result.get("_meta"), dict) else {}
     info = meta.get(META_SERVER_INFO)
     snapshot.supported_versions = offered
     snapshot.era = "modern"

@@ -223,7 +223,7 @@ class TaskCall:
                 with anyio.move_on_after(wait):
                     await self.wake.wait()
                 self.wake = anyio.Event()
-                if expires is not None and time.monotonic() >= expires:
+                if expires is not None and run.ttl is not None and time.monotonic() >= expires:
                     raise RequestTimeout(
                         f"task {run.task_id} was still {run.status} when its ttl of {seconds(run.ttl / 1000)} s "
                         f"ran out; mcpprobe stopped waiting",
@@ -249,7 +249,7 @@ class TaskCall:
         """tasks/result MUST carry the related-task _meta (tasks.mdx, "Related Task Metadata")."""
         run = self.run
         assert run is not None
-        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        meta = got if isinstance(got := result.get("_meta"), dict) else {}
         related = meta.get(RELATED_TASK)
         if not isinstance(related, dict) or related.get("taskId") != run.task_id:
             self.findings.append(Finding(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from mcpprobe.auth.challenge import Challenge, bearer, parse_www_authenticate
@@ -137,7 +137,7 @@ def _origin(url: str) -> tuple[str, str]:
     return parts.scheme.lower(), parts.netloc.lower()
 
 
-def _http_url(value: Any) -> bool:
+def _http_url(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and urlsplit(value).scheme in ("http", "https") and bool(urlsplit(value).netloc)
 
 

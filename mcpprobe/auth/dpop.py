@@ -42,7 +42,9 @@ class DPoPKey:
     def __init__(self, pem: str | None = None) -> None:
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
+        key: PrivateKeyTypes
         if pem is None:
             key = ec.generate_private_key(ec.SECP256R1())
             pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,

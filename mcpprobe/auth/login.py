@@ -31,7 +31,7 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 from mcpprobe import __version__
@@ -351,7 +351,7 @@ def choose_grant(opts: LoginOptions) -> str:
     return opts.grant
 
 
-def secret_method(offer: dict[str, Any]) -> str:
+def secret_method(offer: dict[str, Any]) -> Literal["client_secret_basic", "client_secret_post"]:
     """How to send a client secret to the token endpoint: HTTP Basic where offered (RFC 6749's
     default), else in the form."""
     methods = offer["tokenEndpointAuthMethods"]
@@ -378,21 +378,21 @@ async def login(url: str, opts: LoginOptions) -> LoginResult:
             why = f"protected resource metadata at {found.prm_url}"
         opts.announce(f"{url} answered {', '.join(first.answered)} without credentials; logging in anyway ({why})")
         first.status = 401  # what a protected request would get: the flow starts from discovery
-    found = await diagnose(url, {"status": first.status, "wwwAuthenticate": first.challenge},
+    diagnosis = await diagnose(url, {"status": first.status, "wwwAuthenticate": first.challenge},
                            timeout=min(opts.timeout, 15), insecure=opts.insecure, token_sent=False)
     import logging
 
     # The SDK logs a traceback for every failed flow; mcpprobe reports the failure itself.
     logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL + 1)
     if flow == "cross_app_access":
-        result = await _cross_app_access(url, opts, found, first)
+        result = await _cross_app_access(url, opts, diagnosis, first)
         result.why = why
         return result
-    offer = _check_prerequisites(found, opts, flow)
+    offer = _check_prerequisites(diagnosis, opts, flow)
     if flow == "client_credentials":
-        result = await _client_credentials(url, opts, found, offer, first)
+        result = await _client_credentials(url, opts, diagnosis, offer, first)
     else:
-        result = await _authorization_code(url, opts, found, offer, first)
+        result = await _authorization_code(url, opts, diagnosis, offer, first)
     result.why = why
     return result
 
@@ -508,7 +508,7 @@ async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: Lo
             return check, step_ups > 0
         challenge = bearer(parse_www_authenticate(check.challenge))
         scope_wanted = check.status == 403 and challenge is not None and challenge.get("error") == "insufficient_scope"
-        if scope_wanted and step_ups < MAX_STEP_UPS:
+        if challenge is not None and scope_wanted and step_ups < MAX_STEP_UPS:
             step_ups += 1
             provider.stepping_up = True
             opts.announce(f"{check.method} needs more scope ({challenge.get('scope') or 'not named'}): "
@@ -570,6 +570,7 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis, of
     import anyio
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
+    from pydantic import AnyUrl
 
     callback = LoopbackCallback(opts.callback_port)
     failure: BaseException | None = None
@@ -577,7 +578,7 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis, of
         await callback.start(group)
         try:
             metadata = OAuthClientMetadata(
-                client_name="mcpprobe", redirect_uris=[callback.redirect_uri],
+                client_name="mcpprobe", redirect_uris=[AnyUrl(callback.redirect_uri)],
                 grant_types=["authorization_code", "refresh_token"], response_types=["code"],
                 token_endpoint_auth_method="none", scope=opts.scope, software_id="mcpprobe",
                 software_version=__version__)
@@ -588,7 +589,7 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis, of
                 method = secret_method(offer) if opts.client_secret else "none"
                 pre = OAuthClientInformationFull(client_id=opts.client_id, client_secret=opts.client_secret,
                                                  token_endpoint_auth_method=method,
-                                                 redirect_uris=[callback.redirect_uri])
+                                                 redirect_uris=[AnyUrl(callback.redirect_uri)])
             storage = _Storage(pre, _proofs(opts))
 
             async def redirect_handler(authorization_url: str) -> None:
@@ -704,9 +705,9 @@ async def _cross_app_access(url: str, opts: LoginOptions, found: Diagnosis, firs
                               diagnosis=found)
         return str(data["access_token"])
 
-    method = "client_secret_post"
+    method: Literal["client_secret_basic", "client_secret_post"] = "client_secret_post"
     if discovery is not None and discovery.asm and discovery.issuer == issuer:
-        method = secret_method(supports(found.discovery.asm))
+        method = secret_method(supports(discovery.asm))
     storage = _Storage()
     provider = IdentityAssertionOAuthProvider(url, storage, opts.client_id, opts.client_secret, issuer,
                                               exchange, scope=opts.scope, token_endpoint_auth_method=method)

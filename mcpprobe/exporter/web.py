@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import html
 import json
+import math
 import signal
 import socket
 import sys
@@ -199,12 +200,12 @@ class App:
                 timeout = None
         found: list[tuple[Result, bool]] = []
         try:
-            with anyio.CancelScope() as scope:
-                self._probes.add(scope)
+            with anyio.CancelScope() as cancel:
+                self._probes.add(cancel)
                 try:
                     found.append(await self.exporter.probe(target, module, timeout))
                 finally:
-                    self._probes.discard(scope)
+                    self._probes.discard(cancel)
         except UnknownTarget as exc:
             self.exporter.metrics.rejected.labels("unknown").inc()
             await _answer(send, 404 if "target" in str(exc) else 400, self._inert(str(exc)) + "\n")
@@ -302,8 +303,9 @@ def serve(exporter: Exporter, web: WebConfig, host: str, port: int, *, say: Call
     bound = sock.getsockname()[1]
     app = App(exporter, web, web_path, must_protect)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                            ssl_certfile=web.cert_file, ssl_keyfile=web.key_file, timeout_graceful_shutdown=GRACE + 3,
-                            limit_concurrency=None, timeout_keep_alive=30)
+                            ssl_certfile=web.cert_file, ssl_keyfile=web.key_file,
+                            timeout_graceful_shutdown=math.ceil(GRACE + 3), limit_concurrency=None,
+                            timeout_keep_alive=30)
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager

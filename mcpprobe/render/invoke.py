@@ -85,7 +85,7 @@ def is_terminal(stream: Any) -> bool:
 
 
 def annotations_text(tool: dict[str, Any]) -> Text:
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    annotations = got if isinstance(got := tool.get("annotations"), dict) else {}
     text = Text()
     for i, hint in enumerate(ANNOTATION_HINTS):
         if i:
@@ -114,7 +114,7 @@ def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any]
 
 
 def confirm_question(tool: dict[str, Any]) -> str:
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    annotations = got if isinstance(got := tool.get("annotations"), dict) else {}
     warning = " It claims to be destructive." if annotations.get("destructiveHint", True) is True else ""
     return f"Tool {safe(tool.get('name', '?'))!r} is not marked read-only.{warning} Call it?"
 
@@ -141,7 +141,7 @@ def block_lines(block: Any, *, terminal: bool, saved: dict[int, str], index: int
                 line.append(f"  {safe(block[key])}", style="dim")
         return [("summary", line)]
     if kind == "resource":
-        resource = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+        resource = got if isinstance(got := block.get("resource"), dict) else {}
         head = Text("[embedded resource] ", style="magenta")
         head.append(safe(resource.get("uri", "?")))
         if isinstance(resource.get("mimeType"), str):
@@ -259,7 +259,7 @@ def render_call(out: Console, err: Console, outcome: InvokeOutcome, stream: Text
         err.print(summary)
     if result is not None and result.get("resultType") != "input_required":
         saved = {s["index"]: s["path"] for s in outcome.saved}
-        blocks = result.get("content") if isinstance(result.get("content"), list) else []
+        blocks = got if isinstance(got := result.get("content"), list) else []
         copies = _copies_of_structured(result, blocks)
         write_blocks(out, stream, blocks, terminal=terminal, saved=saved, skip=copies)
         if "structuredContent" in result:

@@ -72,7 +72,7 @@ def stage(report: Any) -> str:
 
 def _samples(name: str, report: Any, now: float) -> list[tuple[dict[str, str], float]]:
     outcome = report.outcome
-    server = {"server": report.member.label}
+    server: dict[str, str] = {"server": report.member.label}
     snapshot = outcome.snapshot
     negotiated = bool(snapshot and snapshot.negotiated)
     if name == "mcpprobe_up":
@@ -92,7 +92,7 @@ def _samples(name: str, report: Any, now: float) -> list[tuple[dict[str, str], f
     if name == "mcpprobe_kind_declared":
         return [({**server, "kind": kind}, int(listing.declared)) for kind, listing in outcome.listings.items()]
     if name in ("mcpprobe_items", "mcpprobe_list_complete", "mcpprobe_list_pages"):
-        out = []
+        out: list[tuple[dict[str, str], float]] = []
         for kind in KINDS:
             listing = outcome.listings.get(kind)
             if listing is None or not listing.declared:
