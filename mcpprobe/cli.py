@@ -4,7 +4,7 @@
 argv to click. The group knows every command's name and short help from the table below without
 importing its module, so `mcpprobe --help`, `--version` and shell completion load only click and
 this module; a command's module is imported when that command runs (or its help is asked for).
-From there the path of a command is in that module (see "Code map" in CONTRIBUTING.md).
+From there the path of a command is in that module (the README's "Code map" follows it).
 """
 
 from __future__ import annotations
