@@ -89,7 +89,11 @@ def auth_group() -> None:
               help="Log in even when the server answers without credentials and publishes no resource metadata.")
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
-def login_command(url: str, **params: Any) -> int:
+def login_command(url: str, client_metadata_url: str | None, callback_port: int, login_timeout: float, timeout: float,
+                  headers: tuple[str, ...], grant: str | None, issuer: str | None, idp_token_endpoint: str | None,
+                  idp_client_id: str | None, idp_client_secret_env: str | None, id_token_env: str | None,
+                  id_token_file: str | None, dpop: bool, force: bool, insecure: bool, as_json: bool,
+                  **auth_params: Any) -> int:
     """Log in to the MCP server at URL and store the token.
 
     \b
@@ -120,23 +124,22 @@ def login_command(url: str, **params: Any) -> int:
     from mcpprobe.errors import ProbeError, UsageProblem
     from mcpprobe.target import parse_header
 
-    settings = AuthSettings.from_params(params)
-    as_json = params["as_json"]
-    extra = [os.environ.get(name or "", "") for name in (params["idp_client_secret_env"], params["id_token_env"])]
+    settings = AuthSettings.from_params(auth_params)  # the options of auth_options
+    extra = [os.environ.get(name or "", "") for name in (idp_client_secret_env, id_token_env)]
     with contextlib.suppress(Exception):  # an unreadable file is reported below
-        extra.append(_id_token(None, params["id_token_file"]) or "")
+        extra.append(_id_token(None, id_token_file) or "")
     out, err = _stream_pair([*settings.secrets(), *(s.strip() for s in extra if s and s.strip())])
     _check_url(url)
-    headers = tuple(parse_header(h) for h in params["headers"])
-    if any(name.lower() == "authorization" for name, _ in headers):
+    header_pairs = tuple(parse_header(h) for h in headers)
+    if any(name.lower() == "authorization" for name, _ in header_pairs):
         raise UsageProblem("login obtains the Authorization header itself; do not pass one with --header")
     if settings.bearer_env:
         raise UsageProblem("--bearer-env gives a token directly: there is nothing to log in for")
     secret = settings.client_secret()
     key = settings.client_key()
-    idp_secret = AuthSettings(client_secret_env=params["idp_client_secret_env"]).client_secret()
-    id_token = _id_token(params["id_token_env"], params["id_token_file"])
-    if params["insecure"]:
+    idp_secret = AuthSettings(client_secret_env=idp_client_secret_env).client_secret()
+    id_token = _id_token(id_token_env, id_token_file)
+    if insecure:
         err.write("warning: --insecure: TLS certificates are not verified\n")
     import anyio
 
@@ -149,11 +152,11 @@ def login_command(url: str, **params: Any) -> int:
 
     options = LoginOptions(
         client_id=settings.client_id, client_secret=secret, client_key=key, scope=settings.scope,
-        client_metadata_url=params["client_metadata_url"], no_browser=settings.no_browser,
-        callback_port=params["callback_port"], login_timeout=params["login_timeout"], timeout=params["timeout"],
-        insecure=params["insecure"], headers=headers, announce=announce, grant=params["grant"],
-        force=params["force"], dpop=params["dpop"], issuer=params["issuer"],
-        idp_token_endpoint=params["idp_token_endpoint"], idp_client_id=params["idp_client_id"],
+        client_metadata_url=client_metadata_url, no_browser=settings.no_browser,
+        callback_port=callback_port, login_timeout=login_timeout, timeout=timeout,
+        insecure=insecure, headers=header_pairs, announce=announce, grant=grant,
+        force=force, dpop=dpop, issuer=issuer,
+        idp_token_endpoint=idp_token_endpoint, idp_client_id=idp_client_id,
         idp_client_secret=idp_secret, id_token=id_token)
     try:
         result = anyio.run(login, url, options)

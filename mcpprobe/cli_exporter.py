@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
@@ -28,7 +27,8 @@ DEFAULT_LISTEN = "127.0.0.1:9745"
                    "trigger probes).")
 @click.option("-v", "--verbose", is_flag=True, help="Say on stderr what the exporter does (reloads, stops).")
 @click.pass_context
-def exporter_command(ctx: click.Context, **params: Any) -> None:
+def exporter_command(ctx: click.Context, config_files: tuple[str, ...], exporter_config: str | None,
+                     web_config: str | None, listen_address: str, insecure_listen: bool, verbose: bool) -> None:
     """Serve Prometheus: /probe?target=NAME probes a named server when Prometheus scrapes it.
 
     Targets are names from the configs (docs/config.md), never URLs or commands. The answer has the
@@ -45,7 +45,7 @@ def exporter_command(ctx: click.Context, **params: Any) -> None:
     from mcpprobe.exporter.settings import is_loopback, load_web_config, parse_listen
 
     def say(message: str) -> None:
-        if params["verbose"]:
+        if verbose:
             from mcpprobe.sanitize import visible
 
             click.echo(visible(f"mcpprobe exporter: {message}"), err=True)
@@ -56,14 +56,14 @@ def exporter_command(ctx: click.Context, **params: Any) -> None:
         raise click.UsageError("the exporter needs the prometheus_client package: pip install 'mcpprobe[exporter]'"
                                ) from None
     try:
-        host, port = parse_listen(params["listen_address"])
-        web = load_web_config(params["web_config"])
-        if not is_loopback(host) and not web.protected and not params["insecure_listen"]:
-            raise UsageProblem(f"--listen-address {params['listen_address']} is not loopback: give --web-config with "
+        host, port = parse_listen(listen_address)
+        web = load_web_config(web_config)
+        if not is_loopback(host) and not web.protected and not insecure_listen:
+            raise UsageProblem(f"--listen-address {listen_address} is not loopback: give --web-config with "
                                "tls_server_config or basic_auth_users, or --insecure-listen")
         from mcpprobe.exporter.core import Exporter
 
-        exporter = Exporter(tuple(params.get("config_files") or ()), params["exporter_config"], say=say)
+        exporter = Exporter(tuple(config_files), exporter_config, say=say)
     except UsageProblem as exc:
         raise click.UsageError(exc.message) from None
     if not exporter.targets():
@@ -77,8 +77,8 @@ def exporter_command(ctx: click.Context, **params: Any) -> None:
     from mcpprobe.exporter.web import serve
 
     try:
-        code = serve(exporter, web, host, port, say=say, announce=announce, web_path=params["web_config"],
-                     must_protect=not is_loopback(host) and not params["insecure_listen"])
+        code = serve(exporter, web, host, port, say=say, announce=announce, web_path=web_config,
+                     must_protect=not is_loopback(host) and not insecure_listen)
     except OSError as exc:
         click.echo(f"mcpprobe exporter: {exc}", err=True)
         ctx.exit(4)
