@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 import click
 
@@ -22,8 +22,12 @@ from mcpprobe.edge import TRACEBACK
 from mcpprobe.exitcodes import ExitCode
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    from rich.console import Console
+
     from mcpprobe.invocation import CommandLine, Invocation, Output, ServerInvocation
+    from mcpprobe.operations import Outcome
     from mcpprobe.redact import Redactor
+    from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
     from mcpprobe.trace import TraceWriter
 
 
@@ -113,7 +117,8 @@ def with_scheme(word: str) -> str:
     return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
 
 
-def confirmation_hooks(err: Any, as_json: bool, stdin_taken: bool = False) -> tuple[Any, Any]:
+def confirmation_hooks(err: Console, as_json: bool, stdin_taken: bool = False,
+                       ) -> tuple[Callable[..., None], Callable[..., bool] | None]:
     """How a tools/call is shown and confirmed (`call`, `watch --call`): the preview on stderr
     (with --json only when a question follows), and the question, asked only on a terminal (and not
     when stdin is taken by `--args -`)."""
@@ -131,10 +136,12 @@ def confirmation_hooks(err: Any, as_json: bool, stdin_taken: bool = False) -> tu
 
 
 CANCELLING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+Result = TypeVar("Result")
 
 
-def run_operation(operation: Any, *args: Any, signals: tuple[signal.Signals, ...] = CANCELLING,
-                  stop: Any = None, show: ShowWhenReady | None = None, **kwargs: Any) -> Any:
+def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
+                  signals: tuple[signal.Signals, ...] = CANCELLING, stop: Callable[[], bool] | None = None,
+                  show: ShowWhenReady | None = None, **kwargs: Any) -> Result | None:
     """Run one async operation; `signals` cancel it. None means interrupted.
 
     Ctrl-C is one of them rather than asyncio's KeyboardInterrupt: that one cancels the task
@@ -152,8 +159,8 @@ def run_operation(operation: Any, *args: Any, signals: tuple[signal.Signals, ...
 
     from mcpprobe.wire.stdio import reap_all
 
-    async def main() -> Any:
-        result: list[Any] = []
+    async def main() -> Result | None:
+        result: list[Result] = []
         # The receiver outlives the cancellation it causes, so that a second signal is ours too,
         # and not a KeyboardInterrupt in the middle of a shutdown.
         listening = anyio.CancelScope(shield=True)
@@ -186,7 +193,7 @@ def run_operation(operation: Any, *args: Any, signals: tuple[signal.Signals, ...
         reap_all()
 
 
-def emit_outcome(outcome: Any, as_json: bool, command: str, redactor: Redactor | None = None) -> int:
+def emit_outcome(outcome: Outcome | None, as_json: bool, command: str, redactor: Redactor | None = None) -> int:
     """Print an operation's outcome (None: interrupted) as a document or for a person; its exit code."""
     from mcpprobe.redact import RedactingStream
 
@@ -264,12 +271,13 @@ class ShowWhenReady:
             return self._show(self._results[0])
 
 
-def run_and_emit(operation: Any, inv: ServerInvocation, *args: Any, spinner: Any = None, **kwargs: Any) -> int:
+def run_and_emit(operation: Callable[..., Awaitable[Outcome]], inv: ServerInvocation, *args: Any,
+                 spinner: PhaseSpinner | None = None, **kwargs: Any) -> int:
     """Run the operation on the invocation's target and settings, and report its outcome as soon as
     it is complete (ShowWhenReady); a spinner, when given, runs until then."""
     as_json = inv.output.as_json
 
-    def show_outcome(outcome: Any) -> int:
+    def show_outcome(outcome: Outcome) -> int:
         if spinner is not None:
             spinner.stop()
         return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
@@ -287,20 +295,38 @@ def run_and_emit(operation: Any, inv: ServerInvocation, *args: Any, spinner: Any
     return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
 
 
-def phase_spinner(inv: Invocation, label: str, *, fleet: int = 0) -> Any:
-    """A spinner naming the phase on stderr (with `fleet`, the count of servers probed so far),
-    when stderr is a terminal and the output is for a person; None otherwise, and when something
-    else writes to stderr as it goes (--trace -, --server-stderr live, -v)."""
-    output = inv.output
-    if (not output.human or not sys.stderr.isatty() or output.trace == "-" or inv.settings.server_stderr == "live"
-            or (fleet and output.verbose)):
+def phase_spinner(inv: Invocation, label: str) -> PhaseSpinner | None:
+    """A spinner naming the phase on stderr, when stderr is a terminal and the output is for a
+    person; None otherwise, and when something else writes to stderr as it goes (--trace -,
+    --server-stderr live)."""
+    if not _spinning(inv):
         return None
+    from mcpprobe.render.progress import PhaseSpinner
+
+    return PhaseSpinner(_spinner_console(inv), label)
+
+
+def fleet_spinner(inv: Invocation, count: int) -> FleetSpinner | None:
+    """A fleet's spinner: how many of its `count` servers were probed so far; as `phase_spinner`,
+    and not with -v either (which says the same on stderr)."""
+    if not _spinning(inv) or inv.output.verbose:
+        return None
+    from mcpprobe.render.progress import FleetSpinner
+
+    return FleetSpinner(_spinner_console(inv), count)
+
+
+def _spinning(inv: Invocation) -> bool:
+    output = inv.output
+    return (output.human and sys.stderr.isatty() and output.trace != "-"
+            and inv.settings.server_stderr != "live")
+
+
+def _spinner_console(inv: Invocation) -> Console:
     from mcpprobe.redact import RedactingStream
     from mcpprobe.render.console import make_console
-    from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
 
-    stderr = make_console(cast("TextIO", RedactingStream(sys.stderr, inv.redactor)), messages=True)
-    return FleetSpinner(stderr, fleet) if fleet else PhaseSpinner(stderr, label)
+    return make_console(cast("TextIO", RedactingStream(sys.stderr, inv.redactor)), messages=True)
 
 
 def current_redactor() -> Redactor:
@@ -310,7 +336,7 @@ def current_redactor() -> Redactor:
     return redact.active()
 
 
-def write_line(stream: Any, text: str) -> None:
+def write_line(stream: TextIO, text: str) -> None:
     stream.write(text + "\n")
     stream.flush()
 
@@ -358,7 +384,7 @@ def session_extras(inv: Invocation) -> Iterator[tuple[dict[str, Any], TraceWrite
             writer.close()
 
 
-def emit_json(stdout: Any, redactor: Redactor, outcome: Any) -> int:
+def emit_json(stdout: TextIO, redactor: Redactor, outcome: Outcome) -> int:
     """The JSON document when nothing is to be said on stderr: without rich and the human
     renderer (40-60 ms of imports, most of a probe's rendering time)."""
     from mcpprobe.render.jsondoc import document, write

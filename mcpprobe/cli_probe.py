@@ -17,6 +17,7 @@ from mcpprobe.cli_common import (
     ShowWhenReady,
     command_line,
     emit_outcome,
+    fleet_spinner,
     open_trace,
     phase_spinner,
     run_and_emit,
@@ -140,8 +141,9 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
         show = extras.on_report = ShowWhenReady(show_report)
     else:
         # A fleet on a terminal: how many servers are done so far, until the table is shown.
-        spinner = phase_spinner(fleet, "", fleet=len(members))
-        extras.on_done = spinner.done if spinner is not None else None
+        counter = fleet_spinner(fleet, len(members))
+        extras.on_done = counter.done if counter is not None else None
+        spinner = counter
     if spinner is not None:
         spinner.start()
     try:
