@@ -19,6 +19,7 @@ from mcpprobe.cli_common import (
     looks_like_address,
     run_operation,
     session_extras,
+    trace_checked,
     with_scheme,
     write_line,
 )
@@ -217,12 +218,13 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
                   task_status=task_status)
     inv.tell(f"calling tool {tool}")
     try:
-        with session_extras(inv) as (session_args, _trace):
+        with session_extras(inv) as (session_args, trace):
             outcome = run_operation(call_tool, inv.target, inv.settings, tool, pairs, base, hooks=hooks,
                                     elicit=elicit, task=as_task, save_dir=save_dir, **session_args)
     finally:
         progress.stop()
-    return _finish(inv, outcome, lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started)
+    code = _finish(inv, outcome, lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started)
+    return trace_checked(trace, inv.output, code)
 
 
 @click.command("read", cls=TargetCommand, context_settings=CONTEXT)
@@ -276,7 +278,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
 
     started: list[Any] = []
     inv.tell(f"reading {uri or template}")
-    with session_extras(inv) as (session_args, _trace):
+    with session_extras(inv) as (session_args, trace):
         outcome = run_operation(read_resource, inv.target, inv.settings, uri, template=template, pairs=pairs,
                                 complete=complete, hooks=Hooks(started=started.append), elicit=elicit, output=output,
                                 **session_args)
@@ -287,7 +289,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     def render(io: _Streams, result: Any) -> None:
         render_read(io.out, io.err, result, written=written, stream=io.stdout, binary=io.binary)
 
-    return _finish(inv, outcome, render, started)
+    return trace_checked(trace, inv.output, _finish(inv, outcome, render, started))
 
 
 @click.command("get-prompt", cls=TargetCommand, context_settings=CONTEXT)
@@ -327,7 +329,8 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], com
 
     started: list[Any] = []
     inv.tell(f"getting prompt {name}")
-    with session_extras(inv) as (session_args, _trace):
+    with session_extras(inv) as (session_args, trace):
         outcome = run_operation(get_prompt, inv.target, inv.settings, name, pairs, complete=complete,
                                 hooks=Hooks(started=started.append), elicit=elicit, save_dir=save_dir, **session_args)
-    return _finish(inv, outcome, lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started)
+    code = _finish(inv, outcome, lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started)
+    return trace_checked(trace, inv.output, code)

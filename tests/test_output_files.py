@@ -163,12 +163,16 @@ def test_new_files_get_the_umask_permissions(tmp_path: Path) -> None:
 # ----- --trace -----
 
 
-@pytest.mark.parametrize("command", [["probe"], ["list", "tools"]])
-def test_a_trace_that_cannot_be_written_is_an_error_after_the_result(command: list[str]) -> None:
+@pytest.mark.parametrize("command, shown", [
+    (["probe"], "echo"), (["list", "tools"], "echo"), (["call", "echo", "message=hi there", "--yes"], "hi there"),
+    (["read", "fixture://readme"], "fixture README"), (["get-prompt", "greet", "name=Ada"], "Ada"),
+    (["watch", "--duration", "0.5"], "Tools        2 items"),
+])
+def test_a_trace_that_cannot_be_written_is_an_error_after_the_result(command: list[str], shown: str) -> None:
     result = run_cli([*command, "--trace", "/dev/full", *FULL])
     assert result.exit_code == 2
     assert "error: --trace /dev/full: cannot write: No space left on device" in result.stderr
-    assert "echo" in result.stdout  # the result is shown
+    assert shown in result.stdout  # the result is shown
 
 
 def test_snapshot_to_a_directory_is_refused_before_starting(tmp_path: Path) -> None:
