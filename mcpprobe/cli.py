@@ -17,7 +17,6 @@ from mcpprobe.cli_auth import auth_group
 from mcpprobe.cli_common import (
     CONTEXT,
     ShowWhenReady,
-    current_redactor,
     emit_outcome,
     named_target,
     open_trace,
@@ -32,8 +31,10 @@ from mcpprobe.cli_common import (
     tell,
     trace_checked,
     verbose_say,
+    view_for,
     warn_insecure,
     write_line,
+    write_rendered,
 )
 from mcpprobe.cli_docs import completion_command, docs_command
 from mcpprobe.cli_exporter import exporter_command
@@ -53,7 +54,6 @@ from mcpprobe.options import (
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.expect import Expectations
     from mcpprobe.fleet import Member, Report
-    from mcpprobe.render.formats import View
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 
@@ -253,55 +253,20 @@ def _emit_reports(reports: list[Report] | None, fmt: str, many: bool) -> int:
     """Print a probe's reports in the chosen format (mcpprobe.render.formats); their exit code."""
     from mcpprobe.exitcodes import worst
     from mcpprobe.fleet import fleet_exit_code
-    from mcpprobe.redact import RedactingStream
-    from mcpprobe.render.formats import Format, renderer
-    from mcpprobe.render.jsondoc import write_pieces
+    from mcpprobe.render.formats import Format, ProbeRun, renderer
 
     if reports is None:
         return emit_outcome(None, fmt == "json", "probe")
-    rendered = renderer(Format(fmt))(reports, _view(Format(fmt)), many=many)
-    redactor = current_redactor()
-    stdout = RedactingStream(sys.stdout, redactor)
-    write_pieces(stdout, rendered.stdout, redactor=redactor)
-    # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
-    # (`| jq`) should not wait for that.
-    stdout.flush()
-    if rendered.stderr:
-        stderr = RedactingStream(sys.stderr, redactor)
-        stderr.write(rendered.stderr)
-        stderr.flush()
+    write_rendered(renderer(Format(fmt))(ProbeRun(reports, many), view_for(Format(fmt))))
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
-
-
-def _view(fmt: Format) -> View:
-    """How stdout shows text: a terminal's width and colours; in a pipe, plain, as wide as COLUMNS or
-    a terminal behind the pipe allows, else unbounded (mcpprobe.render.console)."""
-    from mcpprobe.render.formats import View
-
-    if not sys.stdout.isatty():
-        if fmt is not Format.HUMAN:
-            return View()  # the width is for people: a document in a pipe loads no rich
-        from mcpprobe.render.console import output_width
-
-        return View(width=output_width(sys.stdout) or 160)
-    from rich.console import Console
-
-    console = Console(file=sys.stdout)
-    return View(width=console.width, color=console.color_system is not None and not console.no_color,
-                terminal=True)
 
 
 def _show_servers(ctx: click.Context, params: dict[str, Any], as_json: bool) -> int:
     found = read_configs(ctx, params)
     if as_json:
-        from mcpprobe.render.jsondoc import dumps
+        from mcpprobe.render.jsondoc import dumps, servers_document
 
-        write_line(sys.stdout, dumps({
-            "formatVersion": 1, "command": "servers",
-            "servers": [entry.to_json() for entry in found.servers],
-            "shadowed": [entry.to_json() for entry in found.shadowed],
-            "files": [{"path": path, "state": state} for path, state in found.files],
-        }))
+        write_line(sys.stdout, dumps(servers_document(found)))
         return 0
     from mcpprobe.render.console import make_console
     from mcpprobe.render.fleet import render_servers

@@ -20,9 +20,8 @@ from mcpprobe.cli_common import (
     session_extras,
     tell,
     with_scheme,
-    write_line,
 )
-from mcpprobe.options import TargetCommand, connection_options, output_options, server_options
+from mcpprobe.options import Format, TargetCommand, connection_options, output_options, server_options
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
 POSITIONALS = "[KEY=VALUE | KEY:=JSON]... [URL] [-- COMMAND [ARGS]...]"
@@ -70,19 +69,14 @@ def confirmation_hooks(err: Any, params: dict[str, Any]) -> tuple[Any, Any]:
     return preview, ask if _interactive(params) else None
 
 
-class _Streams:
-    """stdout and stderr through the user's secrets redactor, with rich consoles over them."""
+def _stderr_console() -> Any:
+    """stderr through the user's secrets redactor, for what is shown live: the preview, the
+    confirmation, progress and task status (the result is rendered after the run)."""
+    from mcpprobe.cli_common import current_redactor
+    from mcpprobe.redact import RedactingStream
+    from mcpprobe.render.console import make_console
 
-    def __init__(self) -> None:
-        from mcpprobe.redact import RedactingStream, Redactor
-        from mcpprobe.render.console import make_console
-
-        redactor = click.get_current_context().meta.get("redactor") or Redactor(())
-        self.stdout = RedactingStream(sys.stdout, redactor)
-        self.stderr = RedactingStream(sys.stderr, redactor)
-        self.binary = getattr(sys.stdout, "buffer", None)
-        self.out = make_console(self.stdout)
-        self.err = make_console(self.stderr, messages=True)
+    return make_console(RedactingStream(sys.stderr, current_redactor()), messages=True)
 
 
 class _ProgressView:
@@ -121,32 +115,20 @@ class _ProgressView:
             self.bar = None
 
 
-def _finish(outcome: Any, as_json: bool, command: str, render: Any, started: list[Any] | None = None) -> int:
-    from mcpprobe.cli_common import emit_outcome
+def _finish(outcome: Any, fmt: Format, command: str, started: list[Any] | None = None, *,
+            written: bool = False) -> int:
+    """Print the outcome in the chosen format (mcpprobe.render.formats); its exit code."""
+    from mcpprobe.cli_common import emit_outcome, view_for, write_rendered
+    from mcpprobe.render.formats import Invoked, renderer
 
     if outcome is None:
         if not started:
-            return emit_outcome(None, as_json, command)
+            return emit_outcome(None, fmt == "json", command)
         # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
         outcome = started[0]
         outcome.interrupted = True
         click.echo("interrupted", err=True)
-    streams = _Streams()
-    if as_json:
-        from mcpprobe.render.human import render_error
-        from mcpprobe.render.invoke import invoke_document
-        from mcpprobe.render.jsondoc import dumps
-
-        write_line(streams.stdout, dumps(invoke_document(outcome)))
-        render_error(streams.err, outcome)
-    else:
-        render(streams, outcome)
-    if getattr(outcome, "save_error", None):
-        from rich.text import Text
-
-        from mcpprobe.sanitize import visible
-
-        streams.err.print(Text("error: ", style="bold red") + Text(visible(outcome.save_error)))
+    write_rendered(renderer(fmt)(Invoked(outcome, written=written), view_for(fmt)))
     return int(outcome.exit_code)
 
 
@@ -211,14 +193,10 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
     base = load_args(params["args_spec"], stdin=sys.stdin)
     build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
     from mcpprobe.invoke import Hooks, call_tool
-    from mcpprobe.render.invoke import (
-        is_terminal,
-        render_call,
-        render_task_status,
-    )
+    from mcpprobe.render.invoke import is_terminal, render_task_status
 
     as_json = params["as_json"]
-    err = _Streams().err
+    err = _stderr_console()
     progress = _ProgressView(err, enabled=not as_json and is_terminal(sys.stderr))
     preview, ask = confirmation_hooks(err, params)
 
@@ -237,8 +215,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], **params:
                                     **session_args)
     finally:
         progress.stop()
-    return _finish(outcome, as_json, "call",
-                   lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started)
+    return _finish(outcome, params["output_format"], "call", started)
 
 
 @click.command("read", cls=TargetCommand, context_settings=CONTEXT)
@@ -287,7 +264,6 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
     if template is not None:
         template_variables(template)
     from mcpprobe.invoke import Hooks, read_resource
-    from mcpprobe.render.invoke import render_read
 
     started: list[Any] = []
     tell(ctx, params, f"reading {uri or template}", target)
@@ -298,11 +274,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], **params: Any) -> in
     # Written to -o PATH by the operation; when that failed, the contents go to stdout, not lost.
     written = bool(outcome is not None and params["output"] and outcome.result is not None
                    and outcome.completion is None and outcome.save_error is None)
-
-    def render(io: _Streams, result: Any) -> None:
-        render_read(io.out, io.err, result, written=written, stream=io.stdout, binary=io.binary)
-
-    return _finish(outcome, params["as_json"], "read", render, started)
+    return _finish(outcome, params["output_format"], "read", started, written=written)
 
 
 @click.command("get-prompt", cls=TargetCommand, context_settings=CONTEXT)
@@ -336,7 +308,6 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **p
     target, settings = prepare(ctx, urls, params)
     string_arguments(pairs)
     from mcpprobe.invoke import Hooks, get_prompt
-    from mcpprobe.render.invoke import render_prompt
 
     started: list[Any] = []
     tell(ctx, params, f"getting prompt {name}", target)
@@ -344,5 +315,4 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], **p
         outcome = run_operation(get_prompt, target, settings, name, pairs, complete=params["complete"],
                                 hooks=Hooks(started=started.append), elicit=params["elicit"],
                                 save_dir=params["save_dir"], **session_args)
-    return _finish(outcome, params["as_json"], "get-prompt",
-                   lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started)
+    return _finish(outcome, params["output_format"], "get-prompt", started)

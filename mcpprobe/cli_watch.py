@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from mcpprobe.cli_common import CONTEXT, prepare, session_extras, tell, trace_checked
-from mcpprobe.cli_invoke import confirmation_hooks
+from mcpprobe.cli_invoke import _stderr_console, confirmation_hooks
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.options import (
     TargetCommand,
@@ -144,9 +144,10 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
       mcpprobe watch --poll 30 --exit-on-change -- python server.py
       mcpprobe watch --subscribe demo://readme --log-level info -- mcpprobe-demo
     """
-    from mcpprobe.redact import RedactingStream, Redactor
-    from mcpprobe.render.console import make_console
-    from mcpprobe.render.watch import HumanLines, JsonLines
+    from mcpprobe.cli_common import view_for, write_rendered
+    from mcpprobe.render.formats import WatchEnded, renderer
+    from mcpprobe.render.watch import EventLines
+    from mcpprobe.streams import reader_gone
     from mcpprobe.watch import WatchOptions
 
     target, settings = prepare(ctx, url, params)
@@ -157,26 +158,20 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], **params: Any) -> in
         yes=params["yes"],
         keepalive=params["keepalive"],
     )
-    redactor = ctx.meta.get("redactor") or Redactor(())
-    stdout, stderr = RedactingStream(sys.stdout, redactor), RedactingStream(sys.stderr, redactor)
-    err = make_console(stderr, messages=True)
-    if params["as_json"]:
-        emit: Any = JsonLines(stdout)
-    else:
-        emit = HumanLines(make_console(stdout))
+    fmt = params["output_format"]
+    view = view_for(fmt)
+
+    def write(rendered: Any) -> None:
+        write_rendered(rendered)
+        if reader_gone(sys.stdout):  # `| head -3`: the watch stops
+            raise BrokenPipeError
+
+    emit = EventLines(fmt, view, write)
     tell(ctx, params, "watching", target)
     with session_extras(ctx, params) as session_args:
-        preview, ask = confirmation_hooks(err, params)
+        preview, ask = confirmation_hooks(_stderr_console(), params)
         result = _run_watch(target, settings, options, emit, {**session_args, "preview": preview, "ask": ask})
+    write_rendered(renderer(fmt)(WatchEnded(result), view))
     if result is None:
-        err.print("interrupted", style="yellow")
         return 0
-    if result.error is not None:
-        from rich.text import Text
-
-        from mcpprobe.sanitize import visible
-
-        err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
-        for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
-            err.print(Text(f"  server stderr: {visible(line)}", style="dim"))
     return trace_checked(ctx.meta["trace"], params, int(result.exit_code))

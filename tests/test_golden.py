@@ -19,7 +19,7 @@ from mcpprobe.expect import Check
 from mcpprobe.findings import Finding
 from mcpprobe.fleet import Member, Report
 from mcpprobe.operations import Outcome
-from mcpprobe.render.formats import Format, Rendered, View, renderer
+from mcpprobe.render.formats import Format, ProbeRun, Rendered, View, renderer
 from mcpprobe.session import Snapshot, Timing
 from mcpprobe.target import Settings, StdioTarget
 
@@ -98,7 +98,7 @@ def _check(name: str, text: str) -> None:
 @pytest.mark.parametrize("fmt, width", CASES, ids=[f"{fmt.value}-{width}" for fmt, width in CASES])
 def test_renderer_matches_its_golden_output(run, fmt, width):
     reports, many = RUNS[run]()
-    rendered = renderer(fmt)(reports, View(width=width, now=NOW), many=many)
+    rendered = renderer(fmt)(ProbeRun(reports, many), View(width=width, now=NOW))
     suffix = f"-{width}" if fmt is Format.HUMAN else ""
     _check(f"{run}-{fmt.value}{suffix}.out", rendered.text())
     _check(f"{run}-{fmt.value}{suffix}.err", rendered.stderr)
@@ -108,7 +108,7 @@ def test_renderer_matches_its_golden_output(run, fmt, width):
 def test_every_format_has_a_renderer(fmt):
     """Exhaustive: each choice of --format has its renderer, and it returns text, not writes it."""
     reports, many = RUNS["fleet"]()
-    rendered = renderer(fmt)(reports, View(now=NOW), many=many)
+    rendered = renderer(fmt)(ProbeRun(reports, many), View(now=NOW))
     assert isinstance(rendered, Rendered) and rendered.text()
 
 
@@ -116,7 +116,7 @@ def test_renderers_are_pure():
     """Rendering twice gives the same text and changes nothing in the reports."""
     reports, many = RUNS["fleet"]()
     before = [report.outcome.all_findings() for report in reports]
-    first = [(r.text(), r.stderr) for r in (renderer(fmt)(reports, View(now=NOW), many=many) for fmt in Format)]
-    second = [(r.text(), r.stderr) for r in (renderer(fmt)(reports, View(now=NOW), many=many) for fmt in Format)]
+    first = [(r.text(), r.stderr) for r in (renderer(fmt)(ProbeRun(reports, many), View(now=NOW)) for fmt in Format)]
+    second = [(r.text(), r.stderr) for r in (renderer(fmt)(ProbeRun(reports, many), View(now=NOW)) for fmt in Format)]
     assert first == second
     assert [report.outcome.all_findings() for report in reports] == before
