@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from typing import Any, TextIO, cast
 
 import click
 
@@ -76,7 +76,7 @@ def _stderr_console() -> Any:
     from mcpprobe.redact import RedactingStream
     from mcpprobe.render.console import make_console
 
-    return make_console(RedactingStream(sys.stderr, current_redactor()), messages=True)
+    return make_console(cast("TextIO", RedactingStream(sys.stderr, current_redactor())), messages=True)
 
 
 class _ProgressView:
