@@ -17,7 +17,6 @@ from mcpprobe.cli_auth import auth_group
 from mcpprobe.cli_common import (
     CONTEXT,
     ShowWhenReady,
-    emit_outcome,
     named_target,
     open_trace,
     phase_spinner,
@@ -251,12 +250,13 @@ def probe(ctx: click.Context, url: tuple[str, ...], **params: Any) -> int:
 
 def _emit_reports(reports: list[Report] | None, fmt: str, many: bool) -> int:
     """Print a probe's reports in the chosen format (mcpprobe.render.formats); their exit code."""
-    from mcpprobe.exitcodes import worst
+    from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet import fleet_exit_code
-    from mcpprobe.render.formats import Format, ProbeRun, renderer
+    from mcpprobe.render.formats import Format, Interrupted, ProbeRun, renderer
 
     if reports is None:
-        return emit_outcome(None, fmt == "json", "probe")
+        write_rendered(renderer(Format(fmt))(Interrupted("probe"), view_for(Format(fmt))))
+        return ExitCode.INTERRUPTED
     write_rendered(renderer(Format(fmt))(ProbeRun(reports, many), view_for(Format(fmt))))
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
 

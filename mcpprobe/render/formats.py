@@ -372,7 +372,17 @@ def json(subject: Subject, view: View) -> Rendered:
             assert_never(subject)
 
 
+def _interrupted_report(fmt: Format, subject: Interrupted, view: View) -> Rendered:
+    """A report on servers that were interrupted before any had a result: no report, and a word
+    on stderr. (A fleet interrupted midway is reported: the servers not done as interrupted.)"""
+    if subject.command != "probe":
+        raise NotOffered(fmt, subject)
+    return Rendered([], _stderr(view, _interrupted))
+
+
 def junit(subject: Subject, view: View) -> Rendered:
+    if isinstance(subject, Interrupted):
+        return _interrupted_report(Format.JUNIT, subject, view)
     if not isinstance(subject, ProbeRun):
         raise NotOffered(Format.JUNIT, subject)
     from mcpprobe.render.junit import render
@@ -381,6 +391,8 @@ def junit(subject: Subject, view: View) -> Rendered:
 
 
 def openmetrics(subject: Subject, view: View) -> Rendered:
+    if isinstance(subject, Interrupted):
+        return _interrupted_report(Format.OPENMETRICS, subject, view)
     if not isinstance(subject, ProbeRun):
         raise NotOffered(Format.OPENMETRICS, subject)
     from mcpprobe.render.openmetrics import render
@@ -390,6 +402,8 @@ def openmetrics(subject: Subject, view: View) -> Rendered:
 
 
 def html(subject: Subject, view: View) -> Rendered:
+    if isinstance(subject, Interrupted):
+        return _interrupted_report(Format.HTML, subject, view)
     if not isinstance(subject, ProbeRun):
         raise NotOffered(Format.HTML, subject)
     from datetime import UTC, datetime
