@@ -255,3 +255,27 @@ def test_discover_timeout_help_says_what_happens_after_it() -> None:
     line = next(line for line in result.output.splitlines() if "--discover-timeout" in line)
     assert "falling back" not in line
     assert "also sending initialize" in line and "still counts" in line
+
+
+# ----- watch lines against the schema -----
+
+
+def test_watch_lines_of_the_demo_server_match_the_schema(validator: Draft202012Validator) -> None:
+    proc = _run(["watch", "--json", "--duration", "3", "--log-level", "debug", "--poll", "0.5",
+                 "--call", "create_note title=x body=y", "--yes", "--", sys.executable, "-m", "mcpprobe.demo.server"])
+    assert "Traceback" not in proc.stderr, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert {e["event"] for e in events} >= {"snapshot", "notice", "call", "end"}, events
+    for event in events:
+        assert _errors(validator, event) == [], event
+    assert events[-1]["exitCode"] == proc.returncode == 0
+
+
+def test_schema_rejects_a_broken_watch_line(validator: Draft202012Validator) -> None:
+    line = {"ts": "2026-07-28T12:00:00.123Z", "event": "reconnect", "kind": "server", "connection": 2,
+            "state": "connected", "reason": "connected again", "attempt": 1, "retryInSeconds": None}
+    assert _errors(validator, {**line, "futureKey": 1}) == []
+    assert _errors(validator, {**line, "state": "?"})
+    assert _errors(validator, {k: v for k, v in line.items() if k != "attempt"})
+    assert _errors(validator, {k: v for k, v in line.items() if k != "ts"})
+    assert _errors(validator, {**line, "event": "end", "kind": None, "reason": "count", "exitCode": 0, "events": 3})
