@@ -279,3 +279,8 @@ def test_schema_rejects_a_broken_watch_line(validator: Draft202012Validator) -> 
     assert _errors(validator, {k: v for k, v in line.items() if k != "attempt"})
     assert _errors(validator, {k: v for k, v in line.items() if k != "ts"})
     assert _errors(validator, {**line, "event": "end", "kind": None, "reason": "count", "exitCode": 0, "events": 3})
+
+
+def test_schema_knows_every_exit_code() -> None:
+    schema = json.loads(_read(DOCS / "output.schema.json"))
+    assert schema["$defs"]["exitCode"]["enum"] == sorted(int(code) for code in ExitCode)
