@@ -127,7 +127,6 @@ def _finish(outcome: Any, fmt: Format, command: str, started: list[Any] | None =
         # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
         outcome = started[0]
         outcome.interrupted = True
-        click.echo("interrupted", err=True)
     write_rendered(renderer(fmt)(Invoked(outcome, written=written), view_for(fmt)))
     return int(outcome.exit_code)
 

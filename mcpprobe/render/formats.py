@@ -257,6 +257,8 @@ def _invoked_human(subject: Invoked, view: View) -> Rendered:
         pieces.append(raw)
 
     outcome = subject.outcome
+    if outcome.interrupted:
+        _interrupted(err)
     match outcome.command:
         case "call":
             render_call(out, err, outcome, terminal=view.terminal)
@@ -294,7 +296,7 @@ def _watch_ended(err: Console, result: WatchResult | None) -> None:
 
 
 def _interrupted(err: Console) -> None:
-    err.print("interrupted", style="yellow")
+    err.print("interrupted", style="yellow")  # the command's exit code (130) says the rest
 
 
 def _snapshot_errors(err: Console, reports: list[Report]) -> None:
@@ -329,11 +331,13 @@ def _errors(reports: list[Report], view: View, *, many: bool) -> str:
 
 def _outcome_errors(outcome: Outcome, view: View) -> str:
     """A document's error for people, on stderr; nothing (and no rich) when all went well."""
-    if outcome.error is None and not getattr(outcome, "save_error", None):
+    if outcome.error is None and not getattr(outcome, "save_error", None) and not outcome.interrupted:
         return ""
     from mcpprobe.render.human import render_error
 
     def write(err: Console) -> None:
+        if outcome.interrupted:
+            _interrupted(err)
         render_error(err, outcome)
         if getattr(outcome, "save_error", None):
             _save_error(err, outcome)  # type: ignore[arg-type]
