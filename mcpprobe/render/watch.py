@@ -14,6 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from mcpprobe.render.console import keyed
@@ -133,7 +135,32 @@ def _kind_text(event: dict[str, Any]) -> Text:
     return text
 
 
-def _line(event: dict[str, Any], now: float) -> Text:
+class _Line:
+    """An event's line: the time, the event and the kind in their columns, then the message, which
+    wraps under itself, never back to the left margin; on a terminal too narrow for the columns
+    and some of the message, the message goes under them, indented."""
+
+    def __init__(self, head: Text, message: Text) -> None:
+        self.head, self.message = head, message
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        if self.head.cell_len + self.message.cell_len <= options.max_width:
+            yield self.head + self.message
+        elif self.head.cell_len <= options.max_width // 2:
+            grid = Table.grid()
+            grid.add_column(no_wrap=True, min_width=self.head.cell_len)
+            grid.add_column(overflow="fold")
+            grid.add_row(self.head, self.message)
+            yield grid
+        else:
+            yield self.head
+            yield Padding(self.message, (0, 0, 0, MESSAGE_INDENT))
+
+
+MESSAGE_INDENT = 14  # under the event's name
+
+
+def _line(event: dict[str, Any], now: float) -> _Line:
     name = str(event.get("event"))
     line = Text()
     line.append(datetime.fromtimestamp(now).strftime("%H:%M:%S.%f")[:-3] + "  ", style="dim")
@@ -145,8 +172,7 @@ def _line(event: dict[str, Any], now: float) -> Text:
     line.append(f"{name:<20}", style=style)
     kind = event.get("kind")
     line.append(f"{kind if kind and kind != 'server' else '':<10} ", style="bold")
-    line.append_text(_message(name, event))
-    return line
+    return _Line(line, _message(name, event))
 
 
 def _message(name: str, event: dict[str, Any]) -> Text:
