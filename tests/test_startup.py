@@ -67,6 +67,16 @@ def test_light_commands_do_not_import_the_sdk(name: str) -> None:
     assert _forbidden(modules) == [], f"{name} imported {_forbidden(modules)}"
 
 
+@pytest.mark.parametrize("name", sorted(INVOCATIONS))
+def test_light_commands_load_no_renderer(name: str) -> None:
+    """Only the list of formats (mcpprobe.render.formats, standard library only) is loaded for the
+    --format choices: no renderer, and not rich."""
+    args, env = INVOCATIONS[name]
+    modules, _ = imported_modules(args, env)
+    loaded = sorted(m for m in modules if m == "rich" or m.startswith(("rich.", "mcpprobe.render.")))
+    assert loaded == ["mcpprobe.render.formats"], f"{name} imported {loaded}"
+
+
 def test_completion_answers() -> None:
     """The completion invocation really completes (so the test above measured the real path)."""
     _, done = imported_modules([], COMPLETION)
