@@ -21,6 +21,16 @@ from mcpprobe.render.human import render_error, render_findings, safe
 from mcpprobe.sanitize import json_dumps, visible
 from mcpprobe.saving import decode_b64
 
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object the server sent, or {} when it sent something else."""
+    return value if isinstance(value, dict) else {}
+
+
+def _array(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 # ----- binary data -----
 
 
@@ -46,7 +56,7 @@ def is_terminal(stream: Any) -> bool:
 
 
 def annotations_text(tool: dict[str, Any]) -> Text:
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    annotations = _object(tool.get("annotations"))
     text = Text()
     for i, hint in enumerate(ANNOTATION_HINTS):
         if i:
@@ -75,7 +85,7 @@ def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any]
 
 
 def confirm_question(tool: dict[str, Any]) -> str:
-    annotations = tool.get("annotations") if isinstance(tool.get("annotations"), dict) else {}
+    annotations = _object(tool.get("annotations"))
     warning = " It claims to be destructive." if annotations.get("destructiveHint", True) is True else ""
     return f"Tool {safe(tool.get('name', '?'))!r} is not marked read-only.{warning} Call it?"
 
@@ -102,7 +112,7 @@ def block_lines(block: Any, *, terminal: bool, saved: dict[int, str], index: int
                 line.append(f"  {safe(block[key])}", style="dim")
         return [("summary", line)]
     if kind == "resource":
-        resource = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+        resource = _object(block.get("resource"))
         head = Text("[embedded resource] ", style="magenta")
         head.append(safe(resource.get("uri", "?")))
         if isinstance(resource.get("mimeType"), str):
@@ -219,7 +229,7 @@ def render_call(out: Console, err: Console, outcome: InvokeOutcome, *, terminal:
         err.print(summary)
     if result is not None and result.get("resultType") != "input_required":
         saved = {s["index"]: s["path"] for s in outcome.saved}
-        blocks = result.get("content") if isinstance(result.get("content"), list) else []
+        blocks = _array(result.get("content"))
         copies = _copies_of_structured(result, blocks)
         write_blocks(out, blocks, terminal=terminal, saved=saved, skip=copies)
         if "structuredContent" in result:

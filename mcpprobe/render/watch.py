@@ -226,7 +226,7 @@ def _message(name: str, event: dict[str, Any]) -> Text:
         if event.get("retryInSeconds") is not None:
             text.append(f"; retry {event.get('attempt')} in {event.get('retryInSeconds')} s", style="dim")
     elif name == "capabilities_changed":
-        bits = []
+        bits: list[str] = []
         for key, sign in (("added", "+"), ("removed", "-"), ("changed", "~")):
             bits.extend(sign + safe(n) for n in event.get(key, []))
         if event.get("protocolVersion"):
