@@ -284,3 +284,22 @@ def test_schema_rejects_a_broken_watch_line(validator: Draft202012Validator) -> 
 def test_schema_knows_every_exit_code() -> None:
     schema = json.loads(_read(DOCS / "output.schema.json"))
     assert schema["$defs"]["exitCode"]["enum"] == sorted(int(code) for code in ExitCode)
+
+
+DEMO_INVOCATIONS = {
+    "call-structured": ["call", "add", "a=2", "b=3"],
+    "call-progress": ["call", "count_slowly", "to=2"],
+    "read-blob": ["read", "demo://swatch.png"],
+    "read-completion": ["read", "--template", "demo://notes/{id}", "--complete", "id="],
+    "get-prompt": ["get-prompt", "summarize_note", "note_id=2"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(DEMO_INVOCATIONS))
+def test_the_demo_servers_documents_match_the_schema(case: str, validator: Draft202012Validator) -> None:
+    words = DEMO_INVOCATIONS[case]
+    proc = _run([*words, "--json", "--", sys.executable, "-m", "mcpprobe.demo.server"])
+    assert "Traceback" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == doc["exitCode"] == 0, proc.stderr
+    assert _errors(validator, doc) == []
