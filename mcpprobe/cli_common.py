@@ -10,6 +10,7 @@ the MCP SDK.
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -27,6 +28,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
     from mcpprobe.invocation import CommandLine, Invocation, Output, ServerInvocation
     from mcpprobe.operations import Outcome
     from mcpprobe.redact import Redactor
+    from mcpprobe.render.formats import Format, Rendered, Screen, View
     from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
     from mcpprobe.trace import TraceWriter
 
@@ -194,42 +196,70 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
 
 
 def emit_outcome(outcome: Outcome | None, as_json: bool, command: str, redactor: Redactor | None = None) -> int:
-    """Print an operation's outcome (None: interrupted) as a document or for a person; its exit code."""
-    from mcpprobe.redact import RedactingStream
+    """Print a `list` (or `probe`) outcome, or an interruption (None), in human or JSON form; its exit code."""
+    from mcpprobe.render.formats import Format, Interrupted, Listed, renderer
+
+    fmt = Format.JSON if as_json else Format.HUMAN
+    subject = Interrupted(command) if outcome is None else Listed(outcome)
+    write_rendered(renderer(fmt)(subject, view_for(fmt)), redactor)
+    return ExitCode.INTERRUPTED if outcome is None else int(outcome.exit_code)
+
+
+def write_rendered(rendered: Rendered, redactor: Redactor | None = None) -> None:
+    """Print what a renderer returned: stdout (text through the secrets redactor, even a secret
+    split across two pieces; decoded blobs as the bytes they are), flushed now, then stderr.
+
+    Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
+    (`| jq`) should not wait for that."""
+    from mcpprobe.redact import RedactingStream, SplitWrites
 
     redactor = redactor or current_redactor()
-    # Text streams in all but name (write, flush, isatty): what rich's Console writes to.
-    stdout = cast("TextIO", RedactingStream(sys.stdout, redactor))
-    stderr = cast("TextIO", RedactingStream(sys.stderr, redactor))
-    if as_json and outcome is not None and outcome.error is None:
-        return emit_json(stdout, redactor, outcome)
-
-    from mcpprobe.render.console import make_console
-
-    err = make_console(stderr, messages=True)
-    if outcome is None:
-        if as_json:
-            from mcpprobe.render.jsondoc import dumps, interrupted_document
-
-            write_line(stdout, dumps(interrupted_document(command)))
-        err.print("interrupted", style="yellow")
-        return ExitCode.INTERRUPTED
-    if as_json:
-        from mcpprobe.render.jsondoc import document, write
-
-        write(stdout, document(outcome), redactor=redactor)
-        from mcpprobe.render.human import render_error
-
-        render_error(err, outcome)
-    else:
-        from mcpprobe.render.human import render_outcome
-
-        out = make_console(stdout)
-        render_outcome(out, err, outcome)
-    # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
-    # (`| jq`) should not wait for that.
+    stdout = RedactingStream(sys.stdout, redactor)
+    masked = SplitWrites(redactor)
+    for piece in rendered.stdout:
+        if isinstance(piece, str):
+            stdout.write(masked.feed(piece))
+            continue
+        stdout.write(masked.end())
+        stdout.flush()
+        binary = getattr(sys.stdout, "buffer", None)
+        if binary is None:  # a text-only stream: say so rather than corrupt it
+            stdout.write(f"[blob: {len(piece)} bytes]\n")
+        else:
+            binary.write(piece)
+            binary.flush()
+    stdout.write(masked.end())
     stdout.flush()
-    return int(outcome.exit_code)
+    if rendered.stderr:
+        stderr = RedactingStream(sys.stderr, redactor)
+        stderr.write(rendered.stderr)
+        stderr.flush()
+
+
+def view_for(fmt: Format) -> View:
+    """How stdout and stderr show text: a terminal's width and colours; in a pipe, plain, as wide
+    as COLUMNS or a terminal behind the pipe allows, else unbounded (mcpprobe.render.console).
+    stderr's is looked at only when something is shown on it: a document alone loads no rich."""
+    from mcpprobe.render.formats import Format, View
+
+    err = functools.partial(_screen, sys.stderr)
+    if not sys.stdout.isatty() and fmt is not Format.HUMAN:
+        return View(stderr=err)  # the width is for people
+    out = _screen(sys.stdout)
+    return View(width=out.width, color=out.color, terminal=sys.stdout.isatty(), stderr=err)
+
+
+def _screen(stream: TextIO) -> Screen:
+    from mcpprobe.render.formats import Screen
+
+    if not stream.isatty():
+        from mcpprobe.render.console import output_width
+
+        return Screen(width=output_width(stream) or 160)
+    from rich.console import Console
+
+    console = Console(file=stream)
+    return Screen(width=console.width, color=console.color_system is not None and not console.no_color)
 
 
 class ShowWhenReady:
@@ -323,10 +353,17 @@ def _spinning(inv: Invocation) -> bool:
 
 
 def _spinner_console(inv: Invocation) -> Console:
+    return stderr_console(inv.redactor)
+
+
+def stderr_console(redactor: Redactor) -> Console:
+    """stderr through the user's secrets redactor, for what is shown live: spinners, the preview
+    and confirmation of a tools/call, progress and task status (results are rendered after the run)."""
     from mcpprobe.redact import RedactingStream
     from mcpprobe.render.console import make_console
 
-    return make_console(cast("TextIO", RedactingStream(sys.stderr, inv.redactor)), messages=True)
+    # A text stream in all but name (write, flush, isatty): what rich's Console writes to.
+    return make_console(cast("TextIO", RedactingStream(sys.stderr, redactor)), messages=True)
 
 
 def current_redactor() -> Redactor:
@@ -382,16 +419,6 @@ def session_extras(inv: Invocation) -> Iterator[tuple[dict[str, Any], TraceWrite
     finally:
         if writer is not None:
             writer.close()
-
-
-def emit_json(stdout: TextIO, redactor: Redactor, outcome: Outcome) -> int:
-    """The JSON document when nothing is to be said on stderr: without rich and the human
-    renderer (40-60 ms of imports, most of a probe's rendering time)."""
-    from mcpprobe.render.jsondoc import document, write
-
-    write(stdout, document(outcome), redactor=redactor)
-    stdout.flush()
-    return int(outcome.exit_code)
 
 
 def trace_checked(trace: TraceWriter | None, output: Output, code: int) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,15 +19,14 @@ from mcpprobe.cli_common import (
     looks_like_address,
     run_operation,
     session_extras,
+    stderr_console,
     trace_checked,
     with_scheme,
-    write_line,
 )
 from mcpprobe.options import TargetCommand, connection_options, output_options, server_options
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.invocation import ServerInvocation
-    from mcpprobe.redact import Redactor
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
 POSITIONALS = "[KEY=VALUE | KEY:=JSON]... [URL] [-- COMMAND [ARGS]...]"
@@ -52,21 +51,6 @@ def _split(ctx: click.Context, rest: tuple[str, ...]) -> tuple[list[str], tuple[
                 f"{item!r} is neither KEY=VALUE nor a server URL. To run a stdio server, put its command "
                 f"after '--':\n  mcpprobe {ctx.info_name} ... -- {' '.join(rest[index:])}")
     return pairs, tuple(urls)
-
-
-class _Streams:
-    """stdout and stderr through the user's secrets redactor, with rich consoles over them."""
-
-    def __init__(self, redactor: Redactor) -> None:
-        from mcpprobe.redact import RedactingStream
-        from mcpprobe.render.console import make_console
-
-        # Text streams in all but name (write, flush, isatty): what rich's Console writes to.
-        self.stdout = cast("TextIO", RedactingStream(sys.stdout, redactor))
-        self.stderr = cast("TextIO", RedactingStream(sys.stderr, redactor))
-        self.binary = getattr(sys.stdout, "buffer", None)
-        self.out = make_console(self.stdout)
-        self.err = make_console(self.stderr, messages=True)
 
 
 class _ProgressView:
@@ -105,33 +89,19 @@ class _ProgressView:
             self.bar = None
 
 
-def _finish(inv: ServerInvocation, outcome: Any, render: Any, started: list[Any] | None = None) -> int:
-    from mcpprobe.cli_common import emit_outcome
+def _finish(inv: ServerInvocation, outcome: Any, started: list[Any] | None = None, *, written: bool = False) -> int:
+    """Print the outcome in the chosen format (mcpprobe.render.formats); its exit code."""
+    from mcpprobe.cli_common import emit_outcome, view_for, write_rendered
+    from mcpprobe.render.formats import Invoked, renderer
 
-    as_json = inv.output.as_json
+    fmt = inv.output.format
     if outcome is None:
         if not started:
-            return emit_outcome(None, as_json, inv.command, redactor=inv.redactor)
+            return emit_outcome(None, inv.output.as_json, inv.command, redactor=inv.redactor)
         # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
         outcome = started[0]
         outcome.interrupted = True
-        click.echo("interrupted", err=True)
-    streams = _Streams(inv.redactor)
-    if as_json:
-        from mcpprobe.render.human import render_error
-        from mcpprobe.render.invoke import invoke_document
-        from mcpprobe.render.jsondoc import dumps
-
-        write_line(streams.stdout, dumps(invoke_document(outcome)))
-        render_error(streams.err, outcome)
-    else:
-        render(streams, outcome)
-    if getattr(outcome, "save_error", None):
-        from rich.text import Text
-
-        from mcpprobe.sanitize import visible
-
-        streams.err.print(Text("error: ", style="bold red") + Text(visible(outcome.save_error)))
+    write_rendered(renderer(fmt)(Invoked(outcome, written=written), view_for(fmt)), inv.redactor)
     return int(outcome.exit_code)
 
 
@@ -198,14 +168,10 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     base = load_args(args_spec, stdin=sys.stdin)
     build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
     from mcpprobe.invoke import Hooks, call_tool
-    from mcpprobe.render.invoke import (
-        is_terminal,
-        render_call,
-        render_task_status,
-    )
+    from mcpprobe.render.invoke import is_terminal, render_task_status
 
     as_json = inv.output.as_json
-    err = _Streams(inv.redactor).err
+    err = stderr_console(inv.redactor)
     progress = _ProgressView(err, enabled=not as_json and is_terminal(sys.stderr))
     preview, ask = confirmation_hooks(err, as_json, stdin_taken=args_spec == "-")
 
@@ -223,8 +189,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
                                     elicit=elicit, task=as_task, save_dir=save_dir, **session_args)
     finally:
         progress.stop()
-    code = _finish(inv, outcome, lambda io, result: render_call(io.out, io.err, result, stream=io.stdout), started)
-    return trace_checked(trace, inv.output, code)
+    return trace_checked(trace, inv.output, _finish(inv, outcome, started))
 
 
 @click.command("read", cls=TargetCommand, context_settings=CONTEXT)
@@ -274,7 +239,6 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     if template is not None:
         template_variables(template)
     from mcpprobe.invoke import Hooks, read_resource
-    from mcpprobe.render.invoke import render_read
 
     started: list[Any] = []
     inv.tell(f"reading {uri or template}")
@@ -285,11 +249,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     # Written to -o PATH by the operation; when that failed, the contents go to stdout, not lost.
     written = bool(outcome is not None and output and outcome.result is not None
                    and outcome.completion is None and outcome.save_error is None)
-
-    def render(io: _Streams, result: Any) -> None:
-        render_read(io.out, io.err, result, written=written, stream=io.stdout, binary=io.binary)
-
-    return trace_checked(trace, inv.output, _finish(inv, outcome, render, started))
+    return trace_checked(trace, inv.output, _finish(inv, outcome, started, written=written))
 
 
 @click.command("get-prompt", cls=TargetCommand, context_settings=CONTEXT)
@@ -325,12 +285,10 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], com
     inv = resolve(command_line(ctx, urls, params))
     string_arguments(pairs)
     from mcpprobe.invoke import Hooks, get_prompt
-    from mcpprobe.render.invoke import render_prompt
 
     started: list[Any] = []
     inv.tell(f"getting prompt {name}")
     with session_extras(inv) as (session_args, trace):
         outcome = run_operation(get_prompt, inv.target, inv.settings, name, pairs, complete=complete,
                                 hooks=Hooks(started=started.append), elicit=elicit, save_dir=save_dir, **session_args)
-    code = _finish(inv, outcome, lambda io, result: render_prompt(io.out, io.err, result, stream=io.stdout), started)
-    return trace_checked(trace, inv.output, code)
+    return trace_checked(trace, inv.output, _finish(inv, outcome, started))

@@ -16,7 +16,6 @@ from mcpprobe.cli_common import (
     CONTEXT,
     ShowWhenReady,
     command_line,
-    emit_outcome,
     fleet_spinner,
     open_trace,
     phase_spinner,
@@ -25,7 +24,9 @@ from mcpprobe.cli_common import (
     server_stderr_writer,
     session_extras,
     trace_checked,
+    view_for,
     write_line,
+    write_rendered,
 )
 from mcpprobe.edge import EdgeCommand
 from mcpprobe.options import (
@@ -44,7 +45,6 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
     from mcpprobe.fleet import Report
     from mcpprobe.invocation import FleetInvocation
     from mcpprobe.redact import Redactor
-    from mcpprobe.render.formats import View
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 
@@ -165,56 +165,23 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
 
 def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor) -> int:
     """Print a probe's reports in the chosen format (mcpprobe.render.formats); their exit code."""
-    from mcpprobe.exitcodes import worst
+    from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet import fleet_exit_code
-    from mcpprobe.redact import RedactingStream
-    from mcpprobe.render.formats import renderer
-    from mcpprobe.render.jsondoc import write_pieces
+    from mcpprobe.render.formats import Interrupted, ProbeRun, renderer
 
     if reports is None:
-        return emit_outcome(None, fmt is Format.JSON, "probe", redactor=redactor)
-    rendered = renderer(fmt)(reports, _view(fmt), many=many)
-    stdout = RedactingStream(sys.stdout, redactor)
-    write_pieces(stdout, rendered.stdout, redactor=redactor)
-    # Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
-    # (`| jq`) should not wait for that.
-    stdout.flush()
-    if rendered.stderr:
-        stderr = RedactingStream(sys.stderr, redactor)
-        stderr.write(rendered.stderr)
-        stderr.flush()
+        write_rendered(renderer(fmt)(Interrupted("probe"), view_for(fmt)), redactor)
+        return ExitCode.INTERRUPTED
+    write_rendered(renderer(fmt)(ProbeRun(reports, many), view_for(fmt)), redactor)
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
-
-
-def _view(fmt: Format) -> View:
-    """How stdout shows text: a terminal's width and colours; in a pipe, plain, as wide as COLUMNS or
-    a terminal behind the pipe allows, else unbounded (mcpprobe.render.console)."""
-    from mcpprobe.render.formats import View
-
-    if not sys.stdout.isatty():
-        if fmt is not Format.HUMAN:
-            return View()  # the width is for people: a document in a pipe loads no rich
-        from mcpprobe.render.console import output_width
-
-        return View(width=output_width(sys.stdout) or 160)
-    from rich.console import Console
-
-    console = Console(file=sys.stdout)
-    return View(width=console.width, color=console.color_system is not None and not console.no_color,
-                terminal=True)
 
 
 def _show_servers(config_files: tuple[str, ...], verbose: bool, as_json: bool) -> int:
     found = _discover(config_files, verbose)
     if as_json:
-        from mcpprobe.render.jsondoc import dumps
+        from mcpprobe.render.jsondoc import dumps, servers_document
 
-        write_line(sys.stdout, dumps({
-            "formatVersion": 1, "command": "servers",
-            "servers": [entry.to_json() for entry in found.servers],
-            "shadowed": [entry.to_json() for entry in found.shadowed],
-            "files": [{"path": path, "state": state} for path, state in found.files],
-        }))
+        write_line(sys.stdout, dumps(servers_document(found)))
         return 0
     from mcpprobe.render.console import make_console
     from mcpprobe.render.fleet import render_servers

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -150,10 +150,11 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
       mcpprobe watch --poll 30 --exit-on-change -- python server.py
       mcpprobe watch --subscribe demo://readme --log-level info -- mcpprobe-demo
     """
+    from mcpprobe.cli_common import stderr_console, view_for, write_rendered
     from mcpprobe.invocation import resolve
-    from mcpprobe.redact import RedactingStream
-    from mcpprobe.render.console import make_console
-    from mcpprobe.render.watch import HumanLines, JsonLines
+    from mcpprobe.render.formats import Rendered, WatchEnded, renderer
+    from mcpprobe.render.watch import EventLines
+    from mcpprobe.streams import reader_gone
     from mcpprobe.watch import WatchOptions
 
     inv = resolve(command_line(ctx, url, params))
@@ -162,23 +163,20 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
         duration=duration, count=count, exit_on_change=exit_on_change, calls=_calls(calls), yes=yes,
         keepalive=keepalive,
     )
-    # Text streams in all but name (write, flush, isatty): what rich's Console writes to.
-    stdout = cast("TextIO", RedactingStream(sys.stdout, inv.redactor))
-    err = make_console(cast("TextIO", RedactingStream(sys.stderr, inv.redactor)), messages=True)
-    emit: Any = JsonLines(stdout) if inv.output.as_json else HumanLines(make_console(stdout))
+    fmt = inv.output.format
+    view = view_for(fmt)
+
+    def write(rendered: Rendered) -> None:
+        write_rendered(rendered, inv.redactor)
+        if reader_gone(sys.stdout):  # `| head -3`: the watch stops
+            raise BrokenPipeError
+
+    emit = EventLines(fmt, view, write)
     inv.tell("watching")
     with session_extras(inv) as (session_args, trace):
-        preview, ask = confirmation_hooks(err, inv.output.as_json)
+        preview, ask = confirmation_hooks(stderr_console(inv.redactor), inv.output.as_json)
         result = _run_watch(inv, options, emit, {**session_args, "preview": preview, "ask": ask})
+    write_rendered(renderer(fmt)(WatchEnded(result), view), inv.redactor)
     if result is None:
-        err.print("interrupted", style="yellow")
         return 0
-    if result.error is not None:
-        from rich.text import Text
-
-        from mcpprobe.sanitize import visible
-
-        err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
-        for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
-            err.print(Text(f"  server stderr: {visible(line)}", style="dim"))
     return trace_checked(trace, inv.output, int(result.exit_code))

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from mcpprobe.edge import EdgeCommand
-from mcpprobe.render.formats import Format
+from mcpprobe.render.formats import OFFERED, Format
 
 # mcpprobe.target.TRANSPORTS (a test keeps them equal): importing that module (dataclasses, url
 # parsing, regexes) is 4-8 ms that --help and completion do not need.
@@ -172,6 +172,19 @@ FORMAT_HELP = {
 }
 
 
+class FormatChoice(click.Choice):  # type: ignore[type-arg]
+    """--format's choices: the formats the command offers (mcpprobe.render.formats.OFFERED). A
+    format of mcpprobe's that the command does not offer is refused with where it applies."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        if value not in {f.value for f in Format}:
+            return super().get_invalid_choice_message(value, ctx)
+        command = ctx.info_name if ctx is not None else "this command"
+        offered_by = [f"`{name}`" for name, formats in OFFERED.items() if Format(value) in formats]
+        return (f"{value!r} does not apply to `{command}`, which prints {' or '.join(map(str, self.choices))}; "
+                f"{value} is a format of {', '.join(offered_by)} (a report on each server).")
+
+
 def output_options(*formats: Format, json_help: str | None = None) -> Callable[[Any], Any]:
     """--json, --format, --trace and -v/--verbose: the same on every command that talks to a server.
 
@@ -194,7 +207,7 @@ def output_options(*formats: Format, json_help: str | None = None) -> Callable[[
             click.option("--json", "as_json", is_flag=True,
                          help=json_help or "Print one JSON document on stdout (`mcpprobe docs json-output`); "
                                            "diagnostics go to stderr."),
-            click.option("--format", "output_format", type=click.Choice([f.value for f in offered]), default=None,
+            click.option("--format", "output_format", type=FormatChoice([f.value for f in offered]), default=None,
                          help="Output format: " + ", ".join(FORMAT_HELP[f] for f in offered) + "."),
             click.option("--trace", "trace", metavar="FILE|-", default=None,
                          help="Write every JSON-RPC message both ways (and HTTP status lines and headers) with a "

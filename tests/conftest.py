@@ -7,6 +7,7 @@ over stdio or to a real HTTP server on 127.0.0.1 with an ephemeral port.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -41,6 +42,31 @@ def fixture_cmd(scenario: str) -> list[str]:
     return [PY, str(FIXTURE), scenario]
 
 
+SCHEMA_COMMANDS = {"probe", "list", "call", "read", "get-prompt", "servers"}
+
+
+@functools.cache
+def _output_schema() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads((ROOT / "docs" / "output.schema.json").read_text(encoding="utf-8")))
+
+
+def schema_errors(doc: Any) -> list[str]:
+    """Where a document (or a watch line) mcpprobe printed breaks docs/output.schema.json."""
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in _output_schema().iter_errors(doc)]
+
+
+def checked(doc: Any) -> Any:
+    """`doc`, after checking it against the schema when it is one of the documents it describes:
+    every --json document a test reads from a real run checks the schema against the code."""
+    first = doc[0] if isinstance(doc, list) and doc else doc
+    if isinstance(first, dict) and first.get("command") in SCHEMA_COMMANDS:
+        errors = schema_errors(doc)
+        assert not errors, f"docs/output.schema.json does not describe this {first['command']} document: {errors}"
+    return doc
+
+
 @dataclass
 class Result:
     exit_code: int
@@ -49,7 +75,7 @@ class Result:
 
     @property
     def json(self) -> Any:
-        return json.loads(self.stdout)
+        return checked(json.loads(self.stdout))
 
     def codes(self) -> list[str]:
         return [f["code"] for f in self.json["findings"]]

@@ -255,3 +255,51 @@ def test_discover_timeout_help_says_what_happens_after_it() -> None:
     line = next(line for line in result.output.splitlines() if "--discover-timeout" in line)
     assert "falling back" not in line
     assert "also sending initialize" in line and "still counts" in line
+
+
+# ----- watch lines against the schema -----
+
+
+def test_watch_lines_of_the_demo_server_match_the_schema(validator: Draft202012Validator) -> None:
+    proc = _run(["watch", "--json", "--duration", "3", "--log-level", "debug", "--poll", "0.5",
+                 "--call", "create_note title=x body=y", "--yes", "--", sys.executable, "-m", "mcpprobe.demo.server"])
+    assert "Traceback" not in proc.stderr, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert {e["event"] for e in events} >= {"snapshot", "notice", "call", "end"}, events
+    for event in events:
+        assert _errors(validator, event) == [], event
+    assert events[-1]["exitCode"] == proc.returncode == 0
+
+
+def test_schema_rejects_a_broken_watch_line(validator: Draft202012Validator) -> None:
+    line = {"ts": "2026-07-28T12:00:00.123Z", "event": "reconnect", "kind": "server", "connection": 2,
+            "state": "connected", "reason": "connected again", "attempt": 1, "retryInSeconds": None}
+    assert _errors(validator, {**line, "futureKey": 1}) == []
+    assert _errors(validator, {**line, "state": "?"})
+    assert _errors(validator, {k: v for k, v in line.items() if k != "attempt"})
+    assert _errors(validator, {k: v for k, v in line.items() if k != "ts"})
+    assert _errors(validator, {**line, "event": "end", "kind": None, "reason": "count", "exitCode": 0, "events": 3})
+
+
+def test_schema_knows_every_exit_code() -> None:
+    schema = json.loads(_read(DOCS / "output.schema.json"))
+    assert schema["$defs"]["exitCode"]["enum"] == sorted(int(code) for code in ExitCode)
+
+
+DEMO_INVOCATIONS = {
+    "call-structured": ["call", "add", "a=2", "b=3"],
+    "call-progress": ["call", "count_slowly", "to=2"],
+    "read-blob": ["read", "demo://swatch.png"],
+    "read-completion": ["read", "--template", "demo://notes/{id}", "--complete", "id="],
+    "get-prompt": ["get-prompt", "summarize_note", "note_id=2"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(DEMO_INVOCATIONS))
+def test_the_demo_servers_documents_match_the_schema(case: str, validator: Draft202012Validator) -> None:
+    words = DEMO_INVOCATIONS[case]
+    proc = _run([*words, "--json", "--", sys.executable, "-m", "mcpprobe.demo.server"])
+    assert "Traceback" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == doc["exitCode"] == 0, proc.stderr
+    assert _errors(validator, doc) == []

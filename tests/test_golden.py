@@ -8,20 +8,42 @@ tests/golden/. After an intended change of output, rewrite the files with
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import time
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from mcpprobe.catalog import Listing, Page
-from mcpprobe.errors import ConnectionFailed
+from mcpprobe.errors import ConnectionFailed, Refused
+from mcpprobe.exitcodes import ExitCode
 from mcpprobe.expect import Check
 from mcpprobe.findings import Finding
 from mcpprobe.fleet import Member, Report
+from mcpprobe.invoke import InvokeOutcome
 from mcpprobe.operations import Outcome
-from mcpprobe.render.formats import Format, Rendered, View, renderer
+from mcpprobe.render.formats import (
+    OFFERED,
+    Format,
+    Interrupted,
+    Invoked,
+    Listed,
+    NotOffered,
+    ProbeRun,
+    Rendered,
+    Subject,
+    View,
+    WatchEnded,
+    WatchEvent,
+    renderer,
+)
+from mcpprobe.render.watch import EventLines
 from mcpprobe.session import Snapshot, Timing
 from mcpprobe.target import Settings, StdioTarget
+from mcpprobe.watch import WatchResult
 
 GOLDEN = Path(__file__).parent / "golden"
 NOW = 1_790_000_000.0  # the run's clock, fixed
@@ -98,7 +120,7 @@ def _check(name: str, text: str) -> None:
 @pytest.mark.parametrize("fmt, width", CASES, ids=[f"{fmt.value}-{width}" for fmt, width in CASES])
 def test_renderer_matches_its_golden_output(run, fmt, width):
     reports, many = RUNS[run]()
-    rendered = renderer(fmt)(reports, View(width=width, now=NOW), many=many)
+    rendered = renderer(fmt)(ProbeRun(reports, many), View(width=width, now=NOW))
     suffix = f"-{width}" if fmt is Format.HUMAN else ""
     _check(f"{run}-{fmt.value}{suffix}.out", rendered.text())
     _check(f"{run}-{fmt.value}{suffix}.err", rendered.stderr)
@@ -108,7 +130,7 @@ def test_renderer_matches_its_golden_output(run, fmt, width):
 def test_every_format_has_a_renderer(fmt):
     """Exhaustive: each choice of --format has its renderer, and it returns text, not writes it."""
     reports, many = RUNS["fleet"]()
-    rendered = renderer(fmt)(reports, View(now=NOW), many=many)
+    rendered = renderer(fmt)(ProbeRun(reports, many), View(now=NOW))
     assert isinstance(rendered, Rendered) and rendered.text()
 
 
@@ -116,7 +138,221 @@ def test_renderers_are_pure():
     """Rendering twice gives the same text and changes nothing in the reports."""
     reports, many = RUNS["fleet"]()
     before = [report.outcome.all_findings() for report in reports]
-    first = [(r.text(), r.stderr) for r in (renderer(fmt)(reports, View(now=NOW), many=many) for fmt in Format)]
-    second = [(r.text(), r.stderr) for r in (renderer(fmt)(reports, View(now=NOW), many=many) for fmt in Format)]
+    first = [(r.text(), r.stderr) for r in (renderer(fmt)(ProbeRun(reports, many), View(now=NOW)) for fmt in Format)]
+    second = [(r.text(), r.stderr) for r in (renderer(fmt)(ProbeRun(reports, many), View(now=NOW)) for fmt in Format)]
     assert first == second
     assert [report.outcome.all_findings() for report in reports] == before
+
+
+# ----- list, call, read, get-prompt, watch: the same renderers, on fixed outcomes of their own -----
+
+SWATCH = base64.b64encode(b"\x89PNG\r\n\x1a\n-four-pixels-").decode()
+
+
+def _listed() -> Listed:
+    tools = Listing("tools", True, "incomplete", items=list(TOOLS),
+                    findings=[Finding("list-incomplete", "tools/list: page 2 failed (timeout); 2 items kept",
+                                      kind="tools", detail={"page": 2, "cursor": "c2"})],
+                    pages=[Page(1, 3.0, 2, "c2"), Page(2, 30_000.0, 0, None, failed=True)])
+    return Listed(Outcome("list", snapshot=_snapshot("notes"), kind="tools", listings={"tools": tools},
+                          timings=[Timing("connect", 12.0), Timing("initialize", 20.5),
+                                   Timing("list tools", 30_003.0, {"pages": 2})]))
+
+
+def _catalog(kind: str, items: list[dict]) -> dict[str, Listing]:
+    return {kind: Listing(kind, True, "complete", items=items, pages=[Page(1, 2.0, len(items), None)])}
+
+
+def _call() -> Invoked:
+    tool = TOOLS[0]
+    outcome = InvokeOutcome(
+        "call", snapshot=_snapshot("notes"), listings=_catalog("tools", TOOLS), item=tool, item_kind="tools",
+        request={"method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}, sent=True,
+        arguments={"a": 2, "b": 3}, confirmation="read-only",
+        result={"content": [{"type": "text", "text": "5"}, {"type": "text", "text": '{"sum": 5}'},
+                            {"type": "image", "mimeType": "image/png", "data": SWATCH}],
+                "structuredContent": {"sum": 5}},
+        saved=[{"index": 2, "path": "out/add-2.png", "bytes": 21}],
+        findings=[Finding("output-schema-mismatch", "structuredContent does not match the tool's outputSchema: "
+                          "'sum' is not of type 'string'", kind="tools")],
+        timings=[Timing("connect", 12.0), Timing("initialize", 20.5), Timing("list tools", 2.0, {"pages": 1}),
+                 Timing("tools/call", 4.2)])
+    return Invoked(outcome)
+
+
+def _read() -> Invoked:
+    resources = [{"uri": "notes://readme", "name": "readme", "mimeType": "text/plain"},
+                 {"uri": "notes://swatch.png", "name": "swatch", "mimeType": "image/png"}]
+    outcome = InvokeOutcome(
+        "read", snapshot=_snapshot("notes"), listings=_catalog("resources", resources), item=resources[0],
+        item_kind="resources", uri="notes://readme", sent=True,
+        request={"method": "resources/read", "params": {"uri": "notes://readme"}},
+        result={"contents": [{"uri": "notes://readme", "mimeType": "text/plain", "text": "Notes, as tools.\n"},
+                             {"uri": "notes://swatch.png", "mimeType": "image/png", "blob": SWATCH}]},
+        timings=[Timing("connect", 12.0), Timing("initialize", 20.5), Timing("list resources", 2.0, {"pages": 1}),
+                 Timing("resources/read", 1.5)])
+    return Invoked(outcome)
+
+
+def _get_prompt() -> Invoked:
+    prompt = {"name": "summarize", "description": "Summarize one note.",
+              "arguments": [{"name": "note_id", "required": True}]}
+    outcome = InvokeOutcome(
+        "get-prompt", snapshot=_snapshot("notes"), listings=_catalog("prompts", [prompt]), item=prompt,
+        item_kind="prompts", arguments={"note_id": "2"}, sent=True,
+        request={"method": "prompts/get", "params": {"name": "summarize", "arguments": {"note_id": "2"}}},
+        result={"description": "Summarize note 2", "messages": [
+            {"role": "user", "content": {"type": "text", "text": "Summarize this note:\nShopping: milk, eggs."}},
+            {"role": "assistant", "content": {"type": "text", "text": "A shopping list."}}]},
+        timings=[Timing("connect", 12.0), Timing("initialize", 20.5), Timing("prompts/get", 0.8)])
+    return Invoked(outcome)
+
+
+def _refused_call() -> Invoked:
+    outcome = InvokeOutcome("call", snapshot=_snapshot("notes"), listings=_catalog("tools", TOOLS),
+                            item_kind="tools", arguments={}, save_error="--save out: Permission denied",
+                            error=Refused("tool 'nope' is not in tools/list (2 tools: add, delete_note)",
+                                          code="not-in-catalog"),
+                            timings=[Timing("connect", 12.0), Timing("initialize", 20.5)])
+    return Invoked(outcome)
+
+
+TS = "2026-09-21T14:13:20.000Z"  # NOW
+WATCH_EVENTS = [
+    {"ts": TS, "event": "snapshot", "kind": "server", "connection": 1, "trigger": "connect", "transport": "stdio",
+     "target": "notes-server --stdio", "protocolVersion": "2025-11-25", "era": "legacy",
+     "serverInfo": {"name": "notes", "version": "1.2.3"}, "capabilities": {"tools": {"listChanged": True}}},
+    {"ts": TS, "event": "log", "kind": "server", "connection": 1, "level": "info", "logger": "notes",
+     "data": "ready"},
+    *({"ts": TS, "event": "snapshot", "kind": kind, "connection": 1, "trigger": "connect", "declared": declared,
+       "listCompleted": declared, "state": "complete" if declared else "not-declared", "count": count,
+       "notifications": "promised" if kind == "tools" else None}
+      for kind, declared, count in (("tools", True, 2), ("resources", False, 0), ("templates", False, 0),
+                                    ("prompts", True, 1))),
+    {"ts": TS, "event": "list_changed", "kind": "tools", "connection": 1, "notifications": 3},
+    {"ts": TS, "event": "diff", "kind": "tools", "connection": 1, "trigger": "list_changed", "changes": True,
+     "added": ["subtract"], "removed": ["delete_note"],
+     "changed": [{"id": "add", "fields": ["description", "inputSchema"]}], "count": 2, "pages": 1},
+    {"ts": TS, "event": "reconnect", "kind": "server", "connection": 1, "state": "lost",
+     "reason": "the server process ended (exit status 1)", "attempt": 1, "retryInSeconds": 0.5},
+    {"ts": TS, "event": "end", "kind": None, "connection": 2, "reason": "count", "exitCode": 0, "events": 9,
+     "relists": {"tools": 1}},
+]
+
+
+def _watch_ended() -> WatchEnded:
+    return WatchEnded(WatchResult(exit_code=ExitCode.CONNECTION, reason="connection-lost", events=9,
+                                  error=ConnectionFailed("the server process ended (exit status 1)"),
+                                  stderr_tail=["notes: fatal: out of memory"]))
+
+
+def _render_watch(fmt: Format, view: View) -> Rendered:
+    """The events of a watch through the writer the command uses, as one rendering."""
+    shown: list[Rendered] = []
+    lines = EventLines(fmt, view, shown.append)
+    for event in WATCH_EVENTS:
+        lines(event)
+    ended = renderer(fmt)(_watch_ended(), view)
+    return Rendered([piece for rendered in shown for piece in rendered.stdout],
+                    "".join(rendered.stderr for rendered in [*shown, ended]))
+
+
+SUBJECTS = {"list": _listed, "call": _call, "read": _read, "get-prompt": _get_prompt, "call-refused": _refused_call}
+VIEWS = [(Format.JSON, 160, False), *((Format.HUMAN, width, True) for width in (60, 100, 160)),
+         (Format.HUMAN, 160, False)]  # (format, width, a terminal): human on a terminal, and into a pipe
+COMMAND_CASES = [(name, fmt, width, terminal) for name in [*SUBJECTS, "watch"] for fmt, width, terminal in VIEWS]
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """Watch lines are stamped in local time: the golden files' is UTC."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.parametrize("name, fmt, width, terminal", COMMAND_CASES,
+                         ids=[f"{n}-{f.value}-{w}-{'terminal' if t else 'pipe'}" for n, f, w, t in COMMAND_CASES])
+def test_command_renderer_matches_its_golden_output(name, fmt, width, terminal, utc):
+    view = View(width=width, terminal=terminal, now=NOW)
+    rendered = _render_watch(fmt, view) if name == "watch" else renderer(fmt)(SUBJECTS[name](), view)
+    stem = f"{name}-{fmt.value}" + (f"-{width}" if fmt is Format.HUMAN and terminal else "")
+    stem += "" if terminal or fmt is not Format.HUMAN else "-pipe"
+    _check(f"{stem}.out", rendered.text())
+    _check(f"{stem}.err", rendered.stderr)
+
+
+def test_a_blob_read_into_a_pipe_is_its_bytes_between_the_text():
+    rendered = renderer(Format.HUMAN)(_read(), View(terminal=False, now=NOW))
+    pieces = list(rendered.stdout)
+    assert pieces[-1] == base64.b64decode(SWATCH)
+    assert "".join(p for p in pieces if isinstance(p, str)).startswith("==> notes://readme (text/plain) <==\n")
+
+
+def test_json_documents_on_a_terminal_are_indented_and_in_a_pipe_compact():
+    for subject in (_listed(), _call(), Interrupted("read")):
+        pretty = renderer(Format.JSON)(subject, View(terminal=True)).text()
+        compact = renderer(Format.JSON)(subject, View(terminal=False)).text()
+        assert json.loads(pretty) == json.loads(compact) and pretty.startswith('{\n  "formatVersion": 1')
+        assert compact.count("\n") == 1 and compact.startswith('{"formatVersion":1')
+
+
+def test_watch_lines_are_compact_even_on_a_terminal():
+    text = _render_watch(Format.JSON, View(terminal=True, now=NOW)).text()
+    assert [json.loads(line) for line in text.splitlines()] == WATCH_EVENTS
+
+
+def test_a_watch_holds_what_comes_before_its_header_for_people_only():
+    human = _render_watch(Format.HUMAN, View(now=NOW)).text().splitlines()
+    assert human.index("Watching for changes (Ctrl-C to stop)") < next(
+        i for i, line in enumerate(human) if "log" in line and "ready" in line)
+    machine = _render_watch(Format.JSON, View(now=NOW)).text().splitlines()
+    assert json.loads(machine[1])["event"] == "log"  # as it happened, before the other snapshots
+
+
+# Every subject a command renders, keyed by the command (OFFERED's keys).
+COMMAND_SUBJECTS = {
+    "probe": [lambda: ProbeRun(*RUNS["one"]()), lambda: ProbeRun(*RUNS["fleet"]()), lambda: Interrupted("probe")],
+    "list": [_listed, lambda: Interrupted("list")],
+    "call": [_call, _refused_call, lambda: Interrupted("call")],
+    "read": [_read, lambda: Interrupted("read")],
+    "get-prompt": [_get_prompt, lambda: Interrupted("get-prompt")],
+    "watch": [lambda: WatchEvent(WATCH_EVENTS[0], header=True), lambda: WatchEvent(WATCH_EVENTS[-2]),
+              _watch_ended, lambda: WatchEnded(None)],
+}
+PAIRS = [(command, fmt) for command in OFFERED for fmt in Format]
+
+
+def test_every_command_is_covered():
+    assert set(COMMAND_SUBJECTS) == set(OFFERED)
+    assert {type(make()) for makes in COMMAND_SUBJECTS.values() for make in makes} == set(get_args(Subject))
+
+
+@pytest.mark.parametrize("command, fmt", PAIRS, ids=[f"{c}-{f.value}" for c, f in PAIRS])
+def test_every_format_a_command_offers_renders_all_it_shows_and_no_other_does(command, fmt):
+    """Exhaustive over commands x formats: an offered format renders every subject of the command
+    (text, not writes); a format not offered refuses, and the CLI never asks (its --format choices)."""
+    for make in COMMAND_SUBJECTS[command]:
+        subject = make()
+        if fmt in OFFERED[command]:
+            rendered = renderer(fmt)(subject, View(now=NOW))
+            assert isinstance(rendered, Rendered)
+            assert rendered.text() or rendered.stderr or isinstance(subject, WatchEnded)
+        else:
+            with pytest.raises(NotOffered):
+                renderer(fmt)(subject, View(now=NOW))
+
+
+def test_command_renderers_are_pure(utc):
+    """Rendering twice gives the same text, and changes nothing in the outcome: no finding added,
+    nothing saved (files are the operation's to write)."""
+    for make in SUBJECTS.values():
+        subject = make()
+        outcome = subject.outcome
+        before = (outcome.all_findings(), list(getattr(outcome, "saved", [])), getattr(outcome, "save_error", None))
+        for fmt in OFFERED["call"]:
+            first, second = (renderer(fmt)(subject, View(now=NOW)) for _ in range(2))
+            assert (first.text(), first.stderr) == (second.text(), second.stderr)
+        assert (outcome.all_findings(), getattr(outcome, "saved", []), getattr(outcome, "save_error", None)) == before

@@ -87,18 +87,11 @@ def test_structured_content_is_shown_once_and_as_exact_json() -> None:
 
 
 def test_a_watch_log_line_keeps_its_level_apart_from_the_message() -> None:
-    import io
+    from mcpprobe.render.formats import Format, View, WatchEvent, renderer
 
-    from rich.console import Console
-
-    from mcpprobe.render.watch import HumanLines
-
-    buffer = io.StringIO()
-    lines = HumanLines(Console(file=buffer, width=200, color_system=None))
-    lines.header_done = True
-    for level in ("emergency", "info"):
-        lines({"event": "log", "kind": "server", "level": level, "data": f"{level.title()}-level message"})
-    shown = buffer.getvalue().splitlines()
+    shown = [renderer(Format.HUMAN)(WatchEvent({"event": "log", "kind": "server", "level": level,
+                                                "data": f"{level.title()}-level message"}), View(width=200)).text()
+             for level in ("emergency", "info")]
     assert "emergency Emergency-level message" in shown[0], shown
     assert "info      Info-level message" in shown[1], shown
 

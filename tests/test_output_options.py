@@ -10,7 +10,7 @@ import pytest
 from conftest import fixture_cmd, run_cli
 
 from mcpprobe.cli import cli
-from mcpprobe.options import Format
+from mcpprobe.render.formats import OFFERED, Format
 
 # Each command that talks to a server, with what it needs before the target, and the formats it offers.
 COMMANDS = {
@@ -21,6 +21,7 @@ COMMANDS = {
     "get-prompt": (["greet", "name=x"], {Format.HUMAN, Format.JSON}),
     "watch": (["--duration", "0.5"], {Format.HUMAN, Format.JSON}),
 }
+NOT_OFFERED = [(name, fmt) for name in sorted(COMMANDS) for fmt in Format if fmt not in COMMANDS[name][1]]
 OUTPUT_OPTIONS = ["--json", "--format", "--trace", "--verbose"]
 
 
@@ -40,6 +41,20 @@ def test_every_command_has_every_output_option(name, option):
     if option == "--format":
         param = next(p for p in command.params if "--format" in p.opts)
         assert set(param.type.choices) == {f.value for f in COMMANDS[name][1]}
+
+
+def test_the_table_is_the_one_the_renderers_know():
+    assert {name: set(formats) for name, formats in OFFERED.items()} == {name: f for name, (_, f) in COMMANDS.items()}
+
+
+@pytest.mark.parametrize("name, fmt", NOT_OFFERED, ids=[f"{name}-{fmt.value}" for name, fmt in NOT_OFFERED])
+def test_a_format_the_command_does_not_offer_is_a_usage_error_that_says_where_it_applies(name, fmt):
+    before, _ = COMMANDS[name]
+    result = run_cli([name, *before, "--format", fmt.value, "--", *fixture_cmd("full")])
+    assert result.exit_code == 2
+    assert f"'{fmt.value}' does not apply to `{name}`, which prints human or json" in result.stderr
+    assert "`probe`" in result.stderr
+    assert not result.stdout
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, http_server
+from conftest import ROOT, http_server, schema_errors
 
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 from watch_server import REQUIRES, SCENARIOS  # noqa: E402
@@ -44,6 +44,7 @@ def ndjson(text: str) -> list[dict[str, Any]]:
         assert line.isascii(), line  # ensure_ascii: no raw control or non-ASCII character on stdout
         event = json.loads(line)
         assert isinstance(event, dict) and {"ts", "event", "kind", "connection"} <= set(event), event
+        assert not schema_errors(event), (event, schema_errors(event))  # docs/output.schema.json
         events.append(event)
     assert events and events[-1]["event"] == "end", events[-3:]
     return events

@@ -1,9 +1,14 @@
-"""Every output format of a probe behind one interface.
+"""Every output format of every command behind one interface.
 
-`renderer(fmt)` gives the one renderer of a format; each has the same signature: the reports of a
-run and a `View` (columns, colour, a terminal or not, the clock) in, the text for stdout (in
-pieces, so that a document of 100,000 items is never one string) and for stderr out. Renderers
-are pure: they write no file and no stream, and add no finding; the command prints what they return.
+`renderer(fmt)` gives the one renderer of a format; each has the same signature: what a command
+has to show (a `Subject`: a probe's reports, a listing, a call/read/get-prompt outcome, a watch
+event, the end of a watch, an interruption) and a `View` (columns, colour, a terminal or not, the
+clock) in, the text for stdout (in pieces, so that a document of 100,000 items is never one
+string; bytes where a blob goes out decoded) and for stderr out. Renderers are pure: they write
+no file and no stream, and add no finding; the command prints what they return (files are written
+by the operations, mcpprobe.saving). `OFFERED` says which formats each command offers: its
+--format choices; a renderer asked for a subject its format does not apply to raises
+`NotOffered`, which the choices make unreachable (tests/test_golden.py walks every pair).
 Standard library only at import time: `--help` loads this module for the --format choices.
 """
 
@@ -11,7 +16,7 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, assert_never
@@ -20,16 +25,42 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from mcpprobe.fleet import Report
+    from mcpprobe.invoke import InvokeOutcome
+    from mcpprobe.operations import Outcome
+    from mcpprobe.watch import WatchResult
 
 
 class Format(StrEnum):
-    """Every output format. Each command offers the ones that apply to what it prints."""
+    """Every output format. Each command offers the ones that apply to what it prints (OFFERED)."""
 
     HUMAN = "human"
     JSON = "json"
     JUNIT = "junit"
     OPENMETRICS = "openmetrics"
     HTML = "html"
+
+
+# The formats each command offers. JUnit, OpenMetrics and HTML report on servers (a health check,
+# a test suite, a page per fleet): they apply to `probe` only. What `list`, `call`, `read`,
+# `get-prompt` and `watch` print is a listing, a result or a stream of events, for a person or a
+# script: human or JSON. A format not offered is a usage error (exit 2) that says so.
+PEOPLE_AND_SCRIPTS = (Format.HUMAN, Format.JSON)
+OFFERED: dict[str, tuple[Format, ...]] = {
+    "probe": tuple(Format),
+    "list": PEOPLE_AND_SCRIPTS,
+    "call": PEOPLE_AND_SCRIPTS,
+    "read": PEOPLE_AND_SCRIPTS,
+    "get-prompt": PEOPLE_AND_SCRIPTS,
+    "watch": PEOPLE_AND_SCRIPTS,
+}
+
+
+@dataclass(frozen=True)
+class Screen:
+    """One output stream as seen by a person: how wide, whether in colour."""
+
+    width: int = 160
+    color: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,20 +71,91 @@ class View:
     color: bool = False
     terminal: bool = False  # stdout is a terminal: JSON indented for a person, else compact
     now: float | None = None  # seconds since the epoch; None: the time of rendering
+    # stderr's width and colour when not stdout's: or how to find them, asked only when something
+    # is shown on stderr (a terminal's colours are rich's to tell, and a document loads no rich).
+    stderr: Screen | Callable[[], Screen] | None = None
+
+    @property
+    def err(self) -> Screen:
+        if self.stderr is None:
+            return Screen(self.width, self.color)
+        return self.stderr if isinstance(self.stderr, Screen) else self.stderr()
+
+
+# ----- what a renderer renders -----
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """`probe`: the report of one server, or of each server of a fleet (`many`)."""
+
+    reports: list[Report]
+    many: bool = False
+
+
+@dataclass(frozen=True)
+class Listed:
+    """`list KIND`: one kind listed to the end (or as far as it went)."""
+
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class Invoked:
+    """`call`, `read`, `get-prompt` (outcome.command): what was asked, sent and answered.
+    `written`: `read -o PATH` wrote the contents, so stdout shows none of them."""
+
+    outcome: InvokeOutcome
+    written: bool = False
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One event of `watch`, as it happens. For people the first snapshots make a status header:
+    `header` is set for them, `header_ends` for the last one."""
+
+    event: dict[str, Any]
+    header: bool = False
+    header_ends: bool = False
+
+
+@dataclass(frozen=True)
+class WatchEnded:
+    """The end of `watch`, after its `end` event: why it stopped, for people, on stderr.
+    `result` is None when it was interrupted before it started."""
+
+    result: WatchResult | None
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """A run interrupted before its operation had anything to show."""
+
+    command: str
+
+
+Subject = ProbeRun | Listed | Invoked | WatchEvent | WatchEnded | Interrupted
+
+
+class NotOffered(ValueError):
+    """A format asked to render what it does not apply to; `OFFERED` keeps the CLI from asking."""
+
+    def __init__(self, fmt: Format, subject: Subject) -> None:
+        super().__init__(f"--format {fmt} does not apply to {type(subject).__name__}")
 
 
 @dataclass(frozen=True)
 class Rendered:
-    stdout: Sequence[str] | Iterator[str]  # pieces, joined by the writer
+    stdout: Sequence[str | bytes] | Iterator[str | bytes]  # pieces, joined by the writer; bytes go out raw
     stderr: str = ""
 
     def text(self) -> str:
-        """All of stdout at once (tests; a small document)."""
-        return "".join(self.stdout)
+        """All of stdout at once (tests; a small document); bytes shown as their size."""
+        return "".join(p if isinstance(p, str) else f"[{len(p)} bytes]" for p in self.stdout)
 
 
 class Renderer(Protocol):
-    def __call__(self, reports: list[Report], view: View, *, many: bool) -> Rendered: ...
+    def __call__(self, subject: Subject, view: View) -> Rendered: ...
 
 
 def renderer(fmt: Format) -> Renderer:
@@ -74,17 +176,55 @@ def renderer(fmt: Format) -> Renderer:
 
 
 def _console(view: View, *, messages: bool = False) -> tuple[Console, io.StringIO]:
+    """A console into a buffer: stdout's, or with `messages` stderr's (one message, one line)."""
     from mcpprobe.render.console import _Console
 
+    screen = view.err if messages else Screen(view.width, view.color)
     buffer = io.StringIO()
     # Lines never end in padding (mcpprobe.render.console), in a pipe as on a terminal.
-    console = _Console(file=buffer, width=view.width, highlight=False, force_terminal=view.color,
-                       color_system="standard" if view.color else None, legacy_windows=False,
+    console = _Console(file=buffer, width=screen.width, highlight=False, force_terminal=screen.color,
+                       color_system="standard" if screen.color else None, legacy_windows=False,
                        soft_wrap=messages)
     return console, buffer
 
 
-def human(reports: list[Report], view: View, *, many: bool) -> Rendered:
+def _stderr(view: View, write: Callable[[Console], None]) -> str:
+    err, text = _console(view, messages=True)
+    write(err)
+    return text.getvalue()
+
+
+# ----- human -----
+
+
+def human(subject: Subject, view: View) -> Rendered:
+    match subject:
+        case ProbeRun(reports, many):
+            return _probe_human(reports, many, view)
+        case Listed(outcome):
+            from mcpprobe.render.human import render_outcome
+
+            out, out_text = _console(view)
+            err, err_text = _console(view, messages=True)
+            render_outcome(out, err, outcome)
+            return Rendered([out_text.getvalue()], err_text.getvalue())
+        case Invoked():
+            return _invoked_human(subject, view)
+        case WatchEvent():
+            from mcpprobe.render.watch import render_event
+
+            out, out_text = _console(view)
+            render_event(out, subject, time.time() if view.now is None else view.now)
+            return Rendered([out_text.getvalue()])
+        case WatchEnded(result):
+            return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
+        case Interrupted():
+            return Rendered([], _stderr(view, _interrupted))
+        case _:
+            assert_never(subject)
+
+
+def _probe_human(reports: list[Report], many: bool, view: View) -> Rendered:
     out, out_text = _console(view)
     err, err_text = _console(view, messages=True)
     if many:
@@ -99,6 +239,64 @@ def human(reports: list[Report], view: View, *, many: bool) -> Rendered:
         render_extras(out, reports[0])
     _snapshot_errors(err, reports)
     return Rendered([out_text.getvalue()], err_text.getvalue())
+
+
+def _invoked_human(subject: Invoked, view: View) -> Rendered:
+    """The result on stdout: on a terminal made inert and summarised; in a pipe, text exactly as
+    sent and blobs decoded, as bytes (`read ... > file`). Everything else on stderr."""
+    from mcpprobe.render.invoke import render_call, render_prompt, render_read
+
+    out, buffer = _console(view)
+    err, err_text = _console(view, messages=True)
+    pieces: list[str | bytes] = []
+
+    def data(raw: bytes) -> None:
+        pieces.append(buffer.getvalue())
+        buffer.seek(0)
+        buffer.truncate()
+        pieces.append(raw)
+
+    outcome = subject.outcome
+    if outcome.interrupted:
+        _interrupted(err)
+    match outcome.command:
+        case "call":
+            render_call(out, err, outcome, terminal=view.terminal)
+        case "get-prompt":
+            render_prompt(out, err, outcome, terminal=view.terminal)
+        case _:
+            render_read(out, err, outcome, written=subject.written, terminal=view.terminal, data=data)
+    _save_error(err, outcome)
+    pieces.append(buffer.getvalue())
+    return Rendered([piece for piece in pieces if piece], err_text.getvalue())
+
+
+def _save_error(err: Console, outcome: InvokeOutcome) -> None:
+    """An output file (-o, --save) not written, said last on stderr in every format (exit 2)."""
+    if outcome.save_error:
+        from rich.text import Text
+
+        from mcpprobe.sanitize import visible
+
+        err.print(Text("error: ", style="bold red") + Text(visible(outcome.save_error)))
+
+
+def _watch_ended(err: Console, result: WatchResult | None) -> None:
+    if result is None:
+        _interrupted(err)
+        return
+    if result.error is not None:
+        from rich.text import Text
+
+        from mcpprobe.sanitize import visible
+
+        err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
+        for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
+            err.print(Text(f"  server stderr: {visible(line)}", style="dim"))
+
+
+def _interrupted(err: Console) -> None:
+    err.print("interrupted", style="yellow")  # the command's exit code (130) says the rest
 
 
 def _snapshot_errors(err: Console, reports: list[Report]) -> None:
@@ -131,31 +329,91 @@ def _errors(reports: list[Report], view: View, *, many: bool) -> str:
     return text.getvalue()
 
 
-def json(reports: list[Report], view: View, *, many: bool) -> Rendered:
-    from mcpprobe.render.jsondoc import pieces, report_document
+def _outcome_errors(outcome: Outcome, view: View) -> str:
+    """A document's error for people, on stderr; nothing (and no rich) when all went well."""
+    if outcome.error is None and not getattr(outcome, "save_error", None) and not outcome.interrupted:
+        return ""
+    from mcpprobe.render.human import render_error
 
-    docs = [report_document(report) for report in reports]
-    document: Any = docs if many else docs[0]  # a fleet is a list of documents
-    return Rendered(pieces(document, pretty=view.terminal), _errors(reports, view, many=many))
+    def write(err: Console) -> None:
+        if outcome.interrupted:
+            _interrupted(err)
+        render_error(err, outcome)
+        if getattr(outcome, "save_error", None):
+            _save_error(err, outcome)  # type: ignore[arg-type]
+
+    return _stderr(view, write)
 
 
-def junit(reports: list[Report], view: View, *, many: bool) -> Rendered:
+# ----- the machine formats -----
+
+
+def json(subject: Subject, view: View) -> Rendered:
+    """One JSON document (mcpprobe.render.jsondoc builds them all), or one line per watch event."""
+    from mcpprobe.render import jsondoc
+
+    match subject:
+        case ProbeRun(reports, many):
+            docs = [jsondoc.report_document(report) for report in reports]
+            document: Any = docs if many else docs[0]  # a fleet is a list of documents
+            return Rendered(jsondoc.pieces(document, pretty=view.terminal), _errors(reports, view, many=many))
+        case Listed(outcome):
+            return Rendered(jsondoc.pieces(jsondoc.document(outcome), pretty=view.terminal),
+                            _outcome_errors(outcome, view))
+        case Invoked(outcome):
+            return Rendered(jsondoc.pieces(jsondoc.invoke_document(outcome), pretty=view.terminal),
+                            _outcome_errors(outcome, view))
+        case WatchEvent(event):
+            return Rendered([jsondoc.event_line(event) + "\n"])  # NDJSON: compact, even on a terminal
+        case WatchEnded(result):
+            if result is not None and result.error is None:
+                return Rendered([])
+            return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
+        case Interrupted(command):
+            return Rendered(jsondoc.pieces(jsondoc.interrupted_document(command), pretty=view.terminal),
+                            _stderr(view, _interrupted))
+        case _:
+            assert_never(subject)
+
+
+def _interrupted_report(fmt: Format, subject: Interrupted, view: View) -> Rendered:
+    """A report on servers that were interrupted before any had a result: no report, and a word
+    on stderr. (A fleet interrupted midway is reported: the servers not done as interrupted.)"""
+    if subject.command != "probe":
+        raise NotOffered(fmt, subject)
+    return Rendered([], _stderr(view, _interrupted))
+
+
+def junit(subject: Subject, view: View) -> Rendered:
+    if isinstance(subject, Interrupted):
+        return _interrupted_report(Format.JUNIT, subject, view)
+    if not isinstance(subject, ProbeRun):
+        raise NotOffered(Format.JUNIT, subject)
     from mcpprobe.render.junit import render
 
-    return Rendered([render(reports) + "\n"], _errors(reports, view, many=many))
+    return Rendered([render(subject.reports) + "\n"], _errors(subject.reports, view, many=subject.many))
 
 
-def openmetrics(reports: list[Report], view: View, *, many: bool) -> Rendered:
+def openmetrics(subject: Subject, view: View) -> Rendered:
+    if isinstance(subject, Interrupted):
+        return _interrupted_report(Format.OPENMETRICS, subject, view)
+    if not isinstance(subject, ProbeRun):
+        raise NotOffered(Format.OPENMETRICS, subject)
     from mcpprobe.render.openmetrics import render
 
     now = time.time() if view.now is None else view.now
-    return Rendered([render(reports, now=now) + "\n"], _errors(reports, view, many=many))
+    return Rendered([render(subject.reports, now=now) + "\n"], _errors(subject.reports, view, many=subject.many))
 
 
-def html(reports: list[Report], view: View, *, many: bool) -> Rendered:
+def html(subject: Subject, view: View) -> Rendered:
+    if isinstance(subject, Interrupted):
+        return _interrupted_report(Format.HTML, subject, view)
+    if not isinstance(subject, ProbeRun):
+        raise NotOffered(Format.HTML, subject)
     from datetime import UTC, datetime
 
     from mcpprobe.render.html import render_html
 
     when = datetime.fromtimestamp(time.time() if view.now is None else view.now, UTC)
-    return Rendered([render_html(reports, generated=when) + "\n"], _errors(reports, view, many=many))
+    return Rendered([render_html(subject.reports, generated=when) + "\n"],
+                    _errors(subject.reports, view, many=subject.many))

@@ -211,7 +211,9 @@ def render_findings(console: Console, findings: list[Finding]) -> None:
     console.print()
     console.print(Text("Findings", style="bold"))
     for finding, count in collapsed(findings):
-        console.print(finding_block(finding, count))
+        # Laid out to the width even on a console of one-line messages (stderr, for call, read
+        # and get-prompt), where rich would otherwise cut the message at the edge.
+        console.print(finding_block(finding, count), soft_wrap=False)
 
 
 def collapsed(findings: list[Finding]) -> list[tuple[Finding, int]]:

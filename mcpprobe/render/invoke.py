@@ -1,63 +1,34 @@
-"""Output for `call`, `read` and `get-prompt`: the result on stdout, everything else on stderr.
+"""Human output for `call`, `read` and `get-prompt`: the result on stdout, everything else on stderr.
 
 On a terminal every server string goes through `sanitize.visible` into rich `Text` (never
 markup), and binary data is summarised (MIME type and size), never dumped. Into a pipe or a
-file, text and decoded blobs go out exactly as the server sent them, so `> file` works.
+file, text and decoded blobs go out exactly as the server sent them, so `> file` works: raw
+text is written to the console's buffer as it is, blobs are handed back as bytes
+(mcpprobe.render.formats collects both; nothing here writes to a stream). The preview, the
+confirmation question and task status lines are shown live, while the call runs.
 """
 
 from __future__ import annotations
 
-import sys
-from typing import Any, BinaryIO, TextIO
+from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 from mcpprobe.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
 from mcpprobe.render.human import render_error, render_findings, safe
-from mcpprobe.render.jsondoc import document
 from mcpprobe.sanitize import json_dumps, visible
 from mcpprobe.saving import decode_b64
 
-HEAD_KEYS = ("formatVersion", "command", "ok", "exitCode", "transport", "target", "protocolVersion", "era",
-             "eraReason", "serverInfo", "instructions", "capabilities", "supportedVersions", "client")
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object the server sent, or {} when it sent something else."""
+    return value if isinstance(value, dict) else {}
 
 
-# ----- JSON -----
-
-
-def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
-    """The `--json` document: the probe header, then the request as sent, the result, findings and timing."""
-    base = document(outcome)
-    doc = {key: base[key] for key in HEAD_KEYS if key in base}
-    label = {"call": "tool", "read": "resource", "get-prompt": "prompt"}[outcome.command]
-    doc[label] = outcome.item
-    if outcome.command == "read":
-        doc["uri"] = outcome.uri
-    doc["catalog"] = {kind: {"state": listing.state, "listCompleted": listing.list_completed,
-                             "count": len(listing.items), "pages": len(listing.pages)}
-                      for kind, listing in outcome.listings.items()}
-    doc["arguments"] = outcome.arguments
-    if outcome.command == "call":
-        doc["confirmation"] = outcome.confirmation
-    doc["sent"] = outcome.sent
-    doc["request"] = outcome.request
-    doc["result"] = outcome.result
-    if outcome.command == "call":
-        result = outcome.result or {}
-        doc["isError"] = result.get("isError") is True if outcome.result is not None else None
-        doc["structuredContent"] = result.get("structuredContent")
-        doc["task"] = outcome.task.to_json() if outcome.task is not None else None
-    doc["completion"] = outcome.completion
-    doc["progress"] = outcome.progress
-    doc["inputRequests"] = outcome.input_rounds
-    doc["elicit"] = outcome.elicit
-    doc["saved"] = outcome.saved
-    doc["saveError"] = outcome.save_error
-    doc["interrupted"] = outcome.interrupted
-    for key in ("findings", "timings", "error", "serverStderr"):
-        doc[key] = base[key]
-    return doc
+def _array(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 # ----- binary data -----
@@ -85,7 +56,7 @@ def is_terminal(stream: Any) -> bool:
 
 
 def annotations_text(tool: dict[str, Any]) -> Text:
-    annotations = got if isinstance(got := tool.get("annotations"), dict) else {}
+    annotations = _object(tool.get("annotations"))
     text = Text()
     for i, hint in enumerate(ANNOTATION_HINTS):
         if i:
@@ -114,7 +85,7 @@ def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any]
 
 
 def confirm_question(tool: dict[str, Any]) -> str:
-    annotations = got if isinstance(got := tool.get("annotations"), dict) else {}
+    annotations = _object(tool.get("annotations"))
     warning = " It claims to be destructive." if annotations.get("destructiveHint", True) is True else ""
     return f"Tool {safe(tool.get('name', '?'))!r} is not marked read-only.{warning} Call it?"
 
@@ -141,7 +112,7 @@ def block_lines(block: Any, *, terminal: bool, saved: dict[int, str], index: int
                 line.append(f"  {safe(block[key])}", style="dim")
         return [("summary", line)]
     if kind == "resource":
-        resource = got if isinstance(got := block.get("resource"), dict) else {}
+        resource = _object(block.get("resource"))
         head = Text("[embedded resource] ", style="magenta")
         head.append(safe(resource.get("uri", "?")))
         if isinstance(resource.get("mimeType"), str):
@@ -156,7 +127,12 @@ def block_lines(block: Any, *, terminal: bool, saved: dict[int, str], index: int
     return [("summary", Text(f"[content of unknown type {safe(kind)!s}] {safe(block, 200)}", style="yellow"))]
 
 
-def write_blocks(out: Console, stream: TextIO, blocks: list[Any], *, terminal: bool, saved: dict[int, str],
+def _raw(out: Console, text: str) -> None:
+    """Text exactly as the server sent it, one line at least, after what the console printed."""
+    out.file.write(text if text.endswith("\n") else text + "\n")
+
+
+def write_blocks(out: Console, blocks: list[Any], *, terminal: bool, saved: dict[int, str],
                  skip: frozenset[int] = frozenset()) -> None:
     for index, block in enumerate(blocks):
         if index in skip:
@@ -167,9 +143,7 @@ def write_blocks(out: Console, stream: TextIO, blocks: list[Any], *, terminal: b
                 if terminal:
                     out.print(Text(visible(piece, multiline=True)))
                 else:
-                    out.file.flush()
-                    stream.write(piece if piece.endswith("\n") else piece + "\n")
-                    stream.flush()
+                    _raw(out, piece)
             else:
                 out.print(piece)
 
@@ -193,16 +167,14 @@ def _copies_of_structured(result: dict[str, Any], blocks: list[Any]) -> frozense
     return frozenset(copies)
 
 
-def write_json(out: Console, stream: TextIO, value: Any, *, terminal: bool) -> None:
+def write_json(out: Console, value: Any, *, terminal: bool) -> None:
     """A value as exact, indented JSON: escapes stay escapes (a Windows path's backslash is never a
     line break), and nothing is cut or wrapped."""
     text = json_dumps(value, indent=2, ensure_ascii=False, default=str)
     if terminal:
         out.print(Text(visible(text, multiline=True)), soft_wrap=True)
     else:
-        out.file.flush()
-        stream.write(text + "\n")
-        stream.flush()
+        _raw(out, text)
 
 
 def _timing_line(outcome: InvokeOutcome) -> Text:
@@ -250,22 +222,20 @@ def task_summary(outcome: InvokeOutcome) -> Text | None:
     return line
 
 
-def render_call(out: Console, err: Console, outcome: InvokeOutcome, stream: TextIO | None = None) -> None:
-    stream = stream or sys.stdout
-    terminal = is_terminal(stream)
+def render_call(out: Console, err: Console, outcome: InvokeOutcome, *, terminal: bool) -> None:
     result = outcome.result
     summary = task_summary(outcome)
     if summary is not None:
         err.print(summary)
     if result is not None and result.get("resultType") != "input_required":
         saved = {s["index"]: s["path"] for s in outcome.saved}
-        blocks = got if isinstance(got := result.get("content"), list) else []
+        blocks = _array(result.get("content"))
         copies = _copies_of_structured(result, blocks)
-        write_blocks(out, stream, blocks, terminal=terminal, saved=saved, skip=copies)
+        write_blocks(out, blocks, terminal=terminal, saved=saved, skip=copies)
         if "structuredContent" in result:
             label = "structuredContent (also sent as a text block):" if copies else "structuredContent:"
             out.print(Text(label, style="bold"))
-            write_json(out, stream, result["structuredContent"], terminal=terminal)
+            write_json(out, result["structuredContent"], terminal=terminal)
         if result.get("isError") is True:
             err.print(Text("the tool reported an error (isError: true)", style="bold red"))
     elif result is not None:
@@ -273,9 +243,7 @@ def render_call(out: Console, err: Console, outcome: InvokeOutcome, stream: Text
     _tail(err, outcome)
 
 
-def render_prompt(out: Console, err: Console, outcome: InvokeOutcome, stream: TextIO | None = None) -> None:
-    stream = stream or sys.stdout
-    terminal = is_terminal(stream)
+def render_prompt(out: Console, err: Console, outcome: InvokeOutcome, *, terminal: bool) -> None:
     if outcome.completion is not None:
         render_completion(out, err, outcome)
     elif outcome.result is not None and isinstance(outcome.result.get("messages"), list):
@@ -294,8 +262,7 @@ def render_prompt(out: Console, err: Console, outcome: InvokeOutcome, stream: Te
                         if terminal:
                             out.print(Text(visible(piece, multiline=True)))
                         else:
-                            stream.write(piece if piece.endswith("\n") else piece + "\n")
-                            stream.flush()
+                            _raw(out, piece)
                     else:
                         out.print(piece)
     _tail(err, outcome)
@@ -315,11 +282,9 @@ def render_completion(out: Console, err: Console, outcome: InvokeOutcome) -> Non
     err.print(Text(note, style="dim"))
 
 
-def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, written: bool = False,
-                stream: TextIO | None = None, binary: BinaryIO | None = None) -> None:
-    """Text as it is; blobs decoded into a file or a pipe, summarised on a terminal."""
-    stream = stream or sys.stdout
-    terminal = is_terminal(stream)
+def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, terminal: bool, written: bool = False,
+                data: Callable[[bytes], None]) -> None:
+    """Text as it is; blobs decoded (handed to `data`) for a file or a pipe, summarised on a terminal."""
     result = outcome.result or {}
     if outcome.completion is not None:
         render_completion(out, err, outcome)
@@ -342,14 +307,12 @@ def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, written: 
                 if terminal:
                     out.print(Text(label, style="bold"))
                 else:
-                    stream.write(("" if ended else "\n") + label + "\n")
-                    stream.flush()
+                    out.file.write(("" if ended else "\n") + label + "\n")
             if isinstance(text, str):
                 if terminal:
                     out.print(Text(visible(text, multiline=True)))
                 else:
-                    stream.write(text)
-                    stream.flush()
+                    out.file.write(text)
                     ended = text.endswith("\n") or not text
             elif raw is not None:
                 if terminal:
@@ -358,14 +321,8 @@ def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, written: 
                                 style="magenta")
                     out.print(line)
                 else:
-                    target = binary or getattr(stream, "buffer", None)
-                    if target is None:  # a text-only stream (tests): say so rather than corrupt it
-                        stream.write(f"[blob: {len(raw)} bytes]\n")
-                    else:
-                        stream.flush()
-                        target.write(raw)
-                        target.flush()
-                        ended = raw.endswith(b"\n") or not raw
+                    data(raw)
+                    ended = raw.endswith(b"\n") or not raw
             elif "blob" in item:
                 err.print(Text(f"{safe(uri)}: the blob is not valid base64", style="red"))
     _tail(err, outcome)

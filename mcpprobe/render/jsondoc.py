@@ -1,4 +1,6 @@
-"""The `--json` document: one JSON object on stdout, documented in docs/json-output.md.
+"""Every JSON document mcpprobe prints, built here and only here: `probe` (one server or a
+fleet), `list`, `call`/`read`/`get-prompt`, `servers`, an interrupted run, and the lines of
+`watch --json`. Documented in docs/json-output.md; docs/output.schema.json is their schema.
 
 `formatVersion` changes only when a key that scripts rely on changes meaning or goes away;
 new keys may appear at any time.
@@ -15,7 +17,9 @@ from mcpprobe.operations import Outcome, _public_detail
 from mcpprobe.sanitize import json_dumps
 
 if TYPE_CHECKING:
+    from mcpprobe.config import Discovery
     from mcpprobe.fleet import Report
+    from mcpprobe.invoke import InvokeOutcome
 
 FORMAT_VERSION = 1
 
@@ -110,6 +114,61 @@ def report_document(report: Report) -> dict[str, Any]:
     if report.snapshot_error:
         doc["snapshotError"] = report.snapshot_error
     return doc
+
+
+HEAD_KEYS = ("formatVersion", "command", "ok", "exitCode", "transport", "target", "protocolVersion", "era",
+             "eraReason", "serverInfo", "instructions", "capabilities", "supportedVersions", "client")
+
+
+def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
+    """`call`, `read` and `get-prompt`: the probe header, then the request as sent, the result,
+    findings and timing (docs/commands/call.md#output)."""
+    base = document(outcome)
+    doc = {key: base[key] for key in HEAD_KEYS if key in base}
+    label = {"call": "tool", "read": "resource", "get-prompt": "prompt"}[outcome.command]
+    doc[label] = outcome.item
+    if outcome.command == "read":
+        doc["uri"] = outcome.uri
+    doc["catalog"] = {kind: {"state": listing.state, "listCompleted": listing.list_completed,
+                             "count": len(listing.items), "pages": len(listing.pages)}
+                      for kind, listing in outcome.listings.items()}
+    doc["arguments"] = outcome.arguments
+    if outcome.command == "call":
+        doc["confirmation"] = outcome.confirmation
+    doc["sent"] = outcome.sent
+    doc["request"] = outcome.request
+    doc["result"] = outcome.result
+    if outcome.command == "call":
+        result = outcome.result or {}
+        doc["isError"] = result.get("isError") is True if outcome.result is not None else None
+        doc["structuredContent"] = result.get("structuredContent")
+        doc["task"] = outcome.task.to_json() if outcome.task is not None else None
+    doc["completion"] = outcome.completion
+    doc["progress"] = outcome.progress
+    doc["inputRequests"] = outcome.input_rounds
+    doc["elicit"] = outcome.elicit
+    doc["saved"] = outcome.saved
+    doc["saveError"] = outcome.save_error
+    doc["interrupted"] = outcome.interrupted
+    for key in ("findings", "timings", "error", "serverStderr"):
+        doc[key] = base[key]
+    return doc
+
+
+def servers_document(found: Discovery) -> dict[str, Any]:
+    """`servers --json` (and `probe --list-servers --json`): every named server and its file."""
+    return {
+        "formatVersion": FORMAT_VERSION, "command": "servers",
+        "servers": [entry.to_json() for entry in found.servers],
+        "shadowed": [entry.to_json() for entry in found.shadowed],
+        "files": [{"path": path, "state": state} for path, state in found.files],
+    }
+
+
+def event_line(event: dict[str, Any]) -> str:
+    """One `watch --json` event as one line: compact and ASCII only, whatever stdout is (NDJSON).
+    The events are built by the watcher (mcpprobe.watch) and follow this formatVersion."""
+    return json_dumps(event, ensure_ascii=True, separators=(",", ":"), default=str)
 
 
 def interrupted_document(command: str) -> dict[str, Any]:
