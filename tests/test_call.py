@@ -348,15 +348,22 @@ def test_terminal_asks_before_a_tool_not_marked_read_only(tmp_path, answer, code
 
 
 def interrupt_slow_call(record, *extra: str) -> tuple[subprocess.Popen, str, str]:
-    """Start a slow tool call, wait until the server has it and some progress came, then Ctrl-C."""
-    proc = subprocess.Popen([*RUNNER, "call", "slow", "steps=100", "delay_ms=100", *extra, *recording(record),
-                             *sdk_cmd()], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """Start a slow tool call, wait until the server has it and mcpprobe has received progress (its
+    trace shows the notification), then Ctrl-C."""
+    trace = record.with_name("trace.log")
+    proc = subprocess.Popen([*RUNNER, "call", "slow", "steps=100", "delay_ms=100", "--trace", str(trace), *extra,
+                             *recording(record), *sdk_cmd()],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def progress_received() -> bool:
+        lines = trace.read_text().splitlines() if trace.exists() else []
+        return any(" recv " in line and '"notifications/progress"' in line for line in lines)
+
     try:
-        deadline = time.monotonic() + 20
-        while "tools/call" not in recorded(record) and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while not ("tools/call" in recorded(record) and progress_received()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert "tools/call" in recorded(record)
-        time.sleep(0.5)
+        assert "tools/call" in recorded(record) and progress_received()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     finally:

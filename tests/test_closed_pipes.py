@@ -8,7 +8,6 @@ one the same run has with its output read to the end.
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -105,8 +104,11 @@ def test_a_quiet_watch_stops_when_its_reader_leaves(output: list[str]) -> None:
     proc = subprocess.Popen([PY, "-m", "mcpprobe", "watch", *output, *FULL], cwd=ROOT, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.read(1)
-    time.sleep(2)  # the first listing is all written (into the pipe's buffer) before the reader leaves
+    # The reader leaves once the first listing is all written: after its last line (the prompts'
+    # snapshot event, or the human view's "Watching" line), or at the end of the output.
+    last = b'"kind":"prompts"' if output else b"Watching for changes"
+    while (line := proc.stdout.readline()) and last not in line:
+        pass
     proc.stdout.close()
     try:
         code = proc.wait(timeout=30)

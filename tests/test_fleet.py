@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import FIXTURE, PY, run_cli
+from tests.conftest import FIXTURE, PY, recorded, run_cli
 
 
 def _config(tmp_path: Path, servers: dict[str, str], **extra: dict[str, object]) -> Path:
@@ -103,7 +103,9 @@ def test_an_interrupted_fleet_shows_the_servers_that_finished(tmp_path: Path) ->
 
     from tests.conftest import ROOT
 
-    config = _config(tmp_path, {"fast": "full", "slow": "slow"})
+    record = tmp_path / "slow.jsonl"
+    config = _config(tmp_path, {"fast": "full"}, slow={"command": PY, "args": [str(FIXTURE), "slow"],
+                                                       "env": {"FIXTURE_RECORD": str(record)}})
     proc = subprocess.Popen([PY, "-m", "mcpprobe", "probe", "--all", "--config", str(config), "--json", "-v",
                              "--protocol", "legacy"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=ROOT, env={**__import__("os").environ, "FIXTURE_DELAY": "60"})
@@ -117,7 +119,9 @@ def test_an_interrupted_fleet_shows_the_servers_that_finished(tmp_path: Path) ->
             if not line or "fast: exit 0" in line:
                 break
         assert "fast: exit 0" in seen[-1], seen
-        time.sleep(0.5)  # the slow one is waiting for its tools/list answer
+        while "tools/list" not in recorded(record) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "tools/list" in recorded(record), "the slow one should be waiting for its tools/list answer"
         proc.send_signal(signal.SIGTERM)
         stdout, stderr = proc.communicate(timeout=60)
     finally:

@@ -143,7 +143,8 @@ COMMANDS = {
 def test_a_reply_nested_too_deep_is_output_not_a_crash(command, depth):
     # 990 parses in Python's own parser; 1000 and 100000 do not: all three are refused the same way.
     server, marker = _server("deep", str(depth))
-    result, elapsed = _timed([*COMMANDS[command], "--protocol", "legacy", "--timeout", "10", "--", *server])
+    # Exit 0, not 6: the 10 s timeout never struck, so no elapsed-time bound is needed here.
+    result, _ = _timed([*COMMANDS[command], "--protocol", "legacy", "--timeout", "10", "--", *server])
     assert result.exit_code == 0, result.stderr
     if command == "watch":
         lines = [json.loads(line) for line in result.stdout.splitlines()]  # NDJSON: every line parses
@@ -155,7 +156,6 @@ def test_a_reply_nested_too_deep_is_output_not_a_crash(command, depth):
     if command == "probe":
         deep = [f for f in doc["findings"] if f["code"] == "non-protocol-output"]
         assert deep and "nested more than 512 levels deep" in deep[0]["message"], doc["findings"]
-    assert elapsed < 10 + GRACE
     assert _gone(marker)
 
 
@@ -201,7 +201,11 @@ def test_the_fixture_ignores_sigterm(tmp_path):
     server, marker = _server("slow-exit", str(tmp_path / "eof"))
     proc = subprocess.Popen(server, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        time.sleep(0.5)
+        assert proc.stdin is not None and proc.stdout is not None
+        # An answered ping: the server reads its input, so its signal dispositions are set.
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
+        proc.stdin.flush()
+        assert b'"id": 1' in proc.stdout.readline()
         proc.send_signal(signal.SIGTERM)
         with pytest.raises(subprocess.TimeoutExpired):
             proc.wait(1)

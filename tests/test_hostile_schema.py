@@ -22,7 +22,9 @@ from conftest import ROOT
 
 PY = sys.executable
 SERVER = ROOT / "tests" / "fixtures" / "hostile_schema_server.py"
-TIMEOUT = 5  # --timeout for every run
+# --timeout for every run. The validation's own budget is min(--timeout, 10 s): at 5 s a starved
+# machine turned a pattern stopped after 1 s (slow-pattern) into a spent budget (too-slow).
+TIMEOUT = 30
 GRACE = 15  # process start, connection and teardown on a loaded machine
 RESULT_TEXT = "the tool ran"
 STRUCTURED = {"text": "a" * 60 + "!", "n": 1}
@@ -62,6 +64,18 @@ class Listener:
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
                          + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
             conn.close()
+
+    def settle(self) -> None:
+        """Wait until every connection made so far is recorded: the listener takes connections in
+        order, so once it has recorded one of our own, made now, it has recorded all before it."""
+        sentinel = f"sentinel-{time.monotonic_ns()}".encode()
+        with socket.create_connection(("127.0.0.1", self.port), timeout=30) as conn:
+            conn.sendall(sentinel)
+            deadline = time.monotonic() + 30
+            while sentinel not in self.contacts and time.monotonic() < deadline:
+                time.sleep(0.02)
+        assert sentinel in self.contacts, f"{self.url} did not take a connection within 30 s"
+        self.contacts.remove(sentinel)
 
     def close(self) -> None:
         self.stopped.set()
@@ -111,8 +125,8 @@ def assert_result_kept(doc: dict[str, Any]) -> None:
 
 
 def assert_nobody_contacted(listeners: tuple[Listener, Listener]) -> None:
-    time.sleep(0.2)  # a connection in flight would be recorded by now
     for listener in listeners:
+        listener.settle()
         assert listener.contacts == [], f"{listener.url} was contacted: {listener.contacts}"
 
 

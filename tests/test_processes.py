@@ -14,7 +14,7 @@ import time
 import uuid
 
 import pytest
-from conftest import FIXTURE, PY, ROOT, run_subprocess
+from conftest import FIXTURE, PY, ROOT, recorded, run_subprocess
 
 
 def _alive(marker: str) -> list[str]:
@@ -75,12 +75,18 @@ def test_signals_end_cleanly_without_orphans(sig, expected):
     assert _wait_gone(marker) == []
 
 
-def test_json_on_interrupt_is_still_one_document():
+def test_json_on_interrupt_is_still_one_document(tmp_path):
+    record = tmp_path / "record.jsonl"
     proc = subprocess.Popen(
-        [PY, "-m", "mcpprobe", "probe", "--json", "--timeout", "60", "--", PY, str(FIXTURE), "hang-initialize"],
+        [PY, "-m", "mcpprobe", "probe", "--json", "--timeout", "60", "-e", f"FIXTURE_RECORD={record}",
+         "--", PY, str(FIXTURE), "hang-initialize"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )
-    time.sleep(1.5)
+    # Interrupted while it waits for the answer to initialize, which the server received.
+    deadline = time.monotonic() + 30
+    while "initialize" not in recorded(record) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert "initialize" in recorded(record), "mcpprobe should be waiting for the server's answer"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
     import json
@@ -140,9 +146,11 @@ def test_reported_once_even_when_interrupted_during_shutdown():
     script = f"trap '' TERM; {PY} {FIXTURE} full; sleep 5"
     proc = subprocess.Popen([PY, "-m", "mcpprobe", "probe", "--json", "--", "sh", "-c", script],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    time.sleep(1.5)
+    assert proc.stdout is not None
+    printed = proc.stdout.readline()  # the result, printed as the server's shutdown begins
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=15)
+    rest, err = proc.communicate(timeout=15)
+    out = printed + rest
     decoder = json.JSONDecoder()
     doc, end = decoder.raw_decode(out)
     assert out[end:].strip() == "", "exactly one JSON document on stdout"

@@ -128,18 +128,26 @@ def test_no_get_stream_is_said_once(tmp_path: Path) -> None:
     assert len(notices) == 1 and "405" in notices[0]["message"]
 
 
-def test_a_server_without_get_stream_that_dies_is_noticed_by_keepalive() -> None:
+def test_a_server_without_get_stream_that_dies_is_noticed_by_keepalive(tmp_path: Path) -> None:
     """No event stream means nothing to notice a dead server by: the keep-alive ping does."""
-    with http_fixture("ticker", WATCH_NO_GET="1") as url:
+    record = tmp_path / "record.jsonl"
+    with http_fixture("ticker", WATCH_NO_GET="1", WATCH_RECORD=str(record)) as url:
         proc = subprocess.Popen([*MCPPROBE, "watch", "--json", "--keepalive", "0.5", "--no-reconnect",
-                                 "--duration", "20", "--protocol", "legacy", url],
+                                 "--duration", "60", "--protocol", "legacy", url],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-        time.sleep(2.5)
-    started = time.monotonic()  # the fixture is gone now
-    out, err = proc.communicate(timeout=20)
+        deadline = time.monotonic() + 30  # until the watch is settled: its first keep-alive ping arrived
+        while "ping" not in methods(record) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert "ping" in methods(record)
+    try:
+        out, err = proc.communicate(timeout=40)  # the fixture is gone now
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert "Traceback" not in err
+    # Exit 4, not the 0 of an ended --duration: the keep-alive noticed the dead server.
     assert proc.returncode == 4, err
-    assert time.monotonic() - started < 5  # noticed within a few keep-alive periods, not at --duration
     assert of(ndjson(out), "end")[0]["exitCode"] == 4
 
 
@@ -148,19 +156,17 @@ def test_a_token_that_expires_during_a_watch_ends_it_with_exit_7() -> None:
     from conftest import fixture_http
 
     with fixture_http("auth-expires") as url:
-        started = time.monotonic()
         code, events, err = run_watch(["--keepalive", "0.3", "--duration", "15", "--protocol", "legacy", url])
-    assert code == 7, err
-    assert time.monotonic() - started < 10
+    assert code == 7, err  # not the 0 of an ended --duration: the refused keep-alive ended it
     assert of(events, "end")[0]["exitCode"] == 7
 
 
 def test_a_storm_is_coalesced(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
-    started = time.monotonic()
+    # How fast a storm is taken is measured by bench/run.py's storm case, not here.
     code, events, _ = run_watch(["--duration", "3.5", "--protocol", "legacy",
                                  *stdio("burst", record, WATCH_STORM="10000", WATCH_STORM_SECONDS="2")])
-    assert code == 0 and time.monotonic() - started < 15
+    assert code == 0
     relists = events[-1]["relists"]["tools"]
     assert 1 <= relists <= 10, relists
     assert methods(record).count("tools/list") == 1 + relists
