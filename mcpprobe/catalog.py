@@ -7,9 +7,13 @@ pages. Items already read are never thrown away.
 
 from __future__ import annotations
 
+import json
 import time
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import islice
+from typing import Any, overload
 
 from mcpprobe import schema
 from mcpprobe.capabilities import missing_for
@@ -26,6 +30,7 @@ from mcpprobe.errors import (
 from mcpprobe.findings import Finding
 from mcpprobe.kinds import KINDS, LIST_KINDS, Kind, identity
 from mcpprobe.redact import active
+from mcpprobe.sanitize import findings_for, json_dumps, plain, visible
 from mcpprobe.session import Session, Timing
 
 
@@ -41,16 +46,101 @@ class Page:
         return {"page": self.number, "ms": round(self.ms, 1), "count": self.count}
 
 
+class Items(Sequence[dict[str, Any]]):
+    """The accepted items of a listing, kept compact: each finished page as one compact JSON text
+    (ASCII, as `--json` writes it), decoded again only where the items are read.
+
+    Parsed, 40,000 small tools take about 1 KB each; as text about 150 bytes. `--json` writes the
+    texts as they are (`json_texts`), so each item is encoded once; everything else reads plain
+    dicts, decoded a page at a time (a fresh copy at every read: changing one changes nothing here).
+    """
+
+    __slots__ = ("_pages", "_ends", "_open")
+
+    def __init__(self, items: Iterable[dict[str, Any]] = ()) -> None:
+        self._pages: list[str] = []  # each a JSON array of compact items
+        self._ends: list[int] = []  # the index after each page's last item
+        self._open: list[dict[str, Any]] = list(items)  # appended since the last seal
+
+    def append(self, item: dict[str, Any]) -> None:
+        self._open.append(item)
+
+    def seal(self) -> None:
+        """Encode the items appended since the last seal as one page of text, and drop them."""
+        if self._open:
+            self._pages.append(json_dumps(self._open, separators=(",", ":"), ensure_ascii=True))
+            self._ends.append(len(self))
+            self._open = []
+
+    def json_texts(self) -> Iterator[str]:
+        """The compact JSON encoding of the items, in pieces that joined with "," make the inside
+        of the JSON array (no piece is empty)."""
+        for page in self._pages:
+            yield page[1:-1]
+        if self._open:
+            yield json_dumps(self._open, separators=(",", ":"), ensure_ascii=True)[1:-1]
+
+    def __len__(self) -> int:
+        return (self._ends[-1] if self._ends else 0) + len(self._open)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for page in self._pages:
+            yield from json.loads(page)
+        yield from list(self._open)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step == 1:  # decodes only the pages up to `stop`
+                return list(islice(self, start, stop)) if start < stop else []
+            return list(self)[index]
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("item index out of range")
+        page = bisect_right(self._ends, index)
+        if page == len(self._pages):
+            return self._open[index - (self._ends[-1] if self._ends else 0)]
+        start = self._ends[page - 1] if page else 0
+        return json.loads(self._pages[page])[index - start]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Items, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list
+
+    def __add__(self, other: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [*self, *other]
+
+    def __repr__(self) -> str:
+        return f"<Items: {len(self)}>"
+
+
 @dataclass
 class Listing:
     kind: str
     declared: bool
     state: str = "not-declared"
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: Items = field(default_factory=Items)
     invalid: list[dict[str, Any]] = field(default_factory=list)
     pages: list[Page] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     error: ProbeError | None = None  # what stopped the list, if anything
+    # Hidden characters in the names and descriptions of accepted items, found as each was read.
+    suspicious: list[Finding] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.items, Items):
+            self.items = Items(self.items)
 
     def __repr__(self) -> str:
         # Short: a generated repr would spell out every item and page (see Outcome.__repr__).
@@ -106,6 +196,7 @@ async def list_kind(session: Session, kind: str) -> Listing:
         for item in page_items:
             _accept(session, listing, item, index, seen_ids)
             index += 1
+        listing.items.seal()  # the page's objects are not kept, only their compact text
         next_cursor = result.get("nextCursor")
         listing.pages.append(Page(number, ms, len(page_items), cursor))
         if next_cursor is None or next_cursor == "":
@@ -141,7 +232,35 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
                 kind=kind, detail={"index": index, "first": seen_ids[ident], "id": ident}))
         else:
             seen_ids[ident] = index
+    _scan(listing, item, ident)
     listing.items.append(item)
+
+
+SCANNED = ("name", "title", "description")  # with the kind's identity field
+
+
+def _scan(listing: Listing, item: dict[str, Any], ident: str | None) -> None:
+    """Hidden characters or escape sequences in an accepted item's identity, name, title or
+    description (signs of tool poisoning), checked once, as the item is read."""
+    where = None
+    ident_key = LIST_KINDS[listing.kind].identity
+    for key in (ident_key, *(key for key in SCANNED if key != ident_key)):
+        value = item.get(key)
+        if not isinstance(value, str) or plain(value):  # the common case: one C-speed look
+            continue
+        if where is None:
+            where = f"{LIST_KINDS[listing.kind].singular} {visible(str(ident))}"
+        found = suspicious_text(where, key, value, listing.kind, {"index": len(listing.items)})
+        if found:
+            listing.suspicious.append(found)
+
+
+def suspicious_text(where: str, key: str, value: Any, kind: str, detail: dict[str, Any]) -> Finding | None:
+    reasons = findings_for(value) if isinstance(value, str) else []
+    if not reasons:
+        return None
+    return Finding("suspicious-text", f"{where}: {key} contains {'; '.join(reasons)}", kind=kind,
+                   detail={**detail, "field": key, "reasons": reasons})
 
 
 def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str, ms: float) -> None:
