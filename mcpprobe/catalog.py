@@ -8,6 +8,7 @@ pages. Items already read are never thrown away.
 from __future__ import annotations
 
 import json
+import re
 import time
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
@@ -65,12 +66,17 @@ class Items(Sequence[dict[str, Any]]):
     def append(self, item: dict[str, Any]) -> None:
         self._open.append(item)
 
-    def seal(self) -> None:
-        """Encode the items appended since the last seal as one page of text, and drop them."""
-        if self._open:
-            self._pages.append(json_dumps(self._open, separators=(",", ":"), ensure_ascii=True))
-            self._ends.append(len(self))
-            self._open = []
+    def seal(self) -> tuple[int, list[dict[str, Any]], str] | None:
+        """Encode the items appended since the last seal as one page of text, and drop them.
+        Returns the index of the page's first item, its items and its text (None: nothing open)."""
+        if not self._open:
+            return None
+        start = self._ends[-1] if self._ends else 0
+        page, text = self._open, json_dumps(self._open, separators=(",", ":"), ensure_ascii=True)
+        self._pages.append(text)
+        self._ends.append(start + len(page))
+        self._open = []
+        return start, page, text
 
     def json_texts(self) -> Iterator[str]:
         """The compact JSON encoding of the items, in pieces that joined with "," make the inside
@@ -196,7 +202,7 @@ async def list_kind(session: Session, kind: str) -> Listing:
         for item in page_items:
             _accept(session, listing, item, index, seen_ids)
             index += 1
-        listing.items.seal()  # the page's objects are not kept, only their compact text
+        _seal(listing)
         next_cursor = result.get("nextCursor")
         listing.pages.append(Page(number, ms, len(page_items), cursor))
         if next_cursor is None or next_cursor == "":
@@ -232,16 +238,31 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
                 kind=kind, detail={"index": index, "first": seen_ids[ident], "id": ident}))
         else:
             seen_ids[ident] = index
-    _scan(listing, item, ident)
     listing.items.append(item)
+
+
+# In the compact ASCII text of a page, a string with anything but printable ASCII, newline and
+# tab in it shows one of these: a \uXXXX, \r, \b or \f escape, or a raw DEL. (An escaped
+# backslash before one of those letters matches too: then the items are scanned for nothing.)
+_MAYBE_HIDDEN = re.compile(r"\\[ubfr]|\x7f")
+
+
+def _seal(listing: Listing) -> None:
+    """Keep the page's accepted items as text only; scan them for hidden characters first, unless
+    their text shows there is nothing to find (the common case: one C-speed look per page)."""
+    sealed = listing.items.seal()
+    if sealed is not None and _MAYBE_HIDDEN.search(sealed[2]):
+        start, page, _ = sealed
+        for offset, item in enumerate(page):
+            _scan(listing, item, start + offset)
 
 
 SCANNED = ("name", "title", "description")  # with the kind's identity field
 
 
-def _scan(listing: Listing, item: dict[str, Any], ident: str | None) -> None:
+def _scan(listing: Listing, item: dict[str, Any], index: int) -> None:
     """Hidden characters or escape sequences in an accepted item's identity, name, title or
-    description (signs of tool poisoning), checked once, as the item is read."""
+    description (signs of tool poisoning), checked once, as its page is kept."""
     where = None
     ident_key = LIST_KINDS[listing.kind].identity
     for key in (ident_key, *(key for key in SCANNED if key != ident_key)):
@@ -249,8 +270,8 @@ def _scan(listing: Listing, item: dict[str, Any], ident: str | None) -> None:
         if not isinstance(value, str) or plain(value):  # the common case: one C-speed look
             continue
         if where is None:
-            where = f"{LIST_KINDS[listing.kind].singular} {visible(str(ident))}"
-        found = suspicious_text(where, key, value, listing.kind, {"index": len(listing.items)})
+            where = f"{LIST_KINDS[listing.kind].singular} {visible(str(item.get(ident_key)))}"
+        found = suspicious_text(where, key, value, listing.kind, {"index": index})
         if found:
             listing.suspicious.append(found)
 
