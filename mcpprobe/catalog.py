@@ -86,13 +86,19 @@ class Items(Sequence[dict[str, Any]]):
         if self._open:
             yield json_dumps(self._open, separators=(",", ":"), ensure_ascii=True)[1:-1]
 
+    def pages(self) -> Iterator[list[dict[str, Any]]]:
+        """The items as lists of dicts, a kept page at a time (one decoding each)."""
+        for page in self._pages:
+            yield json.loads(page)
+        if self._open:
+            yield list(self._open)
+
     def __len__(self) -> int:
         return (self._ends[-1] if self._ends else 0) + len(self._open)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for page in self._pages:
-            yield from json.loads(page)
-        yield from list(self._open)
+        for page in self.pages():
+            yield from page
 
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
