@@ -8,7 +8,6 @@ pages. Items already read are never thrown away.
 from __future__ import annotations
 
 import json
-import re
 import time
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
@@ -247,17 +246,23 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
     listing.items.append(item)
 
 
-# In the compact ASCII text of a page, a string with anything but printable ASCII, newline and
-# tab in it shows one of these: a \uXXXX, \r, \b or \f escape, or a raw DEL. (An escaped
-# backslash before one of those letters matches too: then the items are scanned for nothing.)
-_MAYBE_HIDDEN = re.compile(r"\\[ubfr]|\x7f")
+def _maybe_hidden(text: str) -> bool:
+    """Whether a page's compact ASCII text can hold a string with anything but printable ASCII,
+    newline and tab: such a character shows there as a \\uXXXX, \\r, \\b or \\f escape (DEL too
+    is written \\u007f). A page with no backslash at all is settled by one memchr."""
+    at = text.find("\\")
+    while at != -1:
+        if text[at + 1] in "ubfr":
+            return True
+        at = text.find("\\", at + 2)  # past the escaped character: an escaped backslash is plain
+    return False
 
 
 def _seal(listing: Listing) -> None:
     """Keep the page's accepted items as text only; scan them for hidden characters first, unless
     their text shows there is nothing to find (the common case: one C-speed look per page)."""
     sealed = listing.items.seal()
-    if sealed is not None and _MAYBE_HIDDEN.search(sealed[2]):
+    if sealed is not None and _maybe_hidden(sealed[2]):
         start, page, _ = sealed
         for offset, item in enumerate(page):
             _scan(listing, item, start + offset)

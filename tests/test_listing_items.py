@@ -76,3 +76,27 @@ def test_a_paged_listing_keeps_every_item_in_order_with_its_findings():
     human = run_subprocess(["list", "tools", *args])
     assert human.exit_code == 0, human.stderr
     assert "tool_00250" in human.stdout and "250 items, complete, 3 pages read" in human.stdout
+
+
+def test_a_page_is_scanned_exactly_when_its_text_can_hold_hidden_characters():
+    """The look at a page's text that lets clean pages skip the scan never misses a string that
+    the scan would look at: it agrees with `plain()` for every character up to U+0800 and more."""
+    from mcpprobe.catalog import _maybe_hidden
+    from mcpprobe.sanitize import json_dumps, plain
+
+    samples = [f"a{chr(c)}b" for c in [*range(0x800), 0x200B, 0x202E, 0xFEFF, 0xE0041, 0x1F600]]
+    samples += ["a\\u0041", "ends in \\", "\\\\r", 'say "hi"', "tab\there\nnewline"]
+    for text in samples:
+        page = json_dumps([{"name": "x", "description": text}], separators=(",", ":"), ensure_ascii=True)
+        assert _maybe_hidden(page) == (not plain(text)), repr(text)
+
+
+def test_suspicious_text_findings_point_at_the_item_that_holds_it():
+    result = run_subprocess(["list", "tools", "--json", "--", *fixture_cmd("hostile-text")])
+    doc = json.loads(result.stdout)
+    found = [f for f in doc["findings"] if f["code"] == "suspicious-text" and f["kind"] == "tools"]
+    assert [(f["detail"]["index"], f["detail"]["field"]) for f in found] == [
+        (0, "description"), (1, "name"), (1, "description"), (2, "description")]
+    for finding in found:
+        item = doc["items"][finding["detail"]["index"]]
+        assert finding["message"].split(":")[0] == "tool " + item["name"].replace("\u202e", "<U+202E>")
