@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, overload
 
+import anyio
+import anyio.lowlevel
+
 from mcpprobe import schema
 from mcpprobe.capabilities import missing_for
 from mcpprobe.errors import (
@@ -174,26 +177,62 @@ async def list_kind(session: Session, kind: str) -> Listing:
         listing.findings.append(Finding(
             "not-declared", f"the server did not declare '{missing}'; {method} was not sent", kind=kind))
         return listing
+    async with anyio.create_task_group() as group:
+        await _pages(session, listing, method, key, group)
+    return listing
+
+
+class _Fetch:
+    """One page asked for: its result or error, and how long it took, once `done` is set."""
+
+    __slots__ = ("done", "result", "error", "ms")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.result: dict[str, Any] = {}
+        self.error: ProbeError | None = None
+        self.ms = 0.0
+
+
+async def _fetch(session: Session, method: str, cursor: str | None, fetch: _Fetch) -> None:
+    started = time.perf_counter()
+    try:
+        fetch.result = await session.request(method, {"cursor": cursor} if cursor is not None else None)
+    except ProbeError as exc:  # Refused too: the reader raises it
+        fetch.error = exc
+    finally:
+        fetch.ms = (time.perf_counter() - started) * 1000
+        fetch.done.set()
+
+
+async def _pages(session: Session, listing: Listing, method: str, key: str, group: Any) -> None:
+    """Every page in turn, the next one asked for as soon as this one's cursor is known to be
+    followed: the server prepares it while this page's items are checked and kept. The requests
+    are the ones a page-by-page client sends, in the same order; only sooner."""
+    kind, cap = listing.kind, session.settings.max_pages
     seen_cursors: set[str] = set()
     seen_ids: dict[str, int] = {}
     cursor: str | None = None
+    ahead: _Fetch | None = None
     index = 0
     while True:
         number = len(listing.pages) + 1
-        if number > session.settings.max_pages:
-            _incomplete(listing, f"stopped at the page cap of {session.settings.max_pages} pages (--max-pages); "
+        if number > cap:
+            _incomplete(listing, f"stopped at the page cap of {cap} pages (--max-pages); "
                         "the server still offered more", "page-cap", number)
-            return listing
-        params = {"cursor": cursor} if cursor is not None else None
-        started = time.perf_counter()
-        try:
-            result = await session.request(method, params)
-        except Refused:
-            raise
-        except ProbeError as exc:
-            _page_failed(listing, exc, number, method, (time.perf_counter() - started) * 1000)
-            return listing
-        ms = (time.perf_counter() - started) * 1000
+            return
+        if ahead is None:
+            fetch = _Fetch()
+            await _fetch(session, method, cursor, fetch)
+        else:
+            fetch, ahead = ahead, None
+            await fetch.done.wait()
+        if isinstance(fetch.error, Refused):
+            raise fetch.error
+        if fetch.error is not None:
+            _page_failed(listing, fetch.error, number, method, fetch.ms)
+            return
+        result, ms = fetch.result, fetch.ms
         page_items = result.get(key)
         if not isinstance(page_items, list):
             listing.pages.append(Page(number, ms, 0, cursor))
@@ -203,26 +242,37 @@ async def list_kind(session: Session, kind: str) -> Listing:
                 listing.findings.append(Finding("list-failed", why, kind=kind, detail={"page": number}))
             else:
                 _incomplete(listing, why, "malformed-page", number)
-            return listing
+            return
+        next_cursor = result.get("nextCursor")
+        if (isinstance(next_cursor, str) and next_cursor != "" and next_cursor != cursor
+                and next_cursor not in seen_cursors and number < cap):
+            ahead = _Fetch()
+            group.start_soon(_fetch, session, method, next_cursor, ahead)
+            for _ in range(SEND_TURNS):  # let the request reach the server before the items are checked
+                await anyio.lowlevel.checkpoint()
         for item in page_items:
             _accept(session, listing, item, index, seen_ids)
             index += 1
         _seal(listing)
-        next_cursor = result.get("nextCursor")
         listing.pages.append(Page(number, ms, len(page_items), cursor))
         if next_cursor is None or next_cursor == "":
             listing.state = "complete"
-            return listing
+            return
         if not isinstance(next_cursor, str):
             _incomplete(listing, f"page {number}: nextCursor is not a string ({next_cursor!r})",
                         "malformed-cursor", number)
-            return listing
+            return
         if next_cursor in seen_cursors or next_cursor == cursor:
             _incomplete(listing, f"page {number} returned a cursor that was already used ({_short(next_cursor)}); "
                         "following it would loop forever", "repeated-cursor", number, cursor=next_cursor)
-            return listing
+            return
         seen_cursors.add(next_cursor)
         cursor = next_cursor
+
+
+# Event-loop turns the page reader yields after asking for the next page: enough for the request to
+# be written to the transport (the send lock takes one) before the CPU-bound check of the items.
+SEND_TURNS = 2
 
 
 def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int]) -> None:

@@ -100,3 +100,21 @@ def test_suspicious_text_findings_point_at_the_item_that_holds_it():
     for finding in found:
         item = doc["items"][finding["detail"]["index"]]
         assert finding["message"].split(":")[0] == "tool " + item["name"].replace("\u202e", "<U+202E>")
+
+
+@pytest.mark.parametrize(("scenario", "options", "requests"), [
+    ("paginated", ["-e", "FIXTURE_TOOLS=250", "-e", "FIXTURE_PAGE_SIZE=100"], 3),
+    ("paginated", ["-e", "FIXTURE_TOOLS=250", "-e", "FIXTURE_PAGE_SIZE=100", "--max-pages", "2"], 2),
+    ("repeated-cursor", [], 2),
+])
+def test_the_next_page_is_asked_for_early_but_only_when_it_is_followed(tmp_path, scenario, options, requests):
+    """The next page is requested before this page's items are checked, but never a page that a
+    page-by-page client would not ask for: none past --max-pages, none after a repeated cursor."""
+    trace = tmp_path / "trace.txt"
+    result = run_subprocess(["list", "tools", "--json", "--trace", str(trace), *options, "--",
+                             *fixture_cmd(scenario)])
+    doc = json.loads(result.stdout)
+    sent = [json.loads(line.split(" send ", 1)[1]) for line in trace.read_text().splitlines() if " send " in line]
+    cursors = [message.get("params", {}).get("cursor") for message in sent if message.get("method") == "tools/list"]
+    assert len(cursors) == requests == doc["pages"], cursors
+    assert cursors[0] is None and len(set(cursors)) == len(cursors)
