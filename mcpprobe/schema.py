@@ -61,8 +61,8 @@ def _obj(required: dict[str, Check], optional: dict[str, Check]) -> Check:
                 return False
         # The item's own keys, not every optional one: an item has a few of the many allowed.
         for key, item in value.items():
-            field_check = optional.get(key)
-            if field_check is not None and item is not None and not field_check(item):
+            check_optional = optional.get(key)
+            if check_optional is not None and item is not None and not check_optional(item):
                 return False
         return True
 
