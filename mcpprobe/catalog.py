@@ -132,8 +132,8 @@ class Items(Sequence[dict[str, Any]]):
 
     __hash__ = None  # type: ignore[assignment]  # mutable, as a list
 
-    def __add__(self, other: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [*self, *other]
+    def __add__(self, other: Iterable[dict[str, Any]]) -> Items:
+        return Items([*self, *other])
 
     def __repr__(self) -> str:
         return f"<Items: {len(self)}>"
