@@ -7,9 +7,16 @@ pages. Items already read are never thrown away.
 
 from __future__ import annotations
 
+import json
 import time
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import islice
+from typing import Any, overload
+
+import anyio
+import anyio.lowlevel
 
 from mcpprobe import schema
 from mcpprobe.capabilities import missing_for
@@ -26,6 +33,7 @@ from mcpprobe.errors import (
 from mcpprobe.findings import Finding
 from mcpprobe.kinds import KINDS, LIST_KINDS, Kind, identity
 from mcpprobe.redact import active
+from mcpprobe.sanitize import findings_for, json_dumps, plain, visible
 from mcpprobe.session import Session, Timing
 
 
@@ -41,16 +49,112 @@ class Page:
         return {"page": self.number, "ms": round(self.ms, 1), "count": self.count}
 
 
+class Items(Sequence[dict[str, Any]]):
+    """The accepted items of a listing, kept compact: each finished page as one compact JSON text
+    (ASCII, as `--json` writes it), decoded again only where the items are read.
+
+    Parsed, 40,000 small tools take about 1 KB each; as text about 150 bytes. `--json` writes the
+    texts as they are (`json_texts`), so each item is encoded once; everything else reads plain
+    dicts, decoded a page at a time (a fresh copy at every read: changing one changes nothing here).
+    """
+
+    __slots__ = ("_pages", "_ends", "_open")
+
+    def __init__(self, items: Iterable[dict[str, Any]] = ()) -> None:
+        self._pages: list[str] = []  # each a JSON array of compact items
+        self._ends: list[int] = []  # the index after each page's last item
+        self._open: list[dict[str, Any]] = list(items)  # appended since the last seal
+
+    def append(self, item: dict[str, Any]) -> None:
+        self._open.append(item)
+
+    def seal(self) -> tuple[int, list[dict[str, Any]], str] | None:
+        """Encode the items appended since the last seal as one page of text, and drop them.
+        Returns the index of the page's first item, its items and its text (None: nothing open)."""
+        if not self._open:
+            return None
+        start = self._ends[-1] if self._ends else 0
+        page, text = self._open, json_dumps(self._open, separators=(",", ":"), ensure_ascii=True)
+        self._pages.append(text)
+        self._ends.append(start + len(page))
+        self._open = []
+        return start, page, text
+
+    def json_texts(self) -> Iterator[str]:
+        """The compact JSON encoding of the items, in pieces that joined with "," make the inside
+        of the JSON array (no piece is empty)."""
+        for page in self._pages:
+            yield page[1:-1]
+        if self._open:
+            yield json_dumps(self._open, separators=(",", ":"), ensure_ascii=True)[1:-1]
+
+    def pages(self) -> Iterator[list[dict[str, Any]]]:
+        """The items as lists of dicts, a kept page at a time (one decoding each)."""
+        for page in self._pages:
+            yield json.loads(page)
+        if self._open:
+            yield list(self._open)
+
+    def __len__(self) -> int:
+        return (self._ends[-1] if self._ends else 0) + len(self._open)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for page in self.pages():
+            yield from page
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step == 1:  # decodes only the pages up to `stop`
+                return list(islice(self, start, stop)) if start < stop else []
+            return list(self)[index]
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("item index out of range")
+        page = bisect_right(self._ends, index)
+        if page == len(self._pages):
+            return self._open[index - (self._ends[-1] if self._ends else 0)]
+        start = self._ends[page - 1] if page else 0
+        return json.loads(self._pages[page])[index - start]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Items, list, tuple)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list
+
+    def __add__(self, other: Iterable[dict[str, Any]]) -> Items:
+        return Items([*self, *other])
+
+    def __repr__(self) -> str:
+        return f"<Items: {len(self)}>"
+
+
 @dataclass
 class Listing:
     kind: str
     declared: bool
     state: str = "not-declared"
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: Items = field(default_factory=Items)
     invalid: list[dict[str, Any]] = field(default_factory=list)
     pages: list[Page] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     error: ProbeError | None = None  # what stopped the list, if anything
+    # Hidden characters in the names and descriptions of accepted items, found as each was read.
+    suspicious: list[Finding] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.items, Items):
+            self.items = Items(self.items)
 
     def __repr__(self) -> str:
         # Short: a generated repr would spell out every item and page (see Outcome.__repr__).
@@ -73,26 +177,62 @@ async def list_kind(session: Session, kind: str) -> Listing:
         listing.findings.append(Finding(
             "not-declared", f"the server did not declare '{missing}'; {method} was not sent", kind=kind))
         return listing
+    async with anyio.create_task_group() as group:
+        await _pages(session, listing, method, key, group)
+    return listing
+
+
+class _Fetch:
+    """One page asked for: its result or error, and how long it took, once `done` is set."""
+
+    __slots__ = ("done", "result", "error", "ms")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.result: dict[str, Any] = {}
+        self.error: ProbeError | None = None
+        self.ms = 0.0
+
+
+async def _fetch(session: Session, method: str, cursor: str | None, fetch: _Fetch) -> None:
+    started = time.perf_counter()
+    try:
+        fetch.result = await session.request(method, {"cursor": cursor} if cursor is not None else None)
+    except ProbeError as exc:  # Refused too: the reader raises it
+        fetch.error = exc
+    finally:
+        fetch.ms = (time.perf_counter() - started) * 1000
+        fetch.done.set()
+
+
+async def _pages(session: Session, listing: Listing, method: str, key: str, group: Any) -> None:
+    """Every page in turn, the next one asked for as soon as this one's cursor is known to be
+    followed: the server prepares it while this page's items are checked and kept. The requests
+    are the ones a page-by-page client sends, in the same order; only sooner."""
+    kind, cap = listing.kind, session.settings.max_pages
     seen_cursors: set[str] = set()
     seen_ids: dict[str, int] = {}
     cursor: str | None = None
+    ahead: _Fetch | None = None
     index = 0
     while True:
         number = len(listing.pages) + 1
-        if number > session.settings.max_pages:
-            _incomplete(listing, f"stopped at the page cap of {session.settings.max_pages} pages (--max-pages); "
+        if number > cap:
+            _incomplete(listing, f"stopped at the page cap of {cap} pages (--max-pages); "
                         "the server still offered more", "page-cap", number)
-            return listing
-        params = {"cursor": cursor} if cursor is not None else None
-        started = time.perf_counter()
-        try:
-            result = await session.request(method, params)
-        except Refused:
-            raise
-        except ProbeError as exc:
-            _page_failed(listing, exc, number, method, (time.perf_counter() - started) * 1000)
-            return listing
-        ms = (time.perf_counter() - started) * 1000
+            return
+        if ahead is None:
+            fetch = _Fetch()
+            await _fetch(session, method, cursor, fetch)
+        else:
+            fetch, ahead = ahead, None
+            await fetch.done.wait()
+        if isinstance(fetch.error, Refused):
+            raise fetch.error
+        if fetch.error is not None:
+            _page_failed(listing, fetch.error, number, method, fetch.ms)
+            return
+        result, ms = fetch.result, fetch.ms
         page_items = result.get(key)
         if not isinstance(page_items, list):
             listing.pages.append(Page(number, ms, 0, cursor))
@@ -102,25 +242,37 @@ async def list_kind(session: Session, kind: str) -> Listing:
                 listing.findings.append(Finding("list-failed", why, kind=kind, detail={"page": number}))
             else:
                 _incomplete(listing, why, "malformed-page", number)
-            return listing
+            return
+        next_cursor = result.get("nextCursor")
+        if (isinstance(next_cursor, str) and next_cursor != "" and next_cursor != cursor
+                and next_cursor not in seen_cursors and number < cap):
+            ahead = _Fetch()
+            group.start_soon(_fetch, session, method, next_cursor, ahead)
+            for _ in range(SEND_TURNS):  # let the request reach the server before the items are checked
+                await anyio.lowlevel.checkpoint()
         for item in page_items:
             _accept(session, listing, item, index, seen_ids)
             index += 1
-        next_cursor = result.get("nextCursor")
+        _seal(listing)
         listing.pages.append(Page(number, ms, len(page_items), cursor))
         if next_cursor is None or next_cursor == "":
             listing.state = "complete"
-            return listing
+            return
         if not isinstance(next_cursor, str):
             _incomplete(listing, f"page {number}: nextCursor is not a string ({next_cursor!r})",
                         "malformed-cursor", number)
-            return listing
+            return
         if next_cursor in seen_cursors or next_cursor == cursor:
             _incomplete(listing, f"page {number} returned a cursor that was already used ({_short(next_cursor)}); "
                         "following it would loop forever", "repeated-cursor", number, cursor=next_cursor)
-            return listing
+            return
         seen_cursors.add(next_cursor)
         cursor = next_cursor
+
+
+# Event-loop turns the page reader yields after asking for the next page: enough for the request to
+# be written to the transport (the send lock takes one) before the CPU-bound check of the items.
+SEND_TURNS = 2
 
 
 def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int]) -> None:
@@ -142,6 +294,55 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
         else:
             seen_ids[ident] = index
     listing.items.append(item)
+
+
+def _maybe_hidden(text: str) -> bool:
+    """Whether a page's compact ASCII text can hold a string with anything but printable ASCII,
+    newline and tab: such a character shows there as a \\uXXXX, \\r, \\b or \\f escape (DEL too
+    is written \\u007f). A page with no backslash at all is settled by one memchr."""
+    at = text.find("\\")
+    while at != -1:
+        if text[at + 1] in "ubfr":
+            return True
+        at = text.find("\\", at + 2)  # past the escaped character: an escaped backslash is plain
+    return False
+
+
+def _seal(listing: Listing) -> None:
+    """Keep the page's accepted items as text only; scan them for hidden characters first, unless
+    their text shows there is nothing to find (the common case: one C-speed look per page)."""
+    sealed = listing.items.seal()
+    if sealed is not None and _maybe_hidden(sealed[2]):
+        start, page, _ = sealed
+        for offset, item in enumerate(page):
+            _scan(listing, item, start + offset)
+
+
+SCANNED = ("name", "title", "description")  # with the kind's identity field
+
+
+def _scan(listing: Listing, item: dict[str, Any], index: int) -> None:
+    """Hidden characters or escape sequences in an accepted item's identity, name, title or
+    description (signs of tool poisoning), checked once, as its page is kept."""
+    where = None
+    ident_key = LIST_KINDS[listing.kind].identity
+    for key in (ident_key, *(key for key in SCANNED if key != ident_key)):
+        value = item.get(key)
+        if not isinstance(value, str) or plain(value):  # the common case: one C-speed look
+            continue
+        if where is None:
+            where = f"{LIST_KINDS[listing.kind].singular} {visible(str(item.get(ident_key)))}"
+        found = suspicious_text(where, key, value, listing.kind, {"index": index})
+        if found:
+            listing.suspicious.append(found)
+
+
+def suspicious_text(where: str, key: str, value: Any, kind: str, detail: dict[str, Any]) -> Finding | None:
+    reasons = findings_for(value) if isinstance(value, str) else []
+    if not reasons:
+        return None
+    return Finding("suspicious-text", f"{where}: {key} contains {'; '.join(reasons)}", kind=kind,
+                   detail={**detail, "field": key, "reasons": reasons})
 
 
 def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str, ms: float) -> None:

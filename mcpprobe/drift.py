@@ -30,7 +30,8 @@ def snapshot(outcome: Any) -> dict[str, Any]:
     snap = outcome.snapshot
     kinds: dict[str, Any] = {}
     for kind, listing in outcome.listings.items():
-        kinds[kind] = {"declared": listing.declared, "complete": listing.list_completed, "items": listing.items}
+        kinds[kind] = {"declared": listing.declared, "complete": listing.list_completed,
+                       "items": list(listing.items)}
     return {
         "mcpprobeSnapshot": SNAPSHOT_FORMAT,
         "mcpprobeVersion": __version__,

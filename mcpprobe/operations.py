@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from mcpprobe.catalog import KINDS, LIST_KINDS, Listing, list_kind, timing_for
+from mcpprobe.catalog import KINDS, LIST_KINDS, Listing, list_kind, suspicious_text, timing_for
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import CODES, Finding, Severity, has_errors
@@ -82,38 +82,10 @@ def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr", "findings", "timings")}
 
 
-SINGULAR = {"tools": "tool", "resources": "resource", "templates": "template", "prompts": "prompt", "tasks": "task"}
-
-
-def _suspicious(where: str, key: str, value: Any, kind: str, detail: dict[str, Any]) -> Finding | None:
-    from mcpprobe.sanitize import findings_for
-
-    reasons = findings_for(value) if isinstance(value, str) else []
-    if not reasons:
-        return None
-    return Finding("suspicious-text", f"{where}: {key} contains {'; '.join(reasons)}", kind=kind,
-                   detail={**detail, "field": key, "reasons": reasons})
-
-
 def suspicious_findings(listing: Listing) -> list[Finding]:
-    """Hidden characters or escape sequences in names and descriptions: signs of tool poisoning."""
-    from mcpprobe.sanitize import plain, visible
-
-    out = []
-    ident_key = LIST_KINDS[listing.kind].identity
-    keys = tuple(dict.fromkeys((ident_key, "name", "title", "description")))
-    for index, item in enumerate(listing.items):
-        where = None
-        for key in keys:
-            value = item.get(key)
-            if not isinstance(value, str) or plain(value):  # the common case: one C-speed look
-                continue
-            if where is None:
-                where = f"{SINGULAR[listing.kind]} {visible(str(item.get(ident_key)))}"
-            found = _suspicious(where, key, value, listing.kind, {"index": index})
-            if found:
-                out.append(found)
-    return out
+    """Hidden characters or escape sequences in names and descriptions: signs of tool poisoning.
+    Each item is checked as it is read (`catalog._scan`); this hands over what was found."""
+    return list(listing.suspicious)
 
 
 def snapshot_suspicious(snapshot: Snapshot) -> list[Finding]:
@@ -121,10 +93,10 @@ def snapshot_suspicious(snapshot: Snapshot) -> list[Finding]:
     out = []
     info = snapshot.server_info or {}
     for key in ("name", "title", "version"):
-        found = _suspicious("serverInfo", key, info.get(key), "server", {})
+        found = suspicious_text("serverInfo", key, info.get(key), "server", {})
         if found:
             out.append(found)
-    found = _suspicious("server", "instructions", snapshot.instructions, "server", {})
+    found = suspicious_text("server", "instructions", snapshot.instructions, "server", {})
     if found:
         out.append(found)
     return out

@@ -45,22 +45,24 @@ def _one_of(*choices: str) -> Check:
 
 
 def _list_of(check: Check) -> Check:
-    return lambda value: isinstance(value, list) and all(check(v) for v in value)
+    return lambda value: isinstance(value, list) and all(map(check, value))
 
 
 def _obj(required: dict[str, Check], optional: dict[str, Check]) -> Check:
     """A JSON object with these fields. Optional fields may be null; unknown keys are ignored,
     as the wire models ignore them."""
+    needed = tuple(required.items())
 
     def check(value: Any) -> bool:
         if not isinstance(value, dict):
             return False
-        for key, field_check in required.items():
+        for key, field_check in needed:
             if key not in value or not field_check(value[key]):
                 return False
-        for key, field_check in optional.items():
-            item = value.get(key)
-            if item is not None and not field_check(item):
+        # The item's own keys, not every optional one: an item has a few of the many allowed.
+        for key, item in value.items():
+            check_optional = optional.get(key)
+            if check_optional is not None and item is not None and not check_optional(item):
                 return False
         return True
 
@@ -77,8 +79,12 @@ ANNOTATIONS = _obj({}, {"audience": _list_of(_one_of("assistant", "user")), "las
 TOOL_ANNOTATIONS = _obj({}, {"title": _is_str, "readOnlyHint": _is_bool, "destructiveHint": _is_bool,
                              "idempotentHint": _is_bool, "openWorldHint": _is_bool})
 PROMPT_ARGUMENT = _obj({"name": _is_str}, {"title": _is_str, "description": _is_str, "required": _is_bool})
-_PROPERTIES = lambda value: isinstance(value, dict) and all(  # noqa: E731
-    isinstance(v, dict | bool) for v in value.values())
+def _schema_value(value: Any) -> bool:
+    return isinstance(value, dict | bool)
+
+
+_PROPERTIES = lambda value: isinstance(value, dict) and all(map(_schema_value, value.values()))  # noqa: E731
+
 _SCHEMA_2025 = _obj({"type": _one_of("object")}, {"$schema": _is_str, "properties": _PROPERTIES,
                                                   "required": _list_of(_is_str)})
 _BASE = {"title": _is_str, "description": _is_str, "icons": _list_of(ICON), "_meta": _is_dict}

@@ -93,9 +93,9 @@ INSTANCES = st.recursive(SCALARS, lambda inner: st.one_of(
                                                  max_size=4)), max_leaves=20)
 
 
-def _outcome(instance, schema) -> str:
+def _outcome(instance, schema, seconds: float = 0.3) -> str:
     try:
-        violations = validate(instance, schema, seconds=0.3)
+        violations = validate(instance, schema, seconds=seconds)
     except UnusableSchema as exc:
         assert exc.detail["reason"] in {"invalid-schema", "unknown-dialect", "external-reference",
                                         "dangling-reference", "reference-cycle", "too-deep", "bad-pattern",
@@ -129,7 +129,8 @@ def test_nesting_at_and_beyond_the_limit_is_validated_or_refused(levels, keyword
     for _ in range(levels):
         schema = {"properties": {"x": schema}} if keyword == "properties" else \
             {"allOf": [schema]} if keyword == "allOf" else {keyword: schema}
-    assert _outcome(instance, schema) in ("validated", "too-deep")
+    # A budget no loaded machine runs out of: the point is validated or refused, never a crash.
+    assert _outcome(instance, schema, seconds=10) in ("validated", "too-deep")
 
 
 def test_a_recursive_schema_on_a_deeply_nested_value_is_refused_not_a_crash():
@@ -137,7 +138,7 @@ def test_a_recursive_schema_on_a_deeply_nested_value_is_refused_not_a_crash():
     value: object = {}
     for _ in range(900):
         value = {"c": value}
-    assert _outcome(value, tree) in ("validated", "too-deep")
+    assert _outcome(value, tree, seconds=10) in ("validated", "too-deep")
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))

@@ -380,8 +380,9 @@ def test_ctrl_c_exits_0_and_ends_the_server(tmp_path: Path) -> None:
 
 
 def test_human_output_is_inert(tmp_path: Path) -> None:
-    proc = subprocess.run([*MCPPROBE, "watch", "--duration", "1.5", "--protocol", "legacy", "--subscribe",
-                           "watch://status", "--log-level", "info", *stdio("res-updates")],
+    # A log line every 4 ticks of 0.2 s: several arrive within the 5 s even on a loaded machine.
+    proc = subprocess.run([*MCPPROBE, "watch", "--duration", "5", "--protocol", "legacy", "--subscribe",
+                           "watch://status", "--log-level", "info", *stdio("res-updates", WATCH_INTERVAL="0.2")],
                           capture_output=True, text=True, timeout=30, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout and "\\x1b[31mred" in proc.stdout

@@ -193,3 +193,58 @@ def test_findings_wrap_under_their_message(width: int, monkeypatch: pytest.Monke
     text = _render(width, monkeypatch, "probe")
     section = text.split("Findings\n", 1)[1].split("\n\n", 1)[0]
     assert section and all(line.startswith("  ") for line in section.splitlines()), section
+
+
+def _long_list(count: int = 300) -> Listing:
+    """More rows than a rich table is used for: the plain rows path."""
+    tools = [{"name": f"tool_{n:04d}", "title": f"A title of thirty-eight characters {n:04d}",
+              "description": f"Tool {n:04d} does one thing at length, in a description of about 80 characters.",
+              "inputSchema": {"type": "object", "required": ["query", "limit"]},
+              "annotations": {"readOnlyHint": True}} for n in range(count)]
+    return _listing("tools", tools, pages=3)
+
+
+def _render_list(listing: Listing, width: int, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = io.StringIO()
+    human.render_listing(make_console(out), listing)
+    return out.getvalue()
+
+
+def test_a_long_list_shows_whole_cells_where_they_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain rows of a long list cut no cell at a fixed 40 characters: with the room, a row is
+    one line with every cell whole, as in the small table."""
+    listing = _long_list()
+    text = _render_list(listing, 10_000, monkeypatch)
+    lines = text.splitlines()
+    assert lines[2].split("  ")[0] == "name" and lines[2] == lines[2].rstrip()
+    for item, line in zip(listing.items, lines[3:], strict=True):
+        assert line.startswith(item["name"] + "  ") and line == line.rstrip()
+        assert item["title"] in line and line.endswith(item["description"])
+        assert "  query, limit  " in line and "  read-only  " in line
+
+
+@pytest.mark.parametrize("width", [*WIDTHS, 120])
+def test_a_long_list_fits_the_width_without_cutting(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Narrower than its rows, the plain rows wrap titles and descriptions between words under
+    their column; a name is never broken; no line is longer than the width or ends in blanks."""
+    listing = _long_list()
+    text = _render_list(listing, width, monkeypatch)
+    lines = text.splitlines()
+    assert all(line == line.rstrip() for line in lines)
+    assert max(len(line) for line in lines) <= width
+    starts = [line.split(" ")[0] for line in lines]
+    for item in listing.items:
+        assert item["name"] in starts  # whole, at the start of its row or block
+    words = " ".join(lines).split()
+    for item in listing.items[:20]:
+        for word in [*item["title"].split(), *item["description"].split()]:
+            assert word in words, f"{word!r} cut at {width} columns"
+
+
+def test_a_long_list_too_narrow_for_columns_is_shown_as_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _render_list(_long_list(), 30, monkeypatch)
+    lines = text.splitlines()
+    assert "tool_0000" in lines and "tool_0299" in lines
+    assert all(len(line) <= 30 and line == line.rstrip() for line in lines)
+    assert any(line.startswith("  description    Tool 0000") for line in lines)

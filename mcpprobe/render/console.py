@@ -118,7 +118,12 @@ def column_widths(columns: list[Column], rows: list[list[Text]], width: int) -> 
         naturals.append(natural)
         words = max(_longest_word(cell) for cell in cells[1:]) if rows else 0
         minimums.append(natural if column.identifier else max(cell_len(column.header), words))
-    room = width - GAP * (len(columns) - 1)
+    return fit_widths(naturals, minimums, width - GAP * (len(columns) - 1))
+
+
+def fit_widths(naturals: list[int], minimums: list[int], room: int) -> list[int] | None:
+    """Column widths that fit `room` (the line less the gaps), or None: every column at least its
+    minimum, the room left going to the one missing the largest share of its natural width."""
     if sum(naturals) <= room:
         return naturals
     if sum(minimums) > room:

@@ -7,6 +7,8 @@ interpreted.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from rich.console import Console
@@ -17,7 +19,7 @@ from mcpprobe.capabilities import sub_capabilities
 from mcpprobe.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
-from mcpprobe.render.console import Column, fitted_table, keyed
+from mcpprobe.render.console import GAP, Column, fit_widths, fitted_table, keyed
 from mcpprobe.sanitize import json_dumps, truncate, visible
 from mcpprobe.versions import sdk_version
 
@@ -32,7 +34,7 @@ def safe(value: Any, limit: int = 0) -> str:
     """Server text as one inert line, secrets masked before it is cut to `limit` characters."""
     text = value if isinstance(value, str) else json_dumps(value, ensure_ascii=True, default=str)
     redactor = redact.active()
-    if redactor:
+    if redactor.longest:  # a secret to mask (cheaper to ask than its truth value, at every cell)
         text = redactor(text)
     if not (text.isascii() and text.isprintable()):  # else visible() would return it unchanged
         text = visible(text)
@@ -97,7 +99,7 @@ def _required(schema: Any) -> str:
     if not isinstance(schema, dict):
         return ""
     required = schema.get("required")
-    return ", ".join(safe(r) for r in required) if isinstance(required, list) else ""
+    return ", ".join(map(safe, required)) if isinstance(required, list) else ""
 
 
 def _annotations(annotations: Any) -> str:
@@ -178,30 +180,107 @@ def render_listing(console: Console, listing: Listing, limit: int | None = None)
     console.print(listing_header(listing))
     if not listing.items:
         return
-    items = listing.items if limit is None else listing.items[:limit]
-    rows = [[fn(item) for _, fn in COLUMNS[listing.kind]] for item in items]
+    shown = len(listing.items) if limit is None else min(limit, len(listing.items))
     headers = [name for name, _ in COLUMNS[listing.kind]]
-    if len(rows) > TABLE_ROWS:
-        _plain_rows(console, headers, rows)
+    columns = [Column(name, identifier=name in IDENTIFIER_COLUMNS[listing.kind]) for name in headers]
+    if shown > TABLE_ROWS:
+        pages = listing.items.pages() if shown == len(listing.items) else [listing.items[:shown]]
+        _plain_rows(console, columns, _column_cells(listing.kind, pages))
     else:
-        columns = [Column(name, identifier=name in IDENTIFIER_COLUMNS[listing.kind]) for name in headers]
+        items = listing.items[:shown]
+        rows = [[fn(item) for _, fn in COLUMNS[listing.kind]] for item in items]
         console.print(fitted_table(console, columns, [[Text(cell) for cell in row] for row in rows]))
-    if len(items) < len(listing.items):
-        more = len(listing.items) - len(items)
+    if shown < len(listing.items):
+        more = len(listing.items) - shown
         console.print(Text(f"… {more} more; `mcpprobe list {listing.kind}` shows them all", style="dim"))
 
 
-def _plain_rows(console: Console, headers: list[str], rows: list[list[str]]) -> None:
+def _column_cells(kind: str, pages: Any) -> list[list[str]]:
+    """The table's cells column by column, read a page of items at a time."""
+    functions = [fn for _, fn in COLUMNS[kind]]
+    cells: list[list[str]] = [[] for _ in functions]
+    for page in pages:
+        for column, fn in zip(cells, functions, strict=True):
+            column.extend(map(fn, page))
+    return cells
+
+
+def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]]) -> None:
     """Aligned columns written straight to the console's file: linear and fast for huge lists.
+    Laid out as the small table is: as wide as the console allows, an identifier never cut, other
+    cells wrapped between words under their column; when even that cannot fit, one block per row.
     The cells are already made inert by `safe()`, so writing them raw is as safe as a Table."""
-    widths = [min(40, max(len(header), *(len(row[i]) for row in rows))) for i, header in enumerate(headers)]
-    width = console.width
+    headers = [column.header for column in columns]
+    naturals = [max(len(header), max(map(len, column), default=0)) for header, column in zip(headers, cells,
+                                                                                               strict=True)]
+    room = console.width - GAP * (len(columns) - 1)
+    widths: list[int] | None = naturals
+    if sum(naturals) > room:
+        minimums = [natural if column.identifier else max(len(column.header), _longest_word(cell_list))
+                    for natural, column, cell_list in zip(naturals, columns, cells, strict=True)]
+        widths = fit_widths(naturals, minimums, room)
+    if widths is None:
+        _plain_blocks(console, headers, cells)
+        return
+    layout = "  ".join(f"%-{width}s" for width in widths)
+    wrapped: set[int] = set()
+    for width, natural, column in zip(widths, naturals, cells, strict=True):
+        if width < natural:
+            wrapped.update(row for row, cell in enumerate(column) if len(cell) > width)
 
-    def line(cells: list[str]) -> str:
-        text = "  ".join(cell[:w].ljust(w) for cell, w in zip(cells, widths, strict=True)).rstrip()
-        return text[:width]
+    def lines() -> Iterator[str]:
+        yield (layout % tuple(headers)).rstrip()
+        if not wrapped:  # the common case: one C-level pass
+            yield from map(str.rstrip, map(layout.__mod__, zip(*cells, strict=True)))
+            return
+        for number, row in enumerate(zip(*cells, strict=True)):
+            if number in wrapped:
+                yield from _wrapped_row(layout, row, widths)
+            else:
+                yield (layout % row).rstrip()
 
-    console.file.write("\n".join([line(headers), *(line(row) for row in rows)]) + "\n")
+    _write_lines(console, lines())
+
+
+def _longest_word(cells: list[str]) -> int:
+    return max(map(len, " ".join(cells).split()), default=0)
+
+
+def _wrapped_row(layout: str, row: tuple[str, ...], widths: list[int]) -> Iterator[str]:
+    import textwrap
+
+    parts = [textwrap.wrap(cell, width, break_on_hyphens=False) or [""] if len(cell) > width else [cell]
+             for cell, width in zip(row, widths, strict=True)]
+    for line in range(max(map(len, parts))):
+        yield (layout % tuple(part[line] if line < len(part) else "" for part in parts)).rstrip()
+
+
+def _plain_blocks(console: Console, headers: list[str], cells: list[list[str]]) -> None:
+    """Each row as its first cell on a line of its own, then `key  value` lines for the other
+    non-empty cells, as `vertical()` lays out a table too narrow for its columns."""
+    import textwrap
+
+    label = max(map(len, headers[1:]), default=0)
+    room = max(console.width - 2 - label - GAP, 1)
+    indent = " " * (2 + label + GAP)
+
+    def lines() -> Iterator[str]:
+        for row in zip(*cells, strict=True):
+            yield row[0]
+            for header, cell in zip(headers[1:], row[1:], strict=True):
+                if cell.strip():
+                    parts = textwrap.wrap(cell, room, break_on_hyphens=False) if len(cell) > room else [cell]
+                    yield f"  {header.ljust(label)}  {parts[0]}".rstrip()
+                    yield from (indent + part for part in parts[1:])
+
+    _write_lines(console, lines())
+
+
+def _write_lines(console: Console, lines: Iterator[str], chunk: int = 2000) -> None:
+    """Write lines in pieces of `chunk` lines: never one string of the whole table."""
+    write = console.file.write
+    for piece in iter(lambda: list(islice(lines, chunk)), []):
+        write("\n".join(piece) + "\n")
     console.file.flush()
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from mcpprobe.capabilities import missing_for
-from mcpprobe.catalog import KINDS, LIST_KINDS, Listing
+from mcpprobe.catalog import KINDS, LIST_KINDS, Items, Listing
 from mcpprobe.operations import Outcome, _public_detail
 from mcpprobe.sanitize import json_dumps
 
@@ -192,8 +192,18 @@ def dumps(doc: Any, *, pretty: bool | None = None) -> str:
     if pretty is None:
         pretty = _stdout_is_terminal()
     if pretty:
-        return json_dumps(doc, indent=2, ensure_ascii=True, default=str)
-    return json_dumps(doc, separators=(",", ":"), ensure_ascii=True, default=str)
+        return json_dumps(doc, indent=2, ensure_ascii=True, default=_plain)
+    return json_dumps(doc, separators=(",", ":"), ensure_ascii=True, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    """What the encoder writes for a value it does not know: a listing's items as their list (as
+    kept: NaN already null)."""
+    if isinstance(value, Items):
+        import json
+
+        return json.loads("[" + ",".join(value.json_texts()) + "]")
+    return str(value)
 
 
 # Items encoded per call when a document is written in pieces (`write`).
@@ -244,6 +254,11 @@ def _compact_pieces(value: Any, depth: int) -> Iterator[str]:
             yield ("," if number else "") + dumps(key, pretty=False) + ":"
             yield from _compact_pieces(item, depth + 1)
         yield "}"
+    elif isinstance(value, Items):  # kept as compact text already: written as it is, not re-encoded
+        yield "["
+        for number, text in enumerate(value.json_texts()):
+            yield ("," if number else "") + text
+        yield "]"
     elif isinstance(value, list) and len(value) > BATCH:
         yield "["
         for start in range(0, len(value), BATCH):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpprobe import redact
-from mcpprobe.catalog import Listing
+from mcpprobe.catalog import Items, Listing
 from mcpprobe.errors import ProbeError, Refused, UsageProblem
 from mcpprobe.session import Session
 from mcpprobe.watch.events import Events
@@ -30,7 +30,7 @@ class Caller:
         from mcpprobe.invoke import Hooks, InvokeOutcome, checked_arguments, confirm_call
 
         listing = Listing("tools", tools.declared, state="complete" if tools.list_completed else "incomplete",
-                          items=list((tools.items or {}).values()))
+                          items=Items((tools.items or {}).values()))
         outcome = InvokeOutcome("call", item_kind="tools")
         hooks = Hooks(yes=self.options.yes or tool in self._confirmed, ask=self._ask, preview=self._preview)
         try:

@@ -1,0 +1,120 @@
+"""A listing keeps its accepted items as compact JSON text, a page at a time, and reads them back
+as plain dicts wherever they are used: the same items, in the same order, whatever the reader."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from conftest import fixture_cmd, run_subprocess
+
+from mcpprobe.catalog import Items, Listing
+from mcpprobe.render import jsondoc
+
+
+def _items(count: int, page: int) -> tuple[Items, list[dict]]:
+    plain = [{"name": f"t{i}", "description": f"tool {i}", "inputSchema": {"type": "object"}} for i in range(count)]
+    items = Items()
+    for number, item in enumerate(plain, 1):
+        items.append(item)
+        if number % page == 0:
+            items.seal()
+    return items, plain
+
+
+@pytest.mark.parametrize(("count", "page"), [(0, 3), (1, 3), (7, 3), (9, 3), (250, 100)])
+def test_items_read_back_as_the_list_they_were(count, page):
+    items, plain = _items(count, page)
+    assert len(items) == count and bool(items) == bool(count)
+    assert list(items) == plain and items == plain
+    assert [items[i] for i in range(count)] == plain
+    assert [items[-i] for i in range(1, count + 1)] == [plain[-i] for i in range(1, count + 1)]
+    for part in (slice(None, 5), slice(2, 8), slice(5, None), slice(None, None, 2), slice(8, 2)):
+        assert items[part] == plain[part]
+    assert items + [{"name": "x"}] == [*plain, {"name": "x"}]
+    with pytest.raises(IndexError):
+        items[count]
+    assert repr(items) == f"<Items: {count}>"
+
+
+def test_sealed_pages_hold_text_not_objects():
+    items, plain = _items(250, 100)
+    assert len(items._open) == 50 and len(items._pages) == 2  # the last page is not sealed yet
+    items.seal()
+    assert all(isinstance(page, str) for page in items._pages) and len(items._pages) == 3
+    first = items[0]
+    first["name"] = "changed"  # a copy: the listing is not changed through what it hands out
+    assert items[0] == plain[0]
+
+
+def test_items_are_written_as_kept_and_read_back_by_every_encoder():
+    items, plain = _items(1203, 100)
+    items.append({"name": "nan", "inputSchema": {"type": "object"}, "x": float("nan")})  # open, not sealed
+    plain.append({"name": "nan", "inputSchema": {"type": "object"}, "x": None})  # NaN is not JSON: null
+    out = io.StringIO()
+    jsondoc.write(out, {"items": items}, pretty=False)
+    assert json.loads(out.getvalue()) == {"items": plain}
+    assert out.getvalue() == jsondoc.dumps({"items": plain}, pretty=False) + "\n"
+    assert json.loads(jsondoc.dumps({"items": items}, pretty=True)) == {"items": plain}
+
+
+def test_a_listing_made_from_a_list_keeps_it_as_items():
+    listing = Listing("tools", True, items=[{"name": "a"}, {"name": "b"}])
+    assert isinstance(listing.items, Items) and listing.items == [{"name": "a"}, {"name": "b"}]
+
+
+def test_a_paged_listing_keeps_every_item_in_order_with_its_findings():
+    """Over a real server: 250 tools in 3 pages, all kept and written in order; the same list in
+    human form names the last one."""
+    args = ["-e", "FIXTURE_TOOLS=250", "-e", "FIXTURE_PAGE_SIZE=100", "--", *fixture_cmd("paginated")]
+    result = run_subprocess(["list", "tools", "--json", *args])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert [item["name"] for item in doc["items"]] == [f"tool_{i:05d}" for i in range(1, 251)]
+    assert doc["count"] == 250 and doc["pages"] == 3 and doc["findings"] == []
+    human = run_subprocess(["list", "tools", *args])
+    assert human.exit_code == 0, human.stderr
+    assert "tool_00250" in human.stdout and "250 items, complete, 3 pages read" in human.stdout
+
+
+def test_a_page_is_scanned_exactly_when_its_text_can_hold_hidden_characters():
+    """The look at a page's text that lets clean pages skip the scan never misses a string that
+    the scan would look at: it agrees with `plain()` for every character up to U+0800 and more."""
+    from mcpprobe.catalog import _maybe_hidden
+    from mcpprobe.sanitize import json_dumps, plain
+
+    samples = [f"a{chr(c)}b" for c in [*range(0x800), 0x200B, 0x202E, 0xFEFF, 0xE0041, 0x1F600]]
+    samples += ["a\\u0041", "ends in \\", "\\\\r", 'say "hi"', "tab\there\nnewline"]
+    for text in samples:
+        page = json_dumps([{"name": "x", "description": text}], separators=(",", ":"), ensure_ascii=True)
+        assert _maybe_hidden(page) == (not plain(text)), repr(text)
+
+
+def test_suspicious_text_findings_point_at_the_item_that_holds_it():
+    result = run_subprocess(["list", "tools", "--json", "--", *fixture_cmd("hostile-text")])
+    doc = json.loads(result.stdout)
+    found = [f for f in doc["findings"] if f["code"] == "suspicious-text" and f["kind"] == "tools"]
+    assert [(f["detail"]["index"], f["detail"]["field"]) for f in found] == [
+        (0, "description"), (1, "name"), (1, "description"), (2, "description")]
+    for finding in found:
+        item = doc["items"][finding["detail"]["index"]]
+        assert finding["message"].split(":")[0] == "tool " + item["name"].replace("\u202e", "<U+202E>")
+
+
+@pytest.mark.parametrize(("scenario", "options", "requests"), [
+    ("paginated", ["-e", "FIXTURE_TOOLS=250", "-e", "FIXTURE_PAGE_SIZE=100"], 3),
+    ("paginated", ["-e", "FIXTURE_TOOLS=250", "-e", "FIXTURE_PAGE_SIZE=100", "--max-pages", "2"], 2),
+    ("repeated-cursor", [], 2),
+])
+def test_the_next_page_is_asked_for_early_but_only_when_it_is_followed(tmp_path, scenario, options, requests):
+    """The next page is requested before this page's items are checked, but never a page that a
+    page-by-page client would not ask for: none past --max-pages, none after a repeated cursor."""
+    trace = tmp_path / "trace.txt"
+    result = run_subprocess(["list", "tools", "--json", "--trace", str(trace), *options, "--",
+                             *fixture_cmd(scenario)])
+    doc = json.loads(result.stdout)
+    sent = [json.loads(line.split(" send ", 1)[1]) for line in trace.read_text().splitlines() if " send " in line]
+    cursors = [message.get("params", {}).get("cursor") for message in sent if message.get("method") == "tools/list"]
+    assert len(cursors) == requests == doc["pages"], cursors
+    assert cursors[0] is None and len(set(cursors)) == len(cursors)
