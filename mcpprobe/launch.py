@@ -1,5 +1,6 @@
 """The console script: start a plainly named stdio server first (`mcpprobe.prestart`), then load
-the CLI; whatever happens, an early server nobody adopted does not outlive the run."""
+the CLI; whatever happens, an early server nobody adopted does not outlive the run. Once the
+run is over (its servers ended, its output flushed), the process ends at once (`leave`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ import sys
 
 
 def main() -> None:
-    args = sys.argv[1:]
+    try:
+        run(sys.argv[1:])
+    except SystemExit as done:
+        leave(done.code)
+        raise
+    leave(0)
+
+
+def run(args: list[str]) -> None:
+    """The CLI, with the server of a plain stdio command started before its imports."""
     if args[:1] not in (["probe"], ["list"]) or "--" not in args:  # --help, --version, completion...
         from mcpprobe.cli import main as cli_main
 
@@ -25,3 +35,41 @@ def main() -> None:
         if prestart.interrupted():  # Ctrl-C (or SIGTERM) during the imports, nothing else to do
             sys.stderr.write("interrupted\n")
             raise SystemExit(130)  # noqa: B012 - the signal decides the exit code
+
+
+def leave(code: object) -> None:
+    """End the process with `code` without the interpreter's teardown.
+
+    Freeing every module and object of a run costs tens of milliseconds (more on a loaded machine),
+    after the result is shown and every server has ended, for nothing: the process is ending. So
+    the atexit callbacks run, both standard streams are flushed, and the process exits. Returns
+    (the ordinary exit follows) when that would lose something: a thread that the interpreter
+    would wait for is still running, a stream cannot be flushed, or the code is not a number.
+    """
+    if code is None:
+        code = 0
+    if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
+        return  # a message or an odd value: the interpreter prints and maps it as usual
+    threading = sys.modules.get("threading")  # never imported: no thread to wait for
+    if threading is not None and any(
+            not t.daemon and t.is_alive() and t is not threading.main_thread() for t in threading.enumerate()):
+        return
+    import atexit
+    import os
+
+    if not _flushed():
+        return
+    atexit._run_exitfuncs()
+    atexit._clear()  # run once: if what they wrote cannot be flushed, the ordinary exit reports it
+    if _flushed():
+        os._exit(code)
+
+
+def _flushed() -> bool:
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except Exception:  # noqa: BLE001 - the ordinary exit reports it, as it always did
+        return False
+    return True

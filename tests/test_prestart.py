@@ -21,9 +21,10 @@ from mcpprobe import prestart
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "pidfd_open")),
                                 reason="the early start is Linux only")
 
-# Run mcpprobe as the console script does, then print what the early start did.
-LAUNCH = ("import sys\nfrom mcpprobe import launch, prestart\ntry:\n    launch.main()\nfinally:\n"
-          "    sys.stderr.write(f'\\nPRESTART {prestart.history!r}\\n')\n")
+# Run mcpprobe as the console script does, then print what the early start did: at exit, for the
+# console script ends the process itself once the run is over (atexit callbacks still run).
+LAUNCH = ("import atexit, sys\nfrom mcpprobe import launch, prestart\n"
+          "atexit.register(lambda: sys.stderr.write(f'\\nPRESTART {prestart.history!r}\\n'))\nlaunch.main()\n")
 # The ordinary path: the CLI alone, no early start.
 ORDINARY = "from mcpprobe.cli import main\nmain()\n"
 # A server that writes how it was started to argv[1], then becomes the fixture server.
