@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import sys
 
+# The commands whose stdio server may start before the imports (mcpprobe.prestart.COMMANDS).
+_EARLY = frozenset(("probe", "list", "call", "read", "get-prompt", "watch"))
+
 
 def main() -> None:
     try:
@@ -18,7 +21,7 @@ def main() -> None:
 
 def run(args: list[str]) -> None:
     """The CLI, with the server of a plain stdio command started before its imports."""
-    if args[:1] not in (["probe"], ["list"]) or "--" not in args:  # --help, --version, completion...
+    if not args or args[0] not in _EARLY or "--" not in args:  # --help, --version, completion...
         from mcpprobe.cli import main as cli_main
 
         cli_main()

@@ -1,14 +1,15 @@
 """Start a stdio server before mcpprobe's own imports, so that its boot hides them.
 
-`mcpprobe probe -- CMD` and `mcpprobe list KIND -- CMD` spend 60-90 ms importing click, the CLI,
-the session and anyio before the server could be spawned, and the server then spends hundreds of
-milliseconds booting. So the console script reads argv first, with no import beyond this module:
-when the command line is plainly one stdio server (only options it knows, no config lookup, no
---help), the server is started at once, exactly as `StdioTransport` would start it (same argv,
-environment, working directory, own session, pipes, orphan marker, subreaper). The transport
-then adopts it only if what the real parser built is identical; otherwise, and on every exit
-where nothing adopted it (a usage error, Ctrl-C during the imports), it is killed and reaped
-before mcpprobe exits. Linux only: adopting needs `os.pidfd_open` to wait for the process.
+`mcpprobe probe -- CMD` (and `list`, `call`, `read`, `get-prompt` and `watch` with `-- CMD`) spend
+60-90 ms importing click, the CLI, the session and anyio before the server could be spawned, and
+the server then spends hundreds of milliseconds booting. So the console script reads argv first,
+with no import beyond this module: when the command line is plainly one stdio server (only
+options it knows, no config lookup, no --help), the server is started at once, exactly as
+`StdioTransport` would start it (same argv, environment, working directory, own session, pipes,
+orphan marker, subreaper). The transport then adopts it only if what the real parser built is
+identical; otherwise, and on every exit where nothing adopted it (a usage error, a refusal before
+connecting, Ctrl-C during the imports), it is killed and reaped before mcpprobe exits, never
+having been sent a byte. Linux only: adopting needs `os.pidfd_open` to wait for the process.
 """
 
 from __future__ import annotations
@@ -23,15 +24,30 @@ if TYPE_CHECKING:
     from subprocess import Popen
 
 KINDS = ("tools", "resources", "templates", "prompts", "tasks")
-# The options of `probe` and `list` that a stdio probe may carry: flags, and options taking one
-# value. Any other token before `--` (-s, --all, --config, --header, auth options, --help, a URL,
-# an option spelled differently) means no early start: the ordinary path decides.
+# The options every command that talks to a server may carry for a stdio server: flags, and
+# options taking one value. Any other token before `--` (-s, --config, --header, auth options,
+# --help, an option spelled differently or not the command's own) means no early start: the
+# ordinary path decides.
 FLAGS = frozenset(("--inherit-env", "--json", "--force", "-v", "--verbose"))
 VALUED = frozenset((
     "-e", "--env", "--cwd", "--transport", "--protocol", "--timeout", "--connect-timeout",
     "--discover-timeout", "--max-pages", "--max-message-size", "--root", "--server-stderr", "--trace",
-    "--format", "--concurrency", "--expect", "--save-snapshot", "--baseline",
+    "--format",
 ))
+# command -> (its own flags, its own valued options, fewest and most positionals before `--`).
+# What a command checks before it sends anything (arguments, --args, a tool's confirmation, a
+# capability) it still checks: an early server is only adopted by the transport when the run
+# gets that far, and is ended unused otherwise, never sent a byte.
+COMMANDS: dict[str, tuple[frozenset[str], frozenset[str], int, int]] = {
+    "probe": (frozenset(), frozenset(("--concurrency", "--expect", "--save-snapshot", "--baseline")), 0, 0),
+    "list": (frozenset(), frozenset(), 1, 1),
+    "call": (frozenset(("-y", "--yes", "--task")), frozenset(("--args", "--save", "--elicit")), 1, 10_000),
+    "read": (frozenset(), frozenset(("--template", "--complete", "-o", "--output", "--elicit")), 0, 10_000),
+    "get-prompt": (frozenset(), frozenset(("--complete", "--save", "--elicit")), 1, 10_000),
+    "watch": (frozenset(("--no-reconnect", "--exit-on-change", "-y", "--yes")),
+              frozenset(("--poll", "--subscribe", "--log-level", "--settle", "--keepalive", "--duration",
+                         "--count", "--call")), 0, 0),
+}
 
 # The one server started early and not yet adopted: (popen, argv, env without the marker, cwd, marker).
 _pending: dict[str, Any] = {}
@@ -44,9 +60,10 @@ history: list[tuple[str, int]] = []
 
 
 def plan(argv: list[str]) -> tuple[list[str], list[tuple[str, str]], str | None, bool] | None:
-    """(server command, --env pairs, --cwd, --inherit-env) when argv is plainly a stdio probe."""
-    if not argv or argv[0] not in ("probe", "list") or "--" not in argv:
+    """(server command, --env pairs, --cwd, --inherit-env) when argv is plainly one stdio server."""
+    if not argv or argv[0] not in COMMANDS or "--" not in argv:
         return None
+    own_flags, own_valued, fewest, most = COMMANDS[argv[0]]
     split = argv.index("--")
     command, args = argv[split + 1:], argv[1:split]
     if not command or any("\0" in part for part in command):
@@ -59,11 +76,11 @@ def plan(argv: list[str]) -> tuple[list[str], list[tuple[str, str]], str | None,
     while i < len(args):
         arg = args[i]
         i += 1
-        if arg in FLAGS:
+        if arg in FLAGS or arg in own_flags:
             inherit = inherit or arg == "--inherit-env"
             continue
         name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if name in VALUED:
+        if name in VALUED or name in own_valued:
             if not eq:
                 if i >= len(args):
                     return None
@@ -79,11 +96,10 @@ def plan(argv: list[str]) -> tuple[list[str], list[tuple[str, str]], str | None,
             elif name == "--transport" and value not in ("auto", "stdio"):
                 return None
             continue
-        if arg.startswith("-"):
-            return None
+        if arg.startswith("-") or arg.lower().startswith(("http://", "https://")):
+            return None  # an unknown option; a server URL as well as a command
         positionals.append(arg)
-    wanted = 0 if argv[0] == "probe" else 1
-    if len(positionals) != wanted or (wanted and positionals[0] not in KINDS):
+    if not fewest <= len(positionals) <= most or (argv[0] == "list" and positionals[0] not in KINDS):
         return None
     return command, env, cwd, inherit
 

@@ -141,11 +141,17 @@ def test_server_stderr_still_reaches_the_user():
     ["list", "tools", "--env", "NOEQUALS", "--", "x"],
     ["probe", "--timeout"],
     ["probe", "--"],
-    ["call", "tool", "--", "x"],
+    ["call", "--", "x"],  # no tool named
+    ["call", "tool", "https://example.com/mcp", "--", "x"],
+    ["call", "tool", "-s", "name", "--", "x"],
+    ["read", "--template", "--", "x"],
+    ["watch", "extra", "--", "x"],
+    ["watch", "--concurrency", "2", "--", "x"],  # not an option of watch
+    ["servers", "--", "x"],
     ["--version"],
     [],
 ])
-def test_only_a_plain_stdio_probe_is_started_early(argv):
+def test_only_a_plain_stdio_command_is_started_early(argv):
     assert prestart.plan(argv) is None
 
 
@@ -153,6 +159,18 @@ def test_plan_reads_what_the_spawn_needs():
     argv = ["list", "--json", "tools", "-e", "A=1", "--env=B=2=3", "--cwd", "/tmp", "--inherit-env",
             "--timeout=5", "--", "server", "--", "-x"]
     assert prestart.plan(argv) == (["server", "--", "-x"], [("A", "1"), ("B", "2=3")], "/tmp", True)
+
+
+@pytest.mark.parametrize("argv", [
+    ["call", "add", "a=2", "b:=3", "--yes", "--args", "{}", "--task", "--save", "out", "--elicit", "decline"],
+    ["read", "demo://readme", "-o", "file", "--elicit=defaults"],
+    ["read", "--template", "demo://notes/{id}", "id=3", "--complete", "id="],
+    ["get-prompt", "summarize_note", "note_id=2", "--complete", "tone=f", "--save", "dir"],
+    ["watch", "--duration", "2", "--count", "1", "--poll", "1", "--subscribe", "demo://readme", "--log-level",
+     "info", "--settle", "0", "--keepalive", "5", "--no-reconnect", "--exit-on-change", "--call", "add a=1", "-y"],
+])
+def test_every_command_that_talks_to_one_server_starts_it_early(argv):
+    assert prestart.plan([*argv, "--json", "-e", "A=1", "--", "server"]) == (["server"], [("A", "1")], None, False)
 
 
 def test_a_server_that_is_not_the_one_asked_for_is_ended():

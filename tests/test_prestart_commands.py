@@ -1,0 +1,132 @@
+"""The early start of a stdio server for `call`, `read`, `get-prompt` and `watch` (mcpprobe.prestart):
+what these commands refuse, they still refuse as before, sending nothing, and no server outlives
+the run, whether the refusal comes before connecting (the early server is ended unused) or after
+the handshake (the adopted server is ended as any other).
+
+mcpprobe runs as a real process through the console script's entry, which reports at exit what
+became of the early server; the fixture servers record every message they receive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE, PY, ROOT
+from test_prestart import LAUNCH, _gone, _history, _mcpprobe
+
+pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "pidfd_open")),
+                                reason="the early start is Linux only")
+
+SDK = ROOT / "tests" / "fixtures" / "sdk_server.py"
+
+
+def _methods(record: Path) -> list[str]:
+    if not record.exists():
+        return []
+    return [json.loads(line).get("method", "") for line in record.read_text().splitlines()]
+
+
+def _fixture(record: Path, scenario: str = "full") -> list[str]:
+    return ["-e", f"FIXTURE_RECORD={record}", "--", PY, str(FIXTURE), scenario]
+
+
+@pytest.mark.parametrize("args", [
+    ["call", "echo", "--args", "{not json"],  # --args is read before connecting
+    ["call", "echo", "message:=not-json"],  # KEY:=JSON is checked before connecting
+    ["read", "fixture://readme", "x=1"],  # VAR=VALUE without --template
+    ["get-prompt", "greet", "--elicit", "maybe"],  # click's usage error
+    ["watch", "--count", "0"],  # a callback's usage error
+])
+def test_a_refusal_before_connecting_ends_the_early_server_unused(tmp_path, args):
+    record = tmp_path / "record.jsonl"
+    done = _mcpprobe(LAUNCH, [*args, *_fixture(record)])
+    assert done.returncode == 2, done.stderr
+    history = _history(done)
+    assert [event for event, _ in history] == ["started", "discarded"], history
+    assert _gone(history[0][1])
+    assert _methods(record) == []  # not a byte was sent to it
+
+
+@pytest.mark.parametrize("args, scenario, never", [
+    (["call", "nosuch"], "full", "tools/call"),  # not among the tools
+    (["call", "echo", "message=hi"], "none", "tools/call"),  # tools not declared: exit 3, sending nothing
+    (["read", "fixture://nosuch"], "full", "resources/read"),
+    (["read", "fixture://readme"], "tools-only", "resources/read"),  # resources not declared
+    (["get-prompt", "greet"], "full", "prompts/get"),  # a required argument missing
+    (["get-prompt", "summary"], "tools-only", "prompts/get"),  # prompts not declared
+])
+def test_a_refusal_after_the_handshake_still_sends_nothing(tmp_path, args, scenario, never):
+    record = tmp_path / "record.jsonl"
+    done = _mcpprobe(LAUNCH, [*args, *_fixture(record, scenario)])
+    assert done.returncode == 3, done.stderr
+    history = _history(done)
+    assert [event for event, _ in history] == ["started", "adopted"], history
+    assert _gone(history[0][1])
+    methods = _methods(record)
+    assert "initialize" in methods and never not in methods, methods
+    if scenario != "full":  # an undeclared capability: not even its list was asked for
+        assert not any(m.endswith("/list") for m in methods), methods
+
+
+@pytest.mark.parametrize("args, sent", [
+    (["call", "echo", "message=hi", "--json"], "tools/call"),
+    (["read", "fixture://readme", "--json"], "resources/read"),
+    (["get-prompt", "greet", "name=Ada", "--json"], "prompts/get"),
+    (["watch", "--json", "--duration", "0.5"], "tools/list"),
+])
+def test_each_command_adopts_the_early_server(tmp_path, args, sent):
+    record = tmp_path / "record.jsonl"
+    done = _mcpprobe(LAUNCH, [*args, *_fixture(record)])
+    assert done.returncode == 0, done.stderr
+    history = _history(done)
+    assert [event for event, _ in history] == ["started", "adopted"], history
+    assert _gone(history[0][1])
+    assert sent in _methods(record)
+
+
+def test_a_tool_not_confirmed_on_a_terminal_is_not_called(tmp_path):
+    """The question is asked after the handshake, as before; answered no, nothing is called."""
+    record = tmp_path / "record.jsonl"
+    argv = [PY, "-c", LAUNCH, "call", "delete_everything", "--env", f"SDK_FIXTURE_RECORD={record}", "--",
+            PY, str(SDK)]
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.chdir(ROOT)
+        os.execve(PY, argv, {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
+    output, answered = b"", False
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+            if not answered and b"Call it?" in output:
+                os.write(fd, b"n\r")
+                answered = True
+    finally:
+        os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    text = output.decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 3, text
+    assert "not confirmed" in text
+    line = next(x for x in text.splitlines() if x.startswith("PRESTART "))
+    history = eval(line.removeprefix("PRESTART ").strip())  # noqa: S307 - our own repr of a list of tuples
+    assert [event for event, _ in history] == ["started", "adopted"], history
+    assert _gone(history[0][1])
+    entries = [json.loads(x) for x in record.read_text().splitlines()]
+    assert "tools/list" in [e.get("method") for e in entries]
+    assert "tools/call" not in [e.get("method") for e in entries]
