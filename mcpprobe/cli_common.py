@@ -366,6 +366,24 @@ def stderr_console(redactor: Redactor) -> Console:
     return make_console(cast("TextIO", RedactingStream(sys.stderr, redactor)), messages=True)
 
 
+def preload(*modules: str) -> None:
+    """Import what showing the result will need on a thread of its own, while the server boots.
+
+    The event loop mostly waits for the server then; the human renderer's imports (rich: 50 ms,
+    several times that on a loaded machine) are done by the time the result is ready rather than
+    after it, when they would outlast a stdio server's exit grace. A failed import is left for the
+    renderer to meet (and report) again."""
+    import importlib
+    import threading
+
+    def load() -> None:
+        for name in modules:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    threading.Thread(target=load, name="mcpprobe-preload").start()
+
+
 def current_redactor() -> Redactor:
     """The secrets of the running command (`mcpprobe.invocation.resolve` sets them; none before)."""
     from mcpprobe import redact

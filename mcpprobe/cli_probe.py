@@ -19,6 +19,7 @@ from mcpprobe.cli_common import (
     fleet_spinner,
     open_trace,
     phase_spinner,
+    preload,
     run_and_emit,
     run_operation,
     server_stderr_writer,
@@ -146,6 +147,8 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
         spinner = counter
     if spinner is not None:
         spinner.start()
+    if fmt == "human":
+        preload("mcpprobe.render.human", "mcpprobe.render.fleet")
     try:
         reports = run_operation(run, members, concurrency=concurrency, extras=extras, into=finished, show=show)
     finally:
@@ -251,5 +254,7 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
         spinner = phase_spinner(inv, inv.target.describe())
         if spinner is not None:
             session_args["tracer"] = spinner.watch(session_args.get("tracer"))
+        if not inv.output.as_json:
+            preload("mcpprobe.render.human")
         code = run_and_emit(list_one, inv, kind, spinner=spinner, **session_args)
     return trace_checked(trace, inv.output, code)

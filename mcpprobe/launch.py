@@ -45,18 +45,19 @@ def leave(code: object) -> None:
 
     Freeing every module and object of a run costs tens of milliseconds (more on a loaded machine),
     after the result is shown and every server has ended, for nothing: the process is ending. So
-    the atexit callbacks run, both standard streams are flushed, and the process exits. Returns
-    (the ordinary exit follows) when that would lose something: a thread that the interpreter
-    would wait for is still running, a stream cannot be flushed, or the code is not a number.
+    threads that the interpreter would wait for are waited for, the atexit callbacks run, both
+    standard streams are flushed, and the process exits. Returns (the ordinary exit follows) when
+    that would lose something: a stream cannot be flushed, or the code is not a number.
     """
     if code is None:
         code = 0
     if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
         return  # a message or an odd value: the interpreter prints and maps it as usual
     threading = sys.modules.get("threading")  # never imported: no thread to wait for
-    if threading is not None and any(
-            not t.daemon and t.is_alive() and t is not threading.main_thread() for t in threading.enumerate()):
-        return
+    while threading is not None and (running := [
+            t for t in threading.enumerate() if not t.daemon and t.is_alive() and t is not threading.main_thread()]):
+        for thread in running:  # as the interpreter would: it waits for every non-daemon thread
+            thread.join()
     import atexit
     import os
 
