@@ -21,8 +21,11 @@ children: read from /proc/PID/stat after it exited and before it is reaped (Linu
 Python's bytecode cache is on for every contender, as for any installed mcpprobe: the harness
 drops PYTHONDONTWRITEBYTECODE from their environment and, unless PYTHONPYCACHEPREFIX is set, points
 it at bench/.cache/pycache, so no .pyc lands beside the sources; the warm-up round fills it.
-`--no-bytecode-cache` sets PYTHONDONTWRITEBYTECODE=1 instead: mcpprobe's own modules are then
-compiled from source at every start, as in an editable install run with that variable set.
+`--no-bytecode-cache` runs a fresh copy of the mcpprobe package (no .pyc anywhere in it), first on
+PYTHONPATH, with PYTHONDONTWRITEBYTECODE=1: mcpprobe's own modules are then compiled from source at
+every start, as in an editable install run with that variable set, whatever `__pycache__` folders
+earlier runs left beside the sources; the standard library and the dependencies use the .pyc
+their installers wrote.
 
 The npm contenders (server-everything, the Inspector CLI) are installed into a cache folder on
 first use (default `bench/.cache`); without node and npm their rows are skipped with a reason.
@@ -614,6 +617,21 @@ def machine() -> dict[str, Any]:
             "platform": platform.platform()}
 
 
+def fresh_sources(scratch: Path) -> Path:
+    """For --no-bytecode-cache: a copy of the mcpprobe package without any .pyc, first on the
+    contenders' PYTHONPATH, so that every start compiles mcpprobe's own modules from source, whatever
+    `__pycache__` folders earlier runs left beside the sources. The standard library and the
+    dependencies keep the .pyc their installers wrote, as on any machine."""
+    root = scratch / "sources"
+    shutil.copytree(REPO / "mcpprobe", root / "mcpprobe", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (str(root), os.environ.get("PYTHONPATH"))))
+    found = subprocess.run([sys.executable, "-c", "import mcpprobe; print(mcpprobe.__file__)"],
+                           capture_output=True, text=True, cwd=scratch).stdout.strip()  # not the checkout
+    if not found.startswith(str(root)):
+        raise SystemExit(f"mcpprobe is imported from {found or '?'}, not from the fresh copy in {root}")
+    return root
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark mcpprobe against a bare client and other MCP CLIs.")
     parser.add_argument("--runs", type=int, default=7, help="measured runs per contender (default 7)")
@@ -623,7 +641,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the npm servers are installed (default bench/.cache)")
     parser.add_argument("--json", metavar="FILE", type=Path, help="also write the results as JSON to FILE")
     parser.add_argument("--no-bytecode-cache", action="store_true",
-                        help="run the contenders with PYTHONDONTWRITEBYTECODE=1 (default: .pyc files are written "
+                        help="compile mcpprobe's modules from source at every start: a fresh copy of the package, "
+                             "first on PYTHONPATH, with PYTHONDONTWRITEBYTECODE=1 (default: .pyc files are written "
                              "to bench/.cache/pycache and used, as an installed mcpprobe uses its own)")
     args = parser.parse_args(argv)
     selected = set(CASES)
@@ -641,6 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     # Contenders inherit os.environ (see measure).
     if args.no_bytecode_cache:
         os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+        os.environ.pop("PYTHONPYCACHEPREFIX", None)  # the stdlib and the dependencies: their installed .pyc
     else:
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         os.environ.setdefault("PYTHONPYCACHEPREFIX", str(BENCH / ".cache" / "pycache"))
@@ -654,12 +674,15 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(http_everything(modules)) if modules and "http" in selected else None
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcpprobe-bench-")))
+        fresh = fresh_sources(scratch) if args.no_bytecode_cache else None
         cases = build_cases(selected, modules, npm_reason, url, scratch)
         for case in cases:
             if case.skipped:
                 continue
             log(f"{case.name}: {case.title}")
             run_case(case, args.runs, args.warmup, log)
+        if fresh is not None and any(fresh.rglob("*.pyc")):
+            raise SystemExit(f"bytecode was written into {fresh} although PYTHONDONTWRITEBYTECODE=1")
     rows = results(cases)
     print(f"mcpprobe benchmark: {args.runs} runs after {args.warmup} warm-up, interleaved; "
           f"{os.cpu_count()} CPUs, Python {platform.python_version()}, bytecode cache "
