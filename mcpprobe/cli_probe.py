@@ -64,16 +64,21 @@ def _ci_inputs(fleet: FleetInvocation, expect_file: str | None, save_snapshot: s
     """--expect, --baseline and --save-snapshot, read and checked before anything is started."""
     from pathlib import Path
 
-    from mcpprobe import drift, expect
     from mcpprobe.errors import UsageProblem
 
-    expectations = expect.load(expect_file) if expect_file else None
+    expectations = None
+    if expect_file:
+        from mcpprobe import expect
+
+        expectations = expect.load(expect_file)
     for member in fleet.members:
         member.snapshot_path = _per_server_path(save_snapshot, "--save-snapshot", member.name, fleet.many)
         if member.snapshot_path and Path(member.snapshot_path).is_dir():
             raise UsageProblem(f"--save-snapshot {member.snapshot_path}: is a directory; name a file in it")
         path = _per_server_path(baseline, "--baseline", member.name, fleet.many)
         if path is not None:
+            from mcpprobe import drift
+
             member.baseline = (path, drift.load(path))
     return expectations
 

@@ -10,17 +10,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcpprobe.drift import Drift
 from mcpprobe.edge import REPORT_HINT, bug_message
 from mcpprobe.errors import InternalError, Interrupted, ProbeError
 from mcpprobe.exitcodes import ExitCode, worst
-from mcpprobe.expect import Check, Expectations
 from mcpprobe.operations import Outcome
 from mcpprobe.target import Settings, Target
+
+if TYPE_CHECKING:  # loaded when a run asks for expectations, a baseline or a snapshot
+    from mcpprobe.drift import Drift
+    from mcpprobe.expect import Check, Expectations
 
 Say = Callable[[str], None]
 
@@ -164,14 +166,23 @@ async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], 
 
 def _finish(member: Member, outcome: Outcome, elapsed: float, extras: Extras) -> Report:
     """The report of one member: expectations, drift and the snapshot, on top of the probe."""
-    from mcpprobe import drift as drift_module
-    from mcpprobe import expect
-
     say = extras.say or (lambda _: None)
     report = Report(member, outcome, elapsed=elapsed)
     if extras.expectations is not None:
+        from mcpprobe import expect
+
         report.checks = expect.evaluate(extras.expectations, outcome, report.elapsed)
         outcome.findings.extend(expect.findings(report.checks))
+    if member.baseline is not None or member.snapshot_path:
+        _drift_and_snapshot(member, outcome, report, say)
+    say(f"{member.label}: exit {int(report.exit_code)} in {report.elapsed:.2f} s")
+    return report
+
+
+def _drift_and_snapshot(member: Member, outcome: Outcome, report: Report, say: Say) -> None:
+    """--baseline and --save-snapshot: the catalog is taken as a snapshot only when one is asked for."""
+    from mcpprobe import drift as drift_module
+
     current = drift_module.snapshot(outcome)
     if member.baseline is not None and outcome.error is None:
         path, baseline = member.baseline
@@ -187,5 +198,3 @@ def _finish(member: Member, outcome: Outcome, elapsed: float, extras: Extras) ->
                 drift_module.write(member.snapshot_path, current)
             except WriteFailed as exc:
                 report.snapshot_error = exc.message
-    say(f"{member.label}: exit {int(report.exit_code)} in {report.elapsed:.2f} s")
-    return report
