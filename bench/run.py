@@ -1,6 +1,7 @@
 """mcpprobe's benchmark: one command, one table. See docs/performance.md.
 
     python bench/run.py [--runs 7] [--warmup 1] [--only CASE[,CASE...]] [--json FILE] [--npm-prefix DIR]
+                        [--no-bytecode-cache] [--against REV]
 
 Every case runs its contenders interleaved (A B C A B C ...) after a warm-up, each run a fresh
 process tree. For each contender the table shows the median wall time, the range, the peak
@@ -632,6 +633,29 @@ def fresh_sources(scratch: Path) -> Path:
     return root
 
 
+def against(cases: list[Case], revision: str, scratch: Path) -> None:
+    """--against REV: mcpprobe's package as it is at git revision REV (`git archive`, so without any
+    .pyc) runs as a contender beside each mcpprobe row, interleaved with it, through the same
+    console script: before and after measured in one run."""
+    root = scratch / "against"
+    root.mkdir()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", revision, "mcpprobe"],
+                             capture_output=True)
+    if archive.returncode != 0:
+        raise SystemExit(f"--against {revision}: {archive.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    script = mcpprobe_command()
+    for case in cases:
+        extended = []
+        for contender in case.contenders:
+            extended.append(contender)
+            if contender.argv[:len(script)] == script:
+                extended.append(Contender(f"{contender.name} @{revision}", contender.argv,
+                                          env={**contender.env, "PYTHONPATH": str(root)}, cwd=contender.cwd,
+                                          ok_codes=contender.ok_codes, parse=contender.parse))
+        case.contenders = extended
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Benchmark mcpprobe against a bare client and other MCP CLIs.")
     parser.add_argument("--runs", type=int, default=7, help="measured runs per contender (default 7)")
@@ -644,6 +668,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="compile mcpprobe's modules from source at every start: a fresh copy of the package, "
                              "first on PYTHONPATH, with PYTHONDONTWRITEBYTECODE=1 (default: .pyc files are written "
                              "to bench/.cache/pycache and used, as an installed mcpprobe uses its own)")
+    parser.add_argument("--against", metavar="REV",
+                        help="also run the mcpprobe rows with the package as it is at git revision REV (for "
+                             "example main), interleaved: before and after in one run")
     args = parser.parse_args(argv)
     selected = set(CASES)
     if args.only:
@@ -676,6 +703,8 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcpprobe-bench-")))
         fresh = fresh_sources(scratch) if args.no_bytecode_cache else None
         cases = build_cases(selected, modules, npm_reason, url, scratch)
+        if args.against:
+            against(cases, args.against, scratch)
         for case in cases:
             if case.skipped:
                 continue
