@@ -575,12 +575,32 @@ def results(cases: list[Case]) -> list[dict[str, Any]]:
                     row["beyond_floor_s"] = round(contender.median - floor.median, 4)
                 if inspector is not None and contender is not inspector:
                     row["vs_inspector"] = round(contender.median / inspector.median, 3)
+                row.update(_paired(contender, floor, "vs_floor_paired"), **_paired(contender, inspector,
+                                                                                    "vs_inspector_paired"))
             text, met = check(case, contender, by_name)
             if text:
                 row["target"] = text
                 row["met"] = met
             rows.append(row)
     return rows
+
+
+def _paired(contender: Contender, other: Contender | None, key: str) -> dict[str, float]:
+    """The median of the per-round ratios to `other` (run in the same rounds, under the same load):
+    steadier than the ratio of medians on a loaded machine."""
+    if other is None or other is contender or len(other.samples) != len(contender.samples):
+        return {}
+    ratios = [mine.seconds / theirs.seconds for mine, theirs in zip(contender.samples, other.samples, strict=True)]
+    return {key: round(statistics.median(ratios), 3)} if ratios else {}
+
+
+def paired_table(rows: list[dict[str, Any]]) -> str:
+    """The rows that have paired ratios: the median of each round's ratio to the floor and the Inspector."""
+    lines = [f"  {row['case']:8} {row['contender']:40} "
+             + ("x floor " + f"{row['vs_floor_paired']:.2f}x" if "vs_floor_paired" in row else "")
+             + ("   x Inspector " + f"{row['vs_inspector_paired']:.2f}x" if "vs_inspector_paired" in row else "")
+             for row in rows if "vs_floor_paired" in row or "vs_inspector_paired" in row]
+    return "\n".join(["Paired ratios (median of the per-round ratios):", *lines]) if lines else ""
 
 
 def table(cases: list[Case], rows: list[dict[str, Any]]) -> str:
@@ -717,6 +737,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.cpu_count()} CPUs, Python {platform.python_version()}, bytecode cache "
           f"{'off' if args.no_bytecode_cache else 'on'}; {time.monotonic() - started:.0f} s in all")
     print(table(cases, rows))
+    if paired := paired_table(rows):
+        print(paired)
     if args.json:
         document = {"formatVersion": 1, "runs": args.runs, "warmup": args.warmup, "machine": machine(),
                     "bytecodeCache": not args.no_bytecode_cache,
