@@ -317,9 +317,11 @@ class _PipeWriter(anyio.abc.ByteSendStream):
         await self._writer.drain()
 
     async def aclose(self) -> None:
+        # As anyio's own stdin stream: close, without waiting for what is still buffered to be
+        # written. A server that stopped reading never takes it, and the wait (shielded, at
+        # shutdown) would never end; ending the process group closes the pipe.
         self._writer.close()
-        with contextlib.suppress(OSError):
-            await self._writer.wait_closed()
+        await anyio.lowlevel.checkpoint()
 
 
 class _AdoptedProcess:
