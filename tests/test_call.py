@@ -302,12 +302,13 @@ def test_confirmation_decision():
     assert confirmation_needed(writer, yes=False, interactive=False) == "non-interactive"
 
 
-def run_on_terminal(argv: list[str], answer: str | None, timeout: float = 30) -> tuple[int, str]:
+def run_on_terminal(argv: list[str], answer: str | None, timeout: float = 30,
+                    env: dict[str, str] | None = None) -> tuple[int, str]:
     """Run `argv` with stdin, stdout and stderr on a pseudo-terminal; type `answer` at the question."""
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover - the child
         os.chdir(ROOT)
-        os.execvpe(argv[0], argv, {**os.environ, "COLUMNS": "200"})
+        os.execvpe(argv[0], argv, {**os.environ, "COLUMNS": "200", **(env or {})})
     output = b""
     deadline = time.monotonic() + timeout
     try:

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURE, PY, ROOT
+from test_call import run_on_terminal
 from test_prestart import LAUNCH, _gone, _history, _mcpprobe
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "pidfd_open")),
@@ -96,32 +94,8 @@ def test_a_tool_not_confirmed_on_a_terminal_is_not_called(tmp_path):
     record = tmp_path / "record.jsonl"
     argv = [PY, "-c", LAUNCH, "call", "delete_everything", "--env", f"SDK_FIXTURE_RECORD={record}", "--",
             PY, str(SDK)]
-    pid, fd = pty.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.chdir(ROOT)
-        os.execve(PY, argv, {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"})
-    output, answered = b"", False
-    deadline = time.monotonic() + 30
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-            if not answered and b"Call it?" in output:
-                os.write(fd, b"n\r")
-                answered = True
-    finally:
-        os.close(fd)
-    _, status = os.waitpid(pid, 0)
-    text = output.decode(errors="replace")
-    assert os.waitstatus_to_exitcode(status) == 3, text
+    code, text = run_on_terminal(argv, "n", env={"PYTHONPATH": str(ROOT)})
+    assert code == 3, text
     assert "not confirmed" in text
     line = next(x for x in text.splitlines() if x.startswith("PRESTART "))
     history = eval(line.removeprefix("PRESTART ").strip())  # noqa: S307 - our own repr of a list of tuples
