@@ -29,9 +29,9 @@ def _stream_pair(secrets: list[str]) -> tuple[Any, Any]:
 
 
 def _dumps(doc: dict[str, Any]) -> str:
-    from mcpprobe.sanitize import json_dumps
+    from mcpprobe.render.jsondoc import dumps
 
-    return json_dumps(doc, indent=2, ensure_ascii=True, default=str)
+    return dumps(doc)
 
 
 def _finding_lines(findings: list[Any]) -> list[str]:
@@ -166,11 +166,9 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
         findings = exc.diagnosis.findings if isinstance(exc, LoginFailed) and exc.diagnosis else []
         data = exc.diagnosis.data if isinstance(exc, LoginFailed) and exc.diagnosis else None
         if as_json:
-            out.write(_dumps({"formatVersion": 1, "command": "auth login", "ok": False,
-                              "exitCode": int(exc.exit_code), "serverUrl": url, "login": None,
-                              "findings": [f.to_json() for f in findings], "authDiagnosis": data,
-                              "error": {"code": exc.code, "message": exc.message, "exitCode": int(exc.exit_code)}})
-                      + "\n")
+            from mcpprobe.render.jsondoc import auth_login_document
+
+            out.write(_dumps(auth_login_document(url, login=None, findings=findings, diagnosis=data, error=exc)) + "\n")
         else:
             for line in _finding_lines(findings):
                 out.write(line + "\n")
@@ -184,8 +182,9 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
     if as_json:
         login_data = result.to_json()
         login_data["stored"] = str(stored) if stored else None
-        out.write(_dumps({"formatVersion": 1, "command": "auth login", "ok": True, "exitCode": 0, "serverUrl": url,
-                          "login": login_data, "findings": [], "error": None}) + "\n")
+        from mcpprobe.render.jsondoc import auth_login_document
+
+        out.write(_dumps(auth_login_document(url, login=login_data)) + "\n")
         return 0
     if result.not_needed:
         out.write(f"{url} answered without asking for credentials: no login needed\n")
@@ -231,8 +230,9 @@ def status_command(url: str | None, as_json: bool) -> int:
         code = int(ExitCode.AUTH)
     out, _ = _stream_pair([s for r in records for s in r.secrets()])
     if as_json:
-        out.write(_dumps({"formatVersion": 1, "command": "auth status", "ok": code == 0, "exitCode": code,
-                          "directory": str(token_dir()), "tokens": shown}) + "\n")
+        from mcpprobe.render.jsondoc import auth_status_document
+
+        out.write(_dumps(auth_status_document(code, str(token_dir()), shown)) + "\n")
         return code
     if not shown:
         out.write(f"no stored tokens{' for ' + url if url else ''} (in {token_dir()})\n")

@@ -165,6 +165,24 @@ def servers_document(found: Discovery) -> dict[str, Any]:
     }
 
 
+def auth_login_document(url: str, *, login: dict[str, Any] | None, findings: Iterable[Any] = (),
+                        diagnosis: Any = None, error: Any = None) -> dict[str, Any]:
+    """`auth login --json`: the login (flow, client, the token's public facts) or, when it failed,
+    the diagnosis that says why and the error."""
+    code = int(error.exit_code) if error is not None else 0
+    return {"formatVersion": FORMAT_VERSION, "command": "auth login", "ok": error is None, "exitCode": code,
+            "serverUrl": url, "login": login, "findings": [f.to_json() for f in findings],
+            **({"authDiagnosis": diagnosis} if error is not None else {}),
+            "error": None if error is None else {"code": error.code, "message": error.message, "exitCode": code,
+                                                 "detail": error.detail}}
+
+
+def auth_status_document(code: int, directory: str, tokens: list[dict[str, Any]]) -> dict[str, Any]:
+    """`auth status --json`: the stored tokens' public facts (never a token or a secret)."""
+    return {"formatVersion": FORMAT_VERSION, "command": "auth status", "ok": code == 0, "exitCode": code,
+            "directory": directory, "tokens": tokens}
+
+
 def event_line(event: dict[str, Any]) -> str:
     """One `watch --json` event as one line: compact and ASCII only, whatever stdout is (NDJSON).
     The events are built by the watcher (mcpprobe.watch) and follow this formatVersion."""
