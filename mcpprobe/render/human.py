@@ -19,7 +19,7 @@ from mcpprobe.capabilities import sub_capabilities
 from mcpprobe.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
-from mcpprobe.render.console import GAP, Column, fit_widths, fitted_table, keyed
+from mcpprobe.render.console import GAP, LABEL_WIDTH, Column, fit_widths, fitted_table, keyed
 from mcpprobe.sanitize import json_dumps, truncate, visible
 from mcpprobe.versions import sdk_version
 
@@ -380,7 +380,22 @@ def render_timings(console: Console, outcome: Outcome) -> None:
         note = f" ({pages} request{'s' if pages != 1 else ''})" if pages else unanswered
         parts.append(f"{timing.phase} {timing.ms:.0f} ms{note}")
     console.print()
-    console.print(keyed("Timing", Text(" · ".join(parts), style="dim"), style="dim"))
+    console.print(keyed("Timing", Text(_between_parts(parts, console.width - LABEL_WIDTH), style="dim"), style="dim"))
+
+
+def _between_parts(parts: list[str], width: int) -> str:
+    """The parts joined by " · ", with a line broken only between two parts (the separator ends
+    the line), never between a number and its unit: `list tools 10` / `ms` read as two facts."""
+    lines, line = [], ""
+    for part in parts:
+        joined = f"{line} · {part}" if line else part
+        if line and len(joined) > width:
+            lines.append(line + " ·")
+            line = part
+        else:
+            line = joined
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def render_error(err: Console, outcome: Outcome) -> None:
