@@ -50,6 +50,43 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 
 
+def _parse_reports(ctx: click.Context, param: click.Parameter,
+                   values: tuple[str, ...]) -> tuple[tuple[Format, str], ...]:
+    """`--report FORMAT=FILE`, repeatable: checked before anything starts (exit 2)."""
+    reports = []
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not path:
+            raise click.BadParameter(f"{value!r}: expected FORMAT=FILE, for example junit=report.xml", ctx, param)
+        if name not in {fmt.value for fmt in Format}:
+            raise click.BadParameter(f"{value!r}: {name!r} is not a format; formats: "
+                                     f"{', '.join(fmt.value for fmt in Format)}", ctx, param)
+        reports.append((Format(name), path))
+    return tuple(reports)
+
+
+def _write_reports(reports: list[Report], files: tuple[tuple[Format, str], ...], many: bool,
+                   redactor: Redactor) -> bool:
+    """The run's reports written once more, in other formats, to the files --report names (whole
+    or not at all, secrets masked); False, with one `error:` line each, when one cannot be."""
+    if not files:
+        return True
+    from mcpprobe.outfiles import WriteFailed, write_file
+    from mcpprobe.render.formats import ProbeRun, View, renderer
+    from mcpprobe.sanitize import visible
+
+    written = True
+    for fmt, path in files:
+        rendered = renderer(fmt)(ProbeRun(reports, many), View(width=100))
+        text = "".join(piece for piece in rendered.stdout if isinstance(piece, str))
+        try:
+            write_file(path, redactor(text).encode("utf-8", "surrogateescape"))
+        except WriteFailed as exc:
+            click.echo(visible(f"error: --report {fmt.value}={path}: {exc.message}"), err=True)
+            written = False
+    return written
+
+
 def _per_server_path(template: str | None, option: str, name: str, many: bool) -> str | None:
     if not template:
         return None
@@ -98,11 +135,15 @@ def _ci_inputs(fleet: FleetInvocation, expect_file: str | None, save_snapshot: s
 @click.option("--baseline", metavar="FILE",
               help="Compare with a snapshot saved earlier: report added, removed and changed items; breaking "
                    "changes exit 1.")
+@click.option("--report", "report_files", multiple=True, metavar="FORMAT=FILE", callback=_parse_reports,
+              help="Also write the result in FORMAT (json, junit, openmetrics, html, human) to FILE, whole or "
+                   "not at all; repeatable. stdout keeps --format.")
 @output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML)
 @connection_options
 @click.pass_context
 def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_servers: bool, expect_file: str | None,
-          save_snapshot: str | None, baseline: str | None, **params: Any) -> int:
+          save_snapshot: str | None, baseline: str | None, report_files: tuple[tuple[Format, str], ...],
+          **params: Any) -> int:
     """Connect, show what was negotiated, and list every declared kind to the end.
 
     Never calls a tool. Exit 0 when nothing is wrong, 1 when there are error findings. With several
@@ -114,6 +155,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
       mcpprobe probe --json https://example.com/mcp | jq '.kinds | map_values(.state)'
       mcpprobe probe -s github --expect expect.yaml --format junit > report.xml
       mcpprobe probe --all --format openmetrics > /var/lib/node_exporter/mcp.prom
+      mcpprobe probe --all --json --report junit=report.xml --report html=report.html > probe.json
     """
     from mcpprobe.invocation import resolve_fleet
 
@@ -142,7 +184,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
             # One server: shown as soon as its report is complete, while a stdio server shuts down.
             if spinner is not None:
                 spinner.stop()
-            return _emit_reports([report], fmt, many, fleet.redactor)
+            return _emit_reports([report], fmt, many, fleet.redactor, report_files)
 
         show = extras.on_report = ShowWhenReady(show_report)
     else:
@@ -167,12 +209,14 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
 
         reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
     shown = show.code if show is not None else None
-    code = shown if shown is not None else _emit_reports(reports, fmt, many, fleet.redactor)
+    code = shown if shown is not None else _emit_reports(reports, fmt, many, fleet.redactor, report_files)
     return trace_checked(trace, line.output, code)
 
 
-def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor) -> int:
-    """Print a probe's reports in the chosen format (mcpprobe.render.formats); their exit code."""
+def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor,
+                  files: tuple[tuple[Format, str], ...] = ()) -> int:
+    """Print a probe's reports in the chosen format (mcpprobe.render.formats), then write the
+    --report files; their exit code (2 when a --report file cannot be written)."""
     from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet import fleet_exit_code
     from mcpprobe.render.formats import Interrupted, ProbeRun, renderer
@@ -181,6 +225,8 @@ def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redacto
         write_rendered(renderer(fmt)(Interrupted("probe"), view_for(fmt)), redactor)
         return ExitCode.INTERRUPTED
     write_rendered(renderer(fmt)(ProbeRun(reports, many), view_for(fmt)), redactor)
+    if not _write_reports(reports, files, many, redactor):
+        return ExitCode.USAGE
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
 
 

@@ -179,3 +179,46 @@ def test_snapshot_to_a_directory_is_refused_before_starting(tmp_path: Path) -> N
     result = run_cli(["probe", "--save-snapshot", str(tmp_path), *FULL])
     assert result.exit_code == 2 and result.stdout == ""
     assert f"--save-snapshot {tmp_path}: is a directory" in result.stderr
+
+
+# ----- probe --report FORMAT=FILE -----
+
+
+def test_report_files_hold_the_same_run_in_other_formats(tmp_path):
+    """One run, stdout in --json, and the same reports written to files in every other format,
+    secrets masked there as on stdout."""
+    from test_secrets import HOSTILE, LONG_SECRET
+
+    files = {fmt: tmp_path / f"report.{fmt}" for fmt in ("json", "junit", "openmetrics", "html", "human")}
+    reports = [arg for fmt, path in files.items() for arg in ("--report", f"{fmt}={path}")]
+    result = run_cli(["probe", "--json", "--protocol", "legacy", *reports, "-e", f"ECHO_SECRET={LONG_SECRET}",
+                      "--", *HOSTILE])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(files["json"].read_text()) == result.json
+    assert files["junit"].read_text().startswith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites')
+    assert "mcpprobe_up{" in files["openmetrics"].read_text()
+    assert files["openmetrics"].read_text().endswith("# EOF\n")
+    assert files["html"].read_text().lower().startswith("<!doctype html>")
+    assert "Tools" in files["human"].read_text() and "\x1b" not in files["human"].read_text()
+    for path in files.values():
+        assert LONG_SECRET[:12] not in path.read_text(), path
+    for fmt in ("json", "human", "html"):  # the tool description that carries the secret is in these
+        assert "[redacted]" in files[fmt].read_text(), fmt
+
+
+def test_a_report_file_that_cannot_be_written_is_exit_2_after_the_result(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    result = run_cli(["probe", "--json", "--report", f"junit={blocked}/report.xml", *FULL])
+    assert result.exit_code == 2
+    assert result.json["exitCode"] == 0  # the run's own result, printed before the file was tried
+    assert f"error: --report junit={blocked}/report.xml: cannot write" in result.stderr
+
+
+@pytest.mark.parametrize("value, words", [("junit", "expected FORMAT=FILE"), ("pdf=x.pdf", "'pdf' is not a format"),
+                                          ("junit=", "expected FORMAT=FILE")])
+def test_a_malformed_report_is_a_usage_error_before_anything_starts(tmp_path, value, words):
+    record = tmp_path / "record.jsonl"
+    result = run_cli(["probe", "--report", value, "--env", f"FIXTURE_RECORD={record}", *FULL])
+    assert result.exit_code == 2 and words in result.stderr
+    assert not record.exists()
