@@ -56,6 +56,9 @@ class HttpTarget:
     insecure: bool = False
     # An httpx2.Auth that renews a stored token on 401 (mcpprobe.auth.apply.RenewingBearer), or None.
     auth: Any = field(default=None, compare=False, repr=False)
+    # What a monitor should know of the access token sent (mcpprobe.auth.apply.TokenFacts: when it
+    # expires, whether it can be renewed without a person), never the token; None without one.
+    token: Any = field(default=None, compare=False, repr=False)
 
     def describe(self) -> str:
         return self.url

@@ -8,6 +8,7 @@ fetches it, and follows the redirect to mcpprobe's loopback listener.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import stat
@@ -21,7 +22,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from conftest import PY, ROOT, Result, http_server, run_cli, run_subprocess
+from conftest import PY, ROOT, Result, fixture_http, http_server, run_cli, run_subprocess
 
 from mcpprobe.auth.apply import authorize_target
 from mcpprobe.auth.challenge import parse_www_authenticate
@@ -831,3 +832,45 @@ def test_the_flow_table_names_tests_that_exist() -> None:
     named = set(re.findall(r"`(test_[a-z0-9_]+)`", table))
     here = {name for name in globals() if name.startswith("test_")}
     assert named and named <= here, sorted(named - here)
+
+
+# ----- what a monitor sees of the token -----
+
+
+def _metric(text: str, name: str) -> float | None:
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def test_openmetrics_say_when_the_stored_token_expires_and_whether_it_renews(config_home: Path) -> None:
+    """A stored token from `auth login`: its expiry and its refresh token are known, so a monitor can
+    alert ahead of the 401 instead of after it."""
+    with auth_server("--token-ttl", "3600") as url:
+        assert login(url).exit_code == 0
+        record = stored(url)
+        result = run_cli(["probe", "--format", "openmetrics", "--protocol", "legacy", url])
+    assert result.exit_code == 0, result.stderr
+    assert _metric(result.stdout, "mcpprobe_auth_token_expiry_timestamp_seconds") == round(record.expires_at, 3)
+    assert _metric(result.stdout, "mcpprobe_auth_token_renewable") == 1
+    assert record.access_token not in result.stdout
+
+
+def _jwt(claims: dict[str, Any]) -> str:
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}.c2lnbmF0dXJl"
+
+
+@pytest.mark.parametrize("token, expiry", [(_jwt({"sub": "ci", "exp": 1893456000}), 1893456000),
+                                           (_jwt({"sub": "ci"}), None), ("opaque-token-value", None)])
+def test_a_given_tokens_expiry_is_read_from_its_jwt_claims(token: str, expiry: float | None) -> None:
+    """--bearer-env: mcpprobe cannot renew such a token; its expiry is known when it is a JWT."""
+    with fixture_http("full") as url:
+        result = run_cli(["probe", "--format", "openmetrics", "--bearer-env", "CI_TOKEN", url],
+                         env={"CI_TOKEN": token})
+    assert result.exit_code == 0, result.stderr
+    assert _metric(result.stdout, "mcpprobe_auth_token_expiry_timestamp_seconds") == expiry
+    assert _metric(result.stdout, "mcpprobe_auth_token_renewable") == 0

@@ -26,6 +26,7 @@ one the refusal gets the diagnosis and exit 7, as before).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -217,6 +218,55 @@ def renewable(record: TokenRecord, credential: str | None) -> bool:
     return record.refreshable() or (record.grant == "client_credentials" and bool(credential))
 
 
+@dataclass(frozen=True)
+class TokenFacts:
+    """What a monitor should know of the access token a probe sent; never the token itself.
+
+    `expires_at` (seconds since the epoch) comes from the stored token's record, or, for a token
+    given as it is (--bearer-env, an Authorization header), from its `exp` claim when it is a JWT
+    (read, not verified: only the server can verify it); None when it cannot be known."""
+
+    expires_at: float | None
+    renewable: bool  # a new one without a person: a refresh token, or client credentials
+    source: str  # where it came from: stored, refreshed, client-credentials, bearer-env, header
+
+
+def jwt_expiry(token: str) -> float | None:
+    """The `exp` claim of a JWT (RFC 7519 4.1.4), unverified; None for any other token."""
+    import base64
+    import binascii
+    import json
+    import math
+
+    parts = token.split(".")
+    if len(parts) != 3 or len(parts[1]) > 8192:
+        return None
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, binascii.Error, RecursionError):
+        return None
+    exp = claims.get("exp") if isinstance(claims, dict) else None
+    if isinstance(exp, bool) or not isinstance(exp, int | float) or not math.isfinite(exp):
+        return None
+    return float(exp)
+
+
+def token_facts(resolved: Resolved, auth: AuthSettings, headers: tuple[tuple[str, str], ...] = ()) -> TokenFacts | None:
+    """The facts of the token a target will send, from how it was found (and its headers, for a
+    token given as an Authorization header); None when it sends none."""
+    if resolved.record is not None and resolved.token is not None:
+        return TokenFacts(resolved.record.expires_at,
+                          renewable(resolved.record, auth.client_secret() or auth.client_key()), resolved.source)
+    token = resolved.token
+    if token is None and resolved.source == "header":
+        value = next((v for k, v in headers if k.lower() == "authorization"), "")
+        scheme, _, rest = value.partition(" ")
+        token = rest.strip() if scheme.lower() in ("bearer", "dpop") else None
+    if not token:
+        return None
+    return TokenFacts(jwt_expiry(token), False, resolved.source)
+
+
 def with_bearer(target: Any, token: str) -> Any:
     return dataclasses.replace(target, headers=(*target.headers, ("Authorization", f"Bearer {token}")))
 
@@ -238,6 +288,7 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) 
     has_header = any(name.lower() == "authorization" for name, _ in target.headers)
     resolved = anyio.run(lambda: resolve_token(target.url, auth, timeout=timeout, insecure=target.insecure,
                                                has_authorization_header=has_header))
+    target = dataclasses.replace(target, token=token_facts(resolved, auth, target.headers))
     if resolved.token is None:
         return target, resolved
     target = with_bearer(target, resolved.token)

@@ -10,6 +10,7 @@ deadline is answered 503.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -257,7 +258,7 @@ class Exporter:
     async def _authorized(self, entry: Any, target: Any, timeout: float) -> tuple[Any, list[str]]:
         """The entry's auth keys (bearerEnv, clientId, clientSecretEnv, scope; docs/auth.md), as
         `probe -s NAME` applies them, without a browser: a daemon has nobody to log in."""
-        from mcpprobe.auth.apply import resolve_token, with_bearer
+        from mcpprobe.auth.apply import resolve_token, token_facts, with_bearer
         from mcpprobe.auth.options import AuthSettings
         from mcpprobe.target import HttpTarget
 
@@ -269,6 +270,7 @@ class Exporter:
         resolved = await resolve_token(target.url, auth, timeout=timeout, insecure=target.insecure,
                                        has_authorization_header=has_header)
         secrets = [*auth.secrets(), *([resolved.token] if resolved.token else [])]
+        target = dataclasses.replace(target, token=token_facts(resolved, auth, target.headers))
         return (with_bearer(target, resolved.token) if resolved.token else target), secrets
 
     def _add_secrets(self, secrets: list[str]) -> None:

@@ -31,6 +31,9 @@ FAMILIES = (
     ("mcpprobe_breaking_changes", "breaking changes since the baseline (with --baseline)"),
     ("mcpprobe_server_info", "what the server said about itself, as labels; always 1"),
     ("mcpprobe_last_run_timestamp_seconds", "when this probe finished, in seconds since the epoch"),
+    ("mcpprobe_auth_token_expiry_timestamp_seconds",
+     "when the access token sent expires, in seconds since the epoch (when known)"),
+    ("mcpprobe_auth_token_renewable", "1 when mcpprobe can renew the token sent without a person, else 0"),
 )
 
 
@@ -123,6 +126,11 @@ def _samples(name: str, report: Any, now: float) -> list[tuple[dict[str, str], f
                   "transport": snapshot.transport}, 1)]
     if name == "mcpprobe_last_run_timestamp_seconds":
         return [(server, round(now, 3))]
+    token = getattr(report.member.target, "token", None)
+    if name == "mcpprobe_auth_token_expiry_timestamp_seconds":
+        return [] if token is None or token.expires_at is None else [(server, round(token.expires_at, 3))]
+    if name == "mcpprobe_auth_token_renewable":
+        return [] if token is None else [(server, int(token.renewable))]
     raise KeyError(name)
 
 
