@@ -15,9 +15,6 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, overload
 
-import anyio
-import anyio.lowlevel
-
 from mcpprobe import schema
 from mcpprobe.capabilities import missing_for
 from mcpprobe.errors import (
@@ -35,6 +32,7 @@ from mcpprobe.kinds import KINDS, LIST_KINDS, Kind, identity
 from mcpprobe.redact import active
 from mcpprobe.sanitize import findings_for, json_dumps, plain, visible
 from mcpprobe.session import Session, Timing
+from mcpprobe.wire.jsonrpc import Call
 
 
 @dataclass
@@ -177,35 +175,48 @@ async def list_kind(session: Session, kind: str) -> Listing:
         listing.findings.append(Finding(
             "not-declared", f"the server did not declare '{missing}'; {method} was not sent", kind=kind))
         return listing
-    async with anyio.create_task_group() as group:
-        await _pages(session, listing, method, key, group)
+    await _pages(session, listing, method, key)
     return listing
 
 
 class _Fetch:
-    """One page asked for: its result or error, and how long it took, once `done` is set."""
+    """One page asked for: sent at once, its answer awaited later by the same task (no task is
+    spawned, and the event loop turns no more often than for a page asked for and awaited)."""
 
-    __slots__ = ("done", "result", "error", "ms")
+    __slots__ = ("call", "error", "started")
 
     def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.result: dict[str, Any] = {}
+        self.call: Call | None = None
         self.error: ProbeError | None = None
-        self.ms = 0.0
+        self.started = time.perf_counter()
+
+    @classmethod
+    async def send(cls, session: Session, method: str, cursor: str | None) -> _Fetch:
+        fetch = cls()
+        try:
+            fetch.call = await session.send_request(method, {"cursor": cursor} if cursor is not None else None)
+        except ProbeError as exc:  # Refused too: the reader raises it
+            fetch.error = exc
+        return fetch
+
+    async def answer(self) -> tuple[dict[str, Any], ProbeError | None, float]:
+        """The page's result or error, and how long it took since it was sent, in milliseconds."""
+        result: dict[str, Any] = {}
+        error, call, self.call = self.error, self.call, None
+        if call is not None:
+            try:
+                result = await call.result()
+            except ProbeError as exc:
+                error = exc
+        return result, error, (time.perf_counter() - self.started) * 1000
+
+    def abandon(self) -> None:
+        if self.call is not None:
+            self.call.abandon()
+            self.call = None
 
 
-async def _fetch(session: Session, method: str, cursor: str | None, fetch: _Fetch) -> None:
-    started = time.perf_counter()
-    try:
-        fetch.result = await session.request(method, {"cursor": cursor} if cursor is not None else None)
-    except ProbeError as exc:  # Refused too: the reader raises it
-        fetch.error = exc
-    finally:
-        fetch.ms = (time.perf_counter() - started) * 1000
-        fetch.done.set()
-
-
-async def _pages(session: Session, listing: Listing, method: str, key: str, group: Any) -> None:
+async def _pages(session: Session, listing: Listing, method: str, key: str) -> None:
     """Every page in turn, the next one asked for as soon as this one's cursor is known to be
     followed: the server prepares it while this page's items are checked and kept. The requests
     are the ones a page-by-page client sends, in the same order; only sooner."""
@@ -221,18 +232,14 @@ async def _pages(session: Session, listing: Listing, method: str, key: str, grou
             _incomplete(listing, f"stopped at the page cap of {cap} pages (--max-pages); "
                         "the server still offered more", "page-cap", number)
             return
-        if ahead is None:
-            fetch = _Fetch()
-            await _fetch(session, method, cursor, fetch)
-        else:
-            fetch, ahead = ahead, None
-            await fetch.done.wait()
-        if isinstance(fetch.error, Refused):
-            raise fetch.error
-        if fetch.error is not None:
-            _page_failed(listing, fetch.error, number, method, fetch.ms)
+        fetch = ahead if ahead is not None else await _Fetch.send(session, method, cursor)
+        ahead = None
+        result, error, ms = await fetch.answer()
+        if isinstance(error, Refused):
+            raise error
+        if error is not None:
+            _page_failed(listing, error, number, method, ms)
             return
-        result, ms = fetch.result, fetch.ms
         page_items = result.get(key)
         if not isinstance(page_items, list):
             listing.pages.append(Page(number, ms, 0, cursor))
@@ -246,14 +253,17 @@ async def _pages(session: Session, listing: Listing, method: str, key: str, grou
         next_cursor = result.get("nextCursor")
         if (isinstance(next_cursor, str) and next_cursor != "" and next_cursor != cursor
                 and next_cursor not in seen_cursors and number < cap):
-            ahead = _Fetch()
-            group.start_soon(_fetch, session, method, next_cursor, ahead)
-            for _ in range(SEND_TURNS):  # let the request reach the server before the items are checked
-                await anyio.lowlevel.checkpoint()
-        for item in page_items:
-            _accept(session, listing, item, index, seen_ids)
-            index += 1
-        _seal(listing)
+            # Sent before this page's items are checked; awaited at the top of the next turn.
+            ahead = await _Fetch.send(session, method, next_cursor)
+        try:
+            for item in page_items:
+                _accept(session, listing, item, index, seen_ids)
+                index += 1
+            _seal(listing)
+        except BaseException:
+            if ahead is not None:
+                ahead.abandon()
+            raise
         listing.pages.append(Page(number, ms, len(page_items), cursor))
         if next_cursor is None or next_cursor == "":
             listing.state = "complete"
@@ -268,11 +278,6 @@ async def _pages(session: Session, listing: Listing, method: str, key: str, grou
             return
         seen_cursors.add(next_cursor)
         cursor = next_cursor
-
-
-# Event-loop turns the page reader yields after asking for the next page: enough for the request to
-# be written to the transport (the send lock takes one) before the CPU-bound check of the items.
-SEND_TURNS = 2
 
 
 def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int]) -> None:

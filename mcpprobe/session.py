@@ -43,7 +43,7 @@ from mcpprobe.target import (
 )
 from mcpprobe.versions import sdk_version
 from mcpprobe.wire.base import ServerStream, server_stream
-from mcpprobe.wire.jsonrpc import MAX_SERVER_REQUESTS, Connection, Tracer
+from mcpprobe.wire.jsonrpc import MAX_SERVER_REQUESTS, Call, Connection, Tracer
 
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
@@ -143,13 +143,25 @@ class Session:
         reset_on_progress: bool = False,
     ) -> dict[str, Any]:
         """Send `method` if the server declared what it needs (or --force), with the era's envelope."""
+        call = await self.send_request(method, params, timeout=timeout, reset_on_progress=reset_on_progress)
+        return await call.result()
+
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        reset_on_progress: bool = False,
+    ) -> Call:
+        """`request` in two halves: this sends it; the call's `result()` waits for the answer."""
         missing = self.check(method)
         if missing is not None:
             self.findings.append(Finding(
                 "forced", f"{method} was sent with --force although '{missing}' is not declared",
                 kind=_kind_of(method), detail={"method": method, "missing": missing}))
         params, headers = self.era.envelope(self.snapshot, method, params)
-        return await self.conn.request(
+        return await self.conn.send_request(
             method, params, timeout=timeout or self.settings.timeout, headers=headers,
             reset_on_progress=reset_on_progress,
         )

@@ -49,6 +49,55 @@ class _Pending:
     error: ProbeError | None = None
 
 
+class Call:
+    """A request sent, its answer awaited with `result()` (see `Connection.send_request`)."""
+
+    __slots__ = ("_conn", "_id", "_pending", "_timeout", "_cancellable")
+
+    def __init__(self, conn: Connection, request_id: int, pending: _Pending, timeout: float,
+                 cancellable: bool) -> None:
+        self._conn, self._id, self._pending = conn, request_id, pending
+        self._timeout, self._cancellable = timeout, cancellable
+
+    async def result(self) -> dict[str, Any]:
+        """The answer's result object; a ProbeError for anything else, RequestTimeout once the
+        request's deadline (which progress may extend) has passed."""
+        conn, pending, request_id = self._conn, self._pending, self._id
+        try:
+            while not pending.done.is_set():
+                remaining = pending.deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                with anyio.move_on_after(remaining):
+                    await pending.done.wait()
+            if not pending.done.is_set():
+                await self.given_up("timed out", shielded=False)
+                raise RequestTimeout(f"{pending.method}: no answer within {seconds(self._timeout)} s",
+                                     detail={"method": pending.method, "timeout": self._timeout})
+        except anyio.get_cancelled_exc_class():
+            await self.given_up("cancelled by the user")
+            raise
+        finally:
+            conn._pending.pop(request_id, None)
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    def abandon(self) -> None:
+        """Stop waiting without a word to the server (the caller is leaving on an error of its
+        own); a late answer is then expected, not a violation."""
+        self._conn._abandoned.add(self._id)
+        self._conn._pending.pop(self._id, None)
+
+    async def given_up(self, reason: str, *, shielded: bool = True) -> None:
+        conn = self._conn
+        conn._abandoned.add(self._id)
+        conn._pending.pop(self._id, None)
+        if self._cancellable and conn.closed_error is None:
+            with anyio.CancelScope(shield=shielded):
+                await conn._cancel_quietly(self._id, reason)
+
+
 class _OwnTasks:
     """The connection's task group (transport readers, HTTP requests, answers to the server),
     whose tasks only the connection's shutdown ends. A caller being cancelled (Ctrl-C, SIGTERM)
@@ -166,6 +215,24 @@ class Connection:
         stdin, or an HTTP endpoint that never answers the POST, costs `timeout` and no more. After a
         timeout the `notifications/cancelled` gets CANCEL_NOTICE_SECONDS at most.
         """
+        call = await self.send_request(method, params, timeout=timeout, headers=headers,
+                                       reset_on_progress=reset_on_progress, cancellable=cancellable)
+        return await call.result()
+
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float,
+        headers: dict[str, str] | None = None,
+        reset_on_progress: bool = False,
+        cancellable: bool = True,
+    ) -> Call:
+        """The first half of `request`: send it, and return the call whose `result()` waits for the
+        answer, under the same deadline. The caller may work meanwhile (a page reader checks this
+        page's items while the server prepares the next one), in the same task, with no task
+        spawned and no extra turn of the event loop; it must then await `result()` (or `abandon()`)."""
         if self.closed_error is not None:
             raise self.closed_error
         request_id = next(self._ids)
@@ -177,34 +244,18 @@ class Connection:
             meta = (params or {}).get("_meta") or {}
             pending.progress_token = meta.get("progressToken")
         self._pending[request_id] = pending
+        call = Call(self, request_id, pending, timeout, cancellable)
         try:
             self._trace("send", message)
             with anyio.move_on_after(timeout):
                 await self.transport.send(message, headers)
-            while not pending.done.is_set():
-                remaining = pending.deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                with anyio.move_on_after(remaining):
-                    await pending.done.wait()
-            if not pending.done.is_set():
-                self._abandoned.add(request_id)
-                if cancellable and self.closed_error is None:
-                    await self._cancel_quietly(request_id, "timed out")
-                raise RequestTimeout(
-                    f"{method}: no answer within {seconds(timeout)} s", detail={"method": method, "timeout": timeout}
-                )
         except anyio.get_cancelled_exc_class():
-            self._abandoned.add(request_id)
-            if cancellable and self.closed_error is None:
-                with anyio.CancelScope(shield=True):
-                    await self._cancel_quietly(request_id, "cancelled by the user")
+            await call.given_up("cancelled by the user")
             raise
-        finally:
+        except BaseException:
             self._pending.pop(request_id, None)
-        if pending.error is not None:
-            raise pending.error
-        return pending.result
+            raise
+        return call
 
     async def _cancel_quietly(self, request_id: Any, reason: str) -> None:
         with contextlib.suppress(ProbeError):
@@ -387,4 +438,4 @@ def _rpc_error(method: str, error: Any) -> ProbeError:
     return RpcError(error["code"], message, error.get("data"), method=method)
 
 
-__all__ = ["Connection", "Anomaly", "ConnectionFailed"]
+__all__ = ["Connection", "Call", "Anomaly", "ConnectionFailed"]

@@ -77,7 +77,7 @@ class StdioTransport:
         self._process: Any = None
         self._pgid: int | None = None
         self._sink: Sink | None = None
-        self._send_lock = anyio.Lock()
+        self._send_lock = anyio.Lock(fast_acquire=True)  # no turn of the event loop when uncontended
         self._closing = False
         self._eof_at: float | None = None
         self._marker = orphans.new_marker()
