@@ -256,8 +256,9 @@ async def _pages(session: Session, listing: Listing, method: str, key: str) -> N
             # Sent before this page's items are checked; awaited at the top of the next turn.
             ahead = await _Fetch.send(session, method, next_cursor)
         try:
+            valid = schema.fast_check(kind, modern=session.modern)
             for item in page_items:
-                _accept(session, listing, item, index, seen_ids)
+                _accept(session, listing, item, index, seen_ids, valid)
                 index += 1
             _seal(listing)
         except BaseException:
@@ -280,9 +281,10 @@ async def _pages(session: Session, listing: Listing, method: str, key: str) -> N
         cursor = next_cursor
 
 
-def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int]) -> None:
+def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int],
+            valid: schema.Check) -> None:
     kind = listing.kind
-    errors = schema.item_errors(kind, item, modern=session.modern)
+    errors = [] if valid(item) else schema.item_errors(kind, item, modern=session.modern)
     ident = identity(kind, item)
     if errors:
         label = f"item {index}" + (f" ({ident})" if ident else "")
