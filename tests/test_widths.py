@@ -248,3 +248,31 @@ def test_a_long_list_too_narrow_for_columns_is_shown_as_blocks(monkeypatch: pyte
     assert "tool_0000" in lines and "tool_0299" in lines
     assert all(len(line) <= 30 and line == line.rstrip() for line in lines)
     assert any(line.startswith("  description    Tool 0000") for line in lines)
+
+
+@pytest.mark.parametrize("secret", [None, "hunter2-secret"])
+def test_a_long_list_cells_are_the_small_tables_cells(secret: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain rows build a page's cells column by column, with a shortcut when a column is all
+    printable ASCII within its limit; each cell must still be what the small table shows for it:
+    inert, masked, cut at the same limit, empty for a missing or null field."""
+    from mcpprobe import redact
+
+    if secret is not None:
+        monkeypatch.setattr(redact, "_active", redact.Redactor([secret]))
+    odd = [{"name": "esc\x1b[31mred", "title": None, "description": "tab\there"},
+           {"name": 42, "title": "x" * 41, "description": "d" * 81},
+           {"name": "bidi\u202eevil", "title": ["not", "text"], "description": "has hunter2-secret in it"},
+           {"name": "line\nbreak", "description": "", "inputSchema": {"required": ["a\x07", 3]},
+            "annotations": {"destructiveHint": True}}]
+    plain = [{"name": f"tool_{n}", "title": f"title {n}", "description": f"described {n}",
+              "inputSchema": {"required": ["q", "limit"]}} for n in range(5)]
+    long_title = {"name": "long", "title": "x" * 41, "description": "d" * 81}  # printable, over the limit
+    masked = {"name": "masked", "description": "has hunter2-secret in it"}  # printable, a secret
+    pages = [plain, [*plain, long_title], [masked, *plain], odd + plain, [{"name": "only"}]]
+    cells = human._column_cells("tools", pages)
+    items = [item for page in pages for item in page]
+    assert cells == [[fn(item) for item in items] for _, fn in human.COLUMNS["tools"]]
+    if secret is not None:
+        assert not any(secret in cell for column in cells for cell in column)
+    for kind in ("resources", "templates", "prompts", "tasks"):
+        assert human._column_cells(kind, pages) == [[fn(item) for item in items] for _, fn in human.COLUMNS[kind]]
