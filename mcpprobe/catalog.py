@@ -256,10 +256,8 @@ async def _pages(session: Session, listing: Listing, method: str, key: str) -> N
             # Sent before this page's items are checked; awaited at the top of the next turn.
             ahead = await _Fetch.send(session, method, next_cursor)
         try:
-            valid = schema.fast_check(kind, modern=session.modern)
-            for item in page_items:
-                _accept(session, listing, item, index, seen_ids, valid)
-                index += 1
+            _accept_page(session, listing, page_items, index, seen_ids)
+            index += len(page_items)
             _seal(listing)
         except BaseException:
             if ahead is not None:
@@ -281,10 +279,29 @@ async def _pages(session: Session, listing: Listing, method: str, key: str) -> N
         cursor = next_cursor
 
 
-def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int],
-            valid: schema.Check) -> None:
+def _accept_page(session: Session, listing: Listing, page_items: list[Any], start: int,
+                 seen_ids: dict[str, int]) -> None:
+    """`_accept` for each item of a page, with the common case inline: an item the fast schema
+    check passes, whose identity is new, is kept with no call beyond that check."""
+    valid = schema.fast_check(listing.kind, modern=session.modern)
+    key = LIST_KINDS[listing.kind].identity
+    kept = listing.items
+    for index, item in enumerate(page_items, start):
+        if not valid(item):
+            _accept(session, listing, item, index, seen_ids)
+            continue
+        ident = item.get(key)  # a valid item is an object
+        if isinstance(ident, str):
+            if ident in seen_ids:
+                _accept(session, listing, item, index, seen_ids)  # reports the duplicate, keeps it
+                continue
+            seen_ids[ident] = index
+        kept.append(item)
+
+
+def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int]) -> None:
     kind = listing.kind
-    errors = [] if valid(item) else schema.item_errors(kind, item, modern=session.modern)
+    errors = schema.item_errors(kind, item, modern=session.modern)
     ident = identity(kind, item)
     if errors:
         label = f"item {index}" + (f" ({ident})" if ident else "")
