@@ -116,6 +116,14 @@ def test_server_stderr_tail_on_failure():
     assert "last " in result.stderr and "server's stderr" in result.stderr
 
 
+def test_one_stderr_line_is_called_one_line():
+    """A server that said one thing on stderr: "last line", not "last 1 lines"."""
+    result = run_subprocess(["list", "tools", "--", PY, str(FIXTURE), "exit-mid-list"])
+    assert result.exit_code == 4
+    assert "last line of the server's stderr:\n  | fixture: crashing mid-list" in result.stderr
+    assert "last 1 lines" not in result.stderr
+
+
 def test_server_stderr_live():
     result = run_subprocess(["probe", "--server-stderr", "live", "--", PY, str(FIXTURE), "crash-on-initialize"])
     assert result.exit_code == 4

@@ -264,7 +264,9 @@ def _server(page: _Page, index: int, report: Any) -> list[str]:
     if _negotiated(outcome):
         out.extend(_catalog(page, outcome))
     if outcome.stderr_tail:
-        out.append(f"<h3>Last {len(outcome.stderr_tail)} lines of the server's stderr</h3>")
+        lines = len(outcome.stderr_tail)
+        out.append("<h3>Last line of the server's stderr</h3>" if lines == 1
+                   else f"<h3>Last {lines} lines of the server's stderr</h3>")
         out.append(f"<pre>{page.text(chr(10).join(outcome.stderr_tail), 8000, multiline=True)}</pre>")
     out.append("</section>")
     return out

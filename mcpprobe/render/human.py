@@ -432,10 +432,20 @@ def render_error(err: Console, outcome: Outcome) -> None:
     err.print(Text("error: ", style="bold red") + Text(visible(outcome.error.message)))
     if outcome.error.detail.get("hint"):
         err.print(Text("hint: ", style="bold") + Text(visible(str(outcome.error.detail["hint"]))))
-    if outcome.stderr_tail:
-        err.print(Text(f"last {len(outcome.stderr_tail)} lines of the server's stderr:", style="dim"))
-        for line in outcome.stderr_tail:
-            err.print(Text("  | " + visible(line)))
+    render_stderr_tail(err, outcome.stderr_tail)
+
+
+def stderr_heading(lines: int) -> str:
+    """What comes before the last lines of a stdio server's stderr ("last line" for one)."""
+    return "last line of the server's stderr" if lines == 1 else f"last {lines} lines of the server's stderr"
+
+
+def render_stderr_tail(err: Console, tail: list[str]) -> None:
+    if not tail:
+        return
+    err.print(Text(stderr_heading(len(tail)) + ":", style="dim"))
+    for line in tail:
+        err.print(Text("  | " + visible(line)))
 
 
 def render_outcome(out: Console, err: Console, outcome: Outcome) -> None:
@@ -447,7 +457,5 @@ def render_outcome(out: Console, err: Console, outcome: Outcome) -> None:
     render_findings(out, outcome.all_findings())
     render_timings(out, outcome)
     render_error(err, outcome)
-    if outcome.error is None and outcome.stderr_tail:
-        err.print(Text(f"last {len(outcome.stderr_tail)} lines of the server's stderr:", style="dim"))
-        for line in outcome.stderr_tail:
-            err.print(Text("  | " + visible(line)))
+    if outcome.error is None:
+        render_stderr_tail(err, outcome.stderr_tail)

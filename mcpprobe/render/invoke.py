@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from mcpprobe.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
-from mcpprobe.render.human import render_error, render_findings, safe
+from mcpprobe.render.human import render_error, render_findings, render_stderr_tail, safe
 from mcpprobe.sanitize import json_dumps, visible
 from mcpprobe.saving import decode_b64
 
@@ -186,10 +186,8 @@ def _tail(err: Console, outcome: InvokeOutcome) -> None:
     findings = [f for f in outcome.all_findings() if not (outcome.error and f.message == outcome.error.message)]
     render_findings(err, findings)
     render_error(err, outcome)
-    if outcome.error is None and outcome.stderr_tail:
-        err.print(Text(f"last {len(outcome.stderr_tail)} lines of the server's stderr:", style="dim"))
-        for line in outcome.stderr_tail:
-            err.print(Text("  | " + visible(line)))
+    if outcome.error is None:
+        render_stderr_tail(err, outcome.stderr_tail)
     if outcome.timings:
         err.print(_timing_line(outcome))
 
