@@ -19,6 +19,7 @@ import pytest
 from rich.cells import cell_len
 
 from mcpprobe.catalog import Listing, Page
+from mcpprobe.errors import ConnectionFailed
 from mcpprobe.findings import Finding
 from mcpprobe.fleet import Member, Report
 from mcpprobe.operations import Outcome
@@ -113,6 +114,27 @@ def _render(width: int, monkeypatch: pytest.MonkeyPatch, what: str) -> str:
     else:
         render_fleet(console, fleet_reports())
     return out.getvalue()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_fleet_hint_wraps_under_itself(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hint of a server that ended before the handshake continues under its first word."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    snapshot = Snapshot(transport="stdio", target="broken", client_info={}, client_capabilities={})
+    hint = ("the server ended before the handshake; it gets only a minimal environment (PATH, HOME, "
+            "locale, ...): pass what it needs with -e KEY=VALUE, or all of mcpprobe's with --inherit-env")
+    outcome = Outcome("probe", snapshot=snapshot,
+                      error=ConnectionFailed("the server process ended (exit status 1)", detail={"hint": hint}))
+    member = Member("broken", build_target(None, ["broken"]), Settings())
+    out = io.StringIO()
+    render_fleet(make_console(out), [Report(member, outcome, elapsed=0.1)])
+    lines = out.getvalue().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  hint: "))
+    rest = lines[start + 1:lines.index("", start)]
+    assert rest, "the hint fits on one line: make it longer"
+    assert all(line.startswith(" " * len("  hint: ")) for line in rest), lines[start:]
+    assert " ".join(line.strip() for line in lines[start:start + 1 + len(rest)]) == f"hint: {hint}"
+    assert max(cell_len(line) for line in lines) <= width
 
 
 @pytest.mark.parametrize("what", ["probe", "fleet"])

@@ -36,6 +36,17 @@ def _result(code: ExitCode, report: Any = None) -> Text:
     return Text(f"{code.name.lower()} ({int(code)})", style="bold red" if code != ExitCode.FINDINGS else "red")
 
 
+def _hint(text: str) -> Any:
+    """`  hint: ` and the hint, which wraps under itself, never back to the left margin."""
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(Text("  hint:", style="bold"), Text(text))
+    return grid
+
+
 def render_fleet(out: Console, reports: list[Any]) -> None:
     """One row per server, then each server's errors and warnings."""
     columns = [Column(name, identifier=True) for name in ("server", "result", "protocol", *KINDS, "errors",
@@ -64,7 +75,7 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
             out.print(finding_block(finding, count))
         error = report.outcome.error
         if error is not None and error.detail.get("hint"):
-            out.print(Text("  hint: ", style="bold") + Text(safe(str(error.detail["hint"]))))
+            out.print(_hint(safe(str(error.detail["hint"]))))
         if report.snapshot_error:
             out.print(Text(f"  snapshot {report.snapshot_error}", style="bold red"))
     skipped = sum(1 for r in reports if r.member.skipped is not None)
