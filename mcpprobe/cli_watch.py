@@ -107,7 +107,7 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_
 @click.option("--no-reconnect", is_flag=True,
               help="Exit (code 4) when the connection drops, instead of reconnecting with backoff.")
 @click.option("--duration", type=float, default=None, metavar="SECONDS", callback=_positive,
-              help="Stop after SECONDS (exit 0).")
+              help="Stop after watching for SECONDS (exit 0), counted from the end of the first listing.")
 @click.option("--count", type=int, default=None, metavar="N", callback=_positive,
               help="Stop after N events (not counting snapshot, notice, subscribed, call and end events).")
 @click.option("--exit-on-change", is_flag=True,

@@ -161,6 +161,18 @@ def test_a_token_that_expires_during_a_watch_ends_it_with_exit_7() -> None:
     assert of(events, "end")[0]["exitCode"] == 7
 
 
+def test_duration_counts_from_the_first_listing_not_from_the_start() -> None:
+    """A server that takes longer to start than --duration is still watched, for --duration."""
+    boot = f"import os, sys, time; time.sleep(2); os.execv(sys.executable, [sys.executable, {SERVER!r}])"
+    started = time.monotonic()
+    code, events, err = run_watch(["--duration", "1", "--protocol", "legacy", "--env=WATCH_SCENARIO=nopromise",
+                                   "--", PY, "-c", boot])
+    assert code == 0, err
+    assert [e["count"] for e in of(events, "snapshot", "tools")] == [2]
+    assert of(events, "end")[0]["reason"] == "duration"
+    assert time.monotonic() - started >= 3  # the boot, then a whole second of watching
+
+
 def test_a_storm_is_coalesced(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
     # How fast a storm is taken is measured by bench/run.py's storm case, not here.

@@ -72,9 +72,7 @@ class Watcher:
         events = self.events
         with anyio.CancelScope() as scope:
             events.scope = scope
-            if self.options.duration is not None:
-                scope.deadline = anyio.current_time() + self.options.duration
-            await self._connect_loop()
+            await self._connect_loop()  # --duration runs from the end of the first listing
         if not events.stopped:
             events.stop("duration" if scope.cancelled_caught else "ended", ExitCode.OK)
         result = events.result
@@ -204,6 +202,10 @@ class Watcher:
         elif (stream := session.server_stream) is not None:
             await self._open_server_stream(link, session, stream, group, guarded)
         await self.lists.initial(link, session, tuple(k for k in kinds if k not in listed), reconnected)
+        if not reconnected and opts.duration is not None and self.events.scope is not None:
+            # Watching starts now: a server slow to start (npx fetching a package) is still watched
+            # for the whole --duration; connecting and listing have their own timeouts.
+            self.events.scope.deadline = anyio.current_time() + opts.duration
         self.lists.say_promises(link)
         if opts.subscribe and not link.era.listens and kinds["resources"].declared:
             await subscriptions.subscribe_legacy(link, session, subscriptions.in_catalog(reconnected))
