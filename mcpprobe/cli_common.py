@@ -131,7 +131,11 @@ def confirmation_hooks(err: Console, as_json: bool, stdin_taken: bool = False,
             render_preview(err, tool_item, arguments, how, server)
 
     def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
-        return click.confirm(confirm_question(tool_item), default=False, err=True)
+        try:
+            return click.confirm(confirm_question(tool_item), default=False, err=True)
+        except click.Abort:  # end of input (Ctrl-D): what follows starts on a line of its own
+            click.echo(err=True)
+            raise
 
     interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr) and not stdin_taken
     return preview, ask if interactive else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -303,8 +304,9 @@ def test_confirmation_decision():
 
 
 def run_on_terminal(argv: list[str], answer: str | None, timeout: float = 30,
-                    env: dict[str, str] | None = None) -> tuple[int, str]:
-    """Run `argv` with stdin, stdout and stderr on a pseudo-terminal; type `answer` at the question."""
+                    env: dict[str, str] | None = None, enter: str = "\r") -> tuple[int, str]:
+    """Run `argv` with stdin, stdout and stderr on a pseudo-terminal; type `answer` (then `enter`) at
+    the question."""
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover - the child
         os.chdir(ROOT)
@@ -324,7 +326,7 @@ def run_on_terminal(argv: list[str], answer: str | None, timeout: float = 30,
                 break
             output += chunk
             if answer is not None and b"Call it?" in output:
-                os.write(fd, answer.encode() + b"\r")
+                os.write(fd, (answer + enter).encode())
                 answer = None
     finally:
         os.close(fd)
@@ -346,6 +348,18 @@ def test_terminal_asks_before_a_tool_not_marked_read_only(tmp_path, answer, code
     else:
         assert "Would delete everything" in output
         assert "tools/call" in recorded(record)
+
+
+def test_end_of_input_at_the_question_is_no_and_ends_its_line(tmp_path):
+    record = tmp_path / "record.jsonl"
+    status, output = run_on_terminal(
+        [*RUNNER, "call", "delete_everything", *recording(record), *sdk_cmd()], "\x04", enter="")  # Ctrl-D
+    assert status == 3, output
+    assert "tools/call" not in recorded(record)
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", output).splitlines()
+    question = next(line for line in lines if "Call it? [y/N]" in line)
+    assert "not confirmed" not in question, output  # the error is not glued to the question
+    assert any(line.startswith("error: ") and "not confirmed" in line for line in lines), output
 
 
 def interrupt_slow_call(record, *extra: str) -> tuple[subprocess.Popen, str, str]:
