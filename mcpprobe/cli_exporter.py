@@ -42,7 +42,7 @@ def exporter_command(ctx: click.Context, config_files: tuple[str, ...], exporter
       mcpprobe exporter --listen-address 0.0.0.0:9745 --web-config web.yml
     """
     from mcpprobe.errors import UsageProblem
-    from mcpprobe.exporter.settings import is_loopback, load_web_config, parse_listen
+    from mcpprobe.exporter.settings import INSTALL_EXTRA, is_loopback, load_web_config, parse_listen
 
     def say(message: str) -> None:
         if verbose:
@@ -53,8 +53,7 @@ def exporter_command(ctx: click.Context, config_files: tuple[str, ...], exporter
     try:
         import prometheus_client  # noqa: F401
     except ImportError:
-        raise click.UsageError("the exporter needs the prometheus_client package: pip install 'mcpprobe[exporter]'"
-                               ) from None
+        raise click.UsageError(f"the exporter needs the prometheus_client package: {INSTALL_EXTRA}") from None
     try:
         host, port = parse_listen(listen_address)
         web = load_web_config(web_config)

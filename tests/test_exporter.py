@@ -113,6 +113,15 @@ def _wait(predicate: Any, seconds: float = 30, step: float = 0.1) -> Any:
 # ----- what a scrape may start -----
 
 
+def test_without_prometheus_client_it_says_how_to_install_the_extra() -> None:
+    """mcpprobe is on no package index: `pip install 'mcpprobe[exporter]'` is not the way."""
+    code = "import sys\nsys.modules['prometheus_client'] = None\nfrom mcpprobe.cli import main\nmain()\n"
+    done = subprocess.run([PY, "-c", code, "exporter"], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "pip install '.[exporter]'" in done.stderr and "pip install prometheus_client" in done.stderr
+    assert "'mcpprobe[exporter]'" not in done.stderr
+
+
 def test_unknown_targets_urls_and_commands_start_nothing(tmp_path: Path) -> None:
     marker = str(tmp_path / f"started-{uuid.uuid4().hex[:8]}")
     with exporter(tmp_path, {"full": _server("full", marker=marker)}) as url:

@@ -15,6 +15,10 @@ from mcpprobe.catalog import KINDS
 from mcpprobe.errors import UsageProblem
 
 CHECKS = ("probe", "list", "call")
+# mcpprobe is installed from a clone (it is on no package index), so `pip install 'mcpprobe[exporter]'`
+# would fetch someone else's package, or nothing.
+INSTALL_EXTRA = ("install mcpprobe with its exporter extra (in its source directory: pip install '.[exporter]'), "
+                 "or pip install prometheus_client bcrypt")
 MODULE_KEYS = {"check", "kind", "tool", "arguments", "expect", "baseline", "protocol", "timeout", "max_pages",
                "min_interval"}
 TOP_KEYS = {"modules", "min_interval", "concurrency", "per_target_concurrency", "timeout", "timeout_margin"}
@@ -203,8 +207,7 @@ def load_web_config(path: str | None) -> WebConfig:
         try:
             import bcrypt  # noqa: F401
         except ImportError:
-            raise ExporterConfigError("basic_auth_users needs the bcrypt package: pip install 'mcpprobe[exporter]'"
-                                      ) from None
+            raise ExporterConfigError(f"basic_auth_users needs the bcrypt package: {INSTALL_EXTRA}") from None
     return WebConfig(cert, key, tuple(pairs))
 
 
