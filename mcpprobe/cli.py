@@ -13,7 +13,7 @@ import contextlib
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
@@ -173,7 +173,29 @@ def main() -> None:
         sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
 
     guard_standard_streams()
-    cli.main(prog_name="mcpprobe", standalone_mode=True)
+    try:
+        cli.main(prog_name="mcpprobe", standalone_mode=True)
+    except SystemExit as done:
+        raise SystemExit(_output_checked(done.code)) from None
+
+
+def _output_checked(code: Any) -> Any:
+    """stdout that could not be written (a full disk) is an error, exit 2, once the work is done,
+    as for an output file named on the command line; not a bug in mcpprobe (mcpprobe.streams)."""
+    from mcpprobe.streams import write_error
+
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()  # what is still buffered fails now, not in the interpreter's exit
+    error = write_error()
+    if error is None or not (code is None or isinstance(code, int)):
+        return code
+    from mcpprobe.exitcodes import ExitCode, worst
+
+    sys.stderr.write(f"error: cannot write to stdout: {error.strerror or error}; the output is incomplete\n")
+    try:
+        return int(worst([ExitCode(code or 0), ExitCode.USAGE]))
+    except ValueError:  # not one of mcpprobe's codes
+        return code
 
 
 if __name__ == "__main__":

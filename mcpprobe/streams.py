@@ -5,6 +5,8 @@ the next write fails with EPIPE. That must change nothing about the run: what mc
 say is dropped, the work goes on, and the exit code is the one the run earns, the same as unpiped.
 So `main` wraps both standard streams once, before anything is printed, and no other code handles
 BrokenPipeError for them. `watch` asks `reader_gone()` to stop when its output is no longer read.
+A write that fails otherwise (stdout on a full disk) drops the rest the same way; the command then
+says so and exits 2, as for an output file that cannot be written (`write_error`).
 
 Standard library only: loaded by every start, `--help` included.
 """
@@ -25,6 +27,14 @@ class _Pipe:
     def __init__(self, fileno: int | None) -> None:
         self.fileno = fileno
         self.gone = False
+        self.error: OSError | None = None  # a write that failed otherwise (a full disk): said at the end
+
+    def failed(self, exc: OSError) -> None:
+        """A write failed for another reason than a reader that went away: the rest is dropped
+        likewise, and the command says why once its work is done (`write_error`)."""
+        if self.error is None:
+            self.error = exc
+        self.close()
 
     def close(self) -> None:
         """Point the descriptor at /dev/null, so that data still buffered (flushed at exit by the
@@ -51,6 +61,8 @@ class _GuardedBinary:
                 return int(self._raw.write(data))
             except BrokenPipeError:
                 self._pipe.close()
+            except OSError as exc:
+                self._pipe.failed(exc)
         return len(data)
 
     def flush(self) -> None:
@@ -59,6 +71,8 @@ class _GuardedBinary:
                 self._raw.flush()
             except BrokenPipeError:
                 self._pipe.close()
+            except OSError as exc:
+                self._pipe.failed(exc)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._raw, name)
@@ -87,6 +101,8 @@ class GuardedStream:
                 return int(self._stream.write(text))
             except BrokenPipeError:
                 self._pipe.close()
+            except OSError as exc:
+                self._pipe.failed(exc)
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -99,6 +115,8 @@ class GuardedStream:
                 self._stream.flush()
             except BrokenPipeError:
                 self._pipe.close()
+            except OSError as exc:
+                self._pipe.failed(exc)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -129,6 +147,16 @@ def pipe_closed(stream: Any = None) -> bool:
         return any(events & select.POLLERR for _, events in poller.poll(0))
     except (AttributeError, OSError, ValueError):
         return False
+
+
+def write_error(stream: Any = None) -> OSError | None:
+    """Why writing to `stream` (default: stdout) failed, other than a reader that went away."""
+    stream = sys.stdout if stream is None else stream
+    while stream is not None:
+        if isinstance(stream, GuardedStream):
+            return stream._pipe.error
+        stream = getattr(stream, "_stream", None)  # through the redacting wrapper
+    return None
 
 
 def reader_gone(stream: Any = None) -> bool:

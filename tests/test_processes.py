@@ -103,6 +103,23 @@ def test_closed_pipe_is_quiet():
     assert "BrokenPipe" not in proc.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [
+    ["probe", "--", PY, str(FIXTURE), "full"],
+    ["list", "tools", "--json", "--", PY, str(FIXTURE), "full"],
+    ["--help"],
+])
+def test_stdout_on_a_full_disk_is_exit_2_not_a_bug(args):
+    """A write to stdout that fails (not a reader that went away) is said once, exit 2, as for
+    any output file that cannot be written; never "internal error", never a traceback."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "mcpprobe", *args], stdout=full, stderr=subprocess.PIPE,
+                              text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "error: cannot write to stdout: No space left on device" in proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_stderr_flood_is_drained_and_kept_as_a_tail():
     result = run_subprocess(["probe", "--json", "--", PY, str(FIXTURE), "stderr-flood"])
     assert result.exit_code == 0
