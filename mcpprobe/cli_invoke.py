@@ -149,9 +149,10 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     task support is refused (exit 3).
 
     \b
-    Exit: 0 ok; 1 isError, output-schema-mismatch or task-cancelled; 3 refused (not declared,
-    unknown tool, invalid arguments, not confirmed, no task support); 5 JSON-RPC error;
-    6 timeout (or the task's ttl ran out); 130 Ctrl-C.
+    Exit: 0 ok; 1 isError, output-schema-mismatch or task-cancelled; 2 usage (or --save not
+    written); 3 refused (not declared, unknown tool, invalid arguments, not confirmed, no task
+    support); 4 connection; 5 JSON-RPC error; 6 timeout (or the task's ttl ran out); 7 auth;
+    130 Ctrl-C (mcpprobe docs exit-codes).
 
     \b
     Examples:

@@ -486,10 +486,9 @@ def test_the_tokens_expiry_is_a_series_to_alert_on(tmp_path: Path) -> None:
     documented MCPTokenExpiringSoon fires days before the first 401, not after."""
     claims = base64.urlsafe_b64encode(json.dumps({"exp": 1893456000}).encode()).decode().rstrip("=")
     token = f"eyJhbGciOiJub25lIn0.{claims}.c2ln"
-    with fixture_http("full") as mcp_url:
-        with exporter(tmp_path, {"ci": {"url": mcp_url, "bearerEnv": "EXPORTER_JWT"}},
-                      env={"EXPORTER_JWT": token}) as url:
-            _, _, text = get(f"{url}/probe?target=ci")
+    with fixture_http("full") as mcp_url, exporter(tmp_path, {"ci": {"url": mcp_url, "bearerEnv": "EXPORTER_JWT"}},
+                  env={"EXPORTER_JWT": token}) as url:
+        _, _, text = get(f"{url}/probe?target=ci")
     assert value(text, "mcpprobe_auth_token_expiry_timestamp_seconds", server="ci") == 1893456000
     assert value(text, "mcpprobe_auth_token_renewable", server="ci") == 0
     assert token not in text
