@@ -49,6 +49,41 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str], int, int]] = {
                          "--count", "--call")), 0, 0),
 }
 
+# Values the parser would refuse (a usage error, exit 2), checked here as cheaply as it can be done:
+# a command line that will be refused starts no server (with `npx -y` that could be a download).
+# Anything not checked here is still checked by the parser, and an early server then ended unused.
+POSITIVE_NUMBERS = frozenset(("--timeout", "--connect-timeout", "--discover-timeout", "--poll", "--keepalive",
+                              "--duration"))
+POSITIVE_INTEGERS = frozenset(("--max-pages", "--max-message-size", "--count", "--concurrency"))
+CHOICES = {"--server-stderr": ("tail", "live", "quiet"), "--transport": ("auto", "stdio"),
+           "--elicit": ("decline", "defaults")}
+FORMATS = {"probe": ("human", "json", "junit", "openmetrics", "html")}
+
+
+def _acceptable(command: str, name: str, value: str) -> bool:
+    """False when the parser would refuse `name value` for `command` (so no early start)."""
+    if name in POSITIVE_NUMBERS or name in POSITIVE_INTEGERS or name == "--settle":
+        try:
+            number = int(value) if name in POSITIVE_INTEGERS else float(value)
+        except ValueError:
+            return False
+        return number == number and number not in (float("inf"), float("-inf")) and (
+            number >= 0 if name == "--settle" else number > 0)
+    if name in CHOICES:
+        return value in CHOICES[name]
+    if name == "--format":
+        return value in FORMATS.get(command, ("human", "json"))
+    if name == "--protocol":
+        digits = value.replace("-", "")
+        return value in ("auto", "legacy", "modern") or (
+            len(value) == 10 and value[4] == value[7] == "-" and digits.isascii() and digits.isdigit())
+    if name == "--cwd":
+        return os.path.isdir(value)
+    if name in ("--expect", "--baseline"):
+        return os.path.isfile(value)
+    return True
+
+
 # The one server started early and not yet adopted: (popen, argv, env without the marker, cwd, marker).
 _pending: dict[str, Any] = {}
 # Signals that came while the server ran and nobody had taken it yet (the CLI's own handlers are
@@ -86,6 +121,8 @@ def plan(argv: list[str]) -> tuple[list[str], list[tuple[str, str]], str | None,
                     return None
                 value = args[i]
                 i += 1
+            if not _acceptable(argv[0], name, value):
+                return None
             if name in ("-e", "--env"):
                 key, sep, val = value.partition("=")
                 if not sep or not key or "\0" in value:
@@ -93,14 +130,14 @@ def plan(argv: list[str]) -> tuple[list[str], list[tuple[str, str]], str | None,
                 env.append((key, val))
             elif name == "--cwd":
                 cwd = value
-            elif name == "--transport" and value not in ("auto", "stdio"):
-                return None
             continue
         if arg.startswith("-") or arg.lower().startswith(("http://", "https://")):
             return None  # an unknown option; a server URL as well as a command
         positionals.append(arg)
     if not fewest <= len(positionals) <= most or (argv[0] == "list" and positionals[0] not in KINDS):
         return None
+    if argv[0] in ("call", "get-prompt") and any("=" not in pair for pair in positionals[1:]):
+        return None  # not KEY=VALUE nor KEY:=JSON: a usage error
     return command, env, cwd, inherit
 
 

@@ -39,8 +39,6 @@ def _fixture(record: Path, scenario: str = "full") -> list[str]:
     ["call", "echo", "--args", "{not json"],  # --args is read before connecting
     ["call", "echo", "message:=not-json"],  # KEY:=JSON is checked before connecting
     ["read", "fixture://readme", "x=1"],  # VAR=VALUE without --template
-    ["get-prompt", "greet", "--elicit", "maybe"],  # click's usage error
-    ["watch", "--count", "0"],  # a callback's usage error
 ])
 def test_a_refusal_before_connecting_ends_the_early_server_unused(tmp_path, args):
     record = tmp_path / "record.jsonl"
@@ -50,6 +48,28 @@ def test_a_refusal_before_connecting_ends_the_early_server_unused(tmp_path, args
     assert [event for event, _ in history] == ["started", "discarded"], history
     assert _gone(history[0][1])
     assert _methods(record) == []  # not a byte was sent to it
+
+
+@pytest.mark.parametrize("args", [
+    ["get-prompt", "greet", "--elicit", "maybe"],  # not a choice
+    ["watch", "--count", "0"],  # not a positive number
+    ["call", "echo", "--timeout", "nan"],
+    ["call", "echo", "--timeout", "0"],
+    ["list", "tools", "--max-pages", "1.5"],
+    ["list", "tools", "--format", "junit"],  # a format of probe's only
+    ["probe", "--protocol", "2020-1-1"],
+    ["probe", "--cwd", "/no/such/directory"],
+    ["probe", "--expect", "/no/such/expect.yaml"],
+    ["call", "echo", "message"],  # not KEY=VALUE
+])
+def test_a_command_line_the_parser_refuses_starts_no_server(tmp_path, args):
+    """What can be told wrong cheaply before the imports starts nothing: with `npx -y` a typo in
+    --timeout would otherwise start a package download for a run that ends in a usage error."""
+    record = tmp_path / "record.jsonl"
+    done = _mcpprobe(LAUNCH, [*args, *_fixture(record)])
+    assert done.returncode == 2, done.stderr
+    assert _history(done) == [], done.stderr
+    assert not record.exists()
 
 
 @pytest.mark.parametrize("args, scenario, never", [
