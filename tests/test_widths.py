@@ -298,3 +298,14 @@ def test_a_long_list_cells_are_the_small_tables_cells(secret: str | None, monkey
         assert not any(secret in cell for column in cells for cell in column)
     for kind in ("resources", "templates", "prompts", "tasks"):
         assert human._column_cells(kind, pages) == [[fn(item) for item in items] for _, fn in human.COLUMNS[kind]]
+
+
+def test_the_timing_line_breaks_between_phases_within_the_width():
+    """Each line, with the separator that ends it, fits; a phase is never split."""
+    from mcpprobe.render.human import _between_parts
+
+    parts = ["a" * 20, "b" * 20, "c" * 5, "connect 10 ms", "list tools 10 ms (1 request)"]
+    for width in range(28, 80):
+        lines = _between_parts(parts, width).split("\n")
+        assert all(len(line) <= width for line in lines), (width, lines)
+        assert [p for line in lines for p in line.removesuffix(" ·").split(" · ")] == parts

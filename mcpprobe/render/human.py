@@ -417,7 +417,7 @@ def _between_parts(parts: list[str], width: int) -> str:
     lines, line = [], ""
     for part in parts:
         joined = f"{line} · {part}" if line else part
-        if line and len(joined) > width:
+        if line and len(joined) + len(" ·") > width:  # room for the separator that may end it
             lines.append(line + " ·")
             line = part
         else:
