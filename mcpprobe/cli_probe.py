@@ -7,7 +7,6 @@ Light at import time (click only): the SDK, jsonschema and rich are loaded only 
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -26,7 +25,6 @@ from mcpprobe.cli_common import (
     session_extras,
     trace_checked,
     view_for,
-    write_line,
     write_rendered,
 )
 from mcpprobe.edge import EdgeCommand
@@ -231,16 +229,11 @@ def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redacto
 
 
 def _show_servers(config_files: tuple[str, ...], verbose: bool, as_json: bool) -> int:
+    from mcpprobe.render.formats import Format, Servers, renderer
+
     found = _discover(config_files, verbose)
-    if as_json:
-        from mcpprobe.render.jsondoc import dumps, servers_document
-
-        write_line(sys.stdout, dumps(servers_document(found)))
-        return 0
-    from mcpprobe.render.console import make_console
-    from mcpprobe.render.fleet import render_servers
-
-    render_servers(make_console(), found)
+    fmt = Format.JSON if as_json else Format.HUMAN
+    write_rendered(renderer(fmt)(Servers(found), view_for(fmt)))
     return 0
 
 

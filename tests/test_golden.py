@@ -34,6 +34,7 @@ from mcpprobe.render.formats import (
     NotOffered,
     ProbeRun,
     Rendered,
+    Servers,
     Subject,
     View,
     WatchEnded,
@@ -327,7 +328,25 @@ PAIRS = [(command, fmt) for command in OFFERED for fmt in Format]
 
 def test_every_command_is_covered():
     assert set(COMMAND_SUBJECTS) == set(OFFERED)
-    assert {type(make()) for makes in COMMAND_SUBJECTS.values() for make in makes} == set(get_args(Subject))
+    # `servers` has --json but no --format: its subject is walked below.
+    assert {type(make()) for makes in COMMAND_SUBJECTS.values() for make in makes} | {Servers} == \
+        set(get_args(Subject))
+
+
+def test_the_servers_of_the_configs_render_for_people_and_scripts_only(tmp_path):
+    from mcpprobe.config import discover
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"demo": {"command": "mcpprobe-demo"},
+                                                 "web": {"url": "https://mcp.example.com/mcp"}}}))
+    subject = Servers(discover((str(config),)))
+    human = renderer(Format.HUMAN)(subject, View(width=100)).text()
+    assert "demo" in human and "https://mcp.example.com/mcp" in human and "\x1b" not in human
+    document = json.loads(renderer(Format.JSON)(subject, View()).text())
+    assert document["command"] == "servers" and [e["name"] for e in document["servers"]] == ["demo", "web"]
+    for fmt in (Format.JUNIT, Format.OPENMETRICS, Format.HTML):
+        with pytest.raises(NotOffered):
+            renderer(fmt)(subject, View())
 
 
 @pytest.mark.parametrize("command, fmt", PAIRS, ids=[f"{c}-{f.value}" for c, f in PAIRS])

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from mcpprobe.config import Discovery
     from mcpprobe.fleet import Report
     from mcpprobe.invoke import InvokeOutcome
     from mcpprobe.operations import Outcome
@@ -134,7 +135,14 @@ class Interrupted:
     command: str
 
 
-Subject = ProbeRun | Listed | Invoked | WatchEvent | WatchEnded | Interrupted
+@dataclass(frozen=True)
+class Servers:
+    """`servers` (and `probe --list-servers`): the named servers of the configs and their files."""
+
+    found: Discovery
+
+
+Subject = ProbeRun | Listed | Invoked | WatchEvent | WatchEnded | Interrupted | Servers
 
 
 class NotOffered(ValueError):
@@ -220,6 +228,12 @@ def human(subject: Subject, view: View) -> Rendered:
             return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
         case Interrupted():
             return Rendered([], _stderr(view, _interrupted))
+        case Servers(found):
+            from mcpprobe.render.fleet import render_servers
+
+            out, out_text = _console(view)
+            render_servers(out, found)
+            return Rendered([out_text.getvalue()])
         case _:
             assert_never(subject)
 
@@ -372,6 +386,8 @@ def json(subject: Subject, view: View) -> Rendered:
         case Interrupted(command):
             return Rendered(jsondoc.pieces(jsondoc.interrupted_document(command), pretty=view.terminal),
                             _stderr(view, _interrupted))
+        case Servers(found):
+            return Rendered(jsondoc.pieces(jsondoc.servers_document(found), pretty=view.terminal))
         case _:
             assert_never(subject)
 
