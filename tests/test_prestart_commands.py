@@ -124,3 +124,29 @@ def test_a_tool_not_confirmed_on_a_terminal_is_not_called(tmp_path):
     entries = [json.loads(x) for x in record.read_text().splitlines()]
     assert "tools/list" in [e.get("method") for e in entries]
     assert "tools/call" not in [e.get("method") for e in entries]
+
+
+def test_the_early_starts_checks_are_the_parsers_own_choices():
+    """prestart imports nothing to stay ahead of the server's boot, so it keeps its own copy of the
+    choices it checks: they must be the parser's, or a valid line would start nothing early (slower)
+    and an invalid one would start a server for nothing."""
+    import click
+
+    from mcpprobe import prestart
+    from mcpprobe.cli import cli
+    from mcpprobe.render.formats import OFFERED
+
+    assert {name: tuple(f.value for f in formats) for name, formats in OFFERED.items()
+            if name in prestart.COMMANDS} == {
+        name: prestart.FORMATS.get(name, ("human", "json")) for name in OFFERED if name in prestart.COMMANDS}
+    context = click.Context(cli)
+    for name in prestart.COMMANDS:
+        command = cli.get_command(context, name)
+        assert command is not None
+        for param in command.params:
+            for flag in param.opts:
+                if flag in prestart.CHOICES and isinstance(param.type, click.Choice):
+                    if flag == "--transport":  # only a stdio server starts early: a subset on purpose
+                        assert set(prestart.CHOICES[flag]) <= set(param.type.choices)
+                    else:
+                        assert tuple(param.type.choices) == prestart.CHOICES[flag], (name, flag)
