@@ -28,14 +28,18 @@ def run(args: list[str]) -> None:
         return
     from mcpprobe import prestart
 
-    prestart.start(args)
+    stopped = False
     try:
+        prestart.start(args)
         from mcpprobe.cli import main as cli_main
 
+        prestart.arm()  # signals held back during the imports interrupt from now on
         cli_main()
+    except KeyboardInterrupt:  # one held back during the imports, raised by arm()
+        stopped = True
     finally:
         prestart.discard()
-        if prestart.interrupted():  # Ctrl-C (or SIGTERM) during the imports, nothing else to do
+        if stopped or prestart.interrupted():  # Ctrl-C (or SIGTERM) during the imports, nothing else to do
             sys.stderr.write("interrupted\n")
             raise SystemExit(130)  # noqa: B012 - the signal decides the exit code
 

@@ -151,6 +151,11 @@ def start(argv: list[str]) -> None:
     if planned is None:
         return
     command, env_pairs, cwd, inherit = planned
+    import signal
+
+    # Held back from here on, so that no signal lands between the spawn and the record of it.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        _saved[sig] = signal.signal(sig, _defer)
     try:
         import shutil
         import subprocess
@@ -160,6 +165,7 @@ def start(argv: list[str]) -> None:
         env = child_environment(env_pairs, inherit)
         executable = shutil.which(command[0], path=env.get("PATH"))
         if executable is None:
+            _restore_handlers()
             return  # the ordinary path words the error
         args = [executable, *command[1:]]
         marker = orphans.new_marker()
@@ -170,17 +176,40 @@ def start(argv: list[str]) -> None:
             universal_newlines=False, cwd=cwd, env={**env, orphans.MARKER: marker}, start_new_session=True,
         )
     except Exception:  # noqa: BLE001 - an early start is only a head start; the ordinary path reports
+        _restore_handlers()
         return
     _pending.update(popen=popen, args=args, env=env, cwd=cwd, marker=marker)
     history.append(("started", popen.pid))
-    import signal
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        _saved[sig] = signal.signal(sig, _defer)
 
 
 def _defer(sig: int, frame: object) -> None:
     _deferred.append(sig)
+
+
+def _interrupt(sig: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def arm() -> None:
+    """The imports are done: from here until the transport takes the server, a signal interrupts
+    what runs (a read of `--args -`, a prompt, a config's input) as Ctrl-C does, and the early
+    server is ended on the way out. One that came during the imports interrupts at once."""
+    import signal
+
+    for sig in _saved:
+        if signal.getsignal(sig) is _defer:
+            signal.signal(sig, _interrupt)
+    if _deferred:
+        raise KeyboardInterrupt
+
+
+def _restore_handlers() -> None:
+    import signal
+
+    for sig, previous in _saved.items():
+        if signal.getsignal(sig) in (_defer, _interrupt):
+            signal.signal(sig, previous)
+    _saved.clear()
 
 
 def _release() -> None:
@@ -188,10 +217,7 @@ def _release() -> None:
     raised again, now for those handlers."""
     import signal
 
-    for sig, previous in _saved.items():
-        if signal.getsignal(sig) is _defer:
-            signal.signal(sig, previous)
-    _saved.clear()
+    _restore_handlers()
     pending = list(dict.fromkeys(_deferred))
     _deferred.clear()
     for sig in pending:
@@ -245,7 +271,4 @@ def discard(*, sweep: bool = True) -> None:
         from mcpprobe.wire import orphans
 
         orphans.sweep_now({})
-        for sig, previous in _saved.items():
-            if signal.getsignal(sig) is _defer:
-                signal.signal(sig, previous)
-        _saved.clear()
+        _restore_handlers()

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +153,34 @@ def test_the_early_starts_checks_are_the_parsers_own_choices():
                         assert set(prestart.CHOICES[flag]) <= set(param.type.choices)
                     else:
                         assert tuple(param.type.choices) == prestart.CHOICES[flag], (name, flag)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_command_reads_its_input_ends_the_run_and_the_early_server(tmp_path, sig):
+    """`call --args -` reads stdin after the imports and before the server is taken: a signal then
+    interrupts the read (it was held back until end of input), exit 130, the early server ended."""
+    record = tmp_path / "record.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("_MCPPROBE_COMPLETE", None)
+    proc = subprocess.Popen([PY, "-c", LAUNCH, "call", "echo", "--args", "-", *_fixture(record)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=ROOT)
+    try:
+        # Once the early server runs, its signals are held back: during the imports (then the held
+        # one interrupts when they are over) or in the read of stdin. The old code waited either way.
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+        deadline = time.monotonic() + 30
+        while not children.read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        proc.wait(timeout=30)  # stdin still open: end of input must not be what ends it
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stderr
+    history = _history(subprocess.CompletedProcess([], proc.returncode, "", stderr))
+    assert [event for event, _ in history] == ["started", "discarded"], history
+    assert _gone(history[0][1])
+    assert _methods(record) == []
