@@ -52,17 +52,23 @@ class _Pending:
 class Call:
     """A request sent, its answer awaited with `result()` (see `Connection.send_request`)."""
 
-    __slots__ = ("_conn", "_id", "_pending", "_timeout", "_cancellable")
+    __slots__ = ("_conn", "_id", "_pending", "_timeout", "_cancellable", "_handed")
 
     def __init__(self, conn: Connection, request_id: int, pending: _Pending, timeout: float,
                  cancellable: bool) -> None:
         self._conn, self._id, self._pending = conn, request_id, pending
         self._timeout, self._cancellable = timeout, cancellable
+        self._handed = time.monotonic()
 
     async def result(self) -> dict[str, Any]:
         """The answer's result object; a ProbeError for anything else, RequestTimeout once the
-        request's deadline (which progress may extend) has passed."""
+        request's deadline (which progress may extend) has passed.
+
+        The caller's own work between sending and asking (checking the previous page) does not
+        count: no other task ran meanwhile, not even the one that reads the answer, so that time
+        says nothing of the server, and a page that came in time must not time out."""
         conn, pending, request_id = self._conn, self._pending, self._id
+        pending.deadline += time.monotonic() - self._handed
         try:
             while not pending.done.is_set():
                 remaining = pending.deadline - time.monotonic()
