@@ -465,6 +465,10 @@ def test_a_reload_reads_the_web_config_again(tmp_path: Path) -> None:
         code, _, body = get(f"{url}/-/reload", auth("bob", "bob-pass"), method="POST", context=new_ca)
         assert code == 500 and "TLS cannot be switched on or off by a reload" in body
         assert get(f"{url}/-/healthy", auth("bob", "bob-pass"), context=new_ca)[0] == 200
+        web_yml("cert.pem", "new/key.pem", "bob", b"bob-pass")  # a key that is not the certificate's
+        code, _, body = get(f"{url}/-/reload", auth("bob", "bob-pass"), method="POST", context=new_ca)
+        assert code == 500 and "cannot be used" in body
+        assert get(f"{url}/-/healthy", auth("bob", "bob-pass"), context=new_ca)[0] == 200  # still the kept one
 
 
 def test_secrets_stay_out_of_pages_and_labels(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import json
 import math
 import signal
 import socket
+import ssl
 import sys
 import time
 from collections.abc import Callable
@@ -87,6 +88,9 @@ class App:
                                           "it needs tls_server_config or basic_auth_users (or --insecure-listen)")
             if web.tls and self.ssl is not None:
                 try:
+                    # Tried on a context of its own first: a key that does not match would otherwise
+                    # leave the live context half changed, breaking TLS for the next connection.
+                    ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(web.cert_file, web.key_file)
                     self.ssl.load_cert_chain(web.cert_file, web.key_file)
                 except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
                     raise ExporterConfigError(f"--web-config {self.web_path}: the certificate or key cannot be "
