@@ -90,6 +90,7 @@ class App:
                 try:
                     # Tried on a context of its own first: a key that does not match would otherwise
                     # leave the live context half changed, breaking TLS for the next connection.
+                    assert web.cert_file is not None  # web.tls says so
                     ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(web.cert_file, web.key_file)
                     self.ssl.load_cert_chain(web.cert_file, web.key_file)
                 except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
