@@ -234,9 +234,17 @@ def evaluate(expectations: Expectations, outcome: Any, elapsed: float) -> list[C
         name = f"capabilities: {capability}" + (f" ({', '.join(subs)})" if subs else "")
         checks.append(_capability(name, capability, subs, snapshot.capabilities) if negotiated
                       else Check(name, None, stopped))
+    indexes: dict[str, dict[Any, dict[str, Any]]] = {}  # kind -> items by identity, built once per kind
     for item in expectations.items:
         listing = outcome.listings.get(item.kind)
-        checks.append(_item(item, listing) if negotiated else Check(item.label(), None, stopped))
+        if negotiated and listing is not None and item.kind not in indexes:
+            key = KIND_KEYS[item.kind]
+            index: dict[Any, dict[str, Any]] = {}
+            for entry in listing.items:  # decoded once, not once per expectation
+                index.setdefault(entry.get(key), entry)  # the first of duplicates, as a scan finds it
+            indexes[item.kind] = index
+        checks.append(_item(item, listing, indexes.get(item.kind, {})) if negotiated
+                      else Check(item.label(), None, stopped))
     if expectations.max_seconds is not None:
         name = f"maxSeconds: {expectations.max_seconds:g}"
         if not negotiated:
@@ -260,13 +268,12 @@ def _capability(name: str, capability: str, subs: tuple[str, ...], declared: dic
     return Check(name, True, "declared")
 
 
-def _item(expected: ItemExpectation, listing: Any) -> Check:
+def _item(expected: ItemExpectation, listing: Any, index: dict[Any, dict[str, Any]]) -> Check:
     name, kind = expected.label(), expected.kind
     what = f"{SINGULAR[kind]} {expected.ident!r}"
     if listing is None or not listing.declared:
         return Check(name, False, f"{what} is missing: the server did not declare {kind}", kind)
-    key = KIND_KEYS[expected.kind]
-    found = next((i for i in listing.items if i.get(key) == expected.ident), None)
+    found = index.get(expected.ident)
     if found is None:
         why = "" if listing.list_completed else f" (the list is {listing.state}, so it may be on a page not read)"
         return Check(name, False, f"{what} is missing{why}", kind)
