@@ -48,6 +48,43 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 
 
+class KindArgument(click.Argument):
+    """`list`'s KIND. Missing or unknown, it is a usage error that names the kinds in a sentence
+    and shows the command line that would work (click's own lists the choices one per tab-indented
+    line, under the choice list as the argument's name)."""
+
+    def handle_parse_result(self, ctx: click.Context, opts: Any, args: list[str]) -> Any:
+        try:
+            return super().handle_parse_result(ctx, opts, args)
+        except click.BadParameter as exc:  # MissingParameter too
+            raise click.UsageError(_kind_problem(ctx, opts), ctx) from exc
+
+
+def _kind_problem(ctx: click.Context, opts: Any) -> str:
+    """What is wrong with the kind, and the command line the user meant, on their own server."""
+    import difflib
+    import shlex
+
+    given = opts.get("kind")
+    kinds = f"{', '.join(KIND_CHOICES[:-1])} or {KIND_CHOICES[-1]}"
+    urls, server = opts.get("url"), opts.get("server")  # click's UNSET when not given
+    target = [word for word in urls if isinstance(word, str)] if isinstance(urls, list | tuple) else []
+    if isinstance(server, str):
+        target += ["-s", server]
+    if ctx.meta.get("server_command"):
+        target += ["--", *ctx.meta["server_command"]]
+    if not isinstance(given, str) or "://" in given:
+        if isinstance(given, str):
+            target.insert(0, given)  # `mcpprobe list URL`: the URL took the kind's place
+        problem = f"missing the kind to list: {kinds}"
+        kind = "tools"
+    else:
+        problem = f"{given!r} is not a kind to list; the kinds are {kinds}"
+        kind = (difflib.get_close_matches(given.lower(), KIND_CHOICES, n=1) or ["tools"])[0]
+    target = target or ["--", "mcpprobe-demo"]
+    return f"{problem}. For example:\n  {shlex.join(['mcpprobe', ctx.info_name or 'list', kind, *target])}"
+
+
 def _parse_reports(ctx: click.Context, param: click.Parameter,
                    values: tuple[str, ...]) -> tuple[tuple[Format, str], ...]:
     """`--report FORMAT=FILE`, repeatable: checked before anything starts (exit 2)."""
@@ -269,7 +306,7 @@ def servers_command(config_files: tuple[str, ...], as_json: bool, verbose: bool)
 
 
 @click.command("list", cls=TargetCommand, context_settings=CONTEXT)
-@click.argument("kind", type=click.Choice(KIND_CHOICES))
+@click.argument("kind", type=click.Choice(KIND_CHOICES), cls=KindArgument)
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @server_options(many=False)
 @output_options()

@@ -102,7 +102,16 @@ def test_command_not_found_is_4():
     (["probe", "--env", "NOEQUALS", "--", "python3"], "--env expects KEY=VALUE"),
     (["probe", "--header", "A: b", "--", "python3"], "--header applies to HTTP"),
     (["probe", "ftp://x.example/mcp"], "not an http(s) URL"),
-    (["list", "widgets", "https://x.example/mcp"], "Invalid value"),
+    (["list", "widgets", "https://x.example/mcp"],
+     "'widgets' is not a kind to list; the kinds are tools, resources, templates, prompts or tasks. "
+     "For example:\n  mcpprobe list tools https://x.example/mcp\n"),
+    (["list", "--json", "--", "python3", "my server.py"],
+     "missing the kind to list: tools, resources, templates, prompts or tasks. For example:\n"
+     "  mcpprobe list tools -- python3 'my server.py'\n"),
+    (["list", "https://x.example/mcp"], "For example:\n  mcpprobe list tools https://x.example/mcp\n"),
+    (["list", "Prompt", "-s", "mine"], "For example:\n  mcpprobe list prompts -s mine\n"),
+    (["list"], "missing the kind to list: tools, resources, templates, prompts or tasks. For example:\n"
+               "  mcpprobe list tools -- mcpprobe-demo\n"),
     (["probe", "--transport", "stdio", "https://x.example/mcp"], "needs a command"),
 ])
 def test_usage_errors_are_2(args, message):
