@@ -19,6 +19,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from mcpprobe.childenv import child_environment
+from mcpprobe.protocols import ACCEPTED
 
 if TYPE_CHECKING:
     from subprocess import Popen
@@ -74,9 +75,7 @@ def _acceptable(command: str, name: str, value: str) -> bool:
     if name == "--format":
         return value in FORMATS.get(command, ("human", "json"))
     if name == "--protocol":
-        digits = value.replace("-", "")
-        return value in ("auto", "legacy", "modern") or (
-            len(value) == 10 and value[4] == value[7] == "-" and digits.isascii() and digits.isdigit())
+        return value in ACCEPTED
     if name == "--cwd":
         return os.path.isdir(value)
     if name in ("--expect", "--baseline"):

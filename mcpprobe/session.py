@@ -30,17 +30,9 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.findings import Finding
+from mcpprobe.protocols import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, LATEST_MODERN, MODERN_VERSIONS
 from mcpprobe.redact import clip
-from mcpprobe.target import (
-    HANDSHAKE_VERSIONS,
-    LATEST_HANDSHAKE,
-    LATEST_MODERN,
-    MODERN_VERSIONS,
-    HttpTarget,
-    Settings,
-    StdioTarget,
-    Target,
-)
+from mcpprobe.target import HttpTarget, Settings, StdioTarget, Target
 from mcpprobe.versions import sdk_version
 from mcpprobe.wire.base import ServerStream, server_stream
 from mcpprobe.wire.jsonrpc import MAX_SERVER_REQUESTS, Call, Connection, Tracer

@@ -12,13 +12,9 @@ from urllib.parse import urlsplit
 
 from mcpprobe.childenv import child_environment
 from mcpprobe.errors import UsageProblem
+from mcpprobe.protocols import ACCEPTED
 
 TRANSPORTS = ("auto", "stdio", "http", "sse")
-PROTOCOL_CHOICES = ("auto", "legacy", "modern")
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-MODERN_VERSIONS = ("2026-07-28",)
-LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
-LATEST_MODERN = MODERN_VERSIONS[-1]
 
 
 @dataclass(frozen=True)
@@ -126,10 +122,9 @@ def parse_env(text: str) -> tuple[str, str]:
 
 
 def parse_protocol(text: str) -> str:
-    if text in PROTOCOL_CHOICES or text in HANDSHAKE_VERSIONS or text in MODERN_VERSIONS:
+    if text in ACCEPTED:
         return text
-    known = ", ".join((*PROTOCOL_CHOICES, *HANDSHAKE_VERSIONS, *MODERN_VERSIONS))
-    raise UsageProblem(f"--protocol {text!r} is not one of: {known}")
+    raise UsageProblem(f"--protocol {text!r} is not one of: {', '.join(ACCEPTED)}")
 
 
 def root_uri(text: str) -> str:

@@ -65,8 +65,8 @@ def _gone(pid: int, seconds: float = 5.0) -> bool:
 
 
 @pytest.mark.parametrize("args", [
-    # Well-formed, so the early start cannot tell; mcpprobe finds it unknown after the imports.
-    ["probe", "--protocol", "1999-01-01"],
+    # Valid JSON, so the early start cannot tell; `call` finds it is not an object after the imports.
+    ["call", "echo", "--args", "[1]"],
     # Values the early start can tell wrong start nothing: tests/test_prestart_commands.py.
 ])
 def test_usage_error_ends_the_early_server(tmp_path, args):
@@ -125,6 +125,27 @@ def test_server_stderr_still_reaches_the_user():
     assert done.returncode == 0, done.stderr
     assert "recorder: started" in done.stderr
     assert [event for event, _ in _history(done)] == ["started", "adopted"]
+
+
+@pytest.mark.parametrize("version", ["2099-01-01", "1999-01-01", "2025-11-25x"])
+def test_a_protocol_version_mcpprobe_does_not_know_starts_no_server(tmp_path, version):
+    """A date-shaped --protocol is refused by the CLI unless it is a version mcpprobe speaks: the
+    early start knows the same list (mcpprobe.protocols), so the server never runs for nothing."""
+    record = tmp_path / "state.json"
+    done = _mcpprobe(LAUNCH, ["probe", "--protocol", version, "--", PY, "-c", RECORDER, str(record), "full"])
+    assert done.returncode == 2, done.stderr
+    assert f"--protocol {version!r} is not one of: auto, legacy, modern, 2024-11-05" in done.stderr
+    assert _history(done) == [], done.stderr
+    assert not record.exists()
+
+
+def test_every_protocol_the_cli_accepts_starts_early():
+    from mcpprobe.protocols import ACCEPTED
+    from mcpprobe.target import parse_protocol
+
+    for value in ACCEPTED:
+        assert parse_protocol(value) == value
+        assert prestart.plan(["probe", "--protocol", value, "--", "server"]) == (["server"], [], None, False)
 
 
 @pytest.mark.parametrize("argv", [

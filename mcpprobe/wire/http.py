@@ -28,8 +28,9 @@ from mcpprobe.errors import (
     ServerUnavailable,
     seconds,
 )
+from mcpprobe.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from mcpprobe.redact import clip
-from mcpprobe.target import HANDSHAKE_VERSIONS, MODERN_VERSIONS, HttpTarget
+from mcpprobe.target import HttpTarget
 from mcpprobe.wire.base import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 from mcpprobe.wire.sse import EventParser
 
