@@ -87,6 +87,19 @@ def _not_negative(ctx: click.Context, param: click.Parameter, value: Any) -> Any
     return value
 
 
+def _complete_protocols(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """--protocol's values: the eras, then each version with the handshake that sends it."""
+    from click.shell_completion import CompletionItem
+
+    from mcpprobe import protocols
+
+    said = {"auto": "server/discover, else initialize", "legacy": f"initialize, {protocols.LATEST_HANDSHAKE}",
+            "modern": f"server/discover, {protocols.LATEST_MODERN}",
+            **dict.fromkeys(protocols.HANDSHAKE_VERSIONS, "initialize"),
+            **dict.fromkeys(protocols.MODERN_VERSIONS, "server/discover")}
+    return [CompletionItem(value, help=said[value]) for value in protocols.ACCEPTED if value.startswith(incomplete)]
+
+
 def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """--transport, headers/env/cwd, protocol, timeouts, limits, stderr handling, --force."""
     decorators = [
@@ -102,6 +115,7 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--cwd", type=click.Path(file_okay=False, exists=True), default=None,
                      help="Working directory for a stdio server."),
         click.option("--protocol", default="auto", show_default=True, metavar="auto|legacy|modern|VERSION",
+                     shell_complete=_complete_protocols,
                      help="Protocol era or exact version. auto: try server/discover (2026-07-28), fall back to "
                           "initialize on any error or silence."),
         click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",

@@ -69,6 +69,10 @@ def test_bash_completes_through_the_script(configs: dict[str, str]) -> None:
     assert set(_bash(configs, "mcpprobe probe --for")) == {"--format", "--force"}
     assert _bash(configs, "mcpprobe probe --format ") == ["human", "json", "junit", "openmetrics", "html"]
     assert {"--expect", "--baseline", "--save-snapshot", "--trace"} <= set(_bash(configs, "mcpprobe probe --"))
+    assert _bash(configs, "mcpprobe probe --protocol ") == ["auto", "legacy", "modern", "2024-11-05", "2025-03-26",
+                                                            "2025-06-18", "2025-11-25", "2026-07-28"]
+    assert _bash(configs, "mcpprobe call echo --protocol 2025-1") == ["2025-11-25"]
+    assert _bash(configs, "mcpprobe watch --protocol m") == ["modern"]
 
 
 @pytest.mark.parametrize(("shell", "cword", "expected"), [("zsh", "3", "plain\ngamma\n_\n"),
@@ -82,6 +86,22 @@ def test_zsh_and_fish_protocols_offer_server_names(configs: dict[str, str], shel
                           env={**env, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert done.returncode == 0, done.stderr
     assert expected in done.stdout
+
+
+def test_protocol_completion_names_what_each_value_sends(configs: dict[str, str]) -> None:
+    """zsh and fish show a description beside each value; the values are the ones --protocol accepts."""
+    from mcpprobe.protocols import ACCEPTED
+
+    env = {**_env(configs), "_MCPPROBE_COMPLETE": "fish_complete", "COMP_WORDS": "mcpprobe list tools --protocol ",
+           "COMP_CWORD": "", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "mcpprobe"], capture_output=True, text=True,
+                          cwd=configs["cwd"], env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    offered = dict(line.removeprefix("plain,").split("\t") for line in done.stdout.splitlines())
+    assert tuple(offered) == ACCEPTED
+    assert offered["modern"] == "server/discover, 2026-07-28" and offered["2025-06-18"] == "initialize"
+    modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "mcpprobe.protocols" in modules and _forbidden(modules) == []
 
 
 def test_server_name_completion_stays_light(configs: dict[str, str]) -> None:
