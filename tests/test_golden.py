@@ -285,6 +285,31 @@ def test_command_renderer_matches_its_golden_output(name, fmt, width, terminal, 
     _check(f"{stem}.err", rendered.stderr)
 
 
+PREVIEW_WIDTHS = [60, 100, 160, None]  # None: a pipe with no terminal behind it
+
+
+@pytest.mark.parametrize("width", PREVIEW_WIDTHS, ids=[str(w or "pipe") for w in PREVIEW_WIDTHS])
+def test_the_call_preview_fits_the_width(width):
+    """The preview shown before a tool is called (stderr, live): each value wraps under itself, the
+    annotations only between two hints; into a pipe, one line each."""
+    from mcpprobe.render.console import UNBOUNDED
+    from mcpprobe.render.formats import _console
+    from mcpprobe.render.invoke import render_preview
+
+    err, buffer = _console(View(width=width or UNBOUNDED), messages=True)
+    server = {"name": "notes", "version": "1.2.3"}
+    render_preview(err, TOOLS[1], {"id": 3, "reason": "a note nobody reads any more, kept since last year"},
+                   "prompt", server)
+    render_preview(err, TOOLS[0], {"a": 2, "b": 3}, "--yes", server)
+    text = buffer.getvalue()
+    _check(f"call-preview-{width or 'pipe'}.err", text)
+    if width:
+        assert max(len(line) for line in text.splitlines()) <= width
+        assert "readOnlyHint: false (default)" in text and "destructiveHint: n/a (read-only)" in text
+    else:
+        assert len(text.splitlines()) == 9
+
+
 def test_a_blob_read_into_a_pipe_is_its_bytes_between_the_text():
     rendered = renderer(Format.HUMAN)(_read(), View(terminal=False, now=NOW))
     pieces = list(rendered.stdout)

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from mcpprobe.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
@@ -55,20 +57,48 @@ def is_terminal(stream: Any) -> bool:
         return False
 
 
-def annotations_text(tool: dict[str, Any]) -> Text:
+def annotation_hints(tool: dict[str, Any]) -> list[Text]:
+    """Each hint as `name: value`, marked where the value is the default or does not apply."""
     annotations = _object(tool.get("annotations"))
-    text = Text()
-    for i, hint in enumerate(ANNOTATION_HINTS):
-        if i:
-            text.append(" · ")
+    hints = []
+    for hint in ANNOTATION_HINTS:
         value = annotations.get(hint)
         if isinstance(value, bool):
-            text.append(f"{hint}: {str(value).lower()}", style="bold" if value else "")
+            hints.append(Text(f"{hint}: {str(value).lower()}", style="bold" if value else ""))
         elif hint in ("destructiveHint", "idempotentHint") and annotations.get("readOnlyHint") is True:
-            text.append(f"{hint}: n/a (read-only)", style="dim")
+            hints.append(Text(f"{hint}: n/a (read-only)", style="dim"))
         else:
-            text.append(f"{hint}: {str(HINT_DEFAULTS[hint]).lower()} (default)", style="dim")
+            hints.append(Text(f"{hint}: {str(HINT_DEFAULTS[hint]).lower()} (default)", style="dim"))
+    return hints
+
+
+def between_hints(hints: list[Text], width: int) -> Text:
+    """The hints joined by " · ", a line broken only between two hints (the separator ends the
+    line), never inside `destructiveHint: n/a (read-only)`."""
+    text, line = Text(), 0
+    for hint in hints:
+        if line and line + cell_len(" · ") + hint.cell_len + cell_len(" ·") > width:
+            text.append(" ·\n")
+            line = 0
+        elif line:
+            text.append(" · ")
+            line += cell_len(" · ")
+        text.append_text(hint)
+        line += hint.cell_len
     return text
+
+
+PREVIEW_LABEL = 15  # "  annotations  ": where the values of the preview's lines start
+
+
+def _preview_line(label: str, value: Text) -> Table:
+    """`label` then `value`, which wraps under itself (between words; a word wider than the line
+    folds), not under the label."""
+    grid = Table.grid()
+    grid.add_column(width=PREVIEW_LABEL, no_wrap=True, style="bold")
+    grid.add_column(overflow="fold")
+    grid.add_row(Text(f"  {label}"), value)
+    return grid
 
 
 def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any], how: str,
@@ -77,9 +107,12 @@ def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any]
     if isinstance(server.get("name"), str):
         head.append(f" on {safe(server['name'])} {safe(server.get('version') or '')}".rstrip(), style="dim")
     err.print(head)
-    err.print(Text.assemble(("  arguments    ", "bold"), safe(json_dumps(arguments, ensure_ascii=False))))
-    err.print(Text.assemble(("  annotations  ", "bold"), annotations_text(tool)))
-    err.print(Text("               the server's own claims about the tool, not verified by mcpprobe", style="dim"))
+    # Laid out to the width even on a console of one-line messages (stderr), as findings are.
+    room = err.width - PREVIEW_LABEL
+    err.print(_preview_line("arguments", Text(safe(json_dumps(arguments, ensure_ascii=False)))), soft_wrap=False)
+    err.print(_preview_line("annotations", between_hints(annotation_hints(tool), room)), soft_wrap=False)
+    err.print(_preview_line("", Text("the server's own claims about the tool, not verified by mcpprobe", style="dim")),
+              soft_wrap=False)
     if how == "--yes":
         err.print(Text("  confirmed by --yes", style="dim"))
 
