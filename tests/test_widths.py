@@ -170,6 +170,42 @@ def test_narrow_table_folds_into_key_value_lines(monkeypatch: pytest.MonkeyPatch
     assert any(line.split() == ["protocol", "2025-11-25"] for line in lines)
 
 
+UNTITLED = [{"name": "add", "description": "Add two integers; the sum is returned as text.",
+             "inputSchema": {"type": "object", "required": ["a", "b"]}, "annotations": {"readOnlyHint": True}},
+            {"name": "delete_note", "description": "Delete a note; declared destructive.",
+             "inputSchema": {"type": "object", "required": ["id"]}}]
+
+
+def _tools_table(width: int, monkeypatch: pytest.MonkeyPatch, tools: list[dict[str, Any]]) -> list[str]:
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = io.StringIO()
+    listing = Listing("tools", True, "complete", items=tools, pages=[Page(1, 1.0, len(tools), None)])
+    human.render_listing(make_console(out), listing)
+    lines = out.getvalue().splitlines()
+    return lines[lines.index("") + 2:] if lines[0] == "" else lines[2:]
+
+
+@pytest.mark.parametrize("width", [60, 75])
+def test_a_narrow_table_leaves_out_a_column_empty_in_every_row(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No tool has a title: at 60 columns the empty `title` column would take 7 columns from the
+    descriptions, for its header alone."""
+    lines = _tools_table(width, monkeypatch, UNTITLED)
+    assert "title" not in lines[0] and "required args" in lines[0] and "annotations" in lines[0]
+    assert max(cell_len(line) for line in lines) <= width
+    assert lines[1].startswith("add          a, b           read-only    Add two integers;")
+
+
+def test_a_table_that_fits_whole_keeps_its_empty_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where every column fits at its full width the layout does not change with the content."""
+    lines = _tools_table(160, monkeypatch, UNTITLED)
+    assert lines[0].split() == ["name", "title", "required", "args", "annotations", "description"]
+
+
+def test_a_narrow_table_keeps_a_column_with_one_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = [dict(UNTITLED[0]), dict(UNTITLED[1], title="Delete")]
+    assert "title" in _tools_table(80, monkeypatch, tools)[0]
+
+
 def _demo(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """mcpprobe in a pipe, as `mcpprobe probe -- mcpprobe-demo | less` runs it, but with no terminal
     anywhere: stdin from /dev/null, its own session so there is no controlling terminal either."""

@@ -6,8 +6,9 @@ of a terminal behind the pipe (stdin, stderr, or the controlling terminal, as in
 ends in padding. Messages on stderr are not wrapped by mcpprobe: one message, one line, which the
 terminal wraps where it likes.
 
-A table that does not fit with every identifier whole and every word of prose whole is shown as
-one block of `key  value` lines per row instead.
+A table too wide for the line leaves out the columns empty in every row. One that still does not
+fit with every identifier whole and every word of prose whole is shown as one block of
+`key  value` lines per row instead.
 """
 
 from __future__ import annotations
@@ -111,6 +112,12 @@ def column_widths(columns: list[Column], rows: list[list[Text]], width: int) -> 
     """Widths that fit `width` with no identifier, header or word cut, or None when there are none:
     every column starts at its narrowest whole width, and the room left goes to the columns
     whose content is wider, the one missing the largest share of its width first."""
+    naturals, minimums = _measures(columns, rows)
+    return fit_widths(naturals, minimums, width - GAP * (len(columns) - 1))
+
+
+def _measures(columns: list[Column], rows: list[list[Text]]) -> tuple[list[int], list[int]]:
+    """Each column's natural width (its widest line) and its narrowest whole width."""
     naturals, minimums = [], []
     for i, column in enumerate(columns):
         cells = [Text(column.header), *(row[i] for row in rows)]
@@ -118,7 +125,7 @@ def column_widths(columns: list[Column], rows: list[list[Text]], width: int) -> 
         naturals.append(natural)
         words = max(_longest_word(cell) for cell in cells[1:]) if rows else 0
         minimums.append(natural if column.identifier else max(cell_len(column.header), words))
-    return fit_widths(naturals, minimums, width - GAP * (len(columns) - 1))
+    return naturals, minimums
 
 
 def fit_widths(naturals: list[int], minimums: list[int], room: int) -> list[int] | None:
@@ -137,8 +144,22 @@ def fit_widths(naturals: list[int], minimums: list[int], room: int) -> list[int]
     return widths
 
 
+def without_empty_columns(columns: list[Column], rows: list[list[Text]],
+                          width: int) -> tuple[list[Column], list[list[Text]]]:
+    """The columns (and cells) to show in `width`: all of them when they fit whole, else without
+    those empty in every row (the first, each row's identity, always stays), which would take
+    room from the others for their header alone."""
+    empty = {i for i in range(1, len(columns)) if rows and not any(row[i].plain.strip() for row in rows)}
+    if not empty or sum(_measures(columns, rows)[0]) + GAP * (len(columns) - 1) <= width:
+        return columns, rows
+    keep = [i for i in range(len(columns)) if i not in empty]
+    return [columns[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
+
 def fitted_table(console: Console, columns: list[Column], rows: list[list[Text]]) -> RenderableType:
-    """A table of `rows` as wide as the console allows, or one block per row when it cannot fit."""
+    """A table of `rows` as wide as the console allows, or one block per row when it cannot fit.
+    A column empty in every row is left out when the table must be narrowed to fit."""
+    columns, rows = without_empty_columns(columns, rows, console.width)
     widths = column_widths(columns, rows, console.width)
     if widths is None:
         return vertical(columns, rows)
