@@ -88,13 +88,14 @@ def _not_negative(ctx: click.Context, param: click.Parameter, value: Any) -> Any
 
 
 def _complete_protocols(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    """--protocol's values: the eras, then each version with the handshake that sends it."""
+    """--protocol's values: the eras, then each version with the handshake that sends it. No comma in
+    a description: fish's script splits the answer at commas."""
     from click.shell_completion import CompletionItem
 
     from mcpprobe import protocols
 
-    said = {"auto": "server/discover, else initialize", "legacy": f"initialize, {protocols.LATEST_HANDSHAKE}",
-            "modern": f"server/discover, {protocols.LATEST_MODERN}",
+    said = {"auto": "server/discover or else initialize", "legacy": f"initialize ({protocols.LATEST_HANDSHAKE})",
+            "modern": f"server/discover ({protocols.LATEST_MODERN})",
             **dict.fromkeys(protocols.HANDSHAKE_VERSIONS, "initialize"),
             **dict.fromkeys(protocols.MODERN_VERSIONS, "server/discover")}
     return [CompletionItem(value, help=said[value]) for value in protocols.ACCEPTED if value.startswith(incomplete)]
