@@ -81,14 +81,32 @@ def test_a_paged_listing_keeps_every_item_in_order_with_its_findings():
 def test_a_page_is_scanned_exactly_when_its_text_can_hold_hidden_characters():
     """The look at a page's text that lets clean pages skip the scan never misses a string that
     the scan would look at: it agrees with `plain()` for every character up to U+0800 and more."""
-    from mcpprobe.catalog import _maybe_hidden
-    from mcpprobe.sanitize import json_dumps, plain
+    from mcpprobe.catalog import _maybe_hidden, compact
+    from mcpprobe.sanitize import plain
 
-    samples = [f"a{chr(c)}b" for c in [*range(0x800), 0x200B, 0x202E, 0xFEFF, 0xE0041, 0x1F600]]
-    samples += ["a\\u0041", "ends in \\", "\\\\r", 'say "hi"', "tab\there\nnewline"]
-    for text in samples:
-        page = json_dumps([{"name": "x", "description": text}], separators=(",", ":"), ensure_ascii=True)
+    for text in _SAMPLES:
+        page = compact([{"name": "x", "description": text}])  # as a sealed page is written
         assert _maybe_hidden(page) == (not plain(text)), repr(text)
+
+
+_SAMPLES = [f"a{chr(c)}b" for c in [*range(0x800), 0x200B, 0x202E, 0xFEFF, 0xE0041, 0x1F600, 0xD800]]
+_SAMPLES += ["a\\u0041", "ends in \\", "\\\\r", 'say "hi"', "tab\there\nnewline"]
+
+
+def test_the_compact_encoder_writes_what_the_standard_library_writes():
+    """Kept pages are written by a faster encoder where it writes the same ASCII JSON, and by the
+    standard library where it would not: non-ASCII text, DEL, lone surrogates, huge integers."""
+    from mcpprobe.catalog import compact
+    from mcpprobe.sanitize import json_dumps
+
+    values = [*([{"description": text}] for text in _SAMPLES), [2**70, -(2**64), 2**63 - 1, 0.5, -0.0, 1e300],
+              [float("nan"), float("inf"), {"x": float("-inf")}], {"a": [None, True, False, {}, []]}, [], "x"]
+    for value in values:
+        text = compact(value)
+        assert text.isascii() and "\x7f" not in text
+        assert text == json_dumps(value, separators=(",", ":"), ensure_ascii=True) or json.loads(text) == json.loads(
+            json_dumps(value, ensure_ascii=True))
+        assert json.loads(text) == json.loads(json_dumps(value))  # the same JSON: NaN and Infinity as null
 
 
 def test_suspicious_text_findings_point_at_the_item_that_holds_it():
