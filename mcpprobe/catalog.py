@@ -13,7 +13,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, overload
+from typing import Any, Protocol, overload
 
 import orjson
 
@@ -187,7 +187,14 @@ class Listing:
         return sum(page.ms for page in self.pages)
 
 
-async def list_kind(session: Session, kind: str) -> Listing:
+class PageFeed(Protocol):
+    """Given each page of kept items, in order, as the page is kept: what a table for a person
+    builds as the list arrives (mcpprobe.render.cells), instead of reading every page again."""
+
+    def add(self, items: list[dict[str, Any]]) -> None: ...
+
+
+async def list_kind(session: Session, kind: str, feed: PageFeed | None = None) -> Listing:
     method, key = LIST_KINDS[kind].list_method, LIST_KINDS[kind].result_key
     missing = missing_for(session.capabilities, method)
     listing = Listing(kind, missing is None)
@@ -195,7 +202,7 @@ async def list_kind(session: Session, kind: str) -> Listing:
         listing.findings.append(Finding(
             "not-declared", f"the server did not declare '{missing}'; {method} was not sent", kind=kind))
         return listing
-    await _pages(session, listing, method, key)
+    await _pages(session, listing, method, key, feed)
     return listing
 
 
@@ -236,7 +243,7 @@ class _Fetch:
             self.call = None
 
 
-async def _pages(session: Session, listing: Listing, method: str, key: str) -> None:
+async def _pages(session: Session, listing: Listing, method: str, key: str, feed: PageFeed | None) -> None:
     """Every page in turn, the next one asked for as soon as this one's cursor is known to be
     followed: the server prepares it while this page's items are checked and kept. The requests
     are the ones a page-by-page client sends, in the same order; only sooner."""
@@ -278,7 +285,7 @@ async def _pages(session: Session, listing: Listing, method: str, key: str) -> N
         try:
             _accept_page(session, listing, page_items, index, seen_ids)
             index += len(page_items)
-            _seal(listing)
+            _seal(listing, feed)
         except BaseException:
             if ahead is not None:
                 ahead.abandon()
@@ -352,14 +359,19 @@ def _maybe_hidden(text: str) -> bool:
     return False
 
 
-def _seal(listing: Listing) -> None:
+def _seal(listing: Listing, feed: PageFeed | None = None) -> None:
     """Keep the page's accepted items as text only; scan them for hidden characters first, unless
-    their text shows there is nothing to find (the common case: one C-speed look per page)."""
+    their text shows there is nothing to find (the common case: one C-speed look per page). The
+    feed, if any, is given the page's items before they are dropped."""
     sealed = listing.items.seal()
-    if sealed is not None and _maybe_hidden(sealed[2]):
-        start, page, _ = sealed
+    if sealed is None:
+        return
+    start, page, text = sealed
+    if _maybe_hidden(text):
         for offset, item in enumerate(page):
             _scan(listing, item, start + offset)
+    if feed is not None:
+        feed.add(page)
 
 
 SCANNED = ("name", "title", "description")  # with the kind's identity field

@@ -67,7 +67,7 @@ class _ProgressView:
             return
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from mcpprobe.render.human import safe
+        from mcpprobe.render.cells import safe
 
         if self.bar is None:
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[counts]}"),

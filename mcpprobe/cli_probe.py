@@ -335,7 +335,11 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
         spinner = phase_spinner(inv, inv.target.describe())
         if spinner is not None:
             session_args["tracer"] = spinner.watch(session_args.get("tracer"))
+        feed = None
         if not inv.output.as_json:
+            from mcpprobe.render.cells import Cells
+
             preload("mcpprobe.render.human")
-        code = run_and_emit(list_one, inv, kind, spinner=spinner, **session_args)
+            feed = Cells(kind)  # the table's cells, built as the pages arrive
+        code = run_and_emit(list_one, inv, kind, spinner=spinner, feed=feed, **session_args)
     return trace_checked(trace, inv.output, code)

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from mcpprobe.catalog import KINDS, LIST_KINDS, Listing, list_kind, suspicious_text, timing_for
+from mcpprobe.catalog import KINDS, LIST_KINDS, Listing, PageFeed, list_kind, suspicious_text, timing_for
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import CODES, Finding, Severity, has_errors
@@ -32,6 +32,7 @@ class Outcome:
     stderr_tail: list[str] = field(default_factory=list)
     kind: str | None = None  # for `list`
     interrupted: bool = False
+    feed: PageFeed | None = None  # for `list`: what its listing fed as it kept each page
 
     def __repr__(self) -> str:
         # Short: anyio formats the running task, and with it this result, whenever a cancel scope
@@ -183,13 +184,15 @@ async def probe(target: Target, settings: Settings, **session_args: Any) -> Outc
     return await _guarded(outcome, target, settings, body, **session_args)
 
 
-async def list_one(target: Target, settings: Settings, kind: str, **session_args: Any) -> Outcome:
-    """One kind, to the end. Refused (exit 3, nothing sent) when its capability is not declared."""
-    outcome = Outcome("list", kind=kind)
+async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageFeed | None = None,
+                   **session_args: Any) -> Outcome:
+    """One kind, to the end. Refused (exit 3, nothing sent) when its capability is not declared.
+    `feed`: given each page of kept items as it is kept (the human table's cells)."""
+    outcome = Outcome("list", kind=kind, feed=feed)
 
     async def body(session: Session) -> None:
         session.check(LIST_KINDS[kind].list_method)
-        listing = await list_kind(session, kind)
+        listing = await list_kind(session, kind, feed)
         listing.findings.extend(suspicious_findings(listing))
         outcome.listings[kind] = listing
         outcome.timings.append(timing_for(listing))

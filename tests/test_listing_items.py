@@ -136,3 +136,48 @@ def test_the_next_page_is_asked_for_early_but_only_when_it_is_followed(tmp_path,
     cursors = [message.get("params", {}).get("cursor") for message in sent if message.get("method") == "tools/list"]
     assert len(cursors) == requests == doc["pages"], cursors
     assert cursors[0] is None and len(set(cursors)) == len(cursors)
+
+
+@pytest.mark.parametrize(("scenario", "env", "names"), [
+    ("paginated", ["FIXTURE_TOOLS=250", "FIXTURE_PAGE_SIZE=100"], [f"tool_{n:05d}" for n in range(1, 251)]),
+    ("malformed-item", [], ["good_one", "good_two"]),  # the two invalid items are not kept
+    ("duplicate-item", [], ["echo", "add", "echo"]),  # a repeated item is reported and kept
+])
+def test_a_table_for_a_person_is_built_as_the_pages_arrive(scenario, env, names):
+    """`list` for a person gives the listing a feed: each kept page's cells are made from the items
+    just checked, in order, so the renderer does not decode every page again. Over a real server,
+    the feed holds exactly the kept items' cells."""
+    import anyio
+
+    from mcpprobe.operations import list_one
+    from mcpprobe.render.cells import Cells, column_cells
+    from mcpprobe.target import Settings, build_target
+
+    target = build_target(None, fixture_cmd(scenario), env=env)
+    feed = Cells("tools")
+    outcome = anyio.run(lambda: list_one(target, Settings(timeout=30), "tools", feed=feed))
+    listing = outcome.listings["tools"]
+    assert outcome.feed is feed and listing.state == "complete"
+    assert [item["name"] for item in listing.items] == names
+    assert feed.rows == len(names) and feed.columns == column_cells("tools", listing.items.pages())
+    assert feed.columns[0] == names
+
+
+def test_the_renderer_takes_the_cells_built_as_the_pages_arrived_only_when_they_are_complete():
+    from mcpprobe.render import human
+    from mcpprobe.render.cells import Cells
+    from mcpprobe.render.console import make_console
+
+    listing = Listing("tools", True, state="complete", items=[{"name": f"item{n}"} for n in range(300)])
+    built = Cells("tools")
+    built.add([{"name": f"built{n}"} for n in range(300)])  # stands for cells made as pages arrived
+
+    def shown(cells: Cells | None) -> str:
+        out = io.StringIO()
+        human.render_listing(make_console(out), listing, cells=cells)
+        return out.getvalue()
+
+    assert "built299" in shown(built) and "item299" not in shown(built)
+    built.add([{"name": "one more"}])  # not the listing's items: built again from the items
+    assert "item299" in shown(built) and "built299" not in shown(built)
+    assert shown(None) == shown(Cells("tools")) and "item299" in shown(None)

@@ -24,6 +24,7 @@ from mcpprobe.findings import Finding
 from mcpprobe.fleet import Member, Report
 from mcpprobe.operations import Outcome
 from mcpprobe.render import human
+from mcpprobe.render.cells import COLUMNS, column_cells, safe
 from mcpprobe.render.console import make_console
 from mcpprobe.render.fleet import render_fleet
 from mcpprobe.session import Snapshot, Timing
@@ -321,19 +322,66 @@ def test_a_long_list_cells_are_the_small_tables_cells(secret: str | None, monkey
            {"name": 42, "title": "x" * 41, "description": "d" * 81},
            {"name": "bidi\u202eevil", "title": ["not", "text"], "description": "has hunter2-secret in it"},
            {"name": "line\nbreak", "description": "", "inputSchema": {"required": ["a\x07", 3]},
-            "annotations": {"destructiveHint": True}}]
+            "annotations": {"destructiveHint": True}},
+           {"name": "prompt", "arguments": [{"name": "a", "required": True}, {"name": "b\x1b"}, "junk", {"name": 5}],
+            "annotations": "not an object", "inputSchema": {"required": "not a list"}}]
     plain = [{"name": f"tool_{n}", "title": f"title {n}", "description": f"described {n}",
               "inputSchema": {"required": ["q", "limit"]}} for n in range(5)]
     long_title = {"name": "long", "title": "x" * 41, "description": "d" * 81}  # printable, over the limit
     masked = {"name": "masked", "description": "has hunter2-secret in it"}  # printable, a secret
     pages = [plain, [*plain, long_title], [masked, *plain], odd + plain, [{"name": "only"}]]
-    cells = human._column_cells("tools", pages)
     items = [item for page in pages for item in page]
-    assert cells == [[fn(item) for item in items] for _, fn in human.COLUMNS["tools"]]
-    if secret is not None:
-        assert not any(secret in cell for column in cells for cell in column)
-    for kind in ("resources", "templates", "prompts", "tasks"):
-        assert human._column_cells(kind, pages) == [[fn(item) for item in items] for _, fn in human.COLUMNS[kind]]
+    for kind, reference in _CELLS.items():
+        cells = column_cells(kind, pages)
+        assert cells == [[fn(item) for item in items] for fn in reference], kind
+        assert [field.header for field in COLUMNS[kind]] == _HEADERS[kind]
+        if secret is not None:
+            assert not any(secret in cell for column in cells for cell in column)
+
+
+def _names(value: object) -> str:
+    return ", ".join(map(safe, value)) if isinstance(value, list) else ""
+
+
+def _required(item: dict) -> str:
+    schema = item.get("inputSchema")
+    return _names(schema.get("required")) if isinstance(schema, dict) else ""
+
+
+def _annotations(item: dict) -> str:
+    hints = item.get("annotations")
+    labels = {"readOnlyHint": "read-only", "destructiveHint": "destructive", "idempotentHint": "idempotent",
+              "openWorldHint": "open-world"}
+    if not isinstance(hints, dict):
+        return ""
+    return ", ".join(label for key, label in labels.items() if hints.get(key) is True)
+
+
+def _arguments(item: dict) -> str:
+    arguments = item.get("arguments")
+    if not isinstance(arguments, list):
+        return ""
+    return ", ".join(safe(arg["name"]) + ("*" if arg.get("required") else "") for arg in arguments
+                     if isinstance(arg, dict) and isinstance(arg.get("name"), str))
+
+
+def _text(key: str, limit: int, blank: bool = True):  # noqa: ANN202
+    return lambda item: safe((item.get(key) or "") if blank else item.get(key), limit)
+
+
+# Each cell as the small table made it, one item at a time: what the page-wise columns must agree with.
+_CELLS = {
+    "tools": [_text("name", 60, False), _text("title", 40), _required, _annotations, _text("description", 80)],
+    "resources": [_text("uri", 80, False), _text("name", 40), _text("mimeType", 30)],
+    "templates": [_text("uriTemplate", 80, False), _text("name", 40), _text("mimeType", 30)],
+    "prompts": [_text("name", 60, False), _arguments, _text("description", 80)],
+    "tasks": [_text("taskId", 40, False), _text("status", 20, False), _text("lastUpdatedAt", 30),
+              _text("statusMessage", 80)],
+}
+_HEADERS = {"tools": ["name", "title", "required args", "annotations", "description"],
+            "resources": ["uri", "name", "mimeType"], "templates": ["uriTemplate", "name", "mimeType"],
+            "prompts": ["name", "arguments (* required)", "description"],
+            "tasks": ["taskId", "status", "lastUpdatedAt", "statusMessage"]}
 
 
 def test_the_timing_line_breaks_between_phases_within_the_width():

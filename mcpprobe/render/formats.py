@@ -317,7 +317,7 @@ def _snapshot_errors(err: Console, reports: list[Report]) -> None:
     """A snapshot not saved, on stderr in every format: the report on stdout may be going to a file."""
     from rich.text import Text
 
-    from mcpprobe.render.human import safe
+    from mcpprobe.render.cells import safe
 
     for report in reports:
         if report.snapshot_error:

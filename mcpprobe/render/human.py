@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import islice
-from operator import methodcaller
 from typing import Any
 
 from rich.console import Console
@@ -20,6 +19,7 @@ from mcpprobe.capabilities import sub_capabilities
 from mcpprobe.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
+from mcpprobe.render.cells import COLUMNS, Cells, safe
 from mcpprobe.render.console import GAP, LABEL_WIDTH, Column, fit_widths, fitted_table, keyed
 from mcpprobe.sanitize import json_dumps, truncate, visible
 from mcpprobe.versions import sdk_version
@@ -29,17 +29,6 @@ STATE_STYLE = {"complete": "green", "not-declared": "dim", "incomplete": "bold r
                "method-not-found": "bold red", "failed": "bold red"}
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resource templates", "prompts": "Prompts",
                "tasks": "Tasks"}
-
-
-def safe(value: Any, limit: int = 0) -> str:
-    """Server text as one inert line, secrets masked before it is cut to `limit` characters."""
-    text = value if isinstance(value, str) else json_dumps(value, ensure_ascii=True, default=str)
-    redactor = redact.active()
-    if redactor.longest:  # a secret to mask (cheaper to ask than its truth value, at every cell)
-        text = redactor(text)
-    if not (text.isascii() and text.isprintable()):  # else visible() would return it unchanged
-        text = visible(text)
-    return truncate(text, limit) if limit and len(text) > limit else text
 
 
 def render_snapshot(console: Console, outcome: Outcome) -> None:
@@ -96,86 +85,6 @@ def capabilities_text(capabilities: dict[str, Any]) -> Text:
     return text
 
 
-def _required(schema: Any) -> str:
-    if not isinstance(schema, dict):
-        return ""
-    required = schema.get("required")
-    return ", ".join(map(safe, required)) if isinstance(required, list) else ""
-
-
-class _Text:
-    """A column that shows one text field of each item: `safe(item.get(key) or "", limit)` (or
-    without `or ""`: `blank=False`). `page()` gives a whole page's cells; when every one is a
-    printable ASCII string within the limit and there is no secret to mask, which is what safe()
-    returns unchanged, that is a few C-speed passes over the page instead of a call per cell."""
-
-    __slots__ = ("key", "limit", "blank", "_get")
-
-    def __init__(self, key: str, limit: int, *, blank: bool = True) -> None:
-        self.key, self.limit, self.blank = key, limit, blank
-        self._get = methodcaller("get", key)
-
-    def __call__(self, item: dict[str, Any]) -> str:
-        value = item.get(self.key)
-        return safe((value or "") if self.blank else value, self.limit)
-
-    def page(self, items: list[dict[str, Any]]) -> list[str]:
-        values = list(map(self._get, items))
-        if self.blank:
-            values = [value or "" for value in values]
-        if not redact.active().longest and set(map(type, values)) <= {str}:
-            joined = "".join(values)
-            if joined.isascii() and joined.isprintable() and max(map(len, values), default=0) <= self.limit:
-                return values
-        return [safe(value, self.limit) for value in values]
-
-
-def _annotations(annotations: Any) -> str:
-    if not isinstance(annotations, dict):
-        return ""
-    hints = {"readOnlyHint": "read-only", "destructiveHint": "destructive", "idempotentHint": "idempotent",
-             "openWorldHint": "open-world"}
-    return ", ".join(label for key, label in hints.items() if annotations.get(key) is True)
-
-
-def _prompt_args(arguments: Any) -> str:
-    if not isinstance(arguments, list):
-        return ""
-    out = []
-    for arg in arguments:
-        if isinstance(arg, dict) and isinstance(arg.get("name"), str):
-            out.append(safe(arg["name"]) + ("*" if arg.get("required") else ""))
-    return ", ".join(out)
-
-
-COLUMNS: dict[str, list[tuple[str, Any]]] = {
-    "tools": [("name", _Text("name", 60, blank=False)),
-              ("title", _Text("title", 40)),
-              ("required args", lambda i: _required(i.get("inputSchema"))),
-              ("annotations", lambda i: _annotations(i.get("annotations"))),
-              ("description", _Text("description", 80))],
-    "resources": [("uri", _Text("uri", 80, blank=False)),
-                  ("name", _Text("name", 40)),
-                  ("mimeType", _Text("mimeType", 30))],
-    "templates": [("uriTemplate", _Text("uriTemplate", 80, blank=False)),
-                  ("name", _Text("name", 40)),
-                  ("mimeType", _Text("mimeType", 30))],
-    "prompts": [("name", _Text("name", 60, blank=False)),
-                ("arguments (* required)", lambda i: _prompt_args(i.get("arguments"))),
-                ("description", _Text("description", 80))],
-    "tasks": [("taskId", _Text("taskId", 40, blank=False)),
-              ("status", _Text("status", 20, blank=False)),
-              ("lastUpdatedAt", _Text("lastUpdatedAt", 30)),
-              ("statusMessage", _Text("statusMessage", 80))],
-}
-
-# Never broken across lines in a table: a name or URI cut in two reads as two things.
-IDENTIFIER_COLUMNS: dict[str, set[str]] = {
-    "tools": {"name"}, "resources": {"uri", "name", "mimeType"}, "templates": {"uriTemplate", "name", "mimeType"},
-    "prompts": {"name"}, "tasks": {"taskId", "status", "lastUpdatedAt"},
-}
-
-
 def listing_header(listing: Listing) -> Text:
     text = Text(KIND_TITLES[listing.kind], style="bold")
     style = STATE_STYLE.get(listing.state, "")
@@ -203,34 +112,29 @@ PROBE_ROWS = 50  # per kind in `probe`; `list KIND` shows them all
 TABLE_ROWS = 200  # above this, plain aligned rows: a rich Table costs seconds at 10,000 rows
 
 
-def render_listing(console: Console, listing: Listing, limit: int | None = None) -> None:
+def render_listing(console: Console, listing: Listing, limit: int | None = None, cells: Cells | None = None) -> None:
+    """A listing's header and its items as a table. `cells`: the table's cells, built as the pages
+    arrived (`list` for a person); used when they are every item's, else built here."""
     console.print()
     console.print(listing_header(listing))
     if not listing.items:
         return
     shown = len(listing.items) if limit is None else min(limit, len(listing.items))
-    headers = [name for name, _ in COLUMNS[listing.kind]]
-    columns = [Column(name, identifier=name in IDENTIFIER_COLUMNS[listing.kind]) for name in headers]
-    if shown > TABLE_ROWS:
+    fields = COLUMNS[listing.kind]
+    columns = [Column(field.header, identifier=field.identifier) for field in fields]
+    if cells is None or cells.rows != shown or shown != len(listing.items):
         pages = listing.items.pages() if shown == len(listing.items) else [listing.items[:shown]]
-        _plain_rows(console, columns, _column_cells(listing.kind, pages))
+        cells = Cells(listing.kind)
+        for page in pages:
+            cells.add(page)
+    if shown > TABLE_ROWS:
+        _plain_rows(console, columns, cells.columns)
     else:
-        items = listing.items[:shown]
-        rows = [[fn(item) for _, fn in COLUMNS[listing.kind]] for item in items]
-        console.print(fitted_table(console, columns, [[Text(cell) for cell in row] for row in rows]))
+        rows = [[Text(cell) for cell in row] for row in zip(*cells.columns, strict=True)]
+        console.print(fitted_table(console, columns, rows))
     if shown < len(listing.items):
         more = len(listing.items) - shown
         console.print(Text(f"… {more} more; `mcpprobe list {listing.kind}` shows them all", style="dim"))
-
-
-def _column_cells(kind: str, pages: Any) -> list[list[str]]:
-    """The table's cells column by column, read a page of items at a time."""
-    functions = [fn for _, fn in COLUMNS[kind]]
-    cells: list[list[str]] = [[] for _ in functions]
-    for page in pages:
-        for column, fn in zip(cells, functions, strict=True):
-            column.extend(fn.page(page) if isinstance(fn, _Text) else map(fn, page))
-    return cells
 
 
 def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]]) -> None:
@@ -453,7 +357,8 @@ def render_outcome(out: Console, err: Console, outcome: Outcome) -> None:
     for kind in LIST_KINDS:
         listing = outcome.listings.get(kind)
         if listing is not None:
-            render_listing(out, listing, limit=PROBE_ROWS if outcome.command == "probe" else None)
+            cells = outcome.feed if isinstance(outcome.feed, Cells) and outcome.feed.kind == kind else None
+            render_listing(out, listing, limit=PROBE_ROWS if outcome.command == "probe" else None, cells=cells)
     render_findings(out, outcome.all_findings())
     render_timings(out, outcome)
     render_error(err, outcome)

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from mcpprobe.kinds import LIST_KINDS
-from mcpprobe.render.human import safe
+from mcpprobe.render.cells import safe
 
 SPINNER = "dots"
 LISTED_BY = {kind.list_method: kind.name for kind in LIST_KINDS.values()}

@@ -1,0 +1,167 @@
+"""The cells of the human list tables: each listed item's fields as inert one-line text.
+
+Standard library only (no rich): a `list` for a person builds its table's cells a page at a time
+as the pages arrive (`Cells`, fed by the listing), from the items the listing has just decoded and
+checked, instead of decoding every kept page again once the list is complete. The renderer
+(mcpprobe.render.human) lays them out.
+
+Every cell is `safe()`: secrets masked, anything that could drive a terminal or hide text shown as
+visible notation, cut to the column's limit. A page's column is built in a few C-speed passes when
+every value is already what `safe()` would return (printable ASCII within the limit, no secret to
+mask), else cell by cell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from itertools import chain
+from operator import methodcaller
+from typing import Any
+
+from mcpprobe import redact
+from mcpprobe.sanitize import json_dumps, truncate, visible
+
+Item = dict[str, Any]
+
+
+def safe(value: Any, limit: int = 0) -> str:
+    """Server text as one inert line, secrets masked before it is cut to `limit` characters."""
+    text = value if isinstance(value, str) else json_dumps(value, ensure_ascii=True, default=str)
+    redactor = redact.active()
+    if redactor.longest:  # a secret to mask (cheaper to ask than its truth value, at every cell)
+        text = redactor(text)
+    if not (text.isascii() and text.isprintable()):  # else visible() would return it unchanged
+        text = visible(text)
+    return truncate(text, limit) if limit and len(text) > limit else text
+
+
+def _as_given(values: list[Any], limit: int = 0) -> bool:
+    """Whether `safe()` would return each of `values` unchanged: all strings, printable ASCII,
+    within `limit` (0: none), and no secret to mask. One look at the page, not one per cell."""
+    if redact.active().longest or not set(map(type, values)) <= {str}:
+        return False
+    joined = "".join(values)
+    return joined.isascii() and joined.isprintable() and (not limit or max(map(len, values), default=0) <= limit)
+
+
+class Field:
+    """One column: its header, whether it holds an identifier (never broken across lines), and
+    how a page of items becomes its cells."""
+
+    __slots__ = ("header", "identifier")
+
+    def __init__(self, header: str, *, identifier: bool = False) -> None:
+        self.header, self.identifier = header, identifier
+
+    def cell(self, item: Item) -> str:
+        return self.page([item])[0]
+
+    def page(self, items: list[Item]) -> list[str]:
+        raise NotImplementedError
+
+
+class TextField(Field):
+    """One text field of each item: `safe(item.get(key) or "", limit)` (without `or ""`:
+    `blank=False`, so a missing name shows as null rather than vanishing)."""
+
+    __slots__ = ("key", "limit", "blank", "_get")
+
+    def __init__(self, header: str, key: str, limit: int, *, blank: bool = True, identifier: bool = False) -> None:
+        super().__init__(header, identifier=identifier)
+        self.key, self.limit, self.blank = key, limit, blank
+        self._get = methodcaller("get", key)
+
+    def page(self, items: list[Item]) -> list[str]:
+        values = list(map(self._get, items))
+        if self.blank:
+            values = [value or "" for value in values]
+        if _as_given(values, self.limit):
+            return values
+        return [safe(value, self.limit) for value in values]
+
+
+class NamesField(Field):
+    """A list of names for each item (`pick(item)`: a list of strings, or anything else, which
+    shows as nothing), each name made safe, joined with ", "."""
+
+    __slots__ = ("pick",)
+
+    def __init__(self, header: str, pick: Callable[[Item], Any]) -> None:
+        super().__init__(header)
+        self.pick = pick
+
+    def page(self, items: list[Item]) -> list[str]:
+        lists = [names if type(names) is list else () for names in map(self.pick, items)]
+        if _as_given(list(chain.from_iterable(lists))):
+            return list(map(", ".join, lists))
+        return [", ".join(map(safe, names)) for names in lists]
+
+
+def _required(item: Item) -> Any:
+    schema = item.get("inputSchema")
+    return schema.get("required") if type(schema) is dict else None
+
+
+def _prompt_arguments(item: Item) -> Any:
+    arguments = item.get("arguments")
+    if type(arguments) is not list:
+        return None
+    return [arg["name"] + ("*" if arg.get("required") else "") for arg in arguments
+            if type(arg) is dict and isinstance(arg.get("name"), str)]
+
+
+_HINTS = {"readOnlyHint": "read-only", "destructiveHint": "destructive", "idempotentHint": "idempotent",
+          "openWorldHint": "open-world"}
+
+
+def _hints(item: Item) -> Any:
+    annotations = item.get("annotations")
+    if type(annotations) is not dict:
+        return None
+    return [label for key, label in _HINTS.items() if annotations.get(key) is True]
+
+
+COLUMNS: dict[str, list[Field]] = {
+    "tools": [TextField("name", "name", 60, blank=False, identifier=True),
+              TextField("title", "title", 40),
+              NamesField("required args", _required),
+              NamesField("annotations", _hints),
+              TextField("description", "description", 80)],
+    "resources": [TextField("uri", "uri", 80, blank=False, identifier=True),
+                  TextField("name", "name", 40, identifier=True),
+                  TextField("mimeType", "mimeType", 30, identifier=True)],
+    "templates": [TextField("uriTemplate", "uriTemplate", 80, blank=False, identifier=True),
+                  TextField("name", "name", 40, identifier=True),
+                  TextField("mimeType", "mimeType", 30, identifier=True)],
+    "prompts": [TextField("name", "name", 60, blank=False, identifier=True),
+                NamesField("arguments (* required)", _prompt_arguments),
+                TextField("description", "description", 80)],
+    "tasks": [TextField("taskId", "taskId", 40, blank=False, identifier=True),
+              TextField("status", "status", 20, blank=False, identifier=True),
+              TextField("lastUpdatedAt", "lastUpdatedAt", 30, identifier=True),
+              TextField("statusMessage", "statusMessage", 80)],
+}
+
+
+def column_cells(kind: str, pages: Iterable[list[Item]]) -> list[list[str]]:
+    """The cells of `kind`'s table, column by column, read a page of items at a time."""
+    cells = Cells(kind)
+    for page in pages:
+        cells.add(page)
+    return cells.columns
+
+
+class Cells:
+    """A table's cells built as a listing keeps its pages (`add`, in order), column by column."""
+
+    __slots__ = ("kind", "columns", "rows")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.columns: list[list[str]] = [[] for _ in COLUMNS[kind]]
+        self.rows = 0
+
+    def add(self, items: list[Item]) -> None:
+        for cells, column in zip(self.columns, COLUMNS[self.kind], strict=True):
+            cells.extend(column.page(items))
+        self.rows += len(items)
