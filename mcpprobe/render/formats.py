@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, assert_never
@@ -154,7 +154,7 @@ class NotOffered(ValueError):
 
 @dataclass(frozen=True)
 class Rendered:
-    stdout: Sequence[str | bytes] | Iterator[str | bytes]  # pieces, joined by the writer; bytes go out raw
+    stdout: Iterable[str | bytes]  # pieces, joined by the writer; bytes go out raw
     stderr: str = ""
 
     def text(self) -> str:
@@ -185,15 +185,50 @@ def renderer(fmt: Format) -> Renderer:
 
 def _console(view: View, *, messages: bool = False) -> tuple[Console, io.StringIO]:
     """A console into a buffer: stdout's, or with `messages` stderr's (one message, one line)."""
+    buffer = io.StringIO()
+    return _console_into(buffer, view, messages=messages), buffer
+
+
+def _console_into(file: Any, view: View, *, messages: bool = False) -> Console:
     from mcpprobe.render.console import _Console
 
     screen = view.err if messages else Screen(view.width, view.color)
-    buffer = io.StringIO()
     # Lines never end in padding (mcpprobe.render.console), in a pipe as on a terminal.
-    console = _Console(file=buffer, width=screen.width, highlight=False, force_terminal=screen.color,
-                       color_system="standard" if screen.color else None, legacy_windows=False,
-                       soft_wrap=messages)
-    return console, buffer
+    return _Console(file=file, width=screen.width, highlight=False, force_terminal=screen.color,
+                    color_system="standard" if screen.color else None, legacy_windows=False,
+                    soft_wrap=messages)
+
+
+class Pieces:
+    """A console's file that keeps what is written as the pieces written, in order, and pieces to
+    be made only as they are read (`defer`: the rows of a long list, a chunk at a time). Read as
+    often as wanted; never one string of the whole output, which for a long list is megabytes
+    held once more beside the table's cells."""
+
+    encoding = "utf-8"
+
+    def __init__(self) -> None:
+        self._pieces: list[str | Callable[[], Iterator[str]]] = []
+
+    def write(self, text: str) -> int:
+        self._pieces.append(text)
+        return len(text)
+
+    def defer(self, pieces: Callable[[], Iterator[str]]) -> None:
+        self._pieces.append(pieces)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def __iter__(self) -> Iterator[str]:
+        for piece in self._pieces:
+            if isinstance(piece, str):
+                yield piece
+            else:
+                yield from piece()
 
 
 def _stderr(view: View, write: Callable[[Console], None]) -> str:
@@ -212,10 +247,10 @@ def human(subject: Subject, view: View) -> Rendered:
         case Listed(outcome):
             from mcpprobe.render.human import render_outcome
 
-            out, out_text = _console(view)
+            pieces = Pieces()
             err, err_text = _console(view, messages=True)
-            render_outcome(out, err, outcome)
-            return Rendered([out_text.getvalue()], err_text.getvalue())
+            render_outcome(_console_into(pieces, view), err, outcome)
+            return Rendered(pieces, err_text.getvalue())
         case Invoked():
             return _invoked_human(subject, view)
         case WatchEvent():

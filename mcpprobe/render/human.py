@@ -7,7 +7,7 @@ interpreted.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any
 
@@ -171,7 +171,7 @@ def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]])
             else:
                 yield (layout % row).rstrip()
 
-    _write_lines(console, lines())
+    _write_lines(console, lines)
 
 
 def _longest_word(cells: list[str]) -> int:
@@ -205,14 +205,25 @@ def _plain_blocks(console: Console, headers: list[str], cells: list[list[str]]) 
                     yield f"  {header.ljust(label)}  {parts[0]}".rstrip()
                     yield from (indent + part for part in parts[1:])
 
-    _write_lines(console, lines())
+    _write_lines(console, lines)
 
 
-def _write_lines(console: Console, lines: Iterator[str], chunk: int = 2000) -> None:
-    """Write lines in pieces of `chunk` lines: never one string of the whole table."""
-    write = console.file.write
-    for piece in iter(lambda: list(islice(lines, chunk)), []):
-        write("\n".join(piece) + "\n")
+def _write_lines(console: Console, lines: Callable[[], Iterator[str]], chunk: int = 2000) -> None:
+    """Write `lines()` in pieces of `chunk` lines: never one string of the whole table. A console
+    whose file can `defer` (a renderer's: mcpprobe.render.formats) is given the pieces to make as
+    they are written, so that neither the lines nor the whole output are ever held at once."""
+
+    def pieces() -> Iterator[str]:
+        made = lines()
+        for piece in iter(lambda: list(islice(made, chunk)), []):
+            yield "\n".join(piece) + "\n"
+
+    defer = getattr(console.file, "defer", None)
+    if defer is not None:
+        defer(pieces)
+        return
+    for piece in pieces():
+        console.file.write(piece)
     console.file.flush()
 
 
