@@ -38,9 +38,12 @@ def safe(value: Any, limit: int = 0) -> str:
 def _as_given(values: list[Any], limit: int = 0) -> bool:
     """Whether `safe()` would return each of `values` unchanged: all strings, printable ASCII,
     within `limit` (0: none), and no secret to mask. One look at the page, not one per cell."""
-    if redact.active().longest or not set(map(type, values)) <= {str}:
+    if redact.active().longest:
         return False
-    joined = "".join(values)
+    try:
+        joined = "".join(values)
+    except TypeError:  # not all strings
+        return False
     return joined.isascii() and joined.isprintable() and (not limit or max(map(len, values), default=0) <= limit)
 
 
@@ -74,6 +77,8 @@ class TextField(Field):
     def page(self, items: list[Item]) -> list[str]:
         values = list(map(self._get, items))
         if self.blank:
+            if values.count(None) == len(values):  # a field no item of the page has
+                return [""] * len(values)
             values = [value or "" for value in values]
         if _as_given(values, self.limit):
             return values
@@ -91,7 +96,10 @@ class NamesField(Field):
         self.pick = pick
 
     def page(self, items: list[Item]) -> list[str]:
-        lists = [names if type(names) is list else () for names in map(self.pick, items)]
+        picked = list(map(self.pick, items))
+        if picked.count(None) == len(picked):  # nothing to show for any item of the page
+            return [""] * len(picked)
+        lists = [names if type(names) is list else () for names in picked]
         if _as_given(list(chain.from_iterable(lists))):
             return list(map(", ".join, lists))
         return [", ".join(map(safe, names)) for names in lists]
