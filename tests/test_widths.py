@@ -309,6 +309,40 @@ def test_a_long_list_too_narrow_for_columns_is_shown_as_blocks(monkeypatch: pyte
     assert any(line.startswith("  description    Tool 0000") for line in lines)
 
 
+WIDE_PROSE = " ".join(["東京の天気を調べます。", "結果を短く返します。"] * 3)
+
+
+def _wide_list() -> Listing:
+    """300 tools (plain rows), one in three with a name, title and description in CJK, which take
+    two terminal cells a character."""
+    tools = [{"name": f"検索_{n:04d}" if n % 3 == 0 else f"tool_{n:04d}",
+              "title": "日本語のタイトル" if n % 3 == 0 else f"Title {n}",
+              "description": WIDE_PROSE if n % 3 == 0 else f"Tool {n}",
+              "inputSchema": {"type": "object"}} for n in range(300)]
+    return _listing("tools", tools, pages=3)
+
+
+@pytest.mark.parametrize("width", [10_000, 160, 100, 60])
+def test_a_long_list_measures_wide_characters_in_terminal_cells(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long list's plain rows count the cells a character takes on the terminal, as the small
+    table does: with CJK text no line is wider than the width, and each column starts at the same
+    cell on every row's first line, however many characters come before it."""
+    listing = _wide_list()
+    lines = _render_list(listing, width, monkeypatch).splitlines()[2:]
+    assert max(cell_len(line) for line in lines) <= width
+    assert all(line == line.rstrip() for line in lines)
+    firsts = [line for line in lines if line.split(" ")[0] in {item["name"] for item in listing.items}]
+    assert len(firsts) == 300
+    if lines[0].startswith("name "):  # columns: a row's first line, then a wrapped description's
+        starts = {cell_len(line[:line.index(item["title"])]) for line, item in zip(firsts, listing.items, strict=True)}
+        assert len(starts) == 1, starts
+        ends = {cell_len(line[:line.index("東京")]) for line in lines if "東京" in line}
+        assert len(ends) == 1 and all(line.startswith(" ") for line in lines if line.startswith(" " * 8)), ends
+    words = " ".join(lines)
+    for item in listing.items[:6]:
+        assert item["name"] in words  # an identifier is never broken
+
+
 @pytest.mark.parametrize("secret", [None, "hunter2-secret"])
 def test_a_long_list_cells_are_the_small_tables_cells(secret: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The plain rows build a page's cells column by column, with a shortcut when a column is all

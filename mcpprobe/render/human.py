@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
@@ -141,57 +142,71 @@ def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]])
     """Aligned columns written straight to the console's file: linear and fast for huge lists.
     Laid out as the small table is: as wide as the console allows, an identifier never cut, other
     cells wrapped between words under their column; when even that cannot fit, one block per row.
+    Widths are terminal cells, as rich counts them: a column with text beyond ASCII (a CJK name
+    takes two cells a character) is measured and padded cell by cell, an ASCII one at C speed.
     The cells are already made inert by `safe()`, so writing them raw is as safe as a Table."""
     headers = [column.header for column in columns]
-    naturals = [max(len(header), max(map(len, column), default=0)) for header, column in zip(headers, cells,
-                                                                                               strict=True)]
+    sizes = [len if "".join(column).isascii() else cell_len for column in cells]
+    naturals = [max(len(header), max(map(size, column), default=0))
+                for header, column, size in zip(headers, cells, sizes, strict=True)]
     room = console.width - GAP * (len(columns) - 1)
     widths: list[int] | None = naturals
     if sum(naturals) > room:
-        minimums = [natural if column.identifier else max(len(column.header), _longest_word(cell_list))
-                    for natural, column, cell_list in zip(naturals, columns, cells, strict=True)]
+        minimums = [natural if column.identifier else max(len(column.header), _longest_word(cell_list, size))
+                    for natural, column, cell_list, size in zip(naturals, columns, cells, sizes, strict=True)]
         widths = fit_widths(naturals, minimums, room)
     if widths is None:
         _plain_blocks(console, headers, cells)
         return
     layout = "  ".join(f"%-{width}s" for width in widths)
-    wrapped: set[int] = set()
-    for width, natural, column in zip(widths, naturals, cells, strict=True):
+    slow: set[int] = set()  # rows laid out one cell at a time: wrapped, or padded by cells
+    for width, natural, column, size in zip(widths, naturals, cells, sizes, strict=True):
+        if size is not len:
+            slow.update(row for row, cell in enumerate(column) if not cell.isascii())
         if width < natural:
-            wrapped.update(row for row, cell in enumerate(column) if len(cell) > width)
+            slow.update(row for row, cell in enumerate(column) if size(cell) > width)
 
     def lines() -> Iterator[str]:
         yield (layout % tuple(headers)).rstrip()
-        if not wrapped:  # the common case: one C-level pass
+        if not slow:  # the common case: one C-level pass
             yield from map(str.rstrip, map(layout.__mod__, zip(*cells, strict=True)))
             return
         for number, row in enumerate(zip(*cells, strict=True)):
-            if number in wrapped:
-                yield from _wrapped_row(layout, row, widths)
+            if number in slow:
+                yield from _laid_out_row(console, row, widths)
             else:
                 yield (layout % row).rstrip()
 
     _write_lines(console, lines)
 
 
-def _longest_word(cells: list[str]) -> int:
-    return max(map(len, " ".join(cells).split()), default=0)
+def _longest_word(cells: list[str], size: Callable[[str], int] = len) -> int:
+    return max(map(size, " ".join(cells).split()), default=0)
 
 
-def _wrapped_row(layout: str, row: tuple[str, ...], widths: list[int]) -> Iterator[str]:
-    import textwrap
+def _wrap(console: Console, cell: str, width: int) -> list[str]:
+    """`cell` in lines of at most `width` terminal cells, broken between words where it can: as
+    rich wraps a table's cell, and at C speed where the text is ASCII."""
+    if cell_len(cell) <= width:
+        return [cell]
+    if cell.isascii():
+        import textwrap
 
-    parts = [textwrap.wrap(cell, width, break_on_hyphens=False) or [""] if len(cell) > width else [cell]
-             for cell, width in zip(row, widths, strict=True)]
+        return textwrap.wrap(cell, width, break_on_hyphens=False) or [""]
+    return [line.plain.rstrip() for line in Text(cell).wrap(console, width, overflow="fold")]
+
+
+def _laid_out_row(console: Console, row: tuple[str, ...], widths: list[int]) -> Iterator[str]:
+    parts = [_wrap(console, cell, width) for cell, width in zip(row, widths, strict=True)]
     for line in range(max(map(len, parts))):
-        yield (layout % tuple(part[line] if line < len(part) else "" for part in parts)).rstrip()
+        shown = [part[line] if line < len(part) else "" for part in parts]
+        padded = (text + " " * (width - cell_len(text)) for text, width in zip(shown, widths, strict=True))
+        yield "  ".join(padded).rstrip()
 
 
 def _plain_blocks(console: Console, headers: list[str], cells: list[list[str]]) -> None:
     """Each row as its first cell on a line of its own, then `key  value` lines for the other
     non-empty cells, as `vertical()` lays out a table too narrow for its columns."""
-    import textwrap
-
     label = max(map(len, headers[1:]), default=0)
     room = max(console.width - 2 - label - GAP, 1)
     indent = " " * (2 + label + GAP)
@@ -201,7 +216,7 @@ def _plain_blocks(console: Console, headers: list[str], cells: list[list[str]]) 
             yield row[0]
             for header, cell in zip(headers[1:], row[1:], strict=True):
                 if cell.strip():
-                    parts = textwrap.wrap(cell, room, break_on_hyphens=False) if len(cell) > room else [cell]
+                    parts = _wrap(console, cell, room)
                     yield f"  {header.ljust(label)}  {parts[0]}".rstrip()
                     yield from (indent + part for part in parts[1:])
 
