@@ -19,6 +19,7 @@ import click
 
 from mcpprobe import __version__
 from mcpprobe.edge import CONTEXT, EdgeGroup, traceback_option
+from mcpprobe.testhooks import interrupt_point
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
@@ -98,6 +99,7 @@ class LazyGroup(EdgeGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         entry = COMMANDS.get(cmd_name)
         if cmd_name not in self.commands and entry is not None:
+            interrupt_point("load")
             command = getattr(importlib.import_module(entry.module), entry.attribute)
             self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)

@@ -75,10 +75,48 @@ class EdgeCommand(click.Command):
 
 
 class EdgeGroup(click.Group):
-    """A group whose commands (and subgroups) share the edge."""
+    """A group whose commands (and subgroups) share the edge; Ctrl-C while the command line is
+    read or the command is loaded is an interruption too (click would say "Aborted!", exit 1)."""
 
     command_class = EdgeCommand
     group_class = type  # subgroups are EdgeGroups too
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        words = list(args)
+        try:
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(interrupted_early(words)) from None
+        ctx.meta.setdefault(_WORDS, words)
+        return ctx
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # a command's own invoke settles it; this is before that
+            raise click.exceptions.Exit(interrupted_early(ctx.meta.get(_WORDS, []))) from None
+
+
+_WORDS = "mcpprobe.words"  # the command line's words after the program name
+
+
+def interrupted_early(words: list[str]) -> int:
+    """Ctrl-C before the command ran (while mcpprobe loads, or reads its command line): "interrupted"
+    on stderr and, when `--json` (or `--format json`) is among the words before `--`, the
+    interrupted document on stdout, as for an interruption later; exit 130."""
+    own = words[:words.index("--")] if "--" in words else words
+    command = next((word for word in own if not word.startswith("-")), "")
+    as_json = "--json" in own or "--format=json" in own or any(
+        word == "--format" and following == "json" for word, following in zip(own, own[1:], strict=False))
+    if as_json:
+        from mcpprobe.render.jsondoc import dumps, interrupted_document
+
+        click.echo(dumps(interrupted_document(command)))
+    click.echo("interrupted", err=True)
+    from mcpprobe.exitcodes import ExitCode
+
+    return int(ExitCode.INTERRUPTED)
 
 
 def _interrupted(ctx: click.Context) -> int:

@@ -31,6 +31,9 @@ def run(args: list[str]) -> None:
     stopped = False
     try:
         prestart.start(args)
+        from mcpprobe.testhooks import interrupt_point
+
+        interrupt_point("imports")
         from mcpprobe.cli import main as cli_main
 
         prestart.arm()  # signals held back during the imports interrupt from now on
@@ -40,8 +43,9 @@ def run(args: list[str]) -> None:
     finally:
         prestart.discard()
         if stopped or prestart.interrupted():  # Ctrl-C (or SIGTERM) during the imports, nothing else to do
-            sys.stderr.write("interrupted\n")
-            raise SystemExit(130)  # noqa: B012 - the signal decides the exit code
+            from mcpprobe.edge import interrupted_early
+
+            raise SystemExit(interrupted_early(args))  # noqa: B012 - the signal decides the exit code
 
 
 def leave(code: object) -> None:

@@ -7,6 +7,12 @@ bug would take without replacing any of the code around it.
 - `operation`: inside the operation, once the server is connected (inside the event loop, so the
   exception arrives wrapped in an exception group, as a real bug there would).
 
+`MCPPROBE_TEST_INTERRUPT=PHASE` sends mcpprobe a real SIGINT (Ctrl-C) at that phase:
+
+- `imports`: a stdio server started early, mcpprobe still loading (the signal is held until the
+  imports are done);
+- `load`: the command line being read, the command's module being loaded.
+
 Standard library only: checked on every run.
 """
 
@@ -16,9 +22,19 @@ import os
 
 PHASES = ("command", "operation")
 VARIABLE = "MCPPROBE_TEST_CRASH"
+INTERRUPT_PHASES = ("imports", "load")
+INTERRUPT_VARIABLE = "MCPPROBE_TEST_INTERRUPT"
 
 
 def crash_point(phase: str) -> None:
     """Raise when the test hook names this phase; otherwise nothing."""
     if os.environ.get(VARIABLE) == phase:
         raise RuntimeError(f"crash requested by {VARIABLE}={phase}")
+
+
+def interrupt_point(phase: str) -> None:
+    """Send this process SIGINT when the test hook names this phase; otherwise nothing."""
+    if os.environ.get(INTERRUPT_VARIABLE) == phase:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGINT)

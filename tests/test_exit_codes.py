@@ -196,6 +196,29 @@ def _server_running(marker: str) -> bool:
     return any(marker in line and line.startswith(f"{PY} -c") for line in listing.splitlines())
 
 
+@pytest.mark.parametrize("phase", ["imports", "load"])
+@pytest.mark.parametrize("as_json", [True, False], ids=["json", "human"])
+def test_ctrl_c_before_the_command_runs_is_130(phase, as_json):
+    """Ctrl-C while mcpprobe loads (a server started early is waiting) or reads its command line
+    is an interruption like any other: "interrupted", exit 130, and with --json the interrupted
+    document; not click's "Aborted!" with exit 1, and no server left behind. The test hook sends a
+    real SIGINT at that phase (mcpprobe.testhooks)."""
+    marker = f"marker-{uuid.uuid4().hex[:12]}"
+    server = f"import time; time.sleep(60)  # {marker}"
+    options = ["--json"] if as_json else []
+    proc = subprocess.run([PY, "-m", "mcpprobe", "probe", *options, "--", PY, "-c", server],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT,
+                          env={**os.environ, "MCPPROBE_TEST_INTERRUPT": phase})
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "interrupted" and "Aborted" not in proc.stderr
+    if as_json:
+        doc = json.loads(proc.stdout)
+        assert doc["exitCode"] == 130 and doc["command"] == "probe" and doc["error"]["code"] == "interrupted"
+    else:
+        assert proc.stdout == ""
+    assert not _server_running(marker)
+
+
 def test_ctrl_c_is_130():
     marker = f"marker-{uuid.uuid4().hex[:12]}"
     server = (f"import runpy, sys; sys.argv = [{str(FIXTURE)!r}, 'hang-initialize']; "
@@ -205,7 +228,9 @@ def test_ctrl_c_is_130():
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not _server_running(marker):
         time.sleep(0.1)
-    assert _server_running(marker), "mcpprobe should have started the server and be waiting for it"
+    # The server may be started before mcpprobe's imports are done (an early start): the signal
+    # can come while it loads, reads its command line or waits for the server; 130 every time.
+    assert _server_running(marker), "mcpprobe should have started the server"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
