@@ -48,16 +48,14 @@ def _as_given(values: list[Any], limit: int = 0) -> bool:
 
 
 class Field:
-    """One column: its header, whether it holds an identifier (never broken across lines), and
-    how a page of items becomes its cells."""
+    """One column: its header, whether it holds an identifier (never broken across lines in a
+    table: a name or URI cut in two reads as two things), and how a page of items becomes its
+    cells."""
 
     __slots__ = ("header", "identifier")
 
     def __init__(self, header: str, *, identifier: bool = False) -> None:
         self.header, self.identifier = header, identifier
-
-    def cell(self, item: Item) -> str:
-        return self.page([item])[0]
 
     def page(self, items: list[Item]) -> list[str]:
         raise NotImplementedError

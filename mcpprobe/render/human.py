@@ -124,9 +124,8 @@ def render_listing(console: Console, listing: Listing, limit: int | None = None,
     fields = COLUMNS[listing.kind]
     columns = [Column(field.header, identifier=field.identifier) for field in fields]
     if cells is None or cells.rows != shown or shown != len(listing.items):
-        pages = listing.items.pages() if shown == len(listing.items) else [listing.items[:shown]]
         cells = Cells(listing.kind)
-        for page in pages:
+        for page in listing.items.pages() if shown == len(listing.items) else [listing.items[:shown]]:
             cells.add(page)
     if shown > TABLE_ROWS:
         _plain_rows(console, columns, cells.columns)
