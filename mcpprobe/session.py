@@ -164,38 +164,24 @@ class Session:
 
     def wire_findings(self) -> list[Finding]:
         """Protocol violations and non-JSON output seen on the wire so far, as findings."""
-        out: list[Finding | list[Any]] = []
-        stray: dict[str, list[Any]] = {}  # non-protocol output, one finding per kind of line
+        findings = []
         for anomaly in self.conn.anomalies:
-            if anomaly.code == "non-protocol-output":
-                if anomaly.message not in stray:
-                    stray[anomaly.message] = []
-                    out.append(stray[anomaly.message])
-                stray[anomaly.message].append(anomaly)
+            if anomaly.code == "non-protocol-output":  # one finding per kind of line, with its true count
+                stray = self.conn.stray_output[anomaly.message]
+                detail: dict[str, Any] = {"sample": stray.samples[0]} if stray.samples else {}
+                if stray.count > 1:
+                    detail["count"] = stray.count
+                    detail["samples"] = stray.samples
+                message = anomaly.message + (f" ({stray.count} times)" if stray.count > 1 else "")
+                findings.append(Finding("non-protocol-output", message, detail=detail))
                 continue
-            detail: dict[str, Any] = {"sample": anomaly.sample} if anomaly.sample else {}
-            out.append(Finding(anomaly.code, anomaly.message, detail=detail))
-        extra = self.conn.bad_output_count - sum(len(group) for group in stray.values())
-        if extra > 0 and len(stray) != 1:
-            out.append(Finding("non-protocol-output", f"{extra} more lines that are not JSON-RPC were not kept"))
+            detail = {"sample": anomaly.sample} if anomaly.sample else {}
+            findings.append(Finding(anomaly.code, anomaly.message, detail=detail))
         if self.conn.unanswered_requests:
-            out.append(Finding(
+            findings.append(Finding(
                 "request-flood", f"{self.conn.unanswered_requests} requests from the server went unanswered: they "
                 f"came while {MAX_SERVER_REQUESTS} others were being answered",
                 detail={"unanswered": self.conn.unanswered_requests}))
-        findings = []
-        for entry in out:
-            if isinstance(entry, Finding):
-                findings.append(entry)
-                continue
-            count = len(entry) + (extra if len(stray) == 1 and extra > 0 else 0)
-            samples = [a.sample for a in entry if a.sample]
-            detail = {"sample": samples[0]} if samples else {}
-            if count > 1:
-                detail["count"] = count
-                detail["samples"] = samples
-            message = entry[0].message + (f" ({count} times)" if count > 1 else "")
-            findings.append(Finding("non-protocol-output", message, detail=detail))
         return findings
 
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PY, ROOT, run_cli
+from conftest import PY, ROOT, fixture_cmd, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -122,3 +122,43 @@ def test_result_and_error_together(tmp_path):
     result, _ = _probe(tmp_path, _frames(both))
     assert result.exit_code == 5
     assert any("both result and error" in f["message"] for f in result.json["findings"])
+
+
+# ----- output that is not JSON-RPC: every line counted, each kind apart -----
+
+NOT_JSON = "a line on stdout that is not JSON-RPC"
+NOT_UTF8 = "a line on stdout that is not valid UTF-8"
+
+
+def _stray_output(noise: str) -> dict[str, dict]:
+    """The `non-protocol-output` findings of a probe of a server that writes FIXTURE_STDOUT_NOISE's
+    lines before its first answer, by message."""
+    result = run_cli(["probe", "--json", "--env", f"FIXTURE_STDOUT_NOISE={noise}", "--", *fixture_cmd("stdout-noise")])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["kinds"]["tools"]["state"] == "complete"
+    return {f["message"]: f.get("detail", {}) for f in result.json["findings"] if f["code"] == "non-protocol-output"}
+
+
+def test_a_log_written_to_stdout_is_reported_with_its_true_number_of_lines():
+    stray = _stray_output("text*500")
+    assert list(stray) == [f"{NOT_JSON} (500 times)"]
+    detail = stray[f"{NOT_JSON} (500 times)"]
+    assert detail["count"] == 500 and detail["sample"] == "log: line 0"
+    assert detail["samples"] == [f"log: line {n}" for n in range(20)]
+
+
+@pytest.mark.parametrize("noise, not_json, not_utf8", [
+    (",".join(["text*4,binary*1"] * 10), 40, 10),  # both kinds among the first 20 lines
+    ("text*20,binary*30", 20, 30),  # the second kind only after 20 lines of the first
+    ("binary*1,text*49", 49, 1),
+])
+def test_each_kind_of_stray_line_is_counted_exactly(noise, not_json, not_utf8):
+    stray = _stray_output(noise)
+    assert set(stray) == {f"{NOT_JSON} ({not_json} times)",
+                          NOT_UTF8 + (f" ({not_utf8} times)" if not_utf8 > 1 else "")}, stray
+    counts = {message.split(" (")[0]: detail.get("count", 1) for message, detail in stray.items()}
+    assert counts == {NOT_JSON: not_json, NOT_UTF8: not_utf8}
+    assert sum(counts.values()) == 50  # every line written, once
+    for message, detail in stray.items():
+        assert detail["sample"].startswith("\ufffd\ufffdlog: line " if message.startswith(NOT_UTF8) else "log: line ")
+        assert len(detail.get("samples", [detail["sample"]])) == min(counts[message.split(" (")[0]], 20)

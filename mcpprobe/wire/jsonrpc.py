@@ -28,7 +28,7 @@ from mcpprobe.wire.base import Sink, Transport, took_non_finite
 
 MAX_ANOMALIES = 50
 BATCH_VERSION = "2025-03-26"  # the one protocol version whose messages may be JSON-RPC batches
-MAX_BAD_LINES = 20
+MAX_BAD_LINES = 20  # samples kept of each kind of output that is not JSON-RPC (all are counted)
 # Server-to-client requests answered at once; more arriving meanwhile are dropped (and counted),
 # so that a flood can neither grow memory nor crowd our own requests out of the transport.
 MAX_SERVER_REQUESTS = 32
@@ -150,6 +150,14 @@ class Anomaly:
     sample: str = ""
 
 
+@dataclass
+class StrayOutput:
+    """Output of one kind that is not JSON-RPC: how much there was, and the first of it."""
+
+    count: int = 0
+    samples: list[str] = field(default_factory=list)
+
+
 class Connection:
     """One JSON-RPC peer. Use as `async with Connection(transport) as conn:`."""
 
@@ -159,7 +167,9 @@ class Connection:
         # Bounds a notification, or an answer to a server request, that the server does not take.
         self.send_timeout = send_timeout
         self.anomalies: list[Anomaly] = []
-        self.bad_output_count = 0
+        # Per kind of line (the transports name a handful), every line counted, MAX_BAD_LINES kept;
+        # the kind's first line is an anomaly too, so that it is reported in the order it came.
+        self.stray_output: dict[str, StrayOutput] = {}
         self.closed_error: ProbeError | None = None
         self.closed = anyio.Event()  # set when the transport reports the peer gone
         self.notification_handlers: list[NotificationHandler] = []
@@ -300,9 +310,13 @@ class Connection:
             self.anomalies.append(Anomaly(code, message, clip(text, 200)))
 
     def _on_bad_output(self, what: str, sample: str) -> None:
-        self.bad_output_count += 1
-        if self.bad_output_count <= MAX_BAD_LINES:
-            self.anomalies.append(Anomaly("non-protocol-output", what, clip(sample, 200)))
+        stray = self.stray_output.get(what)
+        if stray is None:
+            stray = self.stray_output[what] = StrayOutput()
+            self.anomalies.append(Anomaly("non-protocol-output", what))
+        stray.count += 1
+        if len(stray.samples) < MAX_BAD_LINES and sample:
+            stray.samples.append(clip(sample, 200))
 
     def _on_closed(self, error: ProbeError) -> None:
         if self.closed_error is None:
