@@ -41,7 +41,7 @@ from mcpprobe.options import (
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.config import Discovery
     from mcpprobe.expect import Expectations
-    from mcpprobe.fleet import Report
+    from mcpprobe.fleet import Member, Report
     from mcpprobe.invocation import FleetInvocation
     from mcpprobe.redact import Redactor
 
@@ -148,11 +148,42 @@ def _ci_inputs(fleet: FleetInvocation, expect_file: str | None, save_snapshot: s
         if member.snapshot_path and Path(member.snapshot_path).is_dir():
             raise UsageProblem(f"--save-snapshot {member.snapshot_path}: is a directory; name a file in it")
         path = _per_server_path(baseline, "--baseline", member.name, fleet.many)
-        if path is not None:
-            from mcpprobe import drift
-
-            member.baseline = (path, drift.load(path))
+        if path is not None and member.target is not None:  # a member never probed is never compared
+            _read_baseline(member, path, fleet.many)
+    if baseline is not None and fleet.many:
+        _check_fleet_baselines(fleet, baseline)
     return expectations
+
+
+def _read_baseline(member: Member, path: str, many: bool) -> None:
+    """One server's --baseline. In a fleet, a file that does not exist is that member's warning
+    (a server new to the fleet) and one that is not a snapshot is that member's error; alone, either
+    is a usage error of the run."""
+    from mcpprobe import drift
+
+    try:
+        member.baseline = (path, drift.load(path))
+    except drift.BaselineMissing:
+        if not many:
+            raise
+        member.baseline_missing = path
+    except drift.BaselineError as exc:
+        if not many:
+            raise
+        member.problem = exc
+
+
+def _check_fleet_baselines(fleet: FleetInvocation, template: str) -> None:
+    """A --baseline template that names no existing file for any server of the fleet is a usage
+    error, as a missing baseline of one server is: most likely a wrong path, not a new fleet."""
+    from mcpprobe.drift import BaselineMissing
+
+    compared = [member for member in fleet.members if member.target is not None]
+    missing = [member.baseline_missing for member in compared if member.baseline_missing is not None]
+    if missing and len(missing) == len(compared):
+        others = f", nor the {len(missing) - 1} other{'s' if len(missing) > 2 else ''}" if len(missing) > 1 else ""
+        raise BaselineMissing(f"--baseline {template}: no server of the fleet has a snapshot there ({missing[0]} "
+                              f"does not exist{others}); save them first with --save-snapshot")
 
 
 @click.command("probe", cls=TargetCommand, context_settings=CONTEXT)

@@ -8,6 +8,7 @@ not removed.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,13 @@ SNAPSHOT_FORMAT = 1
 
 
 class BaselineError(UsageProblem):
-    """A baseline that cannot be read: a usage error (exit 2)."""
+    """A baseline that cannot be read: a usage error (exit 2); in a fleet, that member's own error."""
+
+    code = "baseline-invalid"
+
+
+class BaselineMissing(BaselineError):
+    """A baseline file that does not exist: in a fleet, a member with no snapshot yet."""
 
 
 def snapshot(outcome: Any) -> dict[str, Any]:
@@ -54,7 +61,12 @@ def load(path: str) -> dict[str, Any]:
     from mcpprobe import userinput
 
     what = f"--baseline {path}"
-    text = userinput.read_text(path, what, error=BaselineError)
+    try:
+        text = userinput.read_text(path, what, error=BaselineError)
+    except BaselineError as exc:
+        if not os.path.exists(path):
+            raise BaselineMissing(exc.message) from None
+        raise
     try:
         data = userinput.loads(text, what, error=BaselineError)
     except json.JSONDecodeError as exc:

@@ -72,6 +72,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "breaking-change": (Severity.ERROR,
                         "since the --baseline snapshot, something clients rely on was removed or changed"),
     "drift": (Severity.INFO, "since the --baseline snapshot, something was added or changed without breaking clients"),
+    "baseline-missing": (Severity.WARNING, "a fleet member has no --baseline snapshot yet: it was not compared"),
+    "baseline-invalid": (Severity.ERROR, "a fleet member's --baseline file is not a snapshot: it was not probed"),
     "interrupted": (Severity.ERROR, "the run was interrupted (Ctrl-C, SIGTERM) before this server's probe finished"),
     "config-error": (Severity.ERROR, "a named server's config entry cannot be used (a missing variable, a bad entry)"),
     # watch (mcpprobe.watch): notifications nobody promised.

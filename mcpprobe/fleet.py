@@ -37,6 +37,7 @@ class Member:
     source: str | None = None
     problem: ProbeError | None = None  # could not be prepared (for example a missing variable)
     baseline: tuple[str, dict[str, Any]] | None = None  # (path, snapshot)
+    baseline_missing: str | None = None  # the --baseline file of a fleet member that does not exist
     snapshot_path: str | None = None
     skipped: str | None = None  # why it is not probed at all (an entry marked "disabled": true)
 
@@ -173,7 +174,7 @@ def _finish(member: Member, outcome: Outcome, elapsed: float, extras: Extras) ->
 
         report.checks = expect.evaluate(extras.expectations, outcome, report.elapsed)
         outcome.findings.extend(expect.findings(report.checks))
-    if member.baseline is not None or member.snapshot_path:
+    if member.baseline is not None or member.baseline_missing or member.snapshot_path:
         _drift_and_snapshot(member, outcome, report, say)
     say(f"{member.label}: exit {int(report.exit_code)} in {report.elapsed:.2f} s")
     return report
@@ -188,6 +189,12 @@ def _drift_and_snapshot(member: Member, outcome: Outcome, report: Report, say: S
         path, baseline = member.baseline
         report.drift = drift_module.compare(baseline, current, path)
         outcome.findings.extend(report.drift.findings())
+    if member.baseline_missing and outcome.error is None:
+        from mcpprobe.findings import Finding
+
+        outcome.findings.append(Finding(
+            "baseline-missing", f"not compared: --baseline {member.baseline_missing} does not exist (a server new to "
+            "the fleet? save its snapshot with --save-snapshot)", detail={"baseline": member.baseline_missing}))
     if member.snapshot_path:
         if outcome.error is not None:
             say(f"{member.label}: snapshot not written: the probe did not reach the server's catalog")

@@ -159,3 +159,73 @@ def test_a_fleet_shows_the_hint_of_a_server_that_ended_before_the_handshake(tmp_
     result = run_cli(["probe", "--all", "--config", str(config), "--protocol", "legacy"])
     assert result.exit_code == 4
     assert "hint: " in result.stdout and "--inherit-env" in result.stdout
+
+
+# ----- --baseline '{server}.json' when one member's snapshot is missing or broken -----
+
+def _snapshots(tmp_path: Path, config: Path, *names: str) -> str:
+    """Snapshots of the named members saved by a real probe; the --baseline template for them."""
+    template = str(tmp_path / "snaps" / "{server}.json")
+    named = [arg for name in names for arg in ("-s", name)]
+    saved = run_cli(["probe", *named, "--config", str(config), "--save-snapshot", template, "--protocol", "legacy"])
+    assert saved.exit_code == 0, saved.stderr
+    return template
+
+
+def test_a_member_without_a_baseline_is_probed_and_says_so(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"old": "full", "other": "tools-only", "new": "full"})
+    template = _snapshots(tmp_path, config, "old", "other")
+    baseline = json.loads((tmp_path / "snaps" / "old.json").read_text())
+    baseline["kinds"]["tools"]["items"].append({"name": "gone", "inputSchema": {"type": "object"}})
+    (tmp_path / "snaps" / "old.json").write_text(json.dumps(baseline))
+    result = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--json",
+                      "--protocol", "legacy"])
+    old, other, new = result.json
+    assert result.exit_code == 1  # the breaking change of 'old', compared as usual
+    assert old["exitCode"] == 1 and [c["id"] for c in old["drift"]["removed"]] == ["gone"]
+    assert other["exitCode"] == 0 and other["drift"]["breaking"] is False
+    assert new["exitCode"] == 0 and "drift" not in new and new["kinds"]["tools"]["count"] == 2
+    (missing,) = [f for f in new["findings"] if f["code"] == "baseline-missing"]
+    path = str(tmp_path / "snaps" / "new.json")
+    assert missing["severity"] == "warning" and missing["detail"] == {"baseline": path}
+    assert path in missing["message"]
+    assert "baseline-missing" not in [f["code"] for f in old["findings"] + other["findings"]]
+    human = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--protocol", "legacy"])
+    assert human.exit_code == 1 and "baseline-missing" in human.stdout
+    junit = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--format", "junit",
+                     "--protocol", "legacy"])
+    assert f'<skipped message="{path} does not exist: nothing to compare with"' in junit.stdout
+    html = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--format", "html",
+                    "--protocol", "legacy"])
+    assert html.stdout.count("not compared: no baseline yet") == 1
+
+
+def test_a_fleet_whose_baselines_all_are_missing_is_a_usage_error(tmp_path: Path) -> None:
+    config = _config(tmp_path, {"a": "full", "b": "full"})
+    result = run_cli(["probe", "--all", "--config", str(config), "--baseline", str(tmp_path / "nowhere" /
+                                                                                    "{server}.json")])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "no server of the fleet has a snapshot there" in result.stderr and "a.json" in result.stderr
+    # Alone, a missing baseline stays a usage error, fleet or not.
+    single = run_cli(["probe", "-s", "a", "--config", str(config), "--baseline", str(tmp_path / "a.json")])
+    assert single.exit_code == 2 and "cannot read" in single.stderr
+
+
+def test_a_member_whose_baseline_is_not_a_snapshot_fails_alone(tmp_path: Path) -> None:
+    record = tmp_path / "bad.jsonl"
+    bad = {"command": PY, "args": [str(FIXTURE), "full"], "env": {"FIXTURE_RECORD": str(record)}}
+    config = _config(tmp_path, {"good": "full"}, bad=bad)
+    template = _snapshots(tmp_path, config, "good", "bad")
+    record.unlink()
+    (tmp_path / "snaps" / "bad.json").write_text("<<<<<<< HEAD\n")
+    result = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--json",
+                      "--protocol", "legacy"])
+    good, broken = result.json
+    assert result.exit_code == 1  # as a config-error: the member's own code 2, 1 for the fleet
+    assert good["exitCode"] == 0 and good["drift"]["breaking"] is False
+    assert broken["exitCode"] == 2 and broken["error"]["code"] == "baseline-invalid"
+    assert "bad.json:1: not JSON" in broken["error"]["message"]
+    assert [f["code"] for f in broken["findings"]] == ["baseline-invalid"]
+    assert not record.exists()  # not started: nothing to compare its catalog with
+    alone = run_cli(["probe", "-s", "bad", "--config", str(config), "--baseline", template])
+    assert alone.exit_code == 2 and "not JSON" in alone.stderr

@@ -205,6 +205,8 @@ def _drift_cell(report: Any) -> str:
     drift = report.drift
     if drift is None and report.member.baseline is not None:
         return '<span class="warn">not compared: the probe stopped</span>'
+    if drift is None and report.member.baseline_missing and report.outcome.error is None:
+        return '<span class="warn">not compared: no baseline yet</span>'
     if drift is None:
         return '<span class="muted">no baseline</span>'
     if not drift.changes:

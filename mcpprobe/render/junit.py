@@ -1,9 +1,9 @@
 """--format junit: JUnit XML, so that CI systems show each check as a test.
 
 One `<testsuite>` per server. Its test cases: `connection`, one per kind (skipped when not
-declared), one per expectation, and `baseline` when comparing with one. A failed case carries the
-findings' text. Server text is made inert (`sanitize.visible`): nothing XML 1.0 cannot hold, nothing
-that acts on a terminal.
+declared), one per expectation, and `baseline` when comparing with one (skipped for a fleet member
+whose baseline does not exist yet). A failed case carries the findings' text. Server text is made
+inert (`sanitize.visible`): nothing XML 1.0 cannot hold, nothing that acts on a terminal.
 """
 
 from __future__ import annotations
@@ -100,6 +100,11 @@ def suite(report: Any) -> ET.Element:
         breaking = [c for c in report.drift.changes if c.breaking]
         if breaking:
             _fail(case, breaking[0].message(), "\n".join(c.message() for c in breaking))
+    elif report.member.baseline_missing and report.outcome.error is None:
+        path = report.member.baseline_missing
+        case = _case(element, f"{classname}.baseline", f"no breaking change since {path}")
+        ET.SubElement(case, "skipped", {"message": _clean(f"{path} does not exist: nothing to compare with",
+                                                          multiline=False)})
 
     cases = element.findall("testcase")
     element.set("tests", str(len(cases)))
