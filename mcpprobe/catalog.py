@@ -34,6 +34,7 @@ from mcpprobe.kinds import KINDS, LIST_KINDS, Kind, identity
 from mcpprobe.redact import active
 from mcpprobe.sanitize import findings_for, json_dumps, plain, visible
 from mcpprobe.session import Session, Timing
+from mcpprobe.testhooks import page_checked
 from mcpprobe.wire.jsonrpc import Call
 
 
@@ -286,6 +287,7 @@ async def _pages(session: Session, listing: Listing, method: str, key: str, feed
             _accept_page(session, listing, page_items, index, seen_ids)
             index += len(page_items)
             _seal(listing, feed)
+            page_checked()
         except BaseException:
             if ahead is not None:
                 ahead.abandon()

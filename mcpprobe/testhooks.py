@@ -1,5 +1,5 @@
-"""A documented, hidden way to make mcpprobe fail on purpose, so that tests reach the path a real
-bug would take without replacing any of the code around it.
+"""Documented, hidden ways to make mcpprobe fail or dawdle on purpose, so that tests reach the path
+a real bug or a slow machine would take without replacing any of the code around it.
 
 `MCPPROBE_TEST_CRASH=PHASE` raises `RuntimeError` at that phase:
 
@@ -13,17 +13,23 @@ bug would take without replacing any of the code around it.
   imports are done);
 - `load`: the command line being read, the command's module being loaded.
 
+`MCPPROBE_TEST_PAGE_CHECK_SECONDS=SECONDS` makes the checks of every page of a listing take that
+much longer, holding the event loop as long checks do (nothing else runs meanwhile, not even the
+reader of the next page's answer): what a page of many items costs on a slow machine, at any speed.
+
 Standard library only: checked on every run.
 """
 
 from __future__ import annotations
 
 import os
+import time
 
 PHASES = ("command", "operation")
 VARIABLE = "MCPPROBE_TEST_CRASH"
 INTERRUPT_PHASES = ("imports", "load")
 INTERRUPT_VARIABLE = "MCPPROBE_TEST_INTERRUPT"
+PAGE_CHECK_VARIABLE = "MCPPROBE_TEST_PAGE_CHECK_SECONDS"
 
 
 def crash_point(phase: str) -> None:
@@ -38,3 +44,10 @@ def interrupt_point(phase: str) -> None:
         import signal
 
         os.kill(os.getpid(), signal.SIGINT)
+
+
+def page_checked() -> None:
+    """Hold the event loop (a blocking sleep) for the seconds the test hook names; otherwise nothing."""
+    seconds = os.environ.get(PAGE_CHECK_VARIABLE)
+    if seconds:
+        time.sleep(float(seconds))

@@ -181,3 +181,16 @@ def test_the_renderer_takes_the_cells_built_as_the_pages_arrived_only_when_they_
     built.add([{"name": "one more"}])  # not the listing's items: built again from the items
     assert "item299" in shown(built) and "built299" not in shown(built)
     assert shown(None) == shown(Cells("tools")) and "item299" in shown(None)
+
+
+def test_a_page_s_own_checks_do_not_count_against_the_next_page_s_timeout():
+    """The next page is asked for before this page's items are checked. Checks that hold the event
+    loop longer than --timeout (made so by the documented test hook, at any machine speed) must not
+    time the next page out: its answer came in time and waits in the pipe, unread only because
+    nothing else ran meanwhile."""
+    result = run_subprocess(["list", "tools", "--json", "--protocol", "legacy", "--timeout", "2",
+                             "-e", "FIXTURE_TOOLS=20", "-e", "FIXTURE_PAGE_SIZE=10", "--",
+                             *fixture_cmd("paginated")], env={"MCPPROBE_TEST_PAGE_CHECK_SECONDS": "2.5"})
+    doc = json.loads(result.stdout)
+    assert result.exit_code == 0, doc.get("findings")
+    assert doc["state"] == "complete" and doc["pages"] == 2 and len(doc["items"]) == 20
