@@ -524,10 +524,19 @@ def test_expect_and_baseline_modules(tmp_path: Path) -> None:
     (tmp_path / "expect.yaml").write_text("tools: [echo, missing_tool]\n")
     modules = ("modules:\n  contract: {check: probe, expect: expect.yaml}\n"
                "  drift: {check: probe, baseline: 'snapshots/{target}.json', protocol: legacy}\n")
+    (tmp_path / "snapshots" / "broken.json").write_text("{")
     # "full" is now served by a server with fewer kinds: the baseline sees them removed.
-    with exporter(tmp_path, {"full": _server("tools-only")}, modules) as url:
+    servers = {"full": _server("tools-only"), "new": _server("full"), "broken": _server("full")}
+    with exporter(tmp_path, servers, modules) as url:
         _, _, text = get(f"{url}/probe?target=full&module=contract")
         assert value(text, "mcpprobe_expectations_failed") == 1 and value(text, "mcpprobe_exit_code") == 1
         _, _, text = get(f"{url}/probe?target=full&module=drift")
         assert value(text, "mcpprobe_breaking_changes") >= 1 and value(text, "mcpprobe_exit_code") == 1
         assert value(text, "mcpprobe_findings_by_code", code="breaking-change") >= 1
+        # A target with no snapshot yet is probed and not compared; one whose snapshot is broken is not probed.
+        _, _, text = get(f"{url}/probe?target=new&module=drift")
+        assert value(text, "mcpprobe_exit_code") == 0 and value(text, "mcpprobe_stage", stage="done") == 1, text
+        assert value(text, "mcpprobe_findings_by_code", code="baseline-missing") == 1
+        _, _, text = get(f"{url}/probe?target=broken&module=drift")
+        assert value(text, "mcpprobe_exit_code") == 2 and value(text, "mcpprobe_stage", stage="config") == 1, text
+        assert value(text, "mcpprobe_findings_by_code", code="baseline-invalid") == 1

@@ -250,7 +250,10 @@ class Exporter:
             member = Member(entry.name, target, settings, source=entry.source)
             if module.baseline:
                 path = module.baseline.replace("{target}", entry.name)
-                member.baseline = (path, drift.load(path))
+                try:
+                    member.baseline = (path, drift.load(path))
+                except drift.BaselineMissing:  # a target new to the config: probed, not compared
+                    member.baseline_missing = path
         except ProbeError as exc:
             return Member(entry.name, None, settings, source=entry.source, problem=exc)
         return member
