@@ -57,7 +57,7 @@ STAGES = ("config", "connect", "negotiate", "list", "done")
 
 
 def stage(report: Any) -> str:
-    """Where the probe stopped: `config` (the entry could not be used), `connect` (not started or
+    """Where the probe stopped: `config` (the entry or its baseline could not be used), `connect` (not started or
     not reached: exit 4 or 7 before negotiation), `negotiate` (no usable handshake or discover),
     `list` (negotiated, then the run or a list failed) or `done`."""
     outcome = report.outcome
