@@ -60,6 +60,11 @@ def test_a_stdio_server_that_stops_reading_during_a_big_argument(tmp_path):
     assert result.exit_code == 6, result.stderr
     assert result.json["exitCode"] == 6
     assert "tools/call: no answer within 2 s" in result.json["error"]["message"]
+    # The blocked write is the server's time: the call ends at --timeout, not after a second
+    # --timeout of waiting for an answer to a request never delivered, nor after a cancel notice
+    # the same server would not read (mcpprobe's own clock, so a loaded machine does not matter).
+    call = next(timing for timing in result.json["timings"] if timing["phase"] == "call")
+    assert TIMEOUT * 1000 <= call["ms"] < TIMEOUT * 1000 + 900, call
     assert elapsed < TIMEOUT + GRACE
     assert _gone(marker)
 

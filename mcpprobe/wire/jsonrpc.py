@@ -60,6 +60,14 @@ class Call:
         self._timeout, self._cancellable = timeout, cancellable
         self._handed = time.monotonic()
 
+    def handed(self) -> None:
+        """The request is sent: the caller's work from now until `result()` is not counted."""
+        self._handed = time.monotonic()
+
+    def undelivered(self) -> None:
+        """The request could not be sent in time: `result()` times out without a cancel notice."""
+        self._cancellable = False
+
     async def result(self) -> dict[str, Any]:
         """The answer's result object; a ProbeError for anything else, RequestTimeout once the
         request's deadline (which progress may extend) has passed.
@@ -261,16 +269,25 @@ class Connection:
             pending.progress_token = meta.get("progressToken")
         self._pending[request_id] = pending
         call = Call(self, request_id, pending, timeout, cancellable)
+        sent = False
         try:
             self._trace("send", message)
             with anyio.move_on_after(timeout):
                 await self.transport.send(message, headers)
+                sent = True
         except anyio.get_cancelled_exc_class():
             await call.given_up("cancelled by the user")
             raise
         except BaseException:
             self._pending.pop(request_id, None)
             raise
+        # The time the send took is the server's (a server that does not read holds it up): only
+        # the caller's work from here on is not counted (Call.result).
+        call.handed()
+        if not sent:
+            # Not delivered within the timeout: the deadline has passed, and a notice that cancels
+            # it would wait on the same server that does not read.
+            call.undelivered()
         return call
 
     async def _cancel_quietly(self, request_id: Any, reason: str) -> None:
