@@ -192,9 +192,11 @@ def _drift_and_snapshot(member: Member, outcome: Outcome, report: Report, say: S
     if member.baseline_missing and outcome.error is None:
         from mcpprobe.findings import Finding
 
+        saving = member.snapshot_path is not None and member.snapshot_path == member.baseline_missing
+        hint = "this run saves its snapshot there" if saving else "save its snapshot with --save-snapshot"
         outcome.findings.append(Finding(
             "baseline-missing", f"not compared: --baseline {member.baseline_missing} does not exist (a server new to "
-            "the fleet? save its snapshot with --save-snapshot)", detail={"baseline": member.baseline_missing}))
+            f"the fleet? {hint})", detail={"baseline": member.baseline_missing}))
     if member.snapshot_path:
         if outcome.error is not None:
             say(f"{member.label}: snapshot not written: the probe did not reach the server's catalog")

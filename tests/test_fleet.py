@@ -190,6 +190,7 @@ def test_a_member_without_a_baseline_is_probed_and_says_so(tmp_path: Path) -> No
     assert missing["severity"] == "warning" and missing["detail"] == {"baseline": path}
     assert path in missing["message"]
     assert "baseline-missing" not in [f["code"] for f in old["findings"] + other["findings"]]
+    assert "save its snapshot with --save-snapshot" in missing["message"]
     human = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--protocol", "legacy"])
     assert human.exit_code == 1 and "baseline-missing" in human.stdout
     junit = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--format", "junit",
@@ -198,6 +199,11 @@ def test_a_member_without_a_baseline_is_probed_and_says_so(tmp_path: Path) -> No
     html = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--format", "html",
                     "--protocol", "legacy"])
     assert html.stdout.count("not compared: no baseline yet") == 1
+    # Saving the snapshots to the baselines' own paths in the same run: the message says so.
+    saving = run_cli(["probe", "--all", "--config", str(config), "--baseline", template, "--save-snapshot", template,
+                      "--json", "--protocol", "legacy"])
+    (missing,) = [f for f in saving.json[2]["findings"] if f["code"] == "baseline-missing"]
+    assert "this run saves its snapshot there" in missing["message"] and Path(path).is_file()
 
 
 def test_a_fleet_whose_baselines_all_are_missing_is_a_usage_error(tmp_path: Path) -> None:
