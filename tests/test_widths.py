@@ -420,10 +420,12 @@ _HEADERS = {"tools": ["name", "title", "required args", "annotations", "descript
 
 def test_the_timing_line_breaks_between_phases_within_the_width():
     """Each line, with the separator that ends it, fits; a phase is never split."""
-    from mcpprobe.render.human import _between_parts
+    from mcpprobe.render.human import between_parts
 
     parts = ["a" * 20, "b" * 20, "c" * 5, "connect 10 ms", "list tools 10 ms (1 request)"]
     for width in range(28, 80):
-        lines = _between_parts(parts, width).split("\n")
+        lines = between_parts(parts, width).split("\n")
         assert all(len(line) <= width for line in lines), (width, lines)
         assert [p for line in lines for p in line.removesuffix(" ·").split(" · ")] == parts
+    # The last phase needs no room for a separator after it: a line that fits exactly is one line.
+    assert between_parts(["connect 12 ms", "call 4 ms"], len("connect 12 ms · call 4 ms")) == "connect 12 ms · call 4 ms"

@@ -337,16 +337,17 @@ def render_timings(console: Console, outcome: Outcome) -> None:
         note = f" ({pages} request{'s' if pages != 1 else ''})" if pages else unanswered
         parts.append(f"{timing.phase} {timing.ms:.0f} ms{note}")
     console.print()
-    console.print(keyed("Timing", Text(_between_parts(parts, console.width - LABEL_WIDTH), style="dim"), style="dim"))
+    console.print(keyed("Timing", Text(between_parts(parts, console.width - LABEL_WIDTH), style="dim"), style="dim"))
 
 
-def _between_parts(parts: list[str], width: int) -> str:
+def between_parts(parts: list[str], width: int) -> str:
     """The parts joined by " · ", with a line broken only between two parts (the separator ends
     the line), never between a number and its unit: `list tools 10` / `ms` read as two facts."""
     lines, line = [], ""
-    for part in parts:
+    for number, part in enumerate(parts, 1):
         joined = f"{line} · {part}" if line else part
-        if line and len(joined) + len(" ·") > width:  # room for the separator that may end it
+        ending = len(" ·") if number < len(parts) else 0  # room for the separator that may end it
+        if line and len(joined) + ending > width:
             lines.append(line + " ·")
             line = part
         else:

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpprobe.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
-from mcpprobe.render.human import render_error, render_findings, render_stderr_tail, safe
+from mcpprobe.render.human import between_parts, render_error, render_findings, render_stderr_tail, safe
 from mcpprobe.sanitize import json_dumps, visible
 from mcpprobe.saving import decode_b64
 
@@ -210,9 +210,12 @@ def write_json(out: Console, value: Any, *, terminal: bool) -> None:
         _raw(out, text)
 
 
-def _timing_line(outcome: InvokeOutcome) -> Text:
+def _timing_line(outcome: InvokeOutcome, width: int) -> Text:
+    """`timing: connect 2 ms · ...`, broken between phases to fit `width`, under its first phase."""
     parts = [f"{t.phase} {t.ms:.0f} ms" for t in outcome.timings]
-    return Text("timing: " + " · ".join(parts), style="dim")
+    label = "timing: "
+    return Text(label + between_parts(parts, width - len(label)).replace("\n", "\n" + " " * len(label)),
+                style="dim")
 
 
 def _tail(err: Console, outcome: InvokeOutcome) -> None:
@@ -222,7 +225,7 @@ def _tail(err: Console, outcome: InvokeOutcome) -> None:
     if outcome.error is None:
         render_stderr_tail(err, outcome.stderr_tail)
     if outcome.timings:
-        err.print(_timing_line(outcome))
+        err.print(_timing_line(outcome, err.width))
 
 
 # ----- the three commands -----
