@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -26,10 +25,16 @@ pytestmark = pytest.mark.skipif(
     PROMETHEUS is None, reason="needs the prometheus binary (Debian: apt-get install prometheus; .ci/run does)")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def _listening_on(log: Path) -> str | None:
+    """The address Prometheus says it bound (it logs the real one when given port 0), or None yet."""
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("msg") == "Listening on" and entry.get("component") == "web":
+            return str(entry["address"])
+    return None
 
 
 @contextmanager
@@ -49,24 +54,30 @@ def prometheus(tmp_path: Path, exporter_url: str) -> Iterator[str]:
         ],
     }
     (tmp_path / "prometheus.yml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
-    port = _free_port()
-    log = (tmp_path / "prometheus.log").open("w")
+    # Port 0, and the port read back from Prometheus' log: a port picked here and bound there later
+    # could be taken in between by another test worker.
+    log_path = tmp_path / "prometheus.log"
+    log = log_path.open("w")
     proc = subprocess.Popen([str(PROMETHEUS), f"--config.file={tmp_path / 'prometheus.yml'}",
-                             f"--web.listen-address=127.0.0.1:{port}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                             "--log.level=warn"], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+                             "--web.listen-address=127.0.0.1:0", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                             "--log.level=info", "--log.format=json"],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = ""
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            assert proc.poll() is None, (tmp_path / "prometheus.log").read_text()
-            try:
-                if get(f"{url}/-/ready", timeout=5)[0] == 200:
-                    break
-            except OSError:
-                pass
+            assert proc.poll() is None, log_path.read_text()
+            if not url and (address := _listening_on(log_path)):
+                url = f"http://{address}"
+            if url:
+                try:
+                    if get(f"{url}/-/ready", timeout=5)[0] == 200:
+                        break
+                except OSError:
+                    pass
             time.sleep(0.2)
         else:
-            pytest.fail("prometheus did not become ready: " + (tmp_path / "prometheus.log").read_text()[-2000:])
+            pytest.fail("prometheus did not become ready: " + log_path.read_text()[-2000:])
         yield url
     finally:
         proc.terminate()
