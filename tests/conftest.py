@@ -134,6 +134,18 @@ def http_server(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path
 
 
 @contextmanager
+def refused_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections for as long as the block runs: bound but not
+    listening, so that no other process (a parallel test worker's server) can take it meanwhile, as it
+    could a port picked free and released."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+@contextmanager
 def fixture_http(scenario: str, env: dict[str, str] | None = None) -> Iterator[str]:
     with http_server([*fixture_cmd(scenario), "--http"], env=env) as url:
         yield url

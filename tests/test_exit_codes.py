@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import uuid
 
 import pytest
-from conftest import FIXTURE, PY, ROOT, fixture_cmd, fixture_http, run_cli
+from conftest import FIXTURE, PY, ROOT, fixture_cmd, fixture_http, refused_port, run_cli
 
 STDIO_CASES = [
     # (id, args before the target, scenario, extra env, expected exit)
@@ -73,14 +72,9 @@ def test_exit_code_http(case):
     assert result.json["exitCode"] == expected
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_connection_refused_is_4():
-    result = run_cli(["probe", "--json", f"http://127.0.0.1:{_free_port()}/mcp"])
+    with refused_port() as port:
+        result = run_cli(["probe", "--json", f"http://127.0.0.1:{port}/mcp"])
     assert result.exit_code == 4
     assert result.json["error"]["code"] == "connection-failed"
     assert "cannot connect" in result.json["error"]["message"]

@@ -8,12 +8,11 @@ that are not MCP are reported with their status and first bytes.
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import PY, ROOT, fixture_http, http_server, run_cli
+from conftest import PY, ROOT, fixture_http, http_server, refused_port, run_cli
 
 ODDITIES = ROOT / "tests" / "fixtures" / "http_oddities.py"
 SECRET = "Bearer planted-redirect-secret"
@@ -72,17 +71,11 @@ def test_tls_is_verified_by_default(self_signed):
     assert "--insecure" in insecure.stderr and "not verified" in insecure.stderr
 
 
-def _dead_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_proxy_from_the_environment_is_honoured():
-    with fixture_http("full") as url:
+    with fixture_http("full") as url, refused_port() as dead:
         direct = run_cli(["probe", "--json", url])
         proxied = run_cli(["probe", "--json", url],
-                          env={"HTTP_PROXY": f"http://127.0.0.1:{_dead_port()}", "NO_PROXY": "", "no_proxy": ""})
+                          env={"HTTP_PROXY": f"http://127.0.0.1:{dead}", "NO_PROXY": "", "no_proxy": ""})
     assert direct.exit_code == 0
     assert proxied.exit_code == 4  # the request went to the (dead) proxy, as the environment says
 
