@@ -14,13 +14,16 @@ Each runs from a virtual environment built once into the test cache (see `python
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
 from conftest import ROOT, python_server_env, run_cli
@@ -53,40 +56,55 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@contextmanager
-def _listening(argv: list[str], port: int) -> Iterator[None]:
-    """Run an HTTP server until its port on 127.0.0.1 accepts connections; always end it."""
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60  # FastMCP imports take seconds on a loaded machine
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server ended before listening: {argv}: {proc.stderr.read()[-2000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"server did not listen on port {port}: {argv}") from None
-                time.sleep(0.1)
-        yield
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-        assert proc.stderr is not None
-        proc.stderr.close()
+def _pump(stream: IO[str], lines: queue.Queue[str]) -> None:
+    """Pass the lines on, then "" at the end; it also keeps the pipe drained while the test runs."""
+    for line in stream:
+        lines.put(line)
+    lines.put("")
 
 
 @contextmanager
 def _fastmcp_http(python: Path, transport: str) -> Iterator[str]:
-    port = _free_port()
-    with _listening([str(python), str(FASTMCP_SERVER), transport, str(port)], port):
-        yield f"http://127.0.0.1:{port}/{'sse' if transport == 'sse' else 'mcp'}"
+    """Run a FastMCP HTTP server; yield its URL once uvicorn says it listens; always end it.
+
+    FastMCP 2.12 takes port 0 for "the default, 8000", so a free port is picked here. Another test
+    worker may take it before the server binds it: that server then ends without listening, and it is
+    started again on a fresh port. Only our own process's "Uvicorn running on" line counts as
+    listening, never a connection that another process could have accepted."""
+    for _ in range(3):
+        argv = [str(python), str(FASTMCP_SERVER), transport, str(_free_port())]
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        lines: queue.Queue[str] = queue.Queue()
+        assert proc.stderr is not None
+        threading.Thread(target=_pump, args=(proc.stderr, lines), daemon=True).start()
+        try:
+            seen: list[str] = []
+            deadline = time.monotonic() + 60  # FastMCP imports take seconds on a loaded machine
+            while time.monotonic() < deadline:
+                try:
+                    line = lines.get(timeout=1)
+                except queue.Empty:
+                    continue
+                seen.append(line)
+                if not line or "Uvicorn running on " in line:
+                    break
+            else:
+                raise RuntimeError(f"server did not listen within 60 s: {argv}: {''.join(seen)[-2000:]}")
+            if line:
+                base = line.split("Uvicorn running on ", 1)[1].split()[0]
+                yield f"{base}/{'sse' if transport == 'sse' else 'mcp'}"
+                return
+            if "address already in use" not in "".join(seen).lower():
+                raise RuntimeError(f"server ended before listening: {argv}: {''.join(seen)[-2000:]}")
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(5)
+    raise RuntimeError(f"every port tried was taken before the server bound it: {argv}")
 
 
 def _assert_catalog(doc: dict) -> None:
