@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -295,17 +295,14 @@ def test_no_reconnect_exits_4() -> None:
     assert code == 4 and events[-1]["reason"] == "connection-lost" and "error:" in stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_reconnect_over_http_after_a_restart(tmp_path: Path) -> None:
-    knobs = {"WATCH_PORT": str(_free_port()), "WATCH_STATE": str(tmp_path / "state")}
+    knobs = {"WATCH_STATE": str(tmp_path / "state")}
     watcher = None
     try:
+        # The first server takes a free port itself (a port picked here and released could be taken by
+        # another test worker before the server binds it); the second restarts on the same one.
         with http_fixture("restart", **knobs) as url:
+            knobs["WATCH_PORT"] = str(urllib.parse.urlsplit(url).port)
             watcher = subprocess.Popen([*MCPPROBE, "watch", "--json", "--protocol", "legacy", "--duration", "20",
                                         url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        text=True, cwd=ROOT)
