@@ -6,9 +6,6 @@ tests skip with a visible reason only where node or npm is missing.
 
 from __future__ import annotations
 
-import os
-import socket
-
 import pytest
 from conftest import BIND_LOOPBACK, PY, http_server, run_cli
 
@@ -43,51 +40,17 @@ def test_everything_list_tools_pipe_to_jq_shape(everything):
     assert "echo" in names and result.json["state"] == "complete"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.parametrize("mode, path", [("streamableHttp", "/mcp"), ("sse", "/sse")])
 def test_everything_over_http(everything, mode, path):
-    port = _free_port()
-    env = {"PORT": str(port), "NODE_OPTIONS": f"--require {BIND_LOOPBACK}"}
-    argv = ["node", str(everything), mode]
-    # server-everything announces itself on stdout or stderr depending on mode; wait for the port instead.
-    with _node_http(argv, env, port):
-        result = run_cli(["probe", "--json", f"http://127.0.0.1:{port}{path}"])
+    # PORT=0: the kernel picks a free port and the preload prints it (a port picked here and released
+    # could be taken by another test worker before the server binds it).
+    env = {"PORT": "0", "NODE_OPTIONS": f"--require {BIND_LOOPBACK}", "BIND_LOOPBACK_ANNOUNCE": "1"}
+    with http_server(["node", str(everything), mode], env=env) as url:
+        result = run_cli(["probe", "--json", f"{url}{path}"])
     doc = result.json
     assert result.exit_code == 0, (result.stdout[-2000:], result.stderr)
     assert doc["transport"] == ("sse" if mode == "sse" else "http")
     assert doc["kinds"]["tools"]["count"] == 13
-
-
-def _node_http(argv, env, port):
-    import subprocess
-    import time
-    from contextlib import contextmanager
-
-    @contextmanager
-    def run():
-        proc = subprocess.Popen(argv, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-        try:
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                try:
-                    with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                        break
-                except OSError:
-                    time.sleep(0.1)
-            else:
-                raise RuntimeError("server-everything did not listen")
-            yield
-        finally:
-            os.killpg(proc.pid, 15)
-            proc.wait(5)
-
-    return run()
 
 
 def test_demo_over_stdio_paginates():
