@@ -2,8 +2,11 @@
 written whole or not at all.
 
 A file is written to a temporary file in the same directory, synced, then renamed over the target
-(`os.replace`, atomic on POSIX and Windows), so a failure part-way (a full disk, a killed process)
-leaves the previous file intact: a snapshot kept as a CI baseline is never replaced by half of one.
+(`os.replace`, atomic on POSIX and Windows), and the directory is synced where it can be, so a
+failure part-way (a full disk, a killed process, a power cut) leaves the previous file intact: a
+snapshot kept as a CI baseline is never replaced by half of one. A private file (a stored token) is
+created with mode 0600 and keeps it, whatever the umask or the previous file's mode: it is never
+readable by others, not even for a moment.
 Special files (`/dev/stdout`, a FIFO) cannot be replaced, and are written directly. Every failure is
 a `WriteFailed` with one line that names the path; the caller still shows the result.
 """
@@ -51,9 +54,10 @@ def ensure_directory(directory: str | os.PathLike[str]) -> Path:
     return path
 
 
-def write_file(path: str | os.PathLike[str], data: bytes) -> None:
+def write_file(path: str | os.PathLike[str], data: bytes, *, private: bool = False) -> None:
     """Write `data` to `path` atomically (see the module's docstring). Missing parent directories
-    are created. A symbolic link stays a link: the file it points to is replaced."""
+    are created. A symbolic link stays a link: the file it points to is replaced. A replaced file
+    keeps its permissions; a private one is the user's alone (0600)."""
     shown = os.fspath(path)
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     if target.is_dir():
@@ -69,10 +73,12 @@ def write_file(path: str | os.PathLike[str], data: bytes) -> None:
     if blocking is not None:
         raise WriteFailed(f"cannot write {shown}: {blocking} is not a directory")
     ensure_directory(target.parent)
-    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
+    # Created with its final permissions (O_EXCL: a new file, never one planted at that name).
+    final = 0o600 if private else stat.S_IMODE(mode) if mode is not None else None
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                     stat.S_IMODE(mode) if mode is not None else 0o666)
+                     0o666 if final is None else final)
     except OSError as exc:
         raise WriteFailed(f"cannot write {shown}: {_why(exc)}") from None
     try:
@@ -80,9 +86,10 @@ def write_file(path: str | os.PathLike[str], data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, stat.S_IMODE(mode))  # the old file's permissions, not the umask's
+        if final is not None:
+            os.chmod(temp, final)  # exactly these, not what the umask left of them
         os.replace(temp, target)
+        _sync_directory(target.parent)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(temp)
@@ -91,6 +98,21 @@ def write_file(path: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make the rename itself durable. A directory that cannot be opened (Windows) or synced (some
+    file systems refuse) has nothing more to give: the file itself is synced already."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _write_special(target: Path, shown: str, data: bytes) -> None:

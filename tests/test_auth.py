@@ -28,7 +28,7 @@ from mcpprobe.auth.apply import authorize_target
 from mcpprobe.auth.challenge import parse_www_authenticate
 from mcpprobe.auth.diagnosis import diagnose
 from mcpprobe.auth.options import AuthSettings
-from mcpprobe.auth.store import TokenStore
+from mcpprobe.auth.store import TokenRecord, TokenStore
 from mcpprobe.errors import UsageProblem
 from mcpprobe.target import build_target
 
@@ -300,6 +300,48 @@ def test_authorization_code_flow_status_probe_logout(config_home: Path) -> None:
         assert run_cli_auth(["auth", "logout", url]).exit_code == 0
         assert stored(url) is None
         assert run_cli_auth(["auth", "status", url]).exit_code == 7
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names open files through /proc")
+def test_a_token_file_is_private_from_creation_and_synced_before_and_after_its_rename(
+        config_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash or power cut leaves the previous token whole, and no moment shows the new one to others:
+    the file is 0600 while written (whatever the umask, and although the file it replaces was 0644),
+    synced before it is renamed into place, and the directory is synced after."""
+    store = TokenStore()
+    url = "https://mcp.example.test/mcp"
+    path = store.path_for(url)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"old": true}')
+    path.chmod(0o644)  # e.g. copied in from another machine
+    events: list[tuple[str, ...]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:  # records, then syncs for real
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}"), oct(mode)))
+        real_fsync(fd)
+
+    def replace(src: Any, dst: Any) -> None:
+        events.append(("replace", os.fspath(src), os.fspath(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    old_umask = os.umask(0)
+    try:
+        store.save(TokenRecord(server_url=url, access_token="new-token"))
+    finally:
+        os.umask(old_umask)
+    renames = [e for e in events if e[0] == "replace"]
+    assert len(renames) == 1 and renames[0][2] == str(path), events
+    temp = renames[0][1]
+    assert events.index(("fsync", temp, "0o600")) < events.index(renames[0]), events
+    assert events.index(("fsync", str(path.parent), "0o700")) > events.index(renames[0]), events
+    assert all(e[2] == "0o600" for e in events if e[0] == "fsync" and e[1] != str(path.parent)), events
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text())["accessToken"] == "new-token"
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
 
 
 def run_cli_auth(args: list[str]) -> Result:

@@ -7,9 +7,10 @@ when set; else `$XDG_CONFIG_HOME/mcpprobe` on every system when set; else `~/.co
 (Linux and other Unixes), `~/Library/Application Support/mcpprobe` (macOS), `%APPDATA%\\mcpprobe`.
 
 One JSON file per server URL, named by the SHA-256 of the canonical URL, so the file name says
-nothing about the server. The directory is created with mode 0700 and every file with
-`os.open(..., 0o600)` then renamed into place, so a token is never readable by others, not even
-for a moment. The record holds what a refresh needs without discovery: the token endpoint, the
+nothing about the server. The directory is created with mode 0700 and every file is written as a
+private output file (`outfiles.write_file`): mode 0600 from its creation on, synced, then renamed
+into place, so a token is never readable by others, not even for a moment, and a crash leaves the
+previous token whole. The record holds what a refresh needs without discovery: the token endpoint, the
 client registration (a dynamically registered client's secret included), the resource indicator.
 """
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpprobe.auth.discovery import canonical_resource
+from mcpprobe.outfiles import write_file
 
 EXPIRY_MARGIN = 30.0  # seconds: a token this close to expiry counts as expired
 
@@ -155,18 +157,7 @@ class TokenStore:
         with contextlib.suppress(OSError):
             os.chmod(self.directory, 0o700)
         path = self.path_for(record.server_url)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(record.to_json(), handle, indent=2)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            raise
-        os.replace(temp, path)
+        write_file(path, json.dumps(record.to_json(), indent=2).encode("utf-8"), private=True)
         record.path = path
         return path
 
