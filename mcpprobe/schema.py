@@ -35,10 +35,14 @@ class Node:
         self.op, self.args = op, args
         self._compiled: Check | None = None
 
-    def __call__(self, value: Any) -> bool:
+    def compiled(self) -> Check:
+        """The tree as one function, compiled at the first use and kept: the only cache of it."""
         if self._compiled is None:
             self._compiled = _compile(self)
-        return self._compiled(value)
+        return self._compiled
+
+    def __call__(self, value: Any) -> bool:
+        return (self._compiled or self.compiled())(value)
 
 
 _is_str = Node("str")
@@ -164,17 +168,11 @@ def _adapter(kind: str, modern: bool) -> Any:
     return TypeAdapter(getattr(wire, ITEM_MODELS[kind]))
 
 
-_COMPILED: dict[tuple[str, bool], Check] = {}
-
-
 def fast_check(kind: str, *, modern: bool) -> Check:
     """The strict check of one kind as one function (compiled at its first use): True only for
     items the SDK's models accept too."""
-    check = _COMPILED.get((kind, modern))
-    if check is None:
-        check = FAST[(kind, modern)]
-        check = _COMPILED[(kind, modern)] = _compile(check) if isinstance(check, Node) else check
-    return check
+    check = FAST[(kind, modern)]
+    return check.compiled() if isinstance(check, Node) else check
 
 
 def surely_valid(kind: str, item: Any, *, modern: bool) -> bool:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from mcpprobe.schema import FAST, _adapter, item_errors, surely_valid
+from mcpprobe.schema import FAST, Node, _adapter, fast_check, item_errors, surely_valid
 
 junk = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False),
                  st.text(max_size=5), st.lists(st.integers(), max_size=2),
@@ -92,6 +92,17 @@ def test_fast_check_never_accepts_what_the_sdk_rejects(kind, modern):
 
 def test_every_kind_and_era_has_a_fast_check():
     assert set(FAST) == {(kind, modern) for kind in ITEMS for modern in (False, True)}
+
+
+def test_a_check_is_compiled_once_whichever_way_it_is_reached():
+    """Kinds of the same shape in both eras share one tree, and a node called directly (as the
+    tasks check calls its object check) uses the function fast_check hands out: one compilation each."""
+    assert fast_check("resources", modern=False) is fast_check("resources", modern=True)
+    assert fast_check("tools", modern=True) is fast_check("tools", modern=True)
+    node = FAST[("prompts", False)]
+    assert isinstance(node, Node)
+    node({"name": "p"})
+    assert fast_check("prompts", modern=False) is node.compiled()
 
 
 def test_ordinary_items_take_the_fast_path():
