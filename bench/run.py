@@ -41,9 +41,9 @@ import contextlib
 import json
 import os
 import platform
+import queue
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -231,30 +231,33 @@ def ensure_npm(prefix: Path, log: Callable[[str], None]) -> tuple[Path | None, s
     return modules, ""
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextlib.contextmanager
 def http_everything(modules: Path) -> Any:
-    """server-everything over streamable HTTP on 127.0.0.1; yields its /mcp URL."""
-    port = free_port()
+    """server-everything over streamable HTTP on 127.0.0.1; yields its /mcp URL.
+
+    PORT=0 and the loopback preload's announcement: a port picked free here and released could be
+    taken by another process before node binds it."""
     proc = subprocess.Popen(
         ["node", "-r", str(BIND_LOOPBACK), str(modules / "server-everything" / "dist" / "index.js"), "streamableHttp"],
-        env={**os.environ, "PORT": str(port)}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/mcp"
+        env={**os.environ, "PORT": "0", "BIND_LOOPBACK_ANNOUNCE": "1"}, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    announced: queue.Queue[str] = queue.Queue()
+
+    def read(stream: Any) -> None:  # also keeps the pipe drained while the bench runs
+        for line in stream:
+            if line.startswith("LISTENING "):
+                announced.put(line.split()[1])
+        announced.put("")
+
+    threading.Thread(target=read, args=(proc.stdout,), daemon=True).start()
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("server-everything did not start listening over HTTP")
-            time.sleep(0.05)
-        yield url
+        try:
+            base = announced.get(timeout=20)
+        except queue.Empty:
+            base = ""
+        if not base:
+            raise RuntimeError("server-everything did not start listening over HTTP")
+        yield f"{base}/mcp"
     finally:
         _kill_group(proc.pid)
         proc.wait()
