@@ -175,17 +175,22 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
         err.write(f"error: {exc.message}\n")
         return int(exc.exit_code)
     record = result.record
-    stored = None
+    stored, store_error = None, None
     if not result.not_needed and not settings.no_auth_cache:
-        stored = TokenStore().save(record)
+        from mcpprobe.outfiles import WriteFailed
+
+        try:
+            stored = TokenStore().save(record)
+        except WriteFailed as exc:  # logged in, but nothing kept for the next run: said, exit 2
+            store_error = exc.message
     out, err = _stream_pair([*settings.secrets(), *record.secrets()])
     if as_json:
         login_data = result.to_json()
         login_data["stored"] = str(stored) if stored else None
         from mcpprobe.render.jsondoc import auth_login_document
 
-        out.write(_dumps(auth_login_document(url, login=login_data)) + "\n")
-        return 0
+        out.write(_dumps(auth_login_document(url, login=login_data, store_error=store_error)) + "\n")
+        return _store_failed(err, store_error)
     if result.not_needed:
         out.write(f"{url} answered without asking for credentials: no login needed\n")
         return 0
@@ -201,9 +206,22 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
              f"  refresh token {'yes' if record.refresh_token else 'no'}"]
     if result.step_up:
         lines.append("  step-up       re-authorized once for 403 insufficient_scope")
-    lines.append(f"  stored in     {stored} (mode 0600)" if stored else "  stored        no (--no-auth-cache)")
+    if stored:
+        lines.append(f"  stored in     {stored} (mode 0600)")
+    else:
+        lines.append("  stored        no (the token could not be stored)" if store_error else
+                     "  stored        no (--no-auth-cache)")
     out.write("\n".join(lines) + "\n")
-    return 0
+    return _store_failed(err, store_error)
+
+
+def _store_failed(err: Any, store_error: str | None) -> int:
+    """A login whose token could not be stored: the error on stderr, exit 2; else 0."""
+    if store_error is None:
+        return 0
+    err.write(f"error: the token could not be stored: {store_error}; log in again once the token "
+              "directory can be written, or give the token with --bearer-env\n")
+    return int(ExitCode.USAGE)
 
 
 @auth_group.command("status", context_settings=CONTEXT)

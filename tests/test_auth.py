@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -360,6 +361,51 @@ def test_refresh_when_expired() -> None:
         assert dict(target.headers)["Authorization"] == f"Bearer {after.access_token}"
         ok = run_cli(["probe", "--protocol", "legacy", "--header", f"Authorization: Bearer {after.access_token}", url])
         assert ok.exit_code == 0
+
+
+def _block_token_directory() -> None:
+    """Make the token directory impossible to create (a file where its parent should be), so that
+    storing a token fails whoever runs the test, root included."""
+    parent = TokenStore().directory.parent
+    shutil.rmtree(parent, ignore_errors=True)
+    parent.parent.mkdir(parents=True, exist_ok=True)
+    parent.write_text("not a directory")
+
+
+def test_a_login_whose_token_cannot_be_stored_says_so_and_exits_2() -> None:
+    """The login worked, but nothing is kept for the next run: the result is shown, with the reason
+    the token could not be stored, exit 2 (as an output file that cannot be written), never a crash."""
+    env = {"CI_SECRET": CLIENT_SECRET}
+    with auth_server("--client", f"ci-client:{CLIENT_SECRET}") as url:
+        _block_token_directory()
+        result = login(url, "--client-id", "ci-client", "--client-secret-env", "CI_SECRET", "--json", env=env)
+        assert result.exit_code == 2, result.stderr
+        doc = json.loads(result.stdout)
+        assert doc["exitCode"] == 2 and doc["ok"] is False and doc["login"]["stored"] is None
+        assert "cannot create the token directory" in doc["storeError"]
+        assert "error: the token could not be stored" in result.stderr
+        human = login(url, "--client-id", "ci-client", "--client-secret-env", "CI_SECRET", env=env)
+        assert human.exit_code == 2 and "stored        no (the token could not be stored)" in human.stdout
+        assert CLIENT_SECRET not in human.stdout + human.stderr + result.stdout + result.stderr
+
+
+def test_a_refreshed_token_that_cannot_be_stored_is_used_for_this_run(tmp_path: Path) -> None:
+    """A stored token refreshed before a probe, whose renewal cannot be written back: the probe runs
+    with the new token, and a note says it is this run's only. The token file is a link to a file
+    whose name is as long as a name can be: it reads, but the write's temporary file next to it
+    cannot be named (a real failure of the system, whoever runs the test)."""
+    with auth_server("--token-ttl", "20") as url:
+        assert login(url).exit_code == 0
+        path = stored(url).path
+        longest = tmp_path / ("t" * 255)
+        longest.write_text(path.read_text())
+        path.unlink()
+        path.symlink_to(longest)
+        before = stored(url).access_token
+        result = run_cli(["probe", "--json", "--protocol", "legacy", url])
+        assert result.exit_code == 0, result.stderr
+        assert "the new token could not be stored" in result.stderr and "used for this run only" in result.stderr
+        assert stored(url).access_token == before  # the file is as it was: nothing half-written
 
 
 def test_client_credentials(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,6 +26,7 @@ one the refusal gets the diagnosis and exit 7, as before).
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,8 +77,7 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
                                                        f"refreshed; log in again: mcpprobe auth login {url}")
             except LoginFailed as exc:
                 return Resolved(None, "none", note=f"refreshing the stored token failed: {exc.message}")
-            store.save(record)
-            return Resolved(record.access_token, "refreshed", record=record)
+            return Resolved(record.access_token, "refreshed", note=_kept(store, record), record=record)
     if auth.client_id and (secret or key):
         try:
             result = await login(url, LoginOptions(client_id=auth.client_id, client_secret=secret, client_key=key,
@@ -87,9 +87,8 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
             return Resolved(None, "none", note=f"client credentials login failed: {exc.message}")
         if result.not_needed:
             return Resolved(None, "none", note="the server did not ask for credentials")
-        if not auth.no_auth_cache:
-            store.save(result.record)
-        return Resolved(result.record.access_token, "client-credentials", record=result.record)
+        note = "" if auth.no_auth_cache else _kept(store, result.record)
+        return Resolved(result.record.access_token, "client-credentials", note=note, record=result.record)
     return Resolved(None, "none")
 
 
@@ -208,8 +207,23 @@ class RenewingBearer(httpx2.Auth):
         for secret in self.record.secrets():
             redact.active().learn(secret)
         if self.store is not None:
-            self.store.save(self.record)
+            note = _kept(self.store, self.record)
+            if note:
+                from mcpprobe.sanitize import visible
+
+                sys.stderr.write(visible(redact.active()(f"mcpprobe: {note}")) + "\n")
         return True
+
+
+def _kept(store: TokenStore, record: TokenRecord) -> str:
+    """Store a new or renewed token; "" when stored, else a note that says it is this run's only."""
+    from mcpprobe.outfiles import WriteFailed
+
+    try:
+        store.save(record)
+    except WriteFailed as exc:
+        return f"the new token could not be stored ({exc.message}); it is used for this run only"
+    return ""
 
 
 def renewable(record: TokenRecord, credential: str | None) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpprobe.auth.discovery import canonical_resource
-from mcpprobe.outfiles import write_file
+from mcpprobe.outfiles import WriteFailed, write_file
 
 EXPIRY_MARGIN = 30.0  # seconds: a token this close to expiry counts as expired
 
@@ -153,7 +153,11 @@ class TokenStore:
         return TokenRecord.from_json(data, path)
 
     def save(self, record: TokenRecord) -> Path:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        """Store the record (0600, in a 0700 directory); WriteFailed says why it could not be."""
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WriteFailed(f"cannot create the token directory {self.directory}: {exc.strerror or exc}") from None
         with contextlib.suppress(OSError):
             os.chmod(self.directory, 0o700)
         path = self.path_for(record.server_url)

@@ -166,13 +166,15 @@ def servers_document(found: Discovery) -> dict[str, Any]:
 
 
 def auth_login_document(url: str, *, login: dict[str, Any] | None, findings: Iterable[Any] = (),
-                        diagnosis: Any = None, error: Any = None) -> dict[str, Any]:
+                        diagnosis: Any = None, error: Any = None, store_error: str | None = None) -> dict[str, Any]:
     """`auth login --json`: the login (flow, client, the token's public facts) or, when it failed,
-    the diagnosis that says why and the error."""
-    code = int(error.exit_code) if error is not None else 0
-    return {"formatVersion": FORMAT_VERSION, "command": "auth login", "ok": error is None, "exitCode": code,
+    the diagnosis that says why and the error. `store_error`: the login worked but its token could
+    not be stored (exit 2, as an output file that cannot be written)."""
+    code = int(error.exit_code) if error is not None else 2 if store_error else 0
+    return {"formatVersion": FORMAT_VERSION, "command": "auth login", "ok": code == 0, "exitCode": code,
             "serverUrl": url, "login": login, "findings": [f.to_json() for f in findings],
             **({"authDiagnosis": diagnosis} if error is not None else {}),
+            **({"storeError": store_error} if store_error else {}),
             "error": None if error is None else {"code": error.code, "message": error.message, "exitCode": code,
                                                  "detail": error.detail}}
 
