@@ -428,4 +428,5 @@ def test_the_timing_line_breaks_between_phases_within_the_width():
         assert all(len(line) <= width for line in lines), (width, lines)
         assert [p for line in lines for p in line.removesuffix(" ·").split(" · ")] == parts
     # The last phase needs no room for a separator after it: a line that fits exactly is one line.
-    assert between_parts(["connect 12 ms", "call 4 ms"], len("connect 12 ms · call 4 ms")) == "connect 12 ms · call 4 ms"
+    exact = "connect 12 ms · call 4 ms"
+    assert between_parts(["connect 12 ms", "call 4 ms"], len(exact)) == exact
