@@ -257,7 +257,7 @@ def _screen(stream: TextIO) -> Screen:
     from mcpprobe.render.formats import Screen
 
     if not stream.isatty():
-        from mcpprobe.render.console import output_width
+        from mcpprobe.render.width import output_width
 
         return Screen(width=output_width(stream) or 160)
     from rich.console import Console

@@ -369,8 +369,12 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
         feed = None
         if not inv.output.as_json:
             from mcpprobe.render.cells import Cells
+            from mcpprobe.render.formats import Format
+            from mcpprobe.render.plain import is_plain
 
-            preload("mcpprobe.render.human")
+            view = view_for(Format.HUMAN)
+            if not is_plain(view.color, view.width):  # else most likely written without rich
+                preload("mcpprobe.render.human")
             feed = Cells(kind)  # the table's cells, built as the pages arrive
         code = run_and_emit(list_one, inv, kind, spinner=spinner, feed=feed, **session_args)
     return trace_checked(trace, inv.output, code)

@@ -23,7 +23,7 @@ from mcpprobe.errors import ConnectionFailed
 from mcpprobe.findings import Finding
 from mcpprobe.fleet import Member, Report
 from mcpprobe.operations import Outcome
-from mcpprobe.render import human
+from mcpprobe.render import human, styled
 from mcpprobe.render.cells import COLUMNS, column_cells, safe
 from mcpprobe.render.console import make_console
 from mcpprobe.render.fleet import render_fleet
@@ -107,7 +107,7 @@ def fleet_reports() -> list[Report]:
 
 def _render(width: int, monkeypatch: pytest.MonkeyPatch, what: str) -> str:
     monkeypatch.setenv("COLUMNS", str(width))
-    monkeypatch.setattr(human, "sdk_version", lambda: "2.3.0")  # the Client line names the installed SDK
+    monkeypatch.setattr(styled, "sdk_version", lambda: "2.3.0")  # the Client line names the installed SDK
     out, err = io.StringIO(), io.StringIO()
     console = make_console(out)
     if what == "probe":
@@ -420,7 +420,7 @@ _HEADERS = {"tools": ["name", "title", "required args", "annotations", "descript
 
 def test_the_timing_line_breaks_between_phases_within_the_width():
     """Each line, with the separator that ends it, fits; a phase is never split."""
-    from mcpprobe.render.human import between_parts
+    from mcpprobe.render.styled import between_parts
 
     parts = ["a" * 20, "b" * 20, "c" * 5, "connect 10 ms", "list tools 10 ms (1 request)"]
     for width in range(28, 80):

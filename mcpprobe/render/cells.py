@@ -13,8 +13,8 @@ mask), else cell by cell.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from itertools import chain
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain, islice
 from operator import methodcaller
 from typing import Any
 
@@ -171,3 +171,36 @@ class Cells:
         for cells, column in zip(self.columns, COLUMNS[self.kind], strict=True):
             cells.extend(column.page(items))
         self.rows += len(items)
+
+
+# ----- a long table's lines (mcpprobe.render.human lays them out; mcpprobe.render.plain too) -----
+
+TABLE_ROWS = 200  # above this, plain aligned rows: a rich Table costs seconds at 10,000 rows
+
+
+def natural_widths(headers: list[str], columns: list[list[str]]) -> list[int]:
+    """Each column's width with every cell whole, in characters (ASCII cells: terminal cells too)."""
+    return [max(len(header), max(map(len, column), default=0)) for header, column in zip(headers, columns, strict=True)]
+
+
+def aligned(headers: list[str], columns: list[list[str]], widths: list[int]) -> Callable[[], Iterator[str]]:
+    """The header and the rows, each cell padded to its column's width (cells that fit it, in
+    characters): one C-level pass, no line ending in blanks."""
+    layout = "  ".join(f"%-{width}s" for width in widths)
+
+    def lines() -> Iterator[str]:
+        yield (layout % tuple(headers)).rstrip()
+        yield from map(str.rstrip, map(layout.__mod__, zip(*columns, strict=True)))
+
+    return lines
+
+
+def chunks(lines: Callable[[], Iterator[str]], size: int = 2000) -> Callable[[], Iterator[str]]:
+    """`lines()` as pieces of `size` lines, each ending in a newline: never one string of them all."""
+
+    def pieces() -> Iterator[str]:
+        made = lines()
+        for piece in iter(lambda: list(islice(made, size)), []):
+            yield "\n".join(piece) + "\n"
+
+    return pieces

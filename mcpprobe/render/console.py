@@ -13,7 +13,6 @@ fit with every identifier whole and every word of prose whole is shown as one bl
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from dataclasses import dataclass
@@ -25,7 +24,11 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-UNBOUNDED = 10_000  # a pipe with no terminal behind it: never wrap, and (below) never pad
+from mcpprobe.render.width import GAP, LABEL_WIDTH, UNBOUNDED, output_width
+
+__all__ = ["GAP", "LABEL_WIDTH", "UNBOUNDED", "Column", "fit_widths", "fitted_table", "keyed", "make_console",
+           "output_width", "vertical"]
+
 _STYLE = re.compile(r"\x1b\[[0-9;]*m")
 _TRAILING_BLANKS = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)+(?=\n)")
 
@@ -40,44 +43,6 @@ class _Console(Console):
 
     def _render_buffer(self, buffer: Any) -> str:
         return _TRAILING_BLANKS.sub(_keep_styles, super()._render_buffer(buffer))
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-def _terminal_columns() -> int | None:
-    """The width of a terminal behind a pipe: one of the standard streams', else the controlling one's."""
-    for stream in (sys.stdout, sys.stderr, sys.stdin):
-        try:
-            fd = stream.fileno()
-            if os.isatty(fd):
-                return os.get_terminal_size(fd).columns or None
-        except (AttributeError, ValueError, OSError):
-            continue
-    try:
-        fd = os.open("/dev/tty", os.O_RDONLY | getattr(os, "O_NOCTTY", 0))
-    except OSError:
-        return None
-    try:
-        return os.get_terminal_size(fd).columns or None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def output_width(stream: Any) -> int | None:
-    """None on a terminal (rich asks it, and honours COLUMNS); in a pipe, as the module says."""
-    if _is_terminal(stream):
-        return None
-    columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    return _terminal_columns() or UNBOUNDED
 
 
 def make_console(file: IO[str] | None = None, *, messages: bool = False) -> Console:
@@ -97,7 +62,6 @@ class Column:
     style: str = ""
 
 
-GAP = 2  # between two columns: rich's padding of 1 on either side, none at the table's edges
 
 
 def _natural(text: Text) -> int:
@@ -195,7 +159,6 @@ def vertical(columns: list[Column], rows: list[list[Text]]) -> RenderableType:
     return Group(*blocks)
 
 
-LABEL_WIDTH = 13  # where values start after "Server", "Capabilities" and the like; a longer label pushes it
 
 
 def keyed(label: str, value: Text, style: str = "bold") -> RenderableType:

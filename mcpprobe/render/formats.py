@@ -207,8 +207,8 @@ class Pieces:
 
     encoding = "utf-8"
 
-    def __init__(self) -> None:
-        self._pieces: list[str | Callable[[], Iterator[str]]] = []
+    def __init__(self, pieces: Iterable[str | Callable[[], Iterator[str]]] = ()) -> None:
+        self._pieces: list[str | Callable[[], Iterator[str]]] = list(pieces)
 
     def write(self, text: str) -> int:
         self._pieces.append(text)
@@ -245,6 +245,11 @@ def human(subject: Subject, view: View) -> Rendered:
         case ProbeRun(reports, many):
             return _probe_human(reports, many, view)
         case Listed(outcome):
+            from mcpprobe.render.plain import plain_list
+
+            simple = plain_list(outcome, view.color, view.width)
+            if simple is not None:  # written without rich: mcpprobe.render.plain says when
+                return Rendered(Pieces(simple))
             from mcpprobe.render.human import render_outcome
 
             pieces = Pieces()

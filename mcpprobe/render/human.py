@@ -8,109 +8,47 @@ interpreted.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from itertools import islice
 from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from mcpprobe import redact
-from mcpprobe.capabilities import sub_capabilities
 from mcpprobe.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
-from mcpprobe.render.cells import COLUMNS, Cells, safe
+from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, aligned, chunks, natural_widths, safe
 from mcpprobe.render.console import GAP, LABEL_WIDTH, Column, fit_widths, fitted_table, keyed
-from mcpprobe.sanitize import json_dumps, truncate, visible
-from mcpprobe.versions import sdk_version
+from mcpprobe.render.styled import Styled, between_parts, capabilities, snapshot_rows, timing_parts
+from mcpprobe.render.styled import listing_header as styled_header
+from mcpprobe.sanitize import json_dumps, visible
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
-STATE_STYLE = {"complete": "green", "not-declared": "dim", "incomplete": "bold red",
-               "method-not-found": "bold red", "failed": "bold red"}
-KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resource templates", "prompts": "Prompts",
-               "tasks": "Tasks"}
+def to_text(styled: Styled) -> Text:
+    """What mcpprobe.render.styled says, as a rich Text."""
+    base, parts = styled
+    text = Text(style=base)
+    for part, style in parts:
+        text.append(part, style or None)
+    return text
 
 
 def render_snapshot(console: Console, outcome: Outcome) -> None:
-    snapshot = outcome.snapshot
-    if snapshot is None:
+    if outcome.snapshot is None:
         return
-    info = snapshot.server_info or {}
-    server = Text()
-    server.append(safe(info.get("name", "(no serverInfo)")), style="bold")
-    if info.get("version") is not None:
-        server.append(" " + safe(info.get("version")))
-    if info.get("title"):
-        server.append(f'  "{safe(info["title"])}"')
-    console.print(keyed("Server", server))
-    console.print(keyed("Transport", Text(f"{snapshot.transport}: {safe(snapshot.target, 100)}")))
-    if snapshot.era:
-        protocol = Text(snapshot.protocol_version or "?", style="bold")
-        era = "modern era, server/discover" if snapshot.era == "modern" else "legacy era, initialize handshake"
-        protocol.append(f"  ({era}; {safe(snapshot.era_reason)})", style="dim")
-        console.print(keyed("Protocol", protocol))
-    client = snapshot.client_info
-    declared = ", ".join(snapshot.client_capabilities) or "none"
-    console.print(keyed("Client", Text(f"{client['name']} {client['version']} (mcp SDK {sdk_version()}); "
-                                       f"declared capabilities: {declared}", style="dim")))
-    if snapshot.negotiated:
-        console.print(keyed("Capabilities", capabilities_text(snapshot.capabilities)))
-    if snapshot.instructions:
-        console.print(keyed("Instructions", Text(_instructions(snapshot.instructions))))
+    for label, value in snapshot_rows(outcome.snapshot):
+        console.print(keyed(label, to_text(value)))
 
 
-def _instructions(text: str, max_lines: int = 8) -> str:
-    """The first lines of the server's instructions, made inert."""
-    lines = visible(redact.active()(text), multiline=True).expandtabs(4).splitlines() or [""]
-    shown = [truncate(line, 200) for line in lines[:max_lines]]
-    if len(lines) > max_lines:
-        shown.append(f"…(+{len(lines) - max_lines} lines; --json shows all)")
-    return "\n".join(shown)
-
-
-def capabilities_text(capabilities: dict[str, Any]) -> Text:
-    if not capabilities:
-        return Text("none declared", style="yellow")
-    text = Text()
-    for i, (name, value) in enumerate(capabilities.items()):
-        if i:
-            text.append(" · ")
-        text.append(safe(name), style="bold")
-        if isinstance(value, dict):
-            subs = [safe(k) for k in sub_capabilities(name, value)]
-            if subs:
-                text.append(f" ({', '.join(subs)})")
-        else:
-            text.append(f" (malformed: {safe(value, 40)})", style="red")
-    return text
+def capabilities_text(declared: dict[str, Any]) -> Text:
+    return to_text(capabilities(declared))
 
 
 def listing_header(listing: Listing) -> Text:
-    text = Text(KIND_TITLES[listing.kind], style="bold")
-    style = STATE_STYLE.get(listing.state, "")
-    if listing.state == "not-declared":
-        if listing.pages:  # --force sent it anyway, and -32601 came back, as the spec asks
-            text.append("  not declared; sent with --force and answered -32601 (method not found)", style=style)
-        else:
-            text.append("  not declared; nothing sent", style=style)
-        return text
-    if listing.state in ("method-not-found", "failed"):
-        text.append(f"  {listing.state}; no items read", style=style)
-        return text
-    pages = sum(1 for page in listing.pages if not page.failed)
-    failed = [page.number for page in listing.pages if page.failed]
-    text.append(f"  {len(listing.items)} item{'s' if len(listing.items) != 1 else ''}", style="bold")
-    text.append(f", {listing.state}", style=style)
-    text.append(f", {pages} page{'s' if pages != 1 else ''} read", style="dim")
-    if failed:
-        text.append(f", page {', '.join(map(str, failed))} failed", style=style)
-    text.append(f", {listing.ms:.0f} ms", style="dim")
-    return text
+    return to_text(styled_header(listing))
 
 
 PROBE_ROWS = 50  # per kind in `probe`; `list KIND` shows them all
-TABLE_ROWS = 200  # above this, plain aligned rows: a rich Table costs seconds at 10,000 rows
 
 
 def render_listing(console: Console, listing: Listing, limit: int | None = None, cells: Cells | None = None) -> None:
@@ -146,8 +84,9 @@ def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]])
     The cells are already made inert by `safe()`, so writing them raw is as safe as a Table."""
     headers = [column.header for column in columns]
     sizes = [len if "".join(column).isascii() else cell_len for column in cells]
-    naturals = [max(len(header), max(map(size, column), default=0))
-                for header, column, size in zip(headers, cells, sizes, strict=True)]
+    naturals = natural_widths(headers, cells) if all(size is len for size in sizes) else [
+        max(len(header), max(map(size, column), default=0)) for header, column, size in zip(headers, cells, sizes,
+                                                                                           strict=True)]
     room = console.width - GAP * (len(columns) - 1)
     widths: list[int] | None = naturals
     if sum(naturals) > room:
@@ -157,7 +96,6 @@ def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]])
     if widths is None:
         _plain_blocks(console, headers, cells)
         return
-    layout = "  ".join(f"%-{width}s" for width in widths)
     slow: set[int] = set()  # rows laid out one cell at a time: wrapped, or padded by cells
     for width, natural, column, size in zip(widths, naturals, cells, sizes, strict=True):
         if size is not len:
@@ -165,11 +103,13 @@ def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]])
         if width < natural:
             slow.update(row for row, cell in enumerate(column) if size(cell) > width)
 
+    if not slow:  # the common case: one C-level pass
+        _write_lines(console, aligned(headers, cells, widths))
+        return
+    layout = "  ".join(f"%-{width}s" for width in widths)
+
     def lines() -> Iterator[str]:
         yield (layout % tuple(headers)).rstrip()
-        if not slow:  # the common case: one C-level pass
-            yield from map(str.rstrip, map(layout.__mod__, zip(*cells, strict=True)))
-            return
         for number, row in enumerate(zip(*cells, strict=True)):
             if number in slow:
                 yield from _laid_out_row(console, row, widths)
@@ -227,11 +167,7 @@ def _write_lines(console: Console, lines: Callable[[], Iterator[str]], chunk: in
     whose file can `defer` (a renderer's: mcpprobe.render.formats) is given the pieces to make as
     they are written, so that neither the lines nor the whole output are ever held at once."""
 
-    def pieces() -> Iterator[str]:
-        made = lines()
-        for piece in iter(lambda: list(islice(made, chunk)), []):
-            yield "\n".join(piece) + "\n"
-
+    pieces = chunks(lines, chunk)
     defer = getattr(console.file, "defer", None)
     if defer is not None:
         defer(pieces)
@@ -330,30 +266,9 @@ def _finding_body(finding: Finding, count: int, evidence_indent: str = "") -> Te
 def render_timings(console: Console, outcome: Outcome) -> None:
     if not outcome.timings:
         return
-    parts = []
-    for timing in outcome.timings:
-        pages = timing.detail.get("pages")
-        unanswered = " (unanswered)" if timing.detail.get("unanswered") else ""
-        note = f" ({pages} request{'s' if pages != 1 else ''})" if pages else unanswered
-        parts.append(f"{timing.phase} {timing.ms:.0f} ms{note}")
+    parts = between_parts(timing_parts(outcome), console.width - LABEL_WIDTH)
     console.print()
-    console.print(keyed("Timing", Text(between_parts(parts, console.width - LABEL_WIDTH), style="dim"), style="dim"))
-
-
-def between_parts(parts: list[str], width: int) -> str:
-    """The parts joined by " · ", with a line broken only between two parts (the separator ends
-    the line), never between a number and its unit: `list tools 10` / `ms` read as two facts."""
-    lines, line = [], ""
-    for number, part in enumerate(parts, 1):
-        joined = f"{line} · {part}" if line else part
-        ending = len(" ·") if number < len(parts) else 0  # room for the separator that may end it
-        if line and len(joined) + ending > width:
-            lines.append(line + " ·")
-            line = part
-        else:
-            line = joined
-    lines.append(line)
-    return "\n".join(lines)
+    console.print(keyed("Timing", Text(parts, style="dim"), style="dim"))
 
 
 def render_error(err: Console, outcome: Outcome) -> None:

@@ -19,7 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpprobe.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
-from mcpprobe.render.human import between_parts, render_error, render_findings, render_stderr_tail, safe
+from mcpprobe.render.human import render_error, render_findings, render_stderr_tail, safe
+from mcpprobe.render.styled import between_parts
 from mcpprobe.sanitize import json_dumps, visible
 from mcpprobe.saving import decode_b64
 

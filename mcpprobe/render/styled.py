@@ -1,0 +1,139 @@
+"""What the human output says, as styled text without rich: a base style and (text, style) parts.
+
+The rich renderer (mcpprobe.render.human) makes each into a `Text` (`to_text` there); the plain
+output of a long list in a pipe (mcpprobe.render.plain) joins the texts, which is what rich would
+print with no colours and no width. Saying it once here keeps the two the same.
+
+Standard library only. Every string from the server goes through `safe()` (mcpprobe.render.cells).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcpprobe import redact
+from mcpprobe.capabilities import sub_capabilities
+from mcpprobe.render.cells import safe
+from mcpprobe.sanitize import truncate, visible
+from mcpprobe.versions import sdk_version
+
+if TYPE_CHECKING:
+    from mcpprobe.catalog import Listing
+    from mcpprobe.operations import Outcome
+    from mcpprobe.session import Snapshot
+
+Part = tuple[str, str]  # text, style ("" for none)
+Styled = tuple[str, list[Part]]  # the base style (under every part), the parts
+
+KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resource templates", "prompts": "Prompts",
+               "tasks": "Tasks"}
+STATE_STYLE = {"complete": "green", "not-declared": "dim", "incomplete": "bold red",
+               "method-not-found": "bold red", "failed": "bold red"}
+
+
+def plain(styled: Styled) -> str:
+    return "".join(text for text, _ in styled[1])
+
+
+def snapshot_rows(snapshot: Snapshot) -> list[tuple[str, Styled]]:
+    """The snapshot's `label  value` lines: the server, transport, protocol, client, capabilities,
+    and the first lines of the server's instructions."""
+    info = snapshot.server_info or {}
+    server = [(safe(info.get("name", "(no serverInfo)")), "bold")]
+    if info.get("version") is not None:
+        server.append((" " + safe(info.get("version")), ""))
+    if info.get("title"):
+        server.append((f'  "{safe(info["title"])}"', ""))
+    rows: list[tuple[str, Styled]] = [
+        ("Server", ("", server)),
+        ("Transport", ("", [(f"{snapshot.transport}: {safe(snapshot.target, 100)}", "")]))]
+    if snapshot.era:
+        era = "modern era, server/discover" if snapshot.era == "modern" else "legacy era, initialize handshake"
+        rows.append(("Protocol", ("bold", [(snapshot.protocol_version or "?", ""),
+                                            (f"  ({era}; {safe(snapshot.era_reason)})", "dim")])))
+    client = snapshot.client_info
+    declared = ", ".join(snapshot.client_capabilities) or "none"
+    rows.append(("Client", ("dim", [(f"{client['name']} {client['version']} (mcp SDK {sdk_version()}); "
+                                     f"declared capabilities: {declared}", "")])))
+    if snapshot.negotiated:
+        rows.append(("Capabilities", capabilities(snapshot.capabilities)))
+    if snapshot.instructions:
+        rows.append(("Instructions", ("", [(instructions(snapshot.instructions), "")])))
+    return rows
+
+
+def instructions(text: str, max_lines: int = 8) -> str:
+    """The first lines of the server's instructions, made inert."""
+    lines = visible(redact.active()(text), multiline=True).expandtabs(4).splitlines() or [""]
+    shown = [truncate(line, 200) for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        shown.append(f"…(+{len(lines) - max_lines} lines; --json shows all)")
+    return "\n".join(shown)
+
+
+def capabilities(declared: dict[str, Any]) -> Styled:
+    if not declared:
+        return "yellow", [("none declared", "")]
+    parts: list[Part] = []
+    for i, (name, value) in enumerate(declared.items()):
+        if i:
+            parts.append((" · ", ""))
+        parts.append((safe(name), "bold"))
+        if isinstance(value, dict):
+            subs = [safe(k) for k in sub_capabilities(name, value)]
+            if subs:
+                parts.append((f" ({', '.join(subs)})", ""))
+        else:
+            parts.append((f" (malformed: {safe(value, 40)})", "red"))
+    return "", parts
+
+
+def listing_header(listing: Listing) -> Styled:
+    """`Tools  250 items, complete, 3 pages read, 12 ms`, or what stopped the list."""
+    parts: list[Part] = [(KIND_TITLES[listing.kind], "")]
+    style = STATE_STYLE.get(listing.state, "")
+    if listing.state == "not-declared":
+        if listing.pages:  # --force sent it anyway, and -32601 came back, as the spec asks
+            parts.append(("  not declared; sent with --force and answered -32601 (method not found)", style))
+        else:
+            parts.append(("  not declared; nothing sent", style))
+        return "bold", parts
+    if listing.state in ("method-not-found", "failed"):
+        parts.append((f"  {listing.state}; no items read", style))
+        return "bold", parts
+    pages = sum(1 for page in listing.pages if not page.failed)
+    failed = [page.number for page in listing.pages if page.failed]
+    parts.append((f"  {len(listing.items)} item{'s' if len(listing.items) != 1 else ''}", "bold"))
+    parts.append((f", {listing.state}", style))
+    parts.append((f", {pages} page{'s' if pages != 1 else ''} read", "dim"))
+    if failed:
+        parts.append((f", page {', '.join(map(str, failed))} failed", style))
+    parts.append((f", {listing.ms:.0f} ms", "dim"))
+    return "bold", parts
+
+
+def timing_parts(outcome: Outcome) -> list[str]:
+    """`connect 2 ms`, `list tools 40 ms (10 requests)`...: one per phase, for `between_parts`."""
+    parts = []
+    for timing in outcome.timings:
+        pages = timing.detail.get("pages")
+        unanswered = " (unanswered)" if timing.detail.get("unanswered") else ""
+        note = f" ({pages} request{'s' if pages != 1 else ''})" if pages else unanswered
+        parts.append(f"{timing.phase} {timing.ms:.0f} ms{note}")
+    return parts
+
+
+def between_parts(parts: list[str], width: int) -> str:
+    """The parts joined by " · ", with a line broken only between two parts (the separator ends
+    the line), never between a number and its unit: `list tools 10` / `ms` read as two facts."""
+    lines, line = [], ""
+    for number, part in enumerate(parts, 1):
+        joined = f"{line} · {part}" if line else part
+        ending = len(" ·") if number < len(parts) else 0  # room for the separator that may end it
+        if line and len(joined) + ending > width:
+            lines.append(line + " ·")
+            line = part
+        else:
+            line = joined
+    lines.append(line)
+    return "\n".join(lines)
