@@ -14,7 +14,7 @@ mask), else cell by cell.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain, islice
+from itertools import chain, islice, repeat
 from operator import methodcaller
 from typing import Any
 
@@ -77,61 +77,67 @@ class TextField(Field):
         if self.blank:
             if values.count(None) == len(values):  # a field no item of the page has
                 return [""] * len(values)
-            values = [value or "" for value in values]
+            if None in values:
+                values = [value or "" for value in values]
         if _as_given(values, self.limit):
             return values
-        return [safe(value, self.limit) for value in values]
+        return [safe((value or "") if self.blank else value, self.limit) for value in values]
 
 
 class NamesField(Field):
-    """A list of names for each item (`pick(item)`: a list of strings, or anything else, which
-    shows as nothing), each name made safe, joined with ", "."""
+    """A list of names for each item, read from one field (`key`): `names(values)` turns the page's
+    values of that field into a list of strings per item (anything else shows as nothing); each
+    name made safe, joined with ", ". A page where no item has the field is blank at once."""
 
-    __slots__ = ("pick",)
+    __slots__ = ("_get", "names")
 
-    def __init__(self, header: str, pick: Callable[[Item], Any]) -> None:
+    def __init__(self, header: str, key: str, names: Callable[[list[Any]], list[Any]]) -> None:
         super().__init__(header)
-        self.pick = pick
+        self._get = methodcaller("get", key)
+        self.names = names
 
     def page(self, items: list[Item]) -> list[str]:
-        picked = list(map(self.pick, items))
-        if picked.count(None) == len(picked):  # nothing to show for any item of the page
-            return [""] * len(picked)
-        lists = [names if type(names) is list else () for names in picked]
+        values = list(map(self._get, items))
+        if values.count(None) == len(values):  # nothing to show for any item of the page
+            return [""] * len(values)
+        picked = self.names(values)
+        lists = picked if set(map(type, picked)) == {list} else [
+            names if type(names) is list else () for names in picked]
         if _as_given(list(chain.from_iterable(lists))):
             return list(map(", ".join, lists))
         return [", ".join(map(safe, names)) for names in lists]
 
 
-def _required(item: Item) -> Any:
-    schema = item.get("inputSchema")
-    return schema.get("required") if type(schema) is dict else None
+def _required(schemas: list[Any]) -> list[Any]:
+    """Each input schema's `required` list."""
+    try:
+        return list(map(dict.get, schemas, repeat("required")))  # every schema an object: at C speed
+    except TypeError:
+        return [schema.get("required") if type(schema) is dict else None for schema in schemas]
 
 
-def _prompt_arguments(item: Item) -> Any:
-    arguments = item.get("arguments")
-    if type(arguments) is not list:
-        return None
-    return [arg["name"] + ("*" if arg.get("required") else "") for arg in arguments
-            if type(arg) is dict and isinstance(arg.get("name"), str)]
+def _prompt_arguments(values: list[Any]) -> list[Any]:
+    """Each prompt's argument names, `*` after a required one."""
+    return [[arg["name"] + ("*" if arg.get("required") else "") for arg in arguments
+             if type(arg) is dict and isinstance(arg.get("name"), str)] if type(arguments) is list else None
+            for arguments in values]
 
 
 _HINTS = {"readOnlyHint": "read-only", "destructiveHint": "destructive", "idempotentHint": "idempotent",
           "openWorldHint": "open-world"}
 
 
-def _hints(item: Item) -> Any:
-    annotations = item.get("annotations")
-    if type(annotations) is not dict:
-        return None
-    return [label for key, label in _HINTS.items() if annotations.get(key) is True]
+def _hints(values: list[Any]) -> list[Any]:
+    """Each tool's annotations that are true, by name."""
+    return [[label for key, label in _HINTS.items() if annotations.get(key) is True]
+            if type(annotations) is dict else None for annotations in values]
 
 
 COLUMNS: dict[str, list[Field]] = {
     "tools": [TextField("name", "name", 60, blank=False, identifier=True),
               TextField("title", "title", 40),
-              NamesField("required args", _required),
-              NamesField("annotations", _hints),
+              NamesField("required args", "inputSchema", _required),
+              NamesField("annotations", "annotations", _hints),
               TextField("description", "description", 80)],
     "resources": [TextField("uri", "uri", 80, blank=False, identifier=True),
                   TextField("name", "name", 40, identifier=True),
@@ -140,7 +146,7 @@ COLUMNS: dict[str, list[Field]] = {
                   TextField("name", "name", 40, identifier=True),
                   TextField("mimeType", "mimeType", 30, identifier=True)],
     "prompts": [TextField("name", "name", 60, blank=False, identifier=True),
-                NamesField("arguments (* required)", _prompt_arguments),
+                NamesField("arguments (* required)", "arguments", _prompt_arguments),
                 TextField("description", "description", 80)],
     "tasks": [TextField("taskId", "taskId", 40, blank=False, identifier=True),
               TextField("status", "status", 20, blank=False, identifier=True),
