@@ -122,15 +122,22 @@ def http_server(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path
             raise RuntimeError(f"server did not start: {argv}: {proc.stderr.read() if proc.stderr else ''}")
         yield url
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(5)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
+        end_group(proc, 5)
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def end_group(proc: subprocess.Popen[Any], grace: float) -> None:
+    """End a server started in a session of its own, and whatever it started: SIGTERM to its process
+    group, then SIGKILL after `grace` seconds."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(grace)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
 
 
 @contextmanager

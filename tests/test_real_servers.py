@@ -13,9 +13,7 @@ Each runs from a virtual environment built once into the test cache (see `python
 
 from __future__ import annotations
 
-import os
 import queue
-import signal
 import socket
 import subprocess
 import threading
@@ -26,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 import pytest
-from conftest import ROOT, python_server_env, run_cli
+from conftest import ROOT, end_group, python_server_env, run_cli
 
 pytestmark = pytest.mark.interop
 
@@ -98,12 +96,7 @@ def _fastmcp_http(python: Path, transport: str) -> Iterator[str]:
             if "address already in use" not in "".join(seen).lower():
                 raise RuntimeError(f"server ended before listening: {argv}: {''.join(seen)[-2000:]}")
         finally:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(10)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
+            end_group(proc, 10)
     raise RuntimeError(f"every port tried was taken before the server bound it: {argv}")
 
 
