@@ -89,7 +89,7 @@ def test_the_plain_writer_writes_what_rich_writes(case: str, monkeypatch: pytest
 
 
 @pytest.mark.parametrize("case", ["colours", "a width", "a finding", "an error", "stderr", "a small table",
-                                  "a cell beyond ASCII", "a line rich would wrap"])
+                                  "a cell beyond ASCII", "a line rich would wrap", "a wide line rich would wrap"])
 def test_what_needs_rich_goes_to_rich(case: str) -> None:
     from mcpprobe.errors import ConnectionFailed
 
@@ -111,6 +111,8 @@ def test_what_needs_rich_goes_to_rich(case: str) -> None:
             outcome = _outcome([*_tools(299), {"name": "検索", "inputSchema": {"type": "object"}}])
         case "a line rich would wrap":
             outcome = _outcome(_tools(300), era_reason="x" * UNBOUNDED)
+        case "a wide line rich would wrap":  # 5,000 characters, 10,000 terminal cells
+            outcome = _outcome(_tools(300), server_info={"name": "検" * (UNBOUNDED // 2)})
     assert plain_list(outcome, color, width) is None
 
 

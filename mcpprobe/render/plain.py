@@ -68,8 +68,10 @@ def plain_list(outcome: Outcome, color: bool, width: int) -> list[Piece] | None:
 
 
 def _fits(lines: list[str], width: int) -> bool:
-    """Whether no line is long enough for rich to wrap it."""
-    return all(len(line) < width - LABEL_WIDTH for text in lines for line in text.split("\n"))
+    """Whether no line is long enough for rich to wrap it (a character beyond ASCII counted as the
+    two terminal cells it may take)."""
+    return all(len(line) * (1 if line.isascii() else 2) < width - LABEL_WIDTH
+               for text in lines for line in text.split("\n"))
 
 
 def _keyed(label: str, value: str) -> str:
