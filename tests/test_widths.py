@@ -301,6 +301,18 @@ def test_a_long_list_fits_the_width_without_cutting(width: int, monkeypatch: pyt
             assert word in words, f"{word!r} cut at {width} columns"
 
 
+@pytest.mark.parametrize("width", [60, 75])
+def test_a_long_narrow_list_leaves_out_a_column_empty_in_every_row(width: int,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the small table's 200 rows, the plain rows leave out the empty `title` column as the
+    small table does: the same tools give the same header and first rows either way."""
+    tools = [dict(UNTITLED[n % 2], name=f"{UNTITLED[n % 2]['name']}_{n:03d}") for n in range(300)]
+    small = _render_list(_listing("tools", tools[:200]), width, monkeypatch).splitlines()[2:6]
+    long = _render_list(_listing("tools", tools, pages=3), width, monkeypatch).splitlines()[2:6]
+    assert "title" not in small[0] and "annotations" in small[0]
+    assert long == small
+
+
 def test_a_long_list_too_narrow_for_columns_is_shown_as_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     text = _render_list(_long_list(), 30, monkeypatch)
     lines = text.splitlines()
@@ -336,7 +348,8 @@ def test_a_long_list_measures_wide_characters_in_terminal_cells(width: int, monk
     if lines[0].startswith("name "):  # columns: a row's first line, then a wrapped description's
         starts = {cell_len(line[:line.index(item["title"])]) for line, item in zip(firsts, listing.items, strict=True)}
         assert len(starts) == 1, starts
-        ends = {cell_len(line[:line.index("東京")]) for line in lines if "東京" in line}
+        ends = {cell_len(line[:line.index("東京")]) for line in firsts if "東京" in line}
+        ends |= {len(line) - len(line.lstrip(" ")) for line in lines if line.startswith(" " * 8)}
         assert len(ends) == 1 and all(line.startswith(" ") for line in lines if line.startswith(" " * 8)), ends
     words = " ".join(lines)
     for item in listing.items[:6]:
