@@ -106,7 +106,8 @@ def interrupted_early(words: list[str]) -> int:
     on stderr and, when `--json` (or `--format json`) is among the words before `--`, the
     interrupted document on stdout, as for an interruption later; exit 130."""
     own = words[:words.index("--")] if "--" in words else words
-    command = next((word for word in own if not word.startswith("-")), "")
+    names = [word for word in own if not word.startswith("-")]
+    command = " ".join(names[:2] if names[:1] == ["auth"] else names[:1])  # `auth login`, as its own document
     as_json = "--json" in own or "--format=json" in own or any(
         word == "--format" and following == "json" for word, following in zip(own, own[1:], strict=False))
     if as_json:

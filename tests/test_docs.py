@@ -7,6 +7,7 @@ what they print against docs/output.schema.json.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -246,6 +247,29 @@ def test_an_interrupted_invocation_matches_the_schema(
     assert emit_outcome(None, True, command) == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)
     assert doc["command"] == command
+    assert _errors(validator, doc) == []
+
+
+EARLY_INTERRUPTS = {
+    "servers": ["servers", "--json"],
+    "watch": ["watch", "--json", "--", sys.executable, FIXTURE, "full"],
+    "auth login": ["auth", "login", "https://mcp.example.com/mcp", "--json"],
+    "auth status": ["auth", "status", "--json"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(EARLY_INTERRUPTS))
+def test_a_command_interrupted_while_it_loads_prints_a_document_of_the_schema(
+    command: str, validator: Draft202012Validator,
+) -> None:
+    """Ctrl-C while mcpprobe loads the command prints the interrupted document for every command
+    with --json, named as that command's own document is (`auth login`, not `auth`). The test hook
+    sends a real SIGINT while the command's module is loaded (mcpprobe.testhooks)."""
+    proc = subprocess.run([sys.executable, "-m", "mcpprobe", *EARLY_INTERRUPTS[command]], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60, env={**os.environ, "MCPPROBE_TEST_INTERRUPT": "load"})
+    assert proc.returncode == 130, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["command"] == command and doc["exitCode"] == 130
     assert _errors(validator, doc) == []
 
 
