@@ -89,7 +89,7 @@ def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]])
                                                                                            strict=True)]
     room = console.width - GAP * (len(columns) - 1)
     if sum(naturals) > room:  # narrowed: the columns empty in every row are left out, as by fitted_table
-        keep = [0, *(i for i in range(1, len(cells)) if any(cell.strip() for cell in cells[i]))]
+        keep = [0, *(i for i in range(1, len(cells)) if "".join(cells[i]).strip())]
         columns, headers, cells = [columns[i] for i in keep], [headers[i] for i in keep], [cells[i] for i in keep]
         sizes, naturals = [sizes[i] for i in keep], [naturals[i] for i in keep]
         room = console.width - GAP * (len(columns) - 1)
