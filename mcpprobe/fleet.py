@@ -38,6 +38,7 @@ class Member:
     problem: ProbeError | None = None  # could not be prepared (for example a missing variable)
     baseline: tuple[str, dict[str, Any]] | None = None  # (path, snapshot)
     baseline_missing: str | None = None  # the --baseline file of a fleet member that does not exist
+    baseline_setting: str = "--baseline"  # where that path came from, as the warning names it
     snapshot_path: str | None = None
     skipped: str | None = None  # why it is not probed at all (an entry marked "disabled": true)
 
@@ -194,9 +195,10 @@ def _drift_and_snapshot(member: Member, outcome: Outcome, report: Report, say: S
 
         saving = member.snapshot_path is not None and member.snapshot_path == member.baseline_missing
         hint = "this run saves its snapshot there" if saving else "save its snapshot with --save-snapshot"
+        new = "a server new to the fleet" if member.baseline_setting == "--baseline" else "a target new to the config"
         outcome.findings.append(Finding(
-            "baseline-missing", f"not compared: --baseline {member.baseline_missing} does not exist (a server new to "
-            f"the fleet? {hint})", detail={"baseline": member.baseline_missing}))
+            "baseline-missing", f"not compared: {member.baseline_setting} {member.baseline_missing} does not exist "
+            f"({new}? {hint})", detail={"baseline": member.baseline_missing}))
     if member.snapshot_path:
         if outcome.error is not None:
             say(f"{member.label}: snapshot not written: the probe did not reach the server's catalog")

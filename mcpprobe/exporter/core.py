@@ -254,6 +254,7 @@ class Exporter:
                     member.baseline = (path, drift.load(path))
                 except drift.BaselineMissing:  # a target new to the config: probed, not compared
                     member.baseline_missing = path
+                    member.baseline_setting = f"module {module.name}'s baseline"
         except ProbeError as exc:
             return Member(entry.name, None, settings, source=entry.source, problem=exc)
         return member
