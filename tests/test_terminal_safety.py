@@ -105,6 +105,25 @@ def test_probe_on_a_terminal_shows_nothing_active(mode: str, fmt: str) -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+def test_a_protocol_version_no_client_supports_is_shown_inert(fmt: str) -> None:
+    """The version a server chose is shown even when mcpprobe refuses it (exit 5): made inert."""
+    code, shown = run_in_pty(["probe", "--protocol", "legacy", "--format", fmt, "--", *hostile("version")])
+    assert code == 5, shown
+    assert_inert(shown)
+    assert "unsupported-version" in shown or fmt == "openmetrics"
+
+
+def test_a_task_status_that_is_escape_sequences_is_refused_and_nothing_reaches_the_terminal() -> None:
+    """A task whose status is not one of the spec's is not a task (exit 5), and its status never
+    reaches the terminal: not in the live status lines, the summary or the error."""
+    tasks = ROOT / "tests" / "fixtures" / "task_server.py"
+    code, shown = run_in_pty(["call", "hostile_status", "--protocol", "2025-11-25", "--", PY, str(tasks)])
+    assert code == 5, shown
+    assert_inert(shown)
+    assert "tasks/get: the answer is not a task" in shown and "pwned" not in shown
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_fleet_on_a_terminal_shows_nothing_active(tmp_path: Path, fmt: str) -> None:
     config = fleet_config(tmp_path)
     code, shown = run_in_pty(["probe", "--all", "--config", str(config), "--protocol", "legacy", "--format", fmt,

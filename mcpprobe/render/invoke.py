@@ -234,7 +234,9 @@ def _tail(err: Console, outcome: InvokeOutcome) -> None:
 
 def render_task_status(err: Console, entry: dict[str, Any]) -> None:
     """One line on stderr each time a task's status (or its message) changes."""
-    line = Text(f"task {entry['status']}", style="bold red" if entry["status"] in ("failed", "cancelled") else "dim")
+    # The status is the server's word, whatever it is (a finding says when it is not the spec's).
+    line = Text(f"task {safe(entry['status'], 40)}",
+                style="bold red" if entry["status"] in ("failed", "cancelled") else "dim")
     if isinstance(entry.get("statusMessage"), str):
         line.append(f": {safe(entry['statusMessage'], 200)}", style="dim")
     err.print(line)
@@ -245,7 +247,7 @@ def task_summary(outcome: InvokeOutcome) -> Text | None:
     if run is None:
         return None
     statuses = [entry["status"] for entry in run.history]
-    path = " → ".join(s for i, s in enumerate(statuses) if i == 0 or s != statuses[i - 1])
+    path = " → ".join(safe(s, 40) for i, s in enumerate(statuses) if i == 0 or s != statuses[i - 1])
     line = Text(f"task {safe(run.task_id, 80)}: {path} ({run.polls} poll{'s' if run.polls != 1 else ''})",
                 style="dim")
     if run.cancel is not None:

@@ -49,7 +49,8 @@ def snapshot_rows(snapshot: Snapshot) -> list[tuple[str, Styled]]:
         ("Transport", ("", [(f"{snapshot.transport}: {safe(snapshot.target, 100)}", "")]))]
     if snapshot.era:
         era = "modern era, server/discover" if snapshot.era == "modern" else "legacy era, initialize handshake"
-        rows.append(("Protocol", ("bold", [(snapshot.protocol_version or "?", ""),
+        # The server's choice, shown even when it was refused (unsupported-version): made inert too.
+        rows.append(("Protocol", ("bold", [(safe(snapshot.protocol_version or "?"), ""),
                                             (f"  ({era}; {safe(snapshot.era_reason)})", "dim")])))
     client = snapshot.client_info
     declared = ", ".join(snapshot.client_capabilities) or "none"
