@@ -153,6 +153,21 @@ def test_failing_members_error_on_stderr_is_inert(tmp_path: Path) -> None:
         assert visible(ATTACK) in result.stderr
 
 
+def test_a_snapshot_not_written_is_inert_in_the_fleet_table(tmp_path: Path) -> None:
+    """--save-snapshot's path holds a member's name, text from a config file: when it cannot be
+    written, the error under the fleet table (stdout) and on stderr shows that name inert."""
+    servers = {name: {"command": PY, "args": [str(HOSTILE), "escapes"]} for name in ("plain", f"named{ATTACK}")}
+    config = tmp_path / "fleet.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    (tmp_path / "blocker").write_text("a file where a directory should be")
+    template = str(tmp_path / "blocker" / "{server}.json")
+    code, shown = run_in_pty(["probe", "--all", "--config", str(config), "--protocol", "legacy",
+                              "--save-snapshot", template])
+    assert code == 2, shown
+    assert_inert(shown)
+    assert shown.count("snapshot cannot write") == 4, shown  # each member's, under the table and on stderr
+
+
 def test_config_names_in_a_usage_error_are_inert(tmp_path: Path) -> None:
     result = run_subprocess(["probe", "-s", "nosuch", "--config", str(fleet_config(tmp_path))])
     assert result.exit_code == 2

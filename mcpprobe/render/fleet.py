@@ -77,7 +77,8 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
         if error is not None and error.detail.get("hint"):
             out.print(_hint(safe(str(error.detail["hint"]))))
         if report.snapshot_error:
-            out.print(Text(f"  snapshot {report.snapshot_error}", style="bold red"))
+            # The path names the member, and a member's name is text from a config file.
+            out.print(Text(f"  snapshot {safe(report.snapshot_error)}", style="bold red"))
     skipped = sum(1 for r in reports if r.member.skipped is not None)
     total = len(reports) - skipped
     healthy = sum(1 for r in reports if r.exit_code == ExitCode.OK and r.member.skipped is None)
