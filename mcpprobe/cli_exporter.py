@@ -64,7 +64,9 @@ def exporter_command(ctx: click.Context, config_files: tuple[str, ...], exporter
 
         exporter = Exporter(tuple(config_files), exporter_config, say=say)
     except UsageProblem as exc:
-        raise click.UsageError(exc.message) from None
+        from mcpprobe.sanitize import visible
+
+        raise click.UsageError(visible(exc.message, multiline=True)) from None
     if not exporter.targets():
         click.echo("mcpprobe exporter: warning: no servers found in the configs (see `mcpprobe servers -v`)",
                    err=True)

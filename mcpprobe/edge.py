@@ -60,7 +60,10 @@ class EdgeCommand(click.Command):
 
             leaf = _leaf(exc)
             if isinstance(leaf, UsageProblem):
-                raise click.UsageError(leaf.message, ctx=ctx) from None
+                from mcpprobe.sanitize import visible
+
+                # It can quote a config file anyone may have written (a name, a variable): inert.
+                raise click.UsageError(visible(leaf.message, multiline=True), ctx=ctx) from None
             if isinstance(leaf, KeyboardInterrupt | click.Abort):
                 ctx.exit(_interrupted(ctx))
             if isinstance(leaf, click.exceptions.Exit | click.ClickException | SystemExit):

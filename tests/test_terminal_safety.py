@@ -175,6 +175,30 @@ def test_config_names_in_a_usage_error_are_inert(tmp_path: Path) -> None:
     assert_inert(result.stderr)
 
 
+@pytest.mark.parametrize(("entry", "said"), [
+    ({"command": PY, "env": {f"KEY{ATTACK}": True}}, "must be a string"),
+    ({"command": PY, "args": [f"${{{ATTACK}}}"]}, "cannot expand"),
+    ({"command": PY, "args": [f"${{input:{ATTACK}}}"]}, "has no definition"),
+])
+def test_config_text_quoted_in_a_usage_error_is_inert(tmp_path: Path, entry: dict[str, object], said: str) -> None:
+    """A config's own text quoted by the error that refuses it (a key, a variable, an input's ID)."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"odd": entry}}))
+    result = run_subprocess(["probe", "-s", "odd", "--config", str(config)])
+    assert result.exit_code == 2, result.stderr
+    assert said in result.stderr and "pwned" in result.stderr
+    assert_inert(result.stderr)
+
+
+def test_exporter_config_text_quoted_in_a_usage_error_is_inert(tmp_path: Path) -> None:
+    config = tmp_path / "exporter.yaml"
+    config.write_text(json.dumps({f"key{ATTACK}": 1}))
+    result = run_subprocess(["exporter", "--exporter-config", str(config)])
+    assert result.exit_code == 2, result.stderr
+    assert "unknown keys" in result.stderr and "pwned" in result.stderr
+    assert_inert(result.stderr)
+
+
 def test_server_stderr_passed_through_live_is_inert() -> None:
     code = f"import sys; sys.stderr.write({ATTACK!r} + '\\n'); sys.stderr.flush(); sys.exit(3)"
     status, shown = run_in_pty(["probe", "--server-stderr", "live", "--", PY, "-c", code])
