@@ -221,10 +221,16 @@ def read_configs(line: CommandLine) -> Discovery:
 
 def ask_input(input_id: str, spec: Mapping[str, Any]) -> str:
     """A config's input variable (a VS Code `${input:ID}`), asked on the terminal."""
-    prompt = spec.get("description") or input_id
+    from mcpprobe.sanitize import visible
+
+    # The description, the ID and the default are text from a config file anyone may have written:
+    # shown inert (the default is shown as click would, and still given back as written).
     password = bool(spec.get("password"))
-    return str(click.prompt(f"{prompt} (input {input_id})", hide_input=password, err=True,
-                            default=spec.get("default"), show_default=not password))
+    prompt = f"{visible(str(spec.get('description') or input_id))} (input {visible(input_id)})"
+    default = spec.get("default")
+    if default is not None and not password:
+        prompt += f" [{visible(str(default))}]"
+    return str(click.prompt(prompt, hide_input=password, err=True, default=default, show_default=False))
 
 
 def named_target(entry: ServerEntry, line: CommandLine) -> tuple[Target, list[str]]:

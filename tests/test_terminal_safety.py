@@ -38,14 +38,18 @@ def hostile(mode: str) -> list[str]:
     return [PY, str(HOSTILE), mode]
 
 
-def run_in_pty(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 60) -> tuple[int, str]:
-    """Run mcpprobe with stdin, stdout and stderr on one pseudo-terminal; return what it showed."""
+def run_in_pty(args: list[str], *, env: dict[str, str] | None = None, timeout: float = 60,
+               typed: str = "") -> tuple[int, str]:
+    """Run mcpprobe with stdin, stdout and stderr on one pseudo-terminal, `typed` waiting to be
+    read on it as if typed ahead; return what it showed."""
     controller, terminal = pty.openpty()
     full_env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", **(env or {})}
     full_env.pop("NO_COLOR", None)
     proc = subprocess.Popen([PY, "-m", "mcpprobe", *args], stdin=terminal, stdout=terminal, stderr=terminal,
                             env=full_env, cwd=ROOT, start_new_session=True)
     os.close(terminal)
+    if typed:
+        os.write(controller, typed.encode())
     chunks: list[bytes] = []
 
     def drain() -> None:
@@ -197,6 +201,23 @@ def test_exporter_config_text_quoted_in_a_usage_error_is_inert(tmp_path: Path) -
     assert result.exit_code == 2, result.stderr
     assert "unknown keys" in result.stderr and "pwned" in result.stderr
     assert_inert(result.stderr)
+
+
+def test_a_config_input_asked_on_the_terminal_is_inert(tmp_path: Path) -> None:
+    """A VS Code `${input:ID}` is asked on the terminal: its description, ID and default are the
+    config's text, shown inert; what is typed (or the default) is the value, as written."""
+    config = tmp_path / ".vscode" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({
+        "inputs": [{"type": "promptString", "id": f"mode{ATTACK}", "description": f"Which mode{ATTACK}",
+                    "default": f"escapes{ATTACK}"}],
+        "servers": {"odd": {"type": "stdio", "command": PY, "args": [str(HOSTILE), f"${{input:mode{ATTACK}}}"]}}}))
+    code, shown = run_in_pty(["probe", "-s", "odd", "--config", str(config), "--protocol", "legacy"],
+                             typed="escapes\n")
+    assert code == 0, shown
+    assert_inert(shown)
+    assert f"Which mode{visible(ATTACK)} (input mode{visible(ATTACK)}) [escapes{visible(ATTACK)}]: " in shown
+    assert "hostile" in shown  # the server ran in the mode typed
 
 
 def test_server_stderr_passed_through_live_is_inert() -> None:
