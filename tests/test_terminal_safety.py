@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import PY, ROOT, run_subprocess
+from conftest import PY, ROOT, http_server, run_subprocess
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from mcpprobe.sanitize import visible
@@ -218,6 +218,21 @@ def test_a_config_input_asked_on_the_terminal_is_inert(tmp_path: Path) -> None:
     assert_inert(shown)
     assert f"Which mode{visible(ATTACK)} (input mode{visible(ATTACK)}) [escapes{visible(ATTACK)}]: " in shown
     assert "hostile" in shown  # the server ran in the mode typed
+
+
+def test_a_scope_a_server_asks_for_during_a_login_inside_probe_is_inert(tmp_path: Path) -> None:
+    """probe logs in by itself with client credentials; the server refuses the token with 403
+    insufficient_scope, naming a scope with a C1 CSI (obs-text, which a header may carry): the
+    login says it authorizes again for that scope, inert, and the run ends on the refusal (exit 7)."""
+    auth = ROOT / "tests" / "fixtures" / "auth_server.py"
+    env = {"CI_SECRET": "cs-secret-4711", "XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path)}
+    with http_server([PY, str(auth), "--client", "ci:cs-secret-4711", "--required-scope", "mcp:\x9b31m",
+                      "--no-challenge-scope"]) as url:
+        code, shown = run_in_pty(["probe", "--protocol", "legacy", "--client-id", "ci", "--client-secret-env",
+                                  "CI_SECRET", "--scope", "mcp:read", "--no-auth-cache", url], env=env)
+    assert code == 7, shown
+    assert_inert(shown)
+    assert "needs more scope (mcp:read mcp:\\u009b31m): authorizing again" in shown
 
 
 def test_server_stderr_passed_through_live_is_inert() -> None:

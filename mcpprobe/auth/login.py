@@ -83,7 +83,16 @@ class LoginOptions:
     idp_client_secret: str | None = None
     id_token: str | None = None
     force: bool = False  # log in even when the server answers without credentials
-    announce: Callable[[str], None] = field(default=lambda text: print(text, file=sys.stderr, flush=True))
+    # What login tells the person as it goes (a scope a server asks for, a URL to open): inert.
+    announce: Callable[[str], None] = field(default=lambda text: _say_inert(text))
+
+
+def _say_inert(text: str) -> None:
+    """The announcer of a login started inside another command (a step-up, client credentials):
+    on stderr, through the sanitizer, as `auth login`'s own announcer is."""
+    from mcpprobe.sanitize import visible
+
+    print(visible(text, multiline=True), file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -456,7 +465,8 @@ async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptio
     import httpx2 as httpx
     from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 
-    answer = {"WWW-Authenticate": refused.challenge} if refused.challenge else {}
+    # As bytes: a challenge may hold what is not ASCII (obs-text), which a str header value may not.
+    answer = {"WWW-Authenticate": refused.challenge.encode("utf-8")} if refused.challenge else {}
     async with httpx.AsyncClient(timeout=opts.timeout, verify=not opts.insecure, follow_redirects=False) as client:
         request = client.build_request("POST", url, headers={
             "MCP-Protocol-Version": refused.version or LOGIN_PROTOCOL_VERSION})
