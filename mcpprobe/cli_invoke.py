@@ -70,8 +70,11 @@ class _ProgressView:
         from mcpprobe.render.cells import safe
 
         if self.bar is None:
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[counts]}"),
-                                TimeElapsedColumn(), console=self.err, transient=True)
+            # markup=False: the description is the server's message, never rich markup ([link] would
+            # be an OSC 8 hyperlink on the terminal, a stray closing tag an error).
+            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                                TextColumn("{task.fields[counts]}", markup=False), TimeElapsedColumn(),
+                                console=self.err, transient=True)
             self.bar.start()
             self.task = self.bar.add_task("progress", total=None, counts="")
         progress, total = event.get("progress"), event.get("total")

@@ -147,6 +147,17 @@ def test_call_read_get_prompt_on_a_terminal_show_nothing_active(mode: str, comma
     assert_inert(shown)
 
 
+@pytest.mark.parametrize("mode", ["escapes", "surrogate"])
+def test_a_progress_message_is_shown_inert_and_never_as_markup(mode: str) -> None:
+    """A call's progress bar shows the server's message: escape sequences made inert, and rich
+    markup in it printed as it is, never parsed (a [link] would be an OSC 8 hyperlink, a stray
+    closing tag an error)."""
+    code, shown = run_in_pty(["call", "busy", "--protocol", "legacy", "--", *hostile(mode)])
+    assert code == 0, shown
+    assert_inert(shown)
+    assert "[link=https://x.invalid]step[/link] [bold]1[/bold] [/" in shown
+
+
 def test_failing_members_error_on_stderr_is_inert(tmp_path: Path) -> None:
     config = fleet_config(tmp_path)
     for fmt in ("json", "junit", "openmetrics"):
