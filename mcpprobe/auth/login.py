@@ -466,7 +466,7 @@ async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptio
     from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 
     # As bytes: a challenge may hold what is not ASCII (obs-text), which a str header value may not.
-    answer = {"WWW-Authenticate": refused.challenge.encode("utf-8")} if refused.challenge else {}
+    answer: dict[bytes, bytes] = {b"WWW-Authenticate": refused.challenge.encode("utf-8")} if refused.challenge else {}
     async with httpx.AsyncClient(timeout=opts.timeout, verify=not opts.insecure, follow_redirects=False) as client:
         request = client.build_request("POST", url, headers={
             "MCP-Protocol-Version": refused.version or LOGIN_PROTOCOL_VERSION})
