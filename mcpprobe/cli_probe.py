@@ -7,6 +7,7 @@ Light at import time (click only): the SDK, jsonschema and rich are loaded only 
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -369,11 +370,9 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
         feed = None
         if not inv.output.as_json:
             from mcpprobe.render.cells import Cells
-            from mcpprobe.render.formats import Format
-            from mcpprobe.render.plain import is_plain
+            from mcpprobe.render.plain import may_be_plain
 
-            view = view_for(Format.HUMAN)
-            if not is_plain(view.color, view.width):  # else most likely written without rich
+            if not may_be_plain(sys.stdout):  # else most likely written without rich
                 preload("mcpprobe.render.human")
             feed = Cells(kind)  # the table's cells, built as the pages arrive
         code = run_and_emit(list_one, inv, kind, spinner=spinner, feed=feed, **session_args)

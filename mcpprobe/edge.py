@@ -113,22 +113,20 @@ def interrupted_early(words: list[str]) -> int:
     command = " ".join(names[:2] if names[:1] == ["auth"] else names[:1])  # `auth login`, as its own document
     as_json = "--json" in own or "--format=json" in own or any(
         word == "--format" and following == "json" for word, following in zip(own, own[1:], strict=False))
-    if as_json:
-        from mcpprobe.render.jsondoc import dumps, interrupted_document
-
-        click.echo(dumps(interrupted_document(command)))
-    click.echo("interrupted", err=True)
-    from mcpprobe.exitcodes import ExitCode
-
-    return int(ExitCode.INTERRUPTED)
+    return _say_interrupted(command, as_json)
 
 
 def _interrupted(ctx: click.Context) -> int:
     """Ctrl-C outside an operation (which reports its own interruption): say so, exit 130."""
-    if ctx.params.get("as_json"):
+    return _say_interrupted(ctx.command_path.split(" ", 1)[-1], bool(ctx.params.get("as_json")))
+
+
+def _say_interrupted(command: str, as_json: bool) -> int:
+    """ "interrupted" on stderr, with --json the interrupted document of `command` on stdout; 130."""
+    if as_json:
         from mcpprobe.render.jsondoc import dumps, interrupted_document
 
-        click.echo(dumps(interrupted_document(ctx.command_path.split(" ", 1)[-1])))
+        click.echo(dumps(interrupted_document(command)))
     click.echo("interrupted", err=True)
     from mcpprobe.exitcodes import ExitCode
 

@@ -16,10 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, islice, repeat
 from operator import methodcaller
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpprobe import redact
 from mcpprobe.sanitize import json_dumps, truncate, visible
+
+if TYPE_CHECKING:
+    from mcpprobe.catalog import Listing
 
 Item = dict[str, Any]
 
@@ -157,10 +160,18 @@ COLUMNS: dict[str, list[Field]] = {
 
 def column_cells(kind: str, pages: Iterable[list[Item]]) -> list[list[str]]:
     """The cells of `kind`'s table, column by column, read a page of items at a time."""
-    cells = Cells(kind)
-    for page in pages:
-        cells.add(page)
-    return cells.columns
+    return Cells.of(kind, pages).columns
+
+
+def listing_cells(listing: Listing, feed: object = None, shown: int | None = None) -> Cells:
+    """The cells of a listing's first `shown` items (all of them by default): the ones its feed
+    built as the pages arrived (`list` for a person) when they are exactly every item's, else made
+    from the kept items."""
+    items = listing.items
+    shown = len(items) if shown is None else shown
+    if isinstance(feed, Cells) and feed.kind == listing.kind and feed.rows == shown == len(items):
+        return feed
+    return Cells.of(listing.kind, items.pages() if shown == len(items) else [items[:shown]])
 
 
 class Cells:
@@ -173,6 +184,13 @@ class Cells:
         self.columns: list[list[str]] = [[] for _ in COLUMNS[kind]]
         self.rows = 0
 
+    @classmethod
+    def of(cls, kind: str, pages: Iterable[list[Item]]) -> Cells:
+        cells = cls(kind)
+        for page in pages:
+            cells.add(page)
+        return cells
+
     def add(self, items: list[Item]) -> None:
         for cells, column in zip(self.columns, COLUMNS[self.kind], strict=True):
             cells.extend(column.page(items))
@@ -184,9 +202,13 @@ class Cells:
 TABLE_ROWS = 200  # above this, plain aligned rows: a rich Table costs seconds at 10,000 rows
 
 
-def natural_widths(headers: list[str], columns: list[list[str]]) -> list[int]:
-    """Each column's width with every cell whole, in characters (ASCII cells: terminal cells too)."""
-    return [max(len(header), max(map(len, column), default=0)) for header, column in zip(headers, columns, strict=True)]
+def natural_widths(headers: list[str], columns: list[list[str]],
+                   sizes: list[Callable[[str], int]] | None = None) -> list[int]:
+    """Each column's width with every cell whole: in characters (ASCII cells: terminal cells too),
+    or by each column's own measure (`sizes`: rich's cell_len for one beyond ASCII)."""
+    measures = sizes or [len] * len(columns)
+    return [max(len(header), max(map(size, column), default=0))
+            for header, column, size in zip(headers, columns, measures, strict=True)]
 
 
 def aligned(headers: list[str], columns: list[list[str]], widths: list[int]) -> Callable[[], Iterator[str]]:

@@ -17,7 +17,7 @@ from rich.text import Text
 from mcpprobe.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations import Outcome
-from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, aligned, chunks, natural_widths, safe
+from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, aligned, chunks, listing_cells, natural_widths, safe
 from mcpprobe.render.console import GAP, LABEL_WIDTH, Column, fit_widths, fitted_table, keyed
 from mcpprobe.render.styled import Styled, between_parts, capabilities, snapshot_rows, timing_parts
 from mcpprobe.render.styled import listing_header as styled_header
@@ -61,10 +61,7 @@ def render_listing(console: Console, listing: Listing, limit: int | None = None,
     shown = len(listing.items) if limit is None else min(limit, len(listing.items))
     fields = COLUMNS[listing.kind]
     columns = [Column(field.header, identifier=field.identifier) for field in fields]
-    if cells is None or cells.rows != shown or shown != len(listing.items):
-        cells = Cells(listing.kind)
-        for page in listing.items.pages() if shown == len(listing.items) else [listing.items[:shown]]:
-            cells.add(page)
+    cells = listing_cells(listing, cells, shown)
     if shown > TABLE_ROWS:
         _plain_rows(console, columns, cells.columns)
     else:
@@ -83,10 +80,8 @@ def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]])
     takes two cells a character) is measured and padded cell by cell, an ASCII one at C speed.
     The cells are already made inert by `safe()`, so writing them raw is as safe as a Table."""
     headers = [column.header for column in columns]
-    sizes = [len if "".join(column).isascii() else cell_len for column in cells]
-    naturals = natural_widths(headers, cells) if all(size is len for size in sizes) else [
-        max(len(header), max(map(size, column), default=0)) for header, column, size in zip(headers, cells, sizes,
-                                                                                           strict=True)]
+    sizes: list[Callable[[str], int]] = [len if "".join(column).isascii() else cell_len for column in cells]
+    naturals = natural_widths(headers, cells, sizes)
     room = console.width - GAP * (len(columns) - 1)
     if sum(naturals) > room:  # narrowed: the columns empty in every row are left out, as by fitted_table
         keep = [0, *(i for i in range(1, len(cells)) if "".join(cells[i]).strip())]
@@ -303,8 +298,8 @@ def render_outcome(out: Console, err: Console, outcome: Outcome) -> None:
     for kind in LIST_KINDS:
         listing = outcome.listings.get(kind)
         if listing is not None:
-            cells = outcome.feed if isinstance(outcome.feed, Cells) and outcome.feed.kind == kind else None
-            render_listing(out, listing, limit=PROBE_ROWS if outcome.command == "probe" else None, cells=cells)
+            render_listing(out, listing, limit=PROBE_ROWS if outcome.command == "probe" else None,
+                           cells=outcome.feed if isinstance(outcome.feed, Cells) else None)
     render_findings(out, outcome.all_findings())
     render_timings(out, outcome)
     render_error(err, outcome)

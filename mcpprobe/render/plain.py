@@ -14,12 +14,12 @@ Standard library only.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcpprobe.catalog import LIST_KINDS
-from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, aligned, chunks, natural_widths
+from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, aligned, chunks, listing_cells, natural_widths
 from mcpprobe.render.styled import between_parts, listing_header, plain, snapshot_rows, timing_parts
-from mcpprobe.render.width import GAP, LABEL_WIDTH, UNBOUNDED
+from mcpprobe.render.width import GAP, LABEL_WIDTH, UNBOUNDED, is_terminal, output_width
 
 if TYPE_CHECKING:
     from mcpprobe.operations import Outcome
@@ -30,6 +30,12 @@ Piece = str | Callable[[], Iterator[str]]  # text, or text made as it is written
 def is_plain(color: bool, width: int) -> bool:
     """Whether output of this colour and width can be plain: none, and no width to fit."""
     return not color and width >= UNBOUNDED
+
+
+def may_be_plain(stream: Any) -> bool:
+    """Whether output to `stream` can be plain, asked before the run and without rich: never on a
+    terminal (whose width and colours only rich tells), else when the pipe has no width."""
+    return not is_terminal(stream) and (output_width(stream) or 0) >= UNBOUNDED
 
 
 def plain_list(outcome: Outcome, color: bool, width: int) -> list[Piece] | None:
@@ -48,12 +54,7 @@ def plain_list(outcome: Outcome, color: bool, width: int) -> list[Piece] | None:
             return None  # a small table: rich's
         lines += ["", plain(listing_header(listing))]
         if count:
-            cells = outcome.feed if isinstance(outcome.feed, Cells) and outcome.feed.kind == kind else None
-            if cells is None or cells.rows != count:
-                cells = Cells(kind)
-                for page in listing.items.pages():
-                    cells.add(page)
-            rows = _rows(kind, cells)
+            rows = _rows(kind, listing_cells(listing, outcome.feed))
             if rows is None or not _fits(lines, width):
                 return None
             pieces += ["\n".join(lines) + "\n", rows]
