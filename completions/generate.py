@@ -17,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def scripts() -> dict[str, str]:
-    from mcpprobe.bundled import COMPLETION_FILES, completion_script
+    from mcpprobe.cli.bundled import COMPLETION_FILES, completion_script
 
     return {name: completion_script(shell) for shell, name in COMPLETION_FILES.items()}
 

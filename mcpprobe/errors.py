@@ -1,7 +1,7 @@
 """Exceptions that end an operation, each tied to the exit code of the stage that failed.
 
 They are raised deep inside and turned into a finding and an exit code at exactly one edge
-(`mcpprobe.cli`), so no layer below the CLI decides how the process ends.
+(`mcpprobe.cli.main`), so no layer below the CLI decides how the process ends.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The console script: start a plainly named stdio server first (`mcpprobe.prestart`), then load
+"""The console script: start a plainly named stdio server first (`mcpprobe.wire.prestart`), then load
 the CLI; whatever happens, an early server nobody adopted does not outlive the run. Once the
 run is over (its servers ended, its output flushed), the process ends at once (`leave`)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-# The commands whose stdio server may start before the imports (mcpprobe.prestart.COMMANDS).
+# The commands whose stdio server may start before the imports (mcpprobe.wire.prestart.COMMANDS).
 _EARLY = frozenset(("probe", "list", "call", "read", "get-prompt", "watch"))
 
 
@@ -22,19 +22,18 @@ def main() -> None:
 def run(args: list[str]) -> None:
     """The CLI, with the server of a plain stdio command started before its imports."""
     if not args or args[0] not in _EARLY or "--" not in args:  # --help, --version, completion...
-        from mcpprobe.cli import main as cli_main
+        from mcpprobe.cli.main import main as cli_main
 
         cli_main()
         return
-    from mcpprobe import prestart
-
+    from mcpprobe.wire import prestart
     stopped = False
     try:
         prestart.start(args)
         from mcpprobe.testhooks import interrupt_point
 
         interrupt_point("imports")
-        from mcpprobe.cli import main as cli_main
+        from mcpprobe.cli.main import main as cli_main
 
         prestart.arm()  # signals held back during the imports interrupt from now on
         cli_main()
@@ -43,7 +42,7 @@ def run(args: list[str]) -> None:
     finally:
         prestart.discard()
         if stopped or prestart.interrupted():  # Ctrl-C (or SIGTERM) during the imports, nothing else to do
-            from mcpprobe.edge import interrupted_early
+            from mcpprobe.cli.edge import interrupted_early
 
             raise SystemExit(interrupted_early(args))  # noqa: B012 - the signal decides the exit code
 

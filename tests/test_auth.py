@@ -26,12 +26,12 @@ import pytest
 from conftest import PY, ROOT, Result, fixture_http, http_server, run_cli, run_subprocess
 
 from mcpprobe.auth.apply import authorize_target
-from mcpprobe.auth.challenge import parse_www_authenticate
 from mcpprobe.auth.diagnosis import diagnose
-from mcpprobe.auth.options import AuthSettings
+from mcpprobe.auth.settings import AuthSettings
 from mcpprobe.auth.store import TokenRecord, TokenStore
 from mcpprobe.errors import UsageProblem
-from mcpprobe.target import build_target
+from mcpprobe.wire.challenge import parse_www_authenticate
+from mcpprobe.wire.target import build_target
 
 AUTH_SERVER = ROOT / "tests" / "fixtures" / "auth_server.py"
 CLIENT_SECRET = "cs-very-secret-value-4711"
@@ -499,7 +499,7 @@ def test_bearer_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_auth_commands_import_only_click() -> None:
-    code = "import mcpprobe.cli_auth, mcpprobe.auth.options"
+    code = "import mcpprobe.cli.auth, mcpprobe.auth.settings"
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
     assert done.returncode == 0, done.stderr

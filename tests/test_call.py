@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import ROOT, Result, fixture_cmd, http_server, recorded, run_cli
 
-from mcpprobe.cli import cli
+from mcpprobe.cli.main import cli
 
 PY = sys.executable
 SDK = ROOT / "tests" / "fixtures" / "sdk_server.py"
@@ -292,7 +292,7 @@ def test_sampling_is_always_refused(url, protocol):
 
 
 def test_confirmation_decision():
-    from mcpprobe.invoke import confirmation_needed
+    from mcpprobe.operations.invoke import confirmation_needed
 
     read_only = {"name": "t", "annotations": {"readOnlyHint": True}}
     writer = {"name": "t", "annotations": {"destructiveHint": True}}

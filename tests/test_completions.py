@@ -90,7 +90,7 @@ def test_zsh_and_fish_protocols_offer_server_names(configs: dict[str, str], shel
 
 def test_protocol_completion_names_what_each_value_sends(configs: dict[str, str]) -> None:
     """zsh and fish show a description beside each value; the values are the ones --protocol accepts."""
-    from mcpprobe.protocols import ACCEPTED
+    from mcpprobe.wire.protocols import ACCEPTED
 
     env = {**_env(configs), "_MCPPROBE_COMPLETE": "fish_complete", "COMP_WORDS": "mcpprobe list tools --protocol ",
            "COMP_CWORD": "", "PYTHONPATH": str(ROOT)}
@@ -102,7 +102,7 @@ def test_protocol_completion_names_what_each_value_sends(configs: dict[str, str]
     assert offered["modern"] == "server/discover (2026-07-28)" and offered["2025-06-18"] == "initialize"
     assert not any("," in said for said in offered.values())  # fish's script splits the answer at commas
     modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "mcpprobe.protocols" in modules and _forbidden(modules) == []
+    assert "mcpprobe.wire.protocols" in modules and _forbidden(modules) == []
 
 
 def test_server_name_completion_stays_light(configs: dict[str, str]) -> None:
@@ -112,7 +112,7 @@ def test_server_name_completion_stays_light(configs: dict[str, str]) -> None:
                           cwd=configs["cwd"], env=env, timeout=60)
     assert done.returncode == 0 and "plain,alpha" in done.stdout
     modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
-    assert "mcpprobe.config" in modules and "yaml" in modules
+    assert "mcpprobe.fleet.config" in modules and "yaml" in modules
     assert _forbidden(modules) == []
 
 

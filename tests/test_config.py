@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from mcpprobe.config import ConfigError, discover, input_env_name, load_file, resolve, search_path, user_config_dir
+from mcpprobe.fleet.config import (
+    ConfigError,
+    discover,
+    input_env_name,
+    load_file,
+    resolve,
+    search_path,
+    user_config_dir,
+)
 from tests.conftest import FIXTURE, PY, fixture_http, run_cli
 
 
@@ -228,7 +236,7 @@ def test_claude_code_local_scope_is_read_and_wins_over_project_and_user(home: di
 def test_one_config_directory_for_configs_and_tokens(tmp_path, monkeypatch):
     """config.yaml and stored tokens live in the same directory, whichever variable names it."""
     from mcpprobe.auth.store import token_dir
-    from mcpprobe.config import search_path, user_config_dir
+    from mcpprobe.fleet.config import search_path, user_config_dir
 
     monkeypatch.delenv("MCPPROBE_CONFIG_DIR", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
 
-from mcpprobe.cli import cli
+from mcpprobe.cli.main import cli
 from mcpprobe.exitcodes import PRECEDENCE, ExitCode
 from mcpprobe.findings import CODES
 
@@ -98,7 +98,7 @@ DOCUMENTED = ["probe", "list", "call", "read", "get-prompt", "watch", "servers"]
 
 def _shared_options() -> set[str]:
     """The connection and output options, documented once on docs/connection-options.md."""
-    from mcpprobe.options import connection_options, output_options
+    from mcpprobe.cli.options import connection_options, output_options
 
     shared = connection_options(output_options()(lambda **_: None))
     return _long_options(click.Command("x", callback=shared, params=shared.__click_params__)) - {"--help"}
@@ -200,7 +200,7 @@ def test_schema_rejects_a_broken_document(
 def test_interrupted_document_matches_the_schema(
     validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from mcpprobe.cli_common import emit_outcome
+    from mcpprobe.cli.common import emit_outcome
 
     assert emit_outcome(None, True, "list") == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)
@@ -242,7 +242,7 @@ def test_call_read_and_get_prompt_documents_match_the_schema(case: str, validato
 def test_an_interrupted_invocation_matches_the_schema(
     command: str, validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from mcpprobe.cli_common import emit_outcome
+    from mcpprobe.cli.common import emit_outcome
 
     assert emit_outcome(None, True, command) == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)

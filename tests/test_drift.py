@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpprobe.drift import compare
+from mcpprobe.fleet.drift import compare
 from tests.conftest import fixture_cmd, run_cli
 
 FULL = fixture_cmd("full")

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcpprobe.era import LEGACY, MODERN, era_named
+from mcpprobe.client.era import LEGACY, MODERN, era_named
+from mcpprobe.client.session import Snapshot, make_transport
 from mcpprobe.errors import RpcError
-from mcpprobe.session import Snapshot, make_transport
-from mcpprobe.target import HttpTarget, Settings, StdioTarget
-from mcpprobe.wire.base import server_stream
+from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget
+from mcpprobe.wire.transport import server_stream
 
 
 @pytest.mark.parametrize("target, has_stream", [
@@ -49,7 +49,7 @@ def test_watch_and_invoke_ask_the_era_and_the_transport_rather_than_test_them() 
     import mcpprobe
 
     root = Path(mcpprobe.__file__).parent
-    for path in [root / "invoke.py", *sorted((root / "watch").glob("*.py"))]:
+    for path in [root / "operations" / "invoke.py", *sorted((root / "watch").glob("*.py"))]:
         text = path.read_text(encoding="utf-8")
         for asked in (".modern", "HttpTarget", "open_server_stream\")", "getattr(session.conn.transport"):
             assert asked not in text, f"{path.name} tests {asked} instead of asking session.era / session.server_stream"

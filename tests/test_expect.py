@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpprobe.expect import ExpectationError, load
+from mcpprobe.fleet.expect import ExpectationError, load
 from tests.conftest import fixture_cmd, run_cli
 
 FULL = fixture_cmd("full")

@@ -30,7 +30,7 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 from prometheus_client.parser import text_string_to_metric_families as text_families
 
-from mcpprobe.sanitize import visible
+from mcpprobe.safety.sanitize import visible
 from tests.conftest import FIXTURE, PY, ROOT, fixture_http, http_server
 
 DEMO = str(Path(sys.executable).parent / "mcpprobe-demo")
@@ -115,7 +115,7 @@ def _wait(predicate: Any, seconds: float = 30, step: float = 0.1) -> Any:
 
 def test_without_prometheus_client_it_says_how_to_install_the_extra() -> None:
     """mcpprobe is on no package index: `pip install 'mcpprobe[exporter]'` is not the way."""
-    code = "import sys\nsys.modules['prometheus_client'] = None\nfrom mcpprobe.cli import main\nmain()\n"
+    code = "import sys\nsys.modules['prometheus_client'] = None\nfrom mcpprobe.cli.main import main\nmain()\n"
     done = subprocess.run([PY, "-c", code, "exporter"], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 2, done.stderr
     assert "pip install '.[exporter]'" in done.stderr and "pip install prometheus_client" in done.stderr

@@ -17,14 +17,15 @@ from typing import get_args
 
 import pytest
 
-from mcpprobe.catalog import Listing, Page
+from mcpprobe.client.catalog import Listing, Page
+from mcpprobe.client.session import Snapshot, Timing
 from mcpprobe.errors import ConnectionFailed, Refused
 from mcpprobe.exitcodes import ExitCode
-from mcpprobe.expect import Check
 from mcpprobe.findings import Finding
-from mcpprobe.fleet import Member, Report
-from mcpprobe.invoke import InvokeOutcome
-from mcpprobe.operations import Outcome
+from mcpprobe.fleet.expect import Check
+from mcpprobe.fleet.probe import Member, Report
+from mcpprobe.operations.invoke import InvokeOutcome
+from mcpprobe.operations.probe import Outcome
 from mcpprobe.render.formats import (
     OFFERED,
     Format,
@@ -42,9 +43,8 @@ from mcpprobe.render.formats import (
     renderer,
 )
 from mcpprobe.render.watch import EventLines
-from mcpprobe.session import Snapshot, Timing
-from mcpprobe.target import Settings, StdioTarget
 from mcpprobe.watch import WatchResult
+from mcpprobe.wire.target import Settings, StdioTarget
 
 GOLDEN = Path(__file__).parent / "golden"
 NOW = 1_790_000_000.0  # the run's clock, fixed
@@ -359,7 +359,7 @@ def test_every_command_is_covered():
 
 
 def test_the_servers_of_the_configs_render_for_people_and_scripts_only(tmp_path):
-    from mcpprobe.config import discover
+    from mcpprobe.fleet.config import discover
 
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"demo": {"command": "mcpprobe-demo"},

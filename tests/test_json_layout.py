@@ -43,8 +43,8 @@ def test_json_on_a_terminal_is_indented_and_the_same_document():
 def test_results_have_short_reprs():
     """anyio formats the running task, and with it the operation's result, whenever a cancel
     scope is cancelled: a generated repr of a large listing would cost time linear in its items."""
-    from mcpprobe.catalog import Listing, Page
-    from mcpprobe.operations import Outcome
+    from mcpprobe.client.catalog import Listing, Page
+    from mcpprobe.operations.probe import Outcome
 
     listing = Listing("tools", True, state="complete", items=[{"name": f"t{i}"} for i in range(10_000)],
                       pages=[Page(n, 1.0, 100, None) for n in range(100)])
@@ -56,8 +56,8 @@ def test_results_have_short_reprs():
 def test_a_document_written_in_pieces_is_the_same_text_and_masked_across_pieces():
     import io
 
-    from mcpprobe.redact import Redactor
     from mcpprobe.render import jsondoc
+    from mcpprobe.safety.redact import Redactor
 
     secret = 'tok-1234567890"},{"name":"other'  # spans two items, so two batches and two writes
     items = [{"name": f"t{i}", "description": "x" * 300, "n": i, "f": 0.5, "u": "\u202e\ud800"}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from mcpprobe import kinds, prestart
-from mcpprobe.kinds import KINDS, LIST_KINDS
+from mcpprobe.client import kinds
+from mcpprobe.client.kinds import KINDS, LIST_KINDS
 from mcpprobe.render.progress import LISTED_BY
 from mcpprobe.watch.lists import diff_event as _diff
+from mcpprobe.wire import prestart
 
 
 def test_every_copy_of_the_kinds_agrees_with_the_table() -> None:

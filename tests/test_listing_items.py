@@ -9,7 +9,7 @@ import json
 import pytest
 from conftest import fixture_cmd, run_subprocess
 
-from mcpprobe.catalog import Items, Listing
+from mcpprobe.client.catalog import Items, Listing
 from mcpprobe.render import jsondoc
 
 
@@ -81,8 +81,8 @@ def test_a_paged_listing_keeps_every_item_in_order_with_its_findings():
 def test_a_page_is_scanned_exactly_when_its_text_can_hold_hidden_characters():
     """The look at a page's text that lets clean pages skip the scan never misses a string that
     the scan would look at: it agrees with `plain()` for every character up to U+0800 and more."""
-    from mcpprobe.catalog import _maybe_hidden, compact
-    from mcpprobe.sanitize import plain
+    from mcpprobe.client.catalog import _maybe_hidden, compact
+    from mcpprobe.safety.sanitize import plain
 
     for text in _SAMPLES:
         page = compact([{"name": "x", "description": text}])  # as a sealed page is written
@@ -96,8 +96,8 @@ _SAMPLES += ["a\\u0041", "ends in \\", "\\\\r", 'say "hi"', "tab\there\nnewline"
 def test_the_compact_encoder_writes_what_the_standard_library_writes():
     """Kept pages are written by a faster encoder where it writes the same ASCII JSON, and by the
     standard library where it would not: non-ASCII text, DEL, lone surrogates, huge integers."""
-    from mcpprobe.catalog import compact
-    from mcpprobe.sanitize import json_dumps
+    from mcpprobe.client.catalog import compact
+    from mcpprobe.safety.sanitize import json_dumps
 
     values = [*([{"description": text}] for text in _SAMPLES), [2**70, -(2**64), 2**63 - 1, 0.5, -0.0, 1e300],
               [float("nan"), float("inf"), {"x": float("-inf")}], {"a": [None, True, False, {}, []]}, [], "x"]
@@ -149,9 +149,9 @@ def test_a_table_for_a_person_is_built_as_the_pages_arrive(scenario, env, names)
     the feed holds exactly the kept items' cells."""
     import anyio
 
-    from mcpprobe.operations import list_one
+    from mcpprobe.operations.probe import list_one
     from mcpprobe.render.cells import Cells, column_cells
-    from mcpprobe.target import Settings, build_target
+    from mcpprobe.wire.target import Settings, build_target
 
     target = build_target(None, fixture_cmd(scenario), env=env)
     feed = Cells("tools")

@@ -16,7 +16,7 @@ import pytest
 from conftest import FIXTURE, PY, ROOT, http_server, run_cli
 from test_call import SDK, invoke
 
-from mcpprobe.outfiles import WriteFailed, write_file
+from mcpprobe.safety.outfiles import WriteFailed, write_file
 
 FULL = ["--", PY, str(FIXTURE), "full"]
 

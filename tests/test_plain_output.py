@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from conftest import PY, fixture_cmd, run_subprocess
 
-from mcpprobe.catalog import Listing, Page
+from mcpprobe.client.catalog import Listing, Page
+from mcpprobe.client.session import Snapshot, Timing
 from mcpprobe.findings import Finding
-from mcpprobe.operations import Outcome
+from mcpprobe.operations.probe import Outcome
 from mcpprobe.render import human, styled
 from mcpprobe.render.formats import Format, Listed, Pieces, Rendered, View, renderer
 from mcpprobe.render.plain import plain_list
 from mcpprobe.render.width import UNBOUNDED
-from mcpprobe.session import Snapshot, Timing
 
 
 def _tools(count: int, **extra: Any) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""The early start of a stdio server (mcpprobe.prestart): the same spawn as the transport's, and
+"""The early start of a stdio server (mcpprobe.wire.prestart): the same spawn as the transport's, and
 never a server left behind.
 
 mcpprobe runs as a real process through the console script's entry (`mcpprobe.launch`), which
@@ -16,17 +16,17 @@ import time
 import pytest
 from conftest import FIXTURE, PY, ROOT
 
-from mcpprobe import prestart
+from mcpprobe.wire import prestart
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "pidfd_open")),
                                 reason="the early start is Linux only")
 
 # Run mcpprobe as the console script does, then print what the early start did: at exit, for the
 # console script ends the process itself once the run is over (atexit callbacks still run).
-LAUNCH = ("import atexit, sys\nfrom mcpprobe import launch, prestart\n"
+LAUNCH = ("import atexit, sys\nfrom mcpprobe import launch\nfrom mcpprobe.wire import prestart\n"
           "atexit.register(lambda: sys.stderr.write(f'\\nPRESTART {prestart.history!r}\\n'))\nlaunch.main()\n")
 # The ordinary path: the CLI alone, no early start.
-ORDINARY = "from mcpprobe.cli import main\nmain()\n"
+ORDINARY = "from mcpprobe.cli.main import main\nmain()\n"
 # A server that writes how it was started to argv[1], then becomes the fixture server.
 RECORDER = (
     "import json, os, sys\n"
@@ -130,7 +130,7 @@ def test_server_stderr_still_reaches_the_user():
 @pytest.mark.parametrize("version", ["2099-01-01", "1999-01-01", "2025-11-25x"])
 def test_a_protocol_version_mcpprobe_does_not_know_starts_no_server(tmp_path, version):
     """A date-shaped --protocol is refused by the CLI unless it is a version mcpprobe speaks: the
-    early start knows the same list (mcpprobe.protocols), so the server never runs for nothing."""
+    early start knows the same list (mcpprobe.wire.protocols), so the server never runs for nothing."""
     record = tmp_path / "state.json"
     done = _mcpprobe(LAUNCH, ["probe", "--protocol", version, "--", PY, "-c", RECORDER, str(record), "full"])
     assert done.returncode == 2, done.stderr
@@ -140,8 +140,8 @@ def test_a_protocol_version_mcpprobe_does_not_know_starts_no_server(tmp_path, ve
 
 
 def test_every_protocol_the_cli_accepts_starts_early():
-    from mcpprobe.protocols import ACCEPTED
-    from mcpprobe.target import parse_protocol
+    from mcpprobe.wire.protocols import ACCEPTED
+    from mcpprobe.wire.target import parse_protocol
 
     for value in ACCEPTED:
         assert parse_protocol(value) == value
@@ -197,7 +197,7 @@ def test_every_command_that_talks_to_one_server_starts_it_early(argv):
 def test_a_server_that_is_not_the_one_asked_for_is_ended():
     """The transport adopts only an identical spawn; another one is killed and reaped at once."""
     code = (
-        "import sys\nfrom mcpprobe import prestart\n"
+        "import sys\nfrom mcpprobe.wire import prestart\n"
         f"prestart.start(['probe', '--', {PY!r}, {str(FIXTURE)!r}, 'full'])\n"
         "pid = prestart.history[0][1]\n"
         f"print(pid, prestart.take([{PY!r}, {str(FIXTURE)!r}, 'other'], {{}}, None), prestart.history, flush=True)\n"

@@ -1,4 +1,4 @@
-"""The early start of a stdio server for `call`, `read`, `get-prompt` and `watch` (mcpprobe.prestart):
+"""The early start of a stdio server for `call`, `read`, `get-prompt` and `watch` (mcpprobe.wire.prestart):
 what these commands refuse, they still refuse as before, sending nothing, and no server outlives
 the run, whether the refusal comes before connecting (the early server is ended unused) or after
 the handshake (the adopted server is ended as any other).
@@ -135,9 +135,9 @@ def test_the_early_starts_checks_are_the_parsers_own_choices():
     and an invalid one would start a server for nothing."""
     import click
 
-    from mcpprobe import prestart
-    from mcpprobe.cli import cli
+    from mcpprobe.cli.main import cli
     from mcpprobe.render.formats import OFFERED
+    from mcpprobe.wire import prestart
 
     assert {name: tuple(f.value for f in formats) for name, formats in OFFERED.items()
             if name in prestart.COMMANDS} == {

@@ -13,7 +13,7 @@ import pytest
 from conftest import fixture_cmd, http_server, recorded, run_cli
 from test_call import PY, RUNNER, SDK, invoke, recording, run_on_terminal, sdk_cmd
 
-from mcpprobe.arguments import expand, matches_template, template_variables
+from mcpprobe.operations.arguments import expand, matches_template, template_variables
 
 README = "Fixture readme.\nLine two, with a tab:\tend.\n"
 

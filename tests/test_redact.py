@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpprobe.redact import (
+from mcpprobe.safety.redact import (
     MASK,
     MIN_LENGTH,
     RedactingStream,
@@ -20,7 +20,7 @@ from mcpprobe.redact import (
     secret_values,
     use,
 )
-from mcpprobe.target import HttpTarget, StdioTarget
+from mcpprobe.wire.target import HttpTarget, StdioTarget
 
 # Secrets: no brackets (so that a MASK next to other text cannot spell one), at least MIN_LENGTH
 # characters and not a bare number, so that they are worth masking.

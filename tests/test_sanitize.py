@@ -1,4 +1,4 @@
-"""Tests for mcpprobe.sanitize: nothing a server sends may reach the terminal raw."""
+"""Tests for mcpprobe.safety.sanitize: nothing a server sends may reach the terminal raw."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpprobe.sanitize import _keeps_joiner, clean_tree, findings_for, truncate, visible
+from mcpprobe.safety.sanitize import _keeps_joiner, clean_tree, findings_for, truncate, visible
 
 
 def tags(s: str) -> str:

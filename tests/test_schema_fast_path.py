@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from mcpprobe.schema import FAST, Node, _adapter, fast_check, item_errors, surely_valid
+from mcpprobe.safety.schema import FAST, Node, _adapter, fast_check, item_errors, surely_valid
 
 junk = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False),
                  st.text(max_size=5), st.lists(st.integers(), max_size=2),

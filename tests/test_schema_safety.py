@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mcpprobe.schema import item_errors
-from mcpprobe.validation import MAX_DEPTH, UnusableSchema, Violation, validate
+from mcpprobe.safety.schema import item_errors
+from mcpprobe.safety.validation import MAX_DEPTH, UnusableSchema, Violation, validate
 
 
 @pytest.fixture(scope="module")

@@ -63,7 +63,7 @@ def test_light_commands_do_not_import_the_sdk(name: str) -> None:
     modules, done = imported_modules(args, env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "click" in modules, "the importtime report was not read (no click import seen)"
-    assert "mcpprobe.cli" in modules
+    assert "mcpprobe.cli.main" in modules
     assert _forbidden(modules) == [], f"{name} imported {_forbidden(modules)}"
 
 
@@ -71,7 +71,7 @@ def test_light_commands_do_not_import_the_sdk(name: str) -> None:
 def test_light_commands_load_no_renderer(name: str) -> None:
     """At most the list of formats (mcpprobe.render.formats, standard library only) is loaded, for a
     command's --format choices: no renderer, and not rich. The group's --help, --version and
-    completion load no command module (mcpprobe.cli's table), so not even that."""
+    completion load no command module (mcpprobe.cli.main's table), so not even that."""
     args, env = INVOCATIONS[name]
     modules, _ = imported_modules(args, env)
     loaded = sorted(m for m in modules if m == "rich" or m.startswith(("rich.", "mcpprobe.render.")))
@@ -87,7 +87,7 @@ def test_completion_answers() -> None:
 
 def test_probe_does_import_the_sdk_models() -> None:
     """The detector works: validating a broken item does load the SDK's models."""
-    code = "import mcpprobe.schema as s; s.item_errors('tools', {'name': 42}, modern=False)"
+    code = "import mcpprobe.safety.schema as s; s.item_errors('tools', {'name': 42}, modern=False)"
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True,
                           env=env, cwd=REPO_ROOT, timeout=60)
@@ -97,18 +97,18 @@ def test_probe_does_import_the_sdk_models() -> None:
 
 
 def test_the_options_transports_are_the_targets() -> None:
-    """options.py spells the transports out rather than importing mcpprobe.target (kept light)."""
-    from mcpprobe import options, target
-
+    """options.py spells the transports out rather than importing mcpprobe.wire.target (kept light)."""
+    from mcpprobe.cli import options
+    from mcpprobe.wire import target
     assert options.TRANSPORTS == target.TRANSPORTS
 
 
 def test_the_command_table_is_the_commands() -> None:
-    """`mcpprobe --help` and completion show each command's short help from mcpprobe.cli.COMMANDS,
+    """`mcpprobe --help` and completion show each command's short help from mcpprobe.cli.main.COMMANDS,
     without importing the command's module: the table must say what the command itself would."""
     import click
 
-    from mcpprobe.cli import COMMANDS, cli
+    from mcpprobe.cli.main import COMMANDS, cli
 
     ctx = click.Context(cli)
     for name, entry in COMMANDS.items():
@@ -123,8 +123,8 @@ def test_the_command_table_is_the_commands() -> None:
 
 def test_help_lists_the_commands_without_loading_them() -> None:
     modules, done = imported_modules(["--help"], {})
-    assert "mcpprobe.cli_probe" not in modules and "mcpprobe.options" not in modules
-    from mcpprobe.cli import COMMANDS
+    assert "mcpprobe.cli.probe" not in modules and "mcpprobe.cli.options" not in modules
+    from mcpprobe.cli.main import COMMANDS
 
     listed = done.stdout.split("Commands:", 1)[1]
     assert [line.split()[0] for line in listed.strip().splitlines()] == sorted(COMMANDS)
@@ -135,7 +135,7 @@ def test_help_is_as_wide_as_click_makes_it(columns: str, monkeypatch: pytest.Mon
     """The group's help is sized without shutil; the same width as click's own formatter gives."""
     import click
 
-    from mcpprobe.cli import cli
+    from mcpprobe.cli.main import cli
 
     monkeypatch.setenv("COLUMNS", columns)
     ours = cli.get_help(cli.context_class(cli, info_name="mcpprobe", max_content_width=100))
@@ -145,11 +145,11 @@ def test_help_is_as_wide_as_click_makes_it(columns: str, monkeypatch: pytest.Mon
 
 
 def test_every_command_has_the_edge() -> None:
-    """Each command settles its exceptions at the one edge (mcpprobe.edge), wherever it is defined."""
+    """Each command settles its exceptions at the one edge (mcpprobe.cli.edge), wherever it is defined."""
     import click
 
-    from mcpprobe.cli import COMMANDS, cli
-    from mcpprobe.edge import EdgeCommand, EdgeGroup
+    from mcpprobe.cli.edge import EdgeCommand, EdgeGroup
+    from mcpprobe.cli.main import COMMANDS, cli
 
     ctx = click.Context(cli)
     for name in COMMANDS:

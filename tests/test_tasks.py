@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT, run_cli
 from jsonschema import Draft202012Validator
 
-from mcpprobe.capabilities import declared, missing_for, task_missing_for
+from mcpprobe.client.capabilities import declared, missing_for, task_missing_for
 
 PY = sys.executable
 TASKS = ROOT / "tests" / "fixtures" / "task_server.py"
@@ -354,7 +354,7 @@ def test_snapshot_shows_the_task_capabilities():
 
 
 def test_listed_tasks_are_validated():
-    from mcpprobe.schema import item_errors
+    from mcpprobe.safety.schema import item_errors
 
     good = {"taskId": "t1", "status": "working", "createdAt": "2025-11-25T10:30:00Z",
             "lastUpdatedAt": "2025-11-25T10:40:00Z", "ttl": None, "pollInterval": 500}

@@ -20,7 +20,7 @@ import pytest
 from conftest import PY, ROOT, http_server, run_subprocess
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from mcpprobe.sanitize import visible
+from mcpprobe.safety.sanitize import visible
 
 HOSTILE = ROOT / "tests" / "fixtures" / "hostile_server.py"
 ATTACK = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b]0;pwned\x07\x1b[2J\x1b[10;10H\x9b31m\u202eevil\rover"
@@ -339,7 +339,7 @@ def test_nan_arguments_file_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_a_string_nan_stays_a_string_where_the_schema_allows_strings() -> None:
-    from mcpprobe.arguments import build_arguments
+    from mcpprobe.operations.arguments import build_arguments
 
     schema = {"type": "object", "properties": {"n": {"type": ["number", "string"]}}}
     assert build_arguments(["n=NaN"], {}, schema) == {"n": "NaN"}

@@ -8,8 +8,8 @@ import json
 import re
 from pathlib import Path
 
-from mcpprobe.redact import Redactor
-from mcpprobe.trace import TraceWriter
+from mcpprobe.safety.redact import Redactor
+from mcpprobe.wire.trace import TraceWriter
 from tests.conftest import fixture_cmd, fixture_http, run_cli
 
 LINE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z) (?:(\S+) )?(send|recv|http-send|http-recv) (.*)$")

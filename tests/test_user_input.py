@@ -71,7 +71,7 @@ def test_args_file(files: dict[str, str], name: str, expected: str) -> None:
 def test_args_from_stdin_not_utf8() -> None:
     from click.testing import CliRunner
 
-    from mcpprobe.cli import cli
+    from mcpprobe.cli.main import cli
 
     result = CliRunner().invoke(cli, ["call", "echo", "--args", "-", "--yes", *FULL], input=b'{"a": "\xff"}',
                                 catch_exceptions=False)

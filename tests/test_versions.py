@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib.metadata import version
 
-from mcpprobe.versions import sdk_version
+from mcpprobe.client.versions import sdk_version
 
 
 def test_sdk_version_matches_the_installed_distribution():

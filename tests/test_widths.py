@@ -18,17 +18,17 @@ from typing import Any
 import pytest
 from rich.cells import cell_len
 
-from mcpprobe.catalog import Listing, Page
+from mcpprobe.client.catalog import Listing, Page
+from mcpprobe.client.session import Snapshot, Timing
 from mcpprobe.errors import ConnectionFailed
 from mcpprobe.findings import Finding
-from mcpprobe.fleet import Member, Report
-from mcpprobe.operations import Outcome
+from mcpprobe.fleet.probe import Member, Report
+from mcpprobe.operations.probe import Outcome
 from mcpprobe.render import human, styled
 from mcpprobe.render.cells import COLUMNS, column_cells, safe
 from mcpprobe.render.console import make_console
 from mcpprobe.render.fleet import render_fleet
-from mcpprobe.session import Snapshot, Timing
-from mcpprobe.target import Settings, build_target
+from mcpprobe.wire.target import Settings, build_target
 from tests.conftest import run_cli
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -361,8 +361,7 @@ def test_a_long_list_cells_are_the_small_tables_cells(secret: str | None, monkey
     """The plain rows build a page's cells column by column, with a shortcut when a column is all
     printable ASCII within its limit; each cell must still be what the small table shows for it:
     inert, masked, cut at the same limit, empty for a missing or null field."""
-    from mcpprobe import redact
-
+    from mcpprobe.safety import redact
     if secret is not None:
         monkeypatch.setattr(redact, "_active", redact.Redactor([secret]))
     odd = [{"name": "esc\x1b[31mred", "title": None, "description": "tab\there"},

@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx2
 
-from mcpprobe.auth.options import AuthSettings
+from mcpprobe.auth.settings import AuthSettings
 from mcpprobe.auth.store import TokenRecord, TokenStore
 from mcpprobe.errors import ProbeError, UsageProblem
 
@@ -166,8 +166,8 @@ class RenewingBearer(httpx2.Auth):
         meet again (client credentials with their secret or key; the authorization code flow where a
         browser can be opened): the granted scope joined with the challenged one. At most
         MAX_STEP_UPS times a run, so a server that keeps refusing is not asked forever."""
-        from mcpprobe.auth.challenge import bearer, parse_www_authenticate
         from mcpprobe.auth.login import MAX_STEP_UPS
+        from mcpprobe.wire.challenge import bearer, parse_www_authenticate
 
         if response.status_code != 403 or self.step_ups >= MAX_STEP_UPS or not self._can_step_up():
             return None
@@ -185,8 +185,8 @@ class RenewingBearer(httpx2.Auth):
         return self.record.grant == "authorization_code" and browser_available()
 
     async def _renew(self, *, force_grant: bool = False) -> bool:
-        from mcpprobe import redact
         from mcpprobe.auth.login import client_credentials_again, refresh, step_up_login
+        from mcpprobe.safety import redact
 
         try:
             if force_grant and self.record.grant == "authorization_code":
@@ -209,7 +209,7 @@ class RenewingBearer(httpx2.Auth):
         if self.store is not None:
             note = _kept(self.store, self.record)
             if note:
-                from mcpprobe.sanitize import visible
+                from mcpprobe.safety.sanitize import visible
 
                 sys.stderr.write(visible(redact.active()(f"mcpprobe: {note}")) + "\n")
         return True
@@ -217,7 +217,7 @@ class RenewingBearer(httpx2.Auth):
 
 def _kept(store: TokenStore, record: TokenRecord) -> str:
     """Store a new or renewed token; "" when stored, else a note that says it is this run's only."""
-    from mcpprobe.outfiles import WriteFailed
+    from mcpprobe.safety.outfiles import WriteFailed
 
     try:
         store.save(record)
@@ -290,7 +290,7 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) 
 
     Raises `UsageProblem` for --bearer-env on a stdio server or a variable that is not set.
     """
-    from mcpprobe.target import HttpTarget
+    from mcpprobe.wire.target import HttpTarget
 
     if not isinstance(target, HttpTarget):
         if auth.bearer_env or auth.client_id or auth.client_secret_env or auth.client_key_file or auth.client_key_env:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from mcpprobe.auth.challenge import Challenge, bearer, parse_www_authenticate
+from mcpprobe.wire.challenge import Challenge, bearer, parse_www_authenticate
 
 MAX_BODY = 256 * 1024
 MAX_REDIRECTS = 3

@@ -81,7 +81,7 @@ def wants_nonce(response: Any) -> str | None:
     if not nonce or response.status_code not in (400, 401):
         return None
     if response.status_code == 401:
-        from mcpprobe.auth.challenge import parse_www_authenticate
+        from mcpprobe.wire.challenge import parse_www_authenticate
 
         challenges = parse_www_authenticate(response.headers.get("www-authenticate", ""))
         return nonce if any(c.get("error") == NONCE_ERROR for c in challenges) else None

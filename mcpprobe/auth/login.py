@@ -90,7 +90,7 @@ class LoginOptions:
 def _say_inert(text: str) -> None:
     """The announcer of a login started inside another command (a step-up, client credentials):
     on stderr, through the sanitizer, as `auth login`'s own announcer is."""
-    from mcpprobe.sanitize import visible
+    from mcpprobe.safety.sanitize import visible
 
     print(visible(text, multiline=True), file=sys.stderr, flush=True)
 
@@ -132,10 +132,10 @@ async def contact(url: str, opts: LoginOptions, token: str | None = None, auth: 
     Login asks this without a token (is one needed?) and with the new token (is it accepted?), so
     a server that speaks only 2026-07-28, or that protects lists but not the handshake, is met
     exactly as the probing commands will meet it."""
-    from mcpprobe.capabilities import missing_for
+    from mcpprobe.client.capabilities import missing_for
+    from mcpprobe.client.session import open_session
     from mcpprobe.errors import RpcError
-    from mcpprobe.session import open_session
-    from mcpprobe.target import HttpTarget, Settings
+    from mcpprobe.wire.target import HttpTarget, Settings
 
     headers = tuple((k, v) for k, v in opts.headers if k.lower() != "authorization")
     if token:
@@ -497,7 +497,7 @@ async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: Lo
                             first: Contact) -> tuple[Contact, bool]:
     """The token, then a session with it; a 403 insufficient_scope re-authorizes (at most
     MAX_STEP_UPS times). Returns the accepted contact and whether a step-up happened."""
-    from mcpprobe.auth.challenge import bearer, parse_www_authenticate
+    from mcpprobe.wire.challenge import bearer, parse_www_authenticate
 
     proofs = storage.proofs
     await _authorize(provider, url, first, opts, proofs)
@@ -926,7 +926,7 @@ async def step_up_login(record: TokenRecord, *, client_secret: str | None = None
         opts.client_secret = client_secret
     elif registration == "client-id-metadata-document":
         opts.client_metadata_url = client.get("client_id")
-    from mcpprobe.sanitize import visible
+    from mcpprobe.safety.sanitize import visible
 
     # The scope comes from the server's challenge: shown through the sanitizer, like every server text.
     opts.announce(visible(f"{record.server_url} asks for more scope ({record.scope}): logging in again"))

@@ -18,12 +18,12 @@ from typing import Any
 
 import anyio
 
-from mcpprobe import redact
 from mcpprobe.errors import ProbeError, ProtocolFailure, RequestTimeout, UsageProblem, seconds
 from mcpprobe.exporter.settings import ExporterConfig, Module, load_config
-from mcpprobe.fleet import Extras, Member, Report, probe_member
-from mcpprobe.operations import Outcome
-from mcpprobe.target import Settings
+from mcpprobe.fleet.probe import Extras, Member, Report, probe_member
+from mcpprobe.operations.probe import Outcome
+from mcpprobe.safety import redact
+from mcpprobe.wire.target import Settings
 
 
 class UnknownTarget(Exception):
@@ -108,7 +108,7 @@ class Exporter:
     # ----- configs -----
 
     def _read(self) -> Loaded:
-        from mcpprobe.config import discover
+        from mcpprobe.fleet.config import discover
 
         return Loaded(discover(self.config_files), load_config(self.exporter_config))
 
@@ -229,9 +229,9 @@ class Exporter:
         return Result(report, module.name, time.monotonic(), time.time())
 
     async def _member(self, entry: Any, module: Module, deadline: float) -> Member:
-        from mcpprobe import drift
-        from mcpprobe.config import resolve
-        from mcpprobe.target import build_target
+        from mcpprobe.fleet import drift
+        from mcpprobe.fleet.config import resolve
+        from mcpprobe.wire.target import build_target
 
         # Requests time out a little before the probe's deadline, so that a slow request still gives a
         # report that says where it stopped; the deadline itself cuts whatever is left.
@@ -263,8 +263,8 @@ class Exporter:
         """The entry's auth keys (bearerEnv, clientId, clientSecretEnv, scope; docs/auth.md), as
         `probe -s NAME` applies them, without a browser: a daemon has nobody to log in."""
         from mcpprobe.auth.apply import resolve_token, token_facts, with_bearer
-        from mcpprobe.auth.options import AuthSettings
-        from mcpprobe.target import HttpTarget
+        from mcpprobe.auth.settings import AuthSettings
+        from mcpprobe.wire.target import HttpTarget
 
         auth = AuthSettings(no_browser=True).merged(AuthSettings.from_config(dict(entry.auth)))
         if not isinstance(target, HttpTarget):
@@ -294,7 +294,7 @@ class Exporter:
                     extras = Extras(self.loaded.config.expectations.get(module.name))
                     report = await probe_member(member, extras)
                 elif module.check == "list":
-                    from mcpprobe.operations import list_one
+                    from mcpprobe.operations.probe import list_one
 
                     outcome = await list_one(member.target, member.settings, module.kind or "tools")
                 else:
@@ -311,7 +311,7 @@ class Exporter:
     async def _call(self, member: Member, module: Module) -> Outcome:
         """A call of a tool the server itself annotates read-only; any other tool is refused unsent."""
         from mcpprobe.errors import Refused
-        from mcpprobe.invoke import Hooks, call_tool
+        from mcpprobe.operations.invoke import Hooks, call_tool
 
         def preview(tool: dict[str, Any], arguments: Any, how: str, info: Any) -> None:
             if how != "read-only":

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpprobe.catalog import KINDS
+from mcpprobe.client.catalog import KINDS
 from mcpprobe.errors import UsageProblem
 
 CHECKS = ("probe", "list", "call")
@@ -72,7 +72,7 @@ def _number(where: str, value: Any, *, integer: bool = False, minimum: float = 0
 
 
 def _module(path: str, name: str, spec: Any) -> Module:
-    from mcpprobe.target import parse_protocol
+    from mcpprobe.wire.target import parse_protocol
 
     where = f"{path}: module {name!r}"
     if not isinstance(spec, dict):
@@ -136,8 +136,7 @@ def load_config(path: str | None) -> ExporterConfig:
         timeout=_number(f"{path}: timeout", data.get("timeout", 10.0), minimum=0.1),
         timeout_margin=_number(f"{path}: timeout_margin", data.get("timeout_margin", 0.5)),
     )
-    from mcpprobe import expect
-
+    from mcpprobe.fleet import expect
     for module in config.modules.values():
         if module.expect:
             try:
@@ -228,12 +227,11 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def _read_mapping(path: str | Path, what: str) -> dict[str, Any]:
-    """A YAML mapping from a file the user named, read as every user file is (mcpprobe.userinput):
+    """A YAML mapping from a file the user named, read as every user file is (mcpprobe.safety.userinput):
     not UTF-8, too deep or not YAML is an ExporterConfigError naming `what`, never a traceback."""
     import yaml
 
-    from mcpprobe import userinput
-
+    from mcpprobe.safety import userinput
     text = userinput.read_text(str(path), what, error=ExporterConfigError)
     try:
         data = userinput.loads(text, what, error=ExporterConfigError, parse=yaml.safe_load) or {}

@@ -28,7 +28,7 @@ import anyio
 from mcpprobe.errors import UsageProblem
 from mcpprobe.exporter.core import Busy, Exporter, Result, UnknownTarget
 from mcpprobe.exporter.settings import ExporterConfigError, WebConfig, load_web_config
-from mcpprobe.sanitize import visible
+from mcpprobe.safety.sanitize import visible
 
 Send = Callable[[dict[str, Any]], Any]
 GRACE = 3.0  # seconds a scrape in flight may go on after SIGTERM

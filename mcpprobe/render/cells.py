@@ -18,11 +18,11 @@ from itertools import chain, islice, repeat
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
-from mcpprobe import redact
-from mcpprobe.sanitize import json_dumps, truncate, visible
+from mcpprobe.safety import redact
+from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 
 if TYPE_CHECKING:
-    from mcpprobe.catalog import Listing
+    from mcpprobe.client.catalog import Listing
 
 Item = dict[str, Any]
 

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from mcpprobe.catalog import KINDS
+from mcpprobe.client.catalog import KINDS
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Severity
 from mcpprobe.render.console import Column, fitted_table

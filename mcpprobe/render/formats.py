@@ -6,7 +6,7 @@ event, the end of a watch, an interruption) and a `View` (columns, colour, a ter
 clock) in, the text for stdout (in pieces, so that a document of 100,000 items is never one
 string; bytes where a blob goes out decoded) and for stderr out. Renderers are pure: they write
 no file and no stream, and add no finding; the command prints what they return (files are written
-by the operations, mcpprobe.saving). `OFFERED` says which formats each command offers: its
+by the operations, mcpprobe.operations.saving). `OFFERED` says which formats each command offers: its
 --format choices; a renderer asked for a subject its format does not apply to raises
 `NotOffered`, which the choices make unreachable (tests/test_golden.py walks every pair).
 Standard library only at import time: `--help` loads this module for the --format choices.
@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, Protocol, assert_never
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mcpprobe.config import Discovery
-    from mcpprobe.fleet import Report
-    from mcpprobe.invoke import InvokeOutcome
-    from mcpprobe.operations import Outcome
+    from mcpprobe.fleet.config import Discovery
+    from mcpprobe.fleet.probe import Report
+    from mcpprobe.operations.invoke import InvokeOutcome
+    from mcpprobe.operations.probe import Outcome
     from mcpprobe.watch import WatchResult
 
 
@@ -330,7 +330,7 @@ def _save_error(err: Console, outcome: InvokeOutcome) -> None:
     if outcome.save_error:
         from rich.text import Text
 
-        from mcpprobe.sanitize import visible
+        from mcpprobe.safety.sanitize import visible
 
         err.print(Text("error: ", style="bold red") + Text(visible(outcome.save_error)))
 
@@ -342,7 +342,7 @@ def _watch_ended(err: Console, result: WatchResult | None) -> None:
     if result.error is not None:
         from rich.text import Text
 
-        from mcpprobe.sanitize import visible
+        from mcpprobe.safety.sanitize import visible
 
         err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
         for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:

@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
-from mcpprobe.catalog import KINDS
+from mcpprobe.client.catalog import KINDS
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import Severity
-from mcpprobe.sanitize import json_dumps, truncate, visible
+from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 
 Redact = Callable[[str], str]
 
@@ -275,7 +275,7 @@ def _server(page: _Page, index: int, report: Any) -> list[str]:
 
 
 def _capabilities(page: _Page, capabilities: dict[str, Any]) -> str:
-    from mcpprobe.capabilities import sub_capabilities
+    from mcpprobe.client.capabilities import sub_capabilities
 
     if not capabilities:
         return '<span class="warn">none declared</span>'
@@ -402,8 +402,7 @@ def _catalog(page: _Page, outcome: Any) -> list[str]:
 def render_html(reports: list[Any], *, generated: datetime | None = None, redact: Redact | None = None) -> str:
     """The whole page for `reports` (fleet.Report), one server or many."""
     from mcpprobe import __version__
-    from mcpprobe import redact as redact_module
-
+    from mcpprobe.safety import redact as redact_module
     page = _Page(redact if redact is not None else redact_module.active())
     when = (generated or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     total = len(reports)

@@ -14,14 +14,14 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from mcpprobe.catalog import LIST_KINDS, Listing
+from mcpprobe.client.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
-from mcpprobe.operations import Outcome
+from mcpprobe.operations.probe import Outcome
 from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, aligned, chunks, listing_cells, natural_widths, safe
 from mcpprobe.render.console import GAP, LABEL_WIDTH, Column, fit_widths, fitted_table, keyed
 from mcpprobe.render.styled import Styled, between_parts, capabilities, snapshot_rows, timing_parts
 from mcpprobe.render.styled import listing_header as styled_header
-from mcpprobe.sanitize import json_dumps, visible
+from mcpprobe.safety.sanitize import json_dumps, visible
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 def to_text(styled: Styled) -> Text:

@@ -18,11 +18,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcpprobe.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
+from mcpprobe.operations.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
+from mcpprobe.operations.saving import decode_b64
 from mcpprobe.render.human import render_error, render_findings, render_stderr_tail, safe
 from mcpprobe.render.styled import between_parts
-from mcpprobe.sanitize import json_dumps, visible
-from mcpprobe.saving import decode_b64
+from mcpprobe.safety.sanitize import json_dumps, visible
 
 
 def _object(value: Any) -> dict[str, Any]:

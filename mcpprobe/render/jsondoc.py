@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from mcpprobe.capabilities import missing_for
-from mcpprobe.catalog import KINDS, LIST_KINDS, Items, Listing
-from mcpprobe.operations import Outcome, _public_detail
-from mcpprobe.sanitize import json_dumps
+from mcpprobe.client.capabilities import missing_for
+from mcpprobe.client.catalog import KINDS, LIST_KINDS, Items, Listing
+from mcpprobe.operations.probe import Outcome, _public_detail
+from mcpprobe.safety.sanitize import json_dumps
 
 if TYPE_CHECKING:
-    from mcpprobe.config import Discovery
-    from mcpprobe.fleet import Report
-    from mcpprobe.invoke import InvokeOutcome
+    from mcpprobe.fleet.config import Discovery
+    from mcpprobe.fleet.probe import Report
+    from mcpprobe.operations.invoke import InvokeOutcome
 
 FORMAT_VERSION = 1
 
@@ -257,7 +257,7 @@ def write(stream: Any, doc: Any, *, redactor: Any = None, pretty: bool | None = 
 
 def write_pieces(stream: Any, texts: Iterable[str], *, redactor: Any = None) -> None:
     """Write text that comes in pieces, masking a secret even when it straddles two of them."""
-    from mcpprobe.redact import SplitWrites
+    from mcpprobe.safety.redact import SplitWrites
 
     masked = SplitWrites(redactor)
     for text in texts:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from mcpprobe.catalog import KINDS
+from mcpprobe.client.catalog import KINDS
 from mcpprobe.findings import Finding, Severity
-from mcpprobe.sanitize import visible
+from mcpprobe.safety.sanitize import visible
 
 _CI_CODES = ("expectation-failed", "breaking-change", "drift")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mcpprobe.catalog import KINDS
+from mcpprobe.client.catalog import KINDS
 from mcpprobe.findings import Severity
-from mcpprobe.sanitize import visible
+from mcpprobe.safety.sanitize import visible
 
 # name -> (help, samples function)
 FAMILIES = (

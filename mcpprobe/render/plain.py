@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from mcpprobe.catalog import LIST_KINDS
+from mcpprobe.client.catalog import LIST_KINDS
 from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, aligned, chunks, listing_cells, natural_widths
 from mcpprobe.render.styled import between_parts, listing_header, plain, snapshot_rows, timing_parts
 from mcpprobe.render.width import GAP, LABEL_WIDTH, UNBOUNDED, is_terminal, output_width
 
 if TYPE_CHECKING:
-    from mcpprobe.operations import Outcome
+    from mcpprobe.operations.probe import Outcome
 
 Piece = str | Callable[[], Iterator[str]]  # text, or text made as it is written (the rows)
 

@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from mcpprobe.kinds import LIST_KINDS
+from mcpprobe.client.kinds import LIST_KINDS
 from mcpprobe.render.cells import safe
 
 SPINNER = "dots"

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcpprobe import redact
-from mcpprobe.capabilities import sub_capabilities
+from mcpprobe.client.capabilities import sub_capabilities
+from mcpprobe.client.versions import sdk_version
 from mcpprobe.render.cells import safe
-from mcpprobe.sanitize import truncate, visible
-from mcpprobe.versions import sdk_version
+from mcpprobe.safety import redact
+from mcpprobe.safety.sanitize import truncate, visible
 
 if TYPE_CHECKING:
-    from mcpprobe.catalog import Listing
-    from mcpprobe.operations import Outcome
-    from mcpprobe.session import Snapshot
+    from mcpprobe.client.catalog import Listing
+    from mcpprobe.client.session import Snapshot
+    from mcpprobe.operations.probe import Outcome
 
 Part = tuple[str, str]  # text, style ("" for none)
 Styled = tuple[str, list[Part]]  # the base style (under every part), the parts

@@ -38,10 +38,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcpprobe.target import Settings, Target
 from mcpprobe.watch.logs import LOG_LEVELS
 from mcpprobe.watch.model import Emit, WatchOptions, WatchResult
 from mcpprobe.watch.supervisor import Watcher
+from mcpprobe.wire.target import Settings, Target
 
 
 async def watch(target: Target, settings: Settings, options: WatchOptions, emit: Emit, *,
@@ -50,7 +50,7 @@ async def watch(target: Target, settings: Settings, options: WatchOptions, emit:
                 ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
                 preview: Callable[..., None] | None = None) -> WatchResult:
     """Run a watch until a limit, a stop request or a fatal error; every event goes to `emit`.
-    `ask` and `preview` are --call's confirmation hooks, as for `call` (mcpprobe.invoke.Hooks)."""
+    `ask` and `preview` are --call's confirmation hooks, as for `call` (mcpprobe.operations.invoke.Hooks)."""
     watcher = Watcher(target, settings, options, emit, stderr_writer=stderr_writer, tracer=tracer,
                       http_hooks=http_hooks, ask=ask, preview=preview)
     if on_start is not None:

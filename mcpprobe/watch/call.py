@@ -1,15 +1,15 @@
 """--call TOOL [KEY=VALUE ...]: after each connection's first listing, call a tool through the same
-catalog, argument and confirmation checks as `call` (mcpprobe.invoke), then report its result."""
+catalog, argument and confirmation checks as `call` (mcpprobe.operations.invoke), then report its result."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from mcpprobe import redact
-from mcpprobe.catalog import Items, Listing
+from mcpprobe.client.catalog import Items, Listing
+from mcpprobe.client.session import Session
 from mcpprobe.errors import ProbeError, Refused, UsageProblem
-from mcpprobe.session import Session
+from mcpprobe.safety import redact
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.model import KindState, Link, WatchOptions
 
@@ -27,7 +27,7 @@ class Caller:
     async def call(self, link: Link, session: Session, tools: KindState, tool: str, pairs: tuple[str, ...],
                    reconnected: bool) -> None:
         """Refused on the first connection ends the watch (exit 3); on a reconnect, an error event."""
-        from mcpprobe.invoke import Hooks, InvokeOutcome, checked_arguments, confirm_call
+        from mcpprobe.operations.invoke import Hooks, InvokeOutcome, checked_arguments, confirm_call
 
         listing = Listing("tools", tools.declared, state="complete" if tools.list_completed else "incomplete",
                           items=Items((tools.items or {}).values()))

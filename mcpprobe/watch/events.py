@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from mcpprobe.catalog import KINDS
+from mcpprobe.client.catalog import KINDS
 from mcpprobe.errors import ProbeError
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Finding

@@ -1,7 +1,7 @@
 """The kinds' lists: the first listing on each connection, and after it one coalescing re-list
 worker per notifying kind, plus the --poll timer. The list is the truth: a notification only
 says "re-list", and the difference is computed from the complete new list against the last good
-one (mcpprobe.kinds.diff, as drift does). A failed or incomplete re-list leaves the last good
+one (mcpprobe.client.kinds.diff, as drift does). A failed or incomplete re-list leaves the last good
 list current, marked stale, and is retried with backoff."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from typing import Any
 
 import anyio
 
-from mcpprobe import kinds
-from mcpprobe.capabilities import declared
-from mcpprobe.catalog import KINDS, Listing, list_kind
+from mcpprobe.client import kinds
+from mcpprobe.client.capabilities import declared
+from mcpprobe.client.catalog import KINDS, Listing, list_kind
+from mcpprobe.client.session import Session
 from mcpprobe.errors import RequestTimeout
 from mcpprobe.exitcodes import ExitCode
-from mcpprobe.session import Session
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.model import Dropped, KindState, Link, WatchOptions, now_iso
 

@@ -3,9 +3,9 @@ server that floods its log cannot flood the output."""
 
 from __future__ import annotations
 
-from mcpprobe.capabilities import declared
+from mcpprobe.client.capabilities import declared
+from mcpprobe.client.session import Session
 from mcpprobe.errors import ProbeError, Refused
-from mcpprobe.session import Session
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.model import Link
 

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcpprobe.catalog import KINDS
-from mcpprobe.era import LEGACY, Era
+from mcpprobe.client.catalog import KINDS
+from mcpprobe.client.era import LEGACY, Era
 from mcpprobe.errors import ConnectionFailed, ProbeError
 from mcpprobe.exitcodes import ExitCode
 
 if TYPE_CHECKING:
-    from mcpprobe.session import Session
+    from mcpprobe.client.session import Session
 
 Emit = Callable[[dict[str, Any]], None]
 

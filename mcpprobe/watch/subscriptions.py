@@ -15,15 +15,15 @@ from typing import Any
 
 import anyio
 
-from mcpprobe.arguments import matches_template
-from mcpprobe.capabilities import declared
+from mcpprobe.client.capabilities import declared
+from mcpprobe.client.session import Session
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.findings import Finding
-from mcpprobe.session import Session
-from mcpprobe.target import Settings
+from mcpprobe.operations.arguments import matches_template
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.lists import LISTEN_KEYS
 from mcpprobe.watch.model import Dropped, KindState, Link, WatchOptions
+from mcpprobe.wire.target import Settings
 
 NEVER = 10.0 ** 9  # a request that stays open for the life of the connection (subscriptions/listen)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 
+from mcpprobe.client.session import Session, open_session
 from mcpprobe.errors import (
     AuthFailed,
     ConnectionFailed,
@@ -20,8 +21,6 @@ from mcpprobe.errors import (
     UsageProblem,
 )
 from mcpprobe.exitcodes import ExitCode
-from mcpprobe.session import Session, open_session
-from mcpprobe.target import Settings, Target
 from mcpprobe.watch.call import Caller
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.lists import RELISTED, RETRY_FIRST, RETRY_MAX, Lists
@@ -29,7 +28,8 @@ from mcpprobe.watch.logs import set_log_level
 from mcpprobe.watch.model import Dropped, Emit, Link, WatchOptions, WatchResult
 from mcpprobe.watch.router import Router
 from mcpprobe.watch.subscriptions import Subscriptions
-from mcpprobe.wire.base import ServerStream
+from mcpprobe.wire.target import Settings, Target
+from mcpprobe.wire.transport import ServerStream
 
 RECONNECT_FIRST, RECONNECT_MAX = 0.5, 30.0
 

@@ -28,11 +28,11 @@ from mcpprobe.errors import (
     ServerUnavailable,
     seconds,
 )
-from mcpprobe.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
-from mcpprobe.redact import clip
-from mcpprobe.target import HttpTarget
-from mcpprobe.wire.base import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
+from mcpprobe.safety.redact import clip
+from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from mcpprobe.wire.sse import EventParser
+from mcpprobe.wire.target import HttpTarget
+from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 SNIPPET = 300
@@ -633,7 +633,7 @@ async def _read_limited(response: httpx.Response, limit: int) -> bytes:
 
 def _asks_basic(www_authenticate: str) -> bool:
     """A challenge for Basic and none for Bearer."""
-    from mcpprobe.auth.challenge import bearer, parse_www_authenticate
+    from mcpprobe.wire.challenge import bearer, parse_www_authenticate
 
     challenges = parse_www_authenticate(www_authenticate)
     return bearer(challenges) is None and any(c.scheme.lower() == "basic" for c in challenges)

@@ -23,8 +23,8 @@ from mcpprobe.errors import (
     RpcError,
     seconds,
 )
-from mcpprobe.redact import active, clip
-from mcpprobe.wire.base import Sink, Transport, took_non_finite
+from mcpprobe.safety.redact import active, clip
+from mcpprobe.wire.transport import Sink, Transport, took_non_finite
 
 MAX_ANOMALIES = 50
 BATCH_VERSION = "2025-03-26"  # the one protocol version whose messages may be JSON-RPC batches

@@ -23,12 +23,11 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from mcpprobe import prestart
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
-from mcpprobe.redact import SplitWrites, clip
-from mcpprobe.target import StdioTarget
-from mcpprobe.wire import orphans
-from mcpprobe.wire.base import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
+from mcpprobe.safety.redact import SplitWrites, clip
+from mcpprobe.wire import orphans, prestart
+from mcpprobe.wire.target import StdioTarget
+from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 
 # Process groups still alive; the CLI's last act ends any left (see `reap_all`).
 _LIVE_GROUPS: set[int] = set()
@@ -325,7 +324,7 @@ class _PipeWriter(anyio.abc.ByteSendStream):
 
 
 class _AdoptedProcess:
-    """A server started before the imports (`mcpprobe.prestart`), with the part of anyio's
+    """A server started before the imports (`mcpprobe.wire.prestart`), with the part of anyio's
     Process interface the transport uses. Its exit is awaited on a pidfd (Linux only)."""
 
     def __init__(self, popen: subprocess.Popen[bytes]) -> None:
@@ -381,7 +380,7 @@ def _describe_status(status: int) -> str:
 
 def write_stderr_text(text: str, stream: Any = None) -> None:
     """Pass the server's stderr through (already masked), with control characters made visible."""
-    from mcpprobe.sanitize import visible
+    from mcpprobe.safety.sanitize import visible
 
     if not text:
         return

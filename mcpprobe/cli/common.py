@@ -1,0 +1,452 @@
+"""What every command that talks to a server shares: its options read once into a `CommandLine`
+(`command_line`; `mcpprobe.cli.invocation` resolves that into the server to talk to), the run of one
+operation with its signals, --trace and --server-stderr for the session, and printing an outcome.
+
+Imported by the command modules (`cli_probe`, `cli_invoke`, `cli_watch`), never by `mcpprobe.cli.main`
+and never back from them; light at import time (click only), so a command's `--help` never loads
+the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
+
+import click
+
+from mcpprobe.cli.edge import CONTEXT as CONTEXT  # the commands' modules take it from here
+from mcpprobe.cli.edge import TRACEBACK
+from mcpprobe.exitcodes import ExitCode
+
+if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    from rich.console import Console
+
+    from mcpprobe.cli.invocation import CommandLine, Invocation, Output, ServerInvocation
+    from mcpprobe.operations.probe import Outcome
+    from mcpprobe.render.formats import Format, Rendered, Screen, View
+    from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
+    from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.trace import TraceWriter
+
+
+
+def command_line(ctx: click.Context, positionals: tuple[str, ...], params: Mapping[str, Any]) -> CommandLine:
+    """The options every server command shares (`mcpprobe.cli.options`), read from click's values here and
+    nowhere else, checked, and frozen. Nothing is read or started yet (`mcpprobe.cli.invocation.resolve`)."""
+    from mcpprobe.auth.settings import AuthSettings
+    from mcpprobe.cli.invocation import CommandLine, Connection, Output, ServerChoice
+    from mcpprobe.wire.target import Settings, parse_protocol, root_uri
+
+    command: list[str] = ctx.meta.get("server_command", [])
+    many = "servers" in params  # probe: -s repeatable, and --all
+    names = tuple(dict.fromkeys(params["servers"] if many else filter(None, [params.get("server")])))
+    all_servers = bool(params.get("all_servers"))
+    url = None
+    if all_servers and names:
+        raise click.UsageError("give either --all or -s/--server NAME, not both")
+    if names or all_servers:
+        if positionals or command:
+            raise click.UsageError(
+                "give either named servers (-s/--server, --all) or a URL or a command after '--', not both" if many
+                else "give either -s/--server NAME or a URL or a command after '--', not both")
+    else:
+        url = _url(ctx, positionals)
+    settings = Settings(
+        protocol=parse_protocol(params["protocol"]),
+        timeout=params["timeout"],
+        connect_timeout=params["connect_timeout"],
+        discover_timeout=params["discover_timeout"],
+        max_pages=params["max_pages"],
+        max_message_bytes=params["max_message_size"],
+        force=params["force"],
+        roots=tuple(root_uri(r) for r in params["roots"]),
+        server_stderr=params["server_stderr"],
+    )
+    return CommandLine(
+        command=ctx.info_name or "",
+        server=ServerChoice(url=url, command=tuple(command), names=names, all_servers=all_servers,
+                            config_files=tuple(params.get("config_files") or ())),
+        connection=Connection(transport=params["transport"], headers=tuple(params["headers"]),
+                              env=tuple(params["env"]), cwd=params["cwd"], inherit_env=params["inherit_env"],
+                              insecure=params["insecure"], auth=AuthSettings.from_params(params)),
+        settings=settings,
+        output=Output(format=params["output_format"], trace=params.get("trace"), verbose=bool(params.get("verbose"))),
+        traceback=bool(ctx.meta.get(TRACEBACK)),
+    )
+
+
+def _url(ctx: click.Context, positionals: tuple[str, ...]) -> str | None:
+    """The server's URL among the positionals; anything else there is a usage error that says what to write."""
+    if len(positionals) == 1 and "://" not in positionals[0] and looks_like_address(positionals[0]):
+        raise click.UsageError(
+            f"{positionals[0]!r} is not a URL: it has no scheme. For an HTTP server, write the scheme:\n"
+            f"  mcpprobe {ctx.info_name} {with_scheme(positionals[0])}")
+    if len(positionals) > 1 or (positionals and "://" not in positionals[0]):
+        raise click.UsageError(
+            f"{' '.join(positionals)!r} is not a URL. To run a stdio server, put its command after '--':\n"
+            f"  mcpprobe {ctx.info_name} -- {' '.join(positionals)}"
+        )
+    return positionals[0] if positionals else None
+
+
+_ADDRESS = (r"(?P<host>localhost|\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)"
+            r"(?P<port>:\d{1,5})?(?P<path>/\S*)?")
+
+
+def looks_like_address(word: str) -> bool:
+    """`127.0.0.1:3101/mcp`, `localhost:8000`, `example.com/mcp`: a URL without its scheme. A file
+    name such as `server.py` is not one (no port, no path, not a loopback name or an IP address)."""
+    import re
+
+    match = re.fullmatch(_ADDRESS, word)
+    if match is None:
+        return False
+    host = match["host"]
+    local = host == "localhost" or host[0].isdigit() or host.startswith("[")
+    return bool(match["port"] or match["path"] or local)
+
+
+def with_scheme(word: str) -> str:
+    """http:// for a loopback or private address or an explicit port, https:// for a name on the internet."""
+    import re
+
+    host = re.match(_ADDRESS, word)["host"]  # type: ignore[index]
+    local = host == "localhost" or host[0].isdigit() or host.startswith("[") or host.endswith(".local")
+    return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
+
+
+def confirmation_hooks(err: Console, as_json: bool, stdin_taken: bool = False,
+                       ) -> tuple[Callable[..., None], Callable[..., bool] | None]:
+    """How a tools/call is shown and confirmed (`call`, `watch --call`): the preview on stderr
+    (with --json only when a question follows), and the question, asked only on a terminal (and not
+    when stdin is taken by `--args -`)."""
+    from mcpprobe.render.invoke import confirm_question, is_terminal, render_preview
+
+    def preview(tool_item: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        if not as_json or how == "prompt":
+            render_preview(err, tool_item, arguments, how, server)
+
+    def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        try:
+            return click.confirm(confirm_question(tool_item), default=False, err=True)
+        except click.Abort:  # end of input (Ctrl-D): what follows starts on a line of its own
+            click.echo(err=True)
+            raise
+
+    interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr) and not stdin_taken
+    return preview, ask if interactive else None
+
+
+CANCELLING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+Result = TypeVar("Result")
+
+
+def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
+                  signals: tuple[signal.Signals, ...] = CANCELLING, stop: Callable[[], bool] | None = None,
+                  show: ShowWhenReady | None = None, **kwargs: Any) -> Result | None:
+    """Run one async operation; `signals` cancel it. None means interrupted.
+
+    Ctrl-C is one of them rather than asyncio's KeyboardInterrupt: that one cancels the task
+    natively, which the shields around a server's shutdown do not stop, and the run ended in a
+    traceback when it came while a slow server was being ended.
+
+    `stop()`, when given, is asked first on a signal: it returns True when it ended the operation
+    gracefully itself (watch stops and reports), False to let the signal cancel it. A second
+    signal does not wait for a server's shutdown grace: every server still running is killed.
+
+    `show`, when given, is the operation's hook for "the result is complete" (see ShowWhenReady):
+    the result is shown from a worker thread while the operation goes on to end its server.
+    """
+    import anyio
+
+    from mcpprobe.wire.stdio import reap_all
+
+    async def main() -> Result | None:
+        result: list[Result] = []
+        # The receiver outlives the cancellation it causes, so that a second signal is ours too,
+        # and not a KeyboardInterrupt in the middle of a shutdown.
+        listening = anyio.CancelScope(shield=True)
+        async with anyio.create_task_group() as group:
+            async def on_signal() -> None:
+                with listening, anyio.open_signal_receiver(*signals) as received:
+                    first = True
+                    async for _ in received:
+                        if not first:
+                            reap_all()
+                        if not first or stop is None or not stop():
+                            group.cancel_scope.cancel()
+                        first = False
+
+            group.start_soon(on_signal)
+            if show is not None:
+                group.start_soon(show.serve)
+            try:
+                result.append(await operation(*args, **kwargs))
+            finally:
+                listening.cancel()
+            group.cancel_scope.cancel()
+        return result[0] if result else None
+
+    try:
+        return anyio.run(main)
+    except KeyboardInterrupt:
+        return None
+    finally:
+        reap_all()
+
+
+def emit_outcome(outcome: Outcome | None, as_json: bool, command: str, redactor: Redactor | None = None) -> int:
+    """Print a `list` (or `probe`) outcome, or an interruption (None), in human or JSON form; its exit code."""
+    from mcpprobe.render.formats import Format, Interrupted, Listed, renderer
+
+    fmt = Format.JSON if as_json else Format.HUMAN
+    subject = Interrupted(command) if outcome is None else Listed(outcome)
+    write_rendered(renderer(fmt)(subject, view_for(fmt)), redactor)
+    return ExitCode.INTERRUPTED if outcome is None else int(outcome.exit_code)
+
+
+def write_rendered(rendered: Rendered, redactor: Redactor | None = None) -> None:
+    """Print what a renderer returned: stdout (text through the secrets redactor, even a secret
+    split across two pieces; decoded blobs as the bytes they are), flushed now, then stderr.
+
+    Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
+    (`| jq`) should not wait for that."""
+    from mcpprobe.safety.redact import RedactingStream, SplitWrites
+
+    redactor = redactor or current_redactor()
+    stdout = RedactingStream(sys.stdout, redactor)
+    masked = SplitWrites(redactor)
+    for piece in rendered.stdout:
+        if isinstance(piece, str):
+            stdout.write(masked.feed(piece))
+            continue
+        stdout.write(masked.end())
+        stdout.flush()
+        binary = getattr(sys.stdout, "buffer", None)
+        if binary is None:  # a text-only stream: say so rather than corrupt it
+            stdout.write(f"[blob: {len(piece)} bytes]\n")
+        else:
+            binary.write(piece)
+            binary.flush()
+    stdout.write(masked.end())
+    stdout.flush()
+    if rendered.stderr:
+        stderr = RedactingStream(sys.stderr, redactor)
+        stderr.write(rendered.stderr)
+        stderr.flush()
+
+
+def view_for(fmt: Format) -> View:
+    """How stdout and stderr show text: a terminal's width and colours; in a pipe, plain, as wide
+    as COLUMNS or a terminal behind the pipe allows, else unbounded (mcpprobe.render.console).
+    stderr's is looked at only when something is shown on it: a document alone loads no rich."""
+    from mcpprobe.render.formats import Format, View
+
+    err = functools.partial(_screen, sys.stderr)
+    if not sys.stdout.isatty() and fmt is not Format.HUMAN:
+        return View(stderr=err)  # the width is for people
+    out = _screen(sys.stdout)
+    return View(width=out.width, color=out.color, terminal=sys.stdout.isatty(), stderr=err)
+
+
+def _screen(stream: TextIO) -> Screen:
+    from mcpprobe.render.formats import Screen
+
+    if not stream.isatty():
+        from mcpprobe.render.width import output_width
+
+        return Screen(width=output_width(stream) or 160)
+    from rich.console import Console
+
+    console = Console(file=stream)
+    return Screen(width=console.width, color=console.color_system is not None and not console.no_color)
+
+
+class ShowWhenReady:
+    """Shows a result as soon as the operation says it is complete, while a stdio server is
+    still shutting down, not after; and once, whatever happens during the shutdown.
+
+    The instance is the operation's hook: called inside the event loop, it only keeps the result.
+    `serve` (started by run_operation) then shows it with `show(result) -> exit code` in a worker
+    thread, outside the event loop, in the command's click context; the loop meanwhile ends the
+    server. `code` is the shown result's exit code, or None when nothing was shown.
+    """
+
+    def __init__(self, show: Callable[[Any], int]) -> None:
+        self._show = show
+        self._context = click.get_current_context(silent=True)
+        self._results: list[Any] = []
+        self._ready: Any = None
+        self.code: int | None = None
+
+    def __call__(self, result: Any) -> None:
+        if not self._results:
+            self._results.append(result)
+            if self._ready is not None:
+                self._ready.set()
+
+    async def serve(self) -> None:
+        import anyio
+
+        self._ready = anyio.Event()
+        if self._results:
+            self._ready.set()
+        await self._ready.wait()
+        self.code = await anyio.to_thread.run_sync(self._show_in_context)
+
+    def _show_in_context(self) -> int:
+        if self._context is None:
+            return self._show(self._results[0])
+        with self._context.scope(cleanup=False):  # click's context is per thread
+            return self._show(self._results[0])
+
+
+def run_and_emit(operation: Callable[..., Awaitable[Outcome]], inv: ServerInvocation, *args: Any,
+                 spinner: PhaseSpinner | None = None, **kwargs: Any) -> int:
+    """Run the operation on the invocation's target and settings, and report its outcome as soon as
+    it is complete (ShowWhenReady); a spinner, when given, runs until then."""
+    as_json = inv.output.as_json
+
+    def show_outcome(outcome: Outcome) -> int:
+        if spinner is not None:
+            spinner.stop()
+        return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
+
+    show = ShowWhenReady(show_outcome)
+    if spinner is not None:
+        spinner.start()
+    try:
+        outcome = run_operation(operation, inv.target, inv.settings, *args, on_ready=show, show=show, **kwargs)
+    finally:
+        if spinner is not None:
+            spinner.stop()
+    if show.code is not None:
+        return show.code
+    return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
+
+
+def phase_spinner(inv: Invocation, label: str) -> PhaseSpinner | None:
+    """A spinner naming the phase on stderr, when stderr is a terminal and the output is for a
+    person; None otherwise, and when something else writes to stderr as it goes (--trace -,
+    --server-stderr live)."""
+    if not _spinning(inv):
+        return None
+    from mcpprobe.render.progress import PhaseSpinner
+
+    return PhaseSpinner(_spinner_console(inv), label)
+
+
+def fleet_spinner(inv: Invocation, count: int) -> FleetSpinner | None:
+    """A fleet's spinner: how many of its `count` servers were probed so far; as `phase_spinner`,
+    and not with -v either (which says the same on stderr)."""
+    if not _spinning(inv) or inv.output.verbose:
+        return None
+    from mcpprobe.render.progress import FleetSpinner
+
+    return FleetSpinner(_spinner_console(inv), count)
+
+
+def _spinning(inv: Invocation) -> bool:
+    output = inv.output
+    return (output.human and sys.stderr.isatty() and output.trace != "-"
+            and inv.settings.server_stderr != "live")
+
+
+def _spinner_console(inv: Invocation) -> Console:
+    return stderr_console(inv.redactor)
+
+
+def stderr_console(redactor: Redactor) -> Console:
+    """stderr through the user's secrets redactor, for what is shown live: spinners, the preview
+    and confirmation of a tools/call, progress and task status (results are rendered after the run)."""
+    from mcpprobe.render.console import make_console
+    from mcpprobe.safety.redact import RedactingStream
+
+    # A text stream in all but name (write, flush, isatty): what rich's Console writes to.
+    return make_console(cast("TextIO", RedactingStream(sys.stderr, redactor)), messages=True)
+
+
+def preload(*modules: str) -> None:
+    """Import what showing the result will need on a thread of its own, while the server boots.
+
+    The event loop mostly waits for the server then; the human renderer's imports (rich: 50 ms,
+    several times that on a loaded machine) are done by the time the result is ready rather than
+    after it, when they would outlast a stdio server's exit grace. A failed import is left for the
+    renderer to meet (and report) again."""
+    import importlib
+    import threading
+
+    def load() -> None:
+        for name in modules:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    threading.Thread(target=load, name="mcpprobe-preload").start()
+
+
+def current_redactor() -> Redactor:
+    """The secrets of the running command (`mcpprobe.cli.invocation.resolve` sets them; none before)."""
+    from mcpprobe.safety import redact
+    return redact.active()
+
+
+def write_line(stream: TextIO, text: str) -> None:
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def server_stderr_writer(inv: Invocation) -> Callable[[str], None] | None:
+    """--server-stderr live: a stdio server's stderr passed through, redacted; None otherwise."""
+    if inv.settings.server_stderr != "live":
+        return None
+    from mcpprobe.safety.redact import RedactingStream
+    from mcpprobe.wire.stdio import write_stderr_text
+
+    stream = RedactingStream(sys.stderr, inv.redactor)
+    return lambda text: write_stderr_text(text, stream)
+
+
+def open_trace(inv: Invocation) -> TraceWriter | None:
+    """--trace FILE|-: the writer every message goes through, redacted; None without --trace."""
+    path = inv.output.trace
+    if not path:
+        return None
+    from mcpprobe.wire.trace import TraceWriter
+
+    if path == "-":
+        return TraceWriter(sys.stderr, inv.redactor)
+    try:
+        stream = open(path, "w", encoding="utf-8",  # noqa: SIM115 - closed after the run
+                      errors="backslashreplace")
+    except OSError as exc:
+        raise click.BadParameter(f"cannot write {path}: {exc.strerror or exc}", param_hint="'--trace'") from None
+    return TraceWriter(stream, inv.redactor, close=True)
+
+
+@contextlib.contextmanager
+def session_extras(inv: Invocation) -> Iterator[tuple[dict[str, Any], TraceWriter | None]]:
+    """What one server's session takes from the command line: --server-stderr, and --trace (its
+    writer feeds the session and is closed after the run; `trace_checked` then asks it)."""
+    writer = open_trace(inv)
+    args: dict[str, Any] = {"stderr_writer": server_stderr_writer(inv)}
+    if writer is not None:
+        args.update(tracer=writer.tracer(), http_hooks=writer.http_hooks())
+    try:
+        yield args, writer
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def trace_checked(trace: TraceWriter | None, output: Output, code: int) -> int:
+    """A --trace file that could not be written is an error (exit 2), after the result was shown."""
+    if trace is None or trace.error is None:
+        return code
+    from mcpprobe.exitcodes import worst
+
+    click.echo(f"error: --trace {output.trace}: cannot write: {trace.error}; the trace is incomplete", err=True)
+    return int(worst([ExitCode(code), ExitCode.USAGE]))

@@ -1,0 +1,153 @@
+"""The one edge where an exception becomes an exit code and one line on stderr.
+
+Every mcpprobe command is an `EdgeCommand`: its callback returns the exit code, and anything it
+raises is settled in `EdgeCommand.invoke`, once:
+
+- `UsageProblem` (bad input found after parsing): click's usage error, exit 2;
+- Ctrl-C (KeyboardInterrupt, or click's Abort at a prompt): "interrupted", exit 130;
+- any other exception is a bug in mcpprobe: exit 70 (not 1, which means findings) with one line that
+  says so and how to report it. `mcpprobe --traceback COMMAND ...` shows the stack instead.
+
+An exception from inside the event loop arrives wrapped in an exception group; it is judged by
+what it wraps. Light at import time: click and the standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from mcpprobe.testhooks import crash_point
+
+TRACEBACK = "mcpprobe.traceback"
+# The context settings of every command: -h as well as --help, and help text up to 100 columns wide.
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+REPORT_HINT = ("a bug in mcpprobe, not a problem with the server: please report it with the command line, "
+               "`mcpprobe --version` and the stack that `mcpprobe --traceback ...` shows")
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """What an exception group is about: its first exception that is not a group, preferring one
+    that is not a cancellation (the others are usually cancelled because of it)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        inner = [e for e in exc.exceptions if type(e).__name__ != "Cancelled"]
+        exc = (inner or list(exc.exceptions))[0]
+    return exc
+
+
+def bug_message(exc: BaseException) -> str:
+    """The one line for a bug: what it was, then what to do about it."""
+    text = str(exc)
+    return f"internal error: {type(exc).__name__}{': ' + text if text else ''}"
+
+
+class EdgeCommand(click.Command):
+    """A command whose callback returns its exit code; its exceptions are settled here."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            crash_point("command")
+            code = super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except click.Abort:  # Ctrl-C or end of input at a prompt
+            ctx.exit(_interrupted(ctx))
+        except BaseException as exc:  # noqa: BLE001 - the edge: every exception ends here
+            # Imported here, not at the top: `mcpprobe --help` loads this module and needs neither.
+            from mcpprobe.errors import UsageProblem
+            from mcpprobe.exitcodes import ExitCode
+
+            leaf = _leaf(exc)
+            if isinstance(leaf, UsageProblem):
+                from mcpprobe.safety.sanitize import visible
+
+                # It can quote a config file anyone may have written (a name, a variable): inert.
+                raise click.UsageError(visible(leaf.message, multiline=True), ctx=ctx) from None
+            if isinstance(leaf, KeyboardInterrupt | click.Abort):
+                ctx.exit(_interrupted(ctx))
+            if isinstance(leaf, click.exceptions.Exit | click.ClickException | SystemExit):
+                raise leaf from None
+            if not isinstance(leaf, Exception) or ctx.meta.get(TRACEBACK):
+                raise
+            _say_bug(leaf)
+            ctx.exit(int(ExitCode.SOFTWARE))
+        if code is not None:
+            ctx.exit(int(code))
+        return None
+
+
+class EdgeGroup(click.Group):
+    """A group whose commands (and subgroups) share the edge; Ctrl-C while the command line is
+    read or the command is loaded is an interruption too (click would say "Aborted!", exit 1)."""
+
+    command_class = EdgeCommand
+    group_class = type  # subgroups are EdgeGroups too
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        words = list(args)
+        try:
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+        except KeyboardInterrupt:
+            raise click.exceptions.Exit(interrupted_early(words)) from None
+        ctx.meta.setdefault(_WORDS, words)
+        return ctx
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # a command's own invoke settles it; this is before that
+            raise click.exceptions.Exit(interrupted_early(ctx.meta.get(_WORDS, []))) from None
+
+
+_WORDS = "mcpprobe.words"  # the command line's words after the program name
+
+
+def interrupted_early(words: list[str]) -> int:
+    """Ctrl-C before the command ran (while mcpprobe loads, or reads its command line): "interrupted"
+    on stderr and, when `--json` (or `--format json`) is among the words before `--`, the
+    interrupted document on stdout, as for an interruption later; exit 130."""
+    own = words[:words.index("--")] if "--" in words else words
+    names = [word for word in own if not word.startswith("-")]
+    command = " ".join(names[:2] if names[:1] == ["auth"] else names[:1])  # `auth login`, as its own document
+    as_json = "--json" in own or "--format=json" in own or any(
+        word == "--format" and following == "json" for word, following in zip(own, own[1:], strict=False))
+    return _say_interrupted(command, as_json)
+
+
+def _interrupted(ctx: click.Context) -> int:
+    """Ctrl-C outside an operation (which reports its own interruption): say so, exit 130."""
+    return _say_interrupted(ctx.command_path.split(" ", 1)[-1], bool(ctx.params.get("as_json")))
+
+
+def _say_interrupted(command: str, as_json: bool) -> int:
+    """ "interrupted" on stderr, with --json the interrupted document of `command` on stdout; 130."""
+    if as_json:
+        from mcpprobe.render.jsondoc import dumps, interrupted_document
+
+        click.echo(dumps(interrupted_document(command)))
+    click.echo("interrupted", err=True)
+    from mcpprobe.exitcodes import ExitCode
+
+    return int(ExitCode.INTERRUPTED)
+
+
+def _say_bug(exc: BaseException) -> None:
+    from mcpprobe.safety import redact
+    from mcpprobe.safety.sanitize import visible
+
+    # The exception's text can quote a server or a secret: inert, and redacted.
+    click.echo(visible(redact.active()(f"mcpprobe: {bug_message(exc)} ({REPORT_HINT})")), err=True)
+
+
+def traceback_option(func: Any) -> Any:
+    """--traceback: let a bug's exception through, with its stack, instead of the one line."""
+
+    def remember(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+        if value:
+            ctx.meta[TRACEBACK] = True
+
+    return click.option("--traceback", is_flag=True, expose_value=False, is_eager=True, callback=remember,
+                        envvar="MCPPROBE_TRACEBACK",
+                        help="On a bug in mcpprobe (exit 70), show the stack instead of one line.")(func)

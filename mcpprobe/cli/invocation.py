@@ -1,0 +1,280 @@
+"""One run of a command, typed and frozen: what the command line asked for, then the server it means.
+
+Two steps, each done once per run:
+
+1. `CommandLine`: the options every server command shares, read from click's values by
+   `mcpprobe.cli.common.command_line` (the only reader of them) and checked; no I/O.
+2. `resolve(line)` (one server) or `resolve_fleet(line)` (`probe -s A -s B`, `--all`): the configs
+   read, the target built and authorized, the secrets gathered into the redactor. The result, an
+   `Invocation`, is all that the rest of the command reads: target, settings, output options,
+   redactor.
+
+Light at import time (click, dataclasses): the modules of targets, configs and auth are imported
+when a command resolves its server, and named here for the type checker only.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpprobe.auth.settings import AuthSettings
+from mcpprobe.render.formats import Format
+
+if TYPE_CHECKING:
+    from mcpprobe.fleet.config import Discovery, ServerEntry
+    from mcpprobe.fleet.probe import Member
+    from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.target import Settings, Target
+
+
+@dataclass(frozen=True)
+class ServerChoice:
+    """Which server: a URL, a command (after `--`), or names from the configs (`-s`, `--all`)."""
+
+    url: str | None = None
+    command: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    all_servers: bool = False
+    config_files: tuple[str, ...] = ()  # --config; empty: the search path
+
+    @property
+    def named(self) -> bool:
+        return bool(self.names) or self.all_servers
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How to reach and run the server, as given on the command line (over a config entry's values)."""
+
+    transport: str = "auto"
+    headers: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    cwd: str | None = None
+    inherit_env: bool = False
+    insecure: bool = False
+    auth: AuthSettings = field(default_factory=AuthSettings)
+
+
+@dataclass(frozen=True)
+class Output:
+    """--json/--format, --trace and -v: how the command reports."""
+
+    format: Format = Format.HUMAN
+    trace: str | None = None  # a file, or "-" for stderr
+    verbose: bool = False
+
+    @property
+    def as_json(self) -> bool:
+        return self.format is Format.JSON
+
+    @property
+    def human(self) -> bool:
+        return self.format is Format.HUMAN
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """What the command line asked for, before anything is read or started."""
+
+    command: str  # "probe", "list", "call"...
+    server: ServerChoice
+    connection: Connection
+    settings: Settings
+    output: Output
+    traceback: bool = False  # --traceback
+
+    def say(self, message: str, redactor: Redactor | None = None) -> None:
+        """-v: mcpprobe's own steps on stderr, through the secrets redactor."""
+        if self.output.verbose:
+            from mcpprobe.safety.redact import Redactor
+            from mcpprobe.safety.sanitize import visible
+
+            # Config names, paths and commands are text from files anyone may have written.
+            click.echo(visible((redactor or Redactor(()))(f"mcpprobe: {message}")), err=True)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What every command that talks to servers reads, once resolved."""
+
+    line: CommandLine
+    redactor: Redactor
+
+    @property
+    def command(self) -> str:
+        return self.line.command
+
+    @property
+    def settings(self) -> Settings:
+        return self.line.settings
+
+    @property
+    def output(self) -> Output:
+        return self.line.output
+
+    def say(self, message: str) -> None:
+        self.line.say(message, self.redactor)
+
+
+@dataclass(frozen=True)
+class ServerInvocation(Invocation):
+    """One server: `list`, `call`, `read`, `get-prompt`, `watch`, and `probe` of one server."""
+
+    target: Target
+
+    def tell(self, what: str) -> None:
+        """-v: what is about to happen, and to which server."""
+        self.say(f"{what} of {self.target.transport}: {self.target.describe()}")
+
+
+@dataclass(frozen=True)
+class FleetInvocation(Invocation):
+    """`probe` of named servers (several `-s NAME`, or `--all`). Members are filled in further by
+    `probe` (baselines, snapshot paths) before they are started."""
+
+    members: tuple[Member, ...]
+    many: bool  # several servers: one row each, the worst exit code overall
+
+
+def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvocation:
+    """The one server of `line`: from the configs (`-s NAME`) or the command line, authorized."""
+    from mcpprobe.errors import UsageProblem
+    from mcpprobe.safety import redact
+    from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.target import build_target
+
+    if line.server.names:
+        if len(line.server.names) > 1 or line.server.all_servers:
+            raise UsageProblem("several servers make a fleet: only `probe` takes them")
+        found = discovery or read_configs(line)
+        target, secrets = named_target(found.get(line.server.names[0]), line)
+    else:
+        c = line.connection
+        target = build_target(line.server.url, list(line.server.command), transport=c.transport,
+                              headers=list(c.headers), env=list(c.env), cwd=c.cwd, inherit_env=c.inherit_env,
+                              insecure=c.insecure)
+        target, secrets = authorized(target, line)
+    redactor = Redactor([*target.secrets(), *secrets])
+    redact.use(redactor)
+    warn_insecure(line)
+    return ServerInvocation(line, redactor, target)
+
+
+def resolve_fleet(line: CommandLine) -> FleetInvocation:
+    """The servers of a `probe`: one from the command line, or named ones from the configs."""
+    from mcpprobe.errors import UsageProblem
+    from mcpprobe.fleet.probe import Member
+    from mcpprobe.safety import redact
+    from mcpprobe.safety.redact import Redactor
+
+    choice = line.server
+    if not choice.named:
+        one = resolve(line)
+        return FleetInvocation(line, one.redactor, (Member("", one.target, line.settings),), many=False)
+    discovery = read_configs(line)
+    names = list(choice.names)
+    if choice.all_servers:
+        names = discovery.names()
+        if not names:
+            raise UsageProblem("--all: no servers found in the configs (see `mcpprobe servers -v` and "
+                               "`mcpprobe docs config`)")
+    many = choice.all_servers or len(names) > 1
+    if not many:
+        one = resolve(line, discovery)
+        entry = discovery.get(names[0])
+        member = Member(entry.name, one.target, line.settings, source=entry.source)
+        return FleetInvocation(line, one.redactor, (member,), many=False)
+    members, secrets = [], []
+    for entry in (discovery.get(name) for name in names):
+        if entry.disabled and choice.all_servers:
+            # Named with -s it is probed anyway: the user asked for it.
+            members.append(Member(entry.name, None, line.settings, source=entry.source,
+                                  skipped='"disabled": true in its config entry'))
+            continue
+        try:
+            target, extra = named_target(entry, line)
+        except UsageProblem as exc:
+            members.append(Member(entry.name, None, line.settings, source=entry.source, problem=exc))
+            continue
+        secrets.extend([*target.secrets(), *extra])
+        members.append(Member(entry.name, target, line.settings, source=entry.source))
+    redactor = Redactor(secrets)
+    redact.use(redactor)
+    warn_insecure(line)
+    return FleetInvocation(line, redactor, tuple(members), many=True)
+
+
+def read_configs(line: CommandLine) -> Discovery:
+    """Every named server in the configs (--config, else the search path); -v tells which were read."""
+    from mcpprobe.fleet.config import discover
+
+    found = discover(line.server.config_files)
+    for path, state in found.files:
+        line.say(f"config {path}: {state}")
+    return found
+
+
+def ask_input(input_id: str, spec: Mapping[str, Any]) -> str:
+    """A config's input variable (a VS Code `${input:ID}`), asked on the terminal."""
+    from mcpprobe.safety.sanitize import visible
+
+    # The description, the ID and the default are text from a config file anyone may have written:
+    # shown inert (the default is shown as click would, and still given back as written).
+    password = bool(spec.get("password"))
+    prompt = f"{visible(str(spec.get('description') or input_id))} (input {visible(input_id)})"
+    default = spec.get("default")
+    if default is not None and not password:
+        prompt += f" [{visible(str(default))}]"
+    return str(click.prompt(prompt, hide_input=password, err=True, default=default, show_default=False))
+
+
+def named_target(entry: ServerEntry, line: CommandLine) -> tuple[Target, list[str]]:
+    """A Target from a config entry; command-line --env, --header, --cwd and --transport apply on
+    top. Returns the secrets too."""
+    from mcpprobe.fleet.config import resolve as resolve_entry
+    from mcpprobe.wire.target import build_target
+
+    c = line.connection
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    resolved = resolve_entry(entry, prompt=ask_input if interactive else None)
+    transport = c.transport if c.transport != "auto" else resolved.transport
+    target = build_target(
+        resolved.url, resolved.command, transport=transport, headers=[*resolved.headers, *c.headers],
+        env=[*resolved.env, *c.env], cwd=c.cwd or resolved.cwd, inherit_env=c.inherit_env, insecure=c.insecure,
+    )
+    target, auth_secrets = authorized(target, line, entry)
+    return target, [*resolved.secrets, *auth_secrets]
+
+
+def authorized(target: Target, line: CommandLine, entry: ServerEntry | None = None) -> tuple[Target, list[str]]:
+    """The target with its credentials: --bearer-env, a stored or refreshed token, or client
+    credentials (a config entry's auth keys under the command line's). Returns the secrets too."""
+    from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.target import StdioTarget
+
+    auth = line.connection.auth
+    if isinstance(target, StdioTarget) and auth == AuthSettings(no_browser=auth.no_browser) and not (
+            entry is not None and entry.auth):
+        return target, []  # nothing to authorize; spares a stdio probe the token store's imports
+    from mcpprobe.auth.apply import authorize_target
+
+    if entry is not None and entry.auth:
+        auth = auth.merged(AuthSettings.from_config(dict(entry.auth)))
+    target, resolved = authorize_target(target, auth, timeout=line.settings.connect_timeout)
+    if resolved.note:
+        from mcpprobe.safety.sanitize import visible
+
+        # The note can quote an authorization server's error: inert, and without the new secrets.
+        click.echo(visible(Redactor(auth.secrets())(f"mcpprobe: {resolved.note}")), err=True)
+    return target, auth.secrets()
+
+
+def warn_insecure(line: CommandLine) -> None:
+    if line.connection.insecure:
+        click.echo("warning: --insecure: TLS certificates are not verified; anyone on the path can read and "
+                   "change this traffic", err=True)

@@ -1,0 +1,236 @@
+"""Options shared by every command that talks to a server, as stacked decorators.
+
+Kept free of heavy imports: `mcpprobe --help` and shell completion load this module.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from mcpprobe.cli.edge import EdgeCommand
+from mcpprobe.render.formats import OFFERED, Format
+
+# mcpprobe.wire.target.TRANSPORTS (a test keeps them equal): importing that module (dataclasses, url
+# parsing, regexes) is 4-8 ms that --help and completion do not need.
+TRANSPORTS = ("auto", "stdio", "http", "sse")
+
+
+class TargetCommand(EdgeCommand):
+    """A command whose server command follows `--`: everything after it is the server's argv."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            split = args.index("--")
+            ctx.meta["server_command"] = args[split + 1 :]
+            args = args[:split]
+        else:
+            ctx.meta["server_command"] = []
+            original = list(args)  # click's parser consumes the list it is given
+            try:
+                return super().parse_args(ctx, args)
+            except click.NoSuchOption as exc:
+                args = original
+                start = self._command_start(args, args.index(exc.option_name) if exc.option_name in args else len(args))
+                if start is None:
+                    raise
+                # `mcpprobe probe npx -y pkg`: the option belongs to the server's command.
+                suggestion = " ".join(["mcpprobe", ctx.info_name or "", *args[:start], "--", *args[start:]])
+                exc.possibilities = None  # type: ignore[misc]  # "Did you mean --force?" points away from the fix
+                exc.message = (  # type: ignore[misc]  # click declares it final; the text is ours to improve
+                    f"No such option: {exc.option_name}. If it is an option of the server's command, "
+                    f"put the command after '--':\n  {suggestion}")
+                raise
+        return super().parse_args(ctx, args)
+
+    def _command_start(self, args: list[str], before: int) -> int | None:
+        """Where a server command given without `--` probably starts: the first free word (not a
+        value of one of our options, not one of the command's own arguments, not KEY=VALUE or a URL)
+        before the unknown option `args[before]`."""
+        takes_value = {name for p in self.params if isinstance(p, click.Option) and not p.is_flag and not p.count
+                       for name in p.opts}
+        own = sum(1 for p in self.params if isinstance(p, click.Argument) and p.nargs == 1)
+        skip_next = False
+        for index, word in enumerate(args[:before]):
+            if skip_next:
+                skip_next = False
+            elif word.startswith("-"):
+                skip_next = word in takes_value
+            elif own:
+                own -= 1
+            elif "=" not in word and "://" not in word:
+                return index
+        return None
+
+
+def _finite(value: Any) -> Any:
+    # click's FLOAT accepts "nan" and "inf", which compare false with everything: a timeout of nan
+    # would pass `<= 0` and then break every deadline computed from it.
+    if isinstance(value, float) and not math.isfinite(value):
+        raise click.BadParameter(f"must be a finite number, not {value!r}")
+    return value
+
+
+def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value is not None and _finite(value) <= 0:
+        raise click.BadParameter("must be greater than 0")
+    return value
+
+
+def _not_negative(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if value is not None and _finite(value) < 0:
+        raise click.BadParameter("must not be negative")
+    return value
+
+
+def _complete_protocols(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """--protocol's values: the eras, then each version with the handshake that sends it. No comma in
+    a description: fish's script splits the answer at commas."""
+    from click.shell_completion import CompletionItem
+
+    from mcpprobe.wire import protocols
+    said = {"auto": "server/discover or else initialize", "legacy": f"initialize ({protocols.LATEST_HANDSHAKE})",
+            "modern": f"server/discover ({protocols.LATEST_MODERN})",
+            **dict.fromkeys(protocols.HANDSHAKE_VERSIONS, "initialize"),
+            **dict.fromkeys(protocols.MODERN_VERSIONS, "server/discover")}
+    return [CompletionItem(value, help=said[value]) for value in protocols.ACCEPTED if value.startswith(incomplete)]
+
+
+def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--transport, headers/env/cwd, protocol, timeouts, limits, stderr handling, --force."""
+    decorators = [
+        click.option("--transport", type=click.Choice(TRANSPORTS), default="auto", show_default=True,
+                     help="How to reach the server. auto: stdio for a command, streamable HTTP for a URL "
+                          "(legacy SSE when the path ends in /sse)."),
+        click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+                     help="HTTP header to send (repeatable). Values of credential headers are never printed."),
+        click.option("-e", "--env", "env", multiple=True, metavar="KEY=VALUE",
+                     help="Environment variable for a stdio server (repeatable). Values are never printed."),
+        click.option("--inherit-env", is_flag=True,
+                     help="Give a stdio server mcpprobe's whole environment, not just the safe minimum."),
+        click.option("--cwd", type=click.Path(file_okay=False, exists=True), default=None,
+                     help="Working directory for a stdio server."),
+        click.option("--protocol", default="auto", show_default=True, metavar="auto|legacy|modern|VERSION",
+                     shell_complete=_complete_protocols,
+                     help="Protocol era or exact version. auto: try server/discover (2026-07-28), fall back to "
+                          "initialize on any error or silence."),
+        click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
+                     envvar="MCPPROBE_TIMEOUT", callback=_positive, help="Per-request timeout."),
+        click.option("--connect-timeout", type=float, default=10.0, show_default=True, metavar="SECONDS",
+                     callback=_positive, help="Limit for connecting plus the handshake (never more than --timeout)."),
+        click.option("--discover-timeout", type=float, default=2.0, show_default=True, metavar="SECONDS",
+                     callback=_positive,
+                     help="How long --protocol auto waits for server/discover before also sending "
+                          "initialize; a later discover answer still counts."),
+        click.option("--max-pages", type=int, default=1000, show_default=True, callback=_positive,
+                     help="Stop following nextCursor after this many pages (reported as list-incomplete)."),
+        click.option("--max-message-size", type=int, default=64 * 1024 * 1024, show_default=True,
+                     metavar="BYTES", callback=_positive, help="Largest single message accepted from the server."),
+        click.option("--root", "roots", multiple=True, metavar="PATH|URI",
+                     help="Declare the roots capability and answer roots/list with these (repeatable)."),
+        click.option("--server-stderr", type=click.Choice(["tail", "live", "quiet"]), default="tail",
+                     show_default=True,
+                     help="A stdio server's stderr: its last lines on failure, passed through live, or never."),
+        click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about)."),
+        click.option("--force", is_flag=True,
+                     help="Send requests even for capabilities the server did not declare (labelled as forced)."),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    from mcpprobe.auth.settings import auth_options
+
+    return auth_options(func)
+
+
+def _complete_servers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Server names from the configs, read lazily: only when the shell asks."""
+    from click.shell_completion import CompletionItem
+
+    from mcpprobe.fleet.config import server_names
+
+    names = server_names(tuple(ctx.params.get("config_files") or ()))
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+CONFIG_OPTION = click.option(
+    "--config", "config_files", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+    envvar="MCPPROBE_CONFIG",
+    help="Read named servers from this file only (repeatable): mcpprobe YAML, a Claude/Cursor/Windsurf "
+         "mcpServers file or a VS Code mcp.json. Default: the search path in `mcpprobe docs config`.")
+
+
+def server_options(*, many: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """-s/--server NAME (repeatable when `many`) and --config FILE."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        func = CONFIG_OPTION(func)
+        return click.option(
+            "-s", "--server", "servers" if many else "server", multiple=many, metavar="NAME",
+            shell_complete=_complete_servers,
+            help="A server named in a config file (see `mcpprobe servers`)"
+                 + (" (repeatable: several make a fleet)." if many else "."))(func)
+
+    return decorate
+
+
+FORMAT_HELP = {
+    Format.HUMAN: "human (default)",
+    Format.JSON: "json (same as --json)",
+    Format.JUNIT: "junit (JUnit XML)",
+    Format.OPENMETRICS: "openmetrics (Prometheus text)",
+    Format.HTML: "html (one self-contained page)",
+}
+
+
+class FormatChoice(click.Choice):  # type: ignore[type-arg]
+    """--format's choices: the formats the command offers (mcpprobe.render.formats.OFFERED). A
+    format of mcpprobe's that the command does not offer is refused with where it applies."""
+
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        if value not in {f.value for f in Format}:
+            return super().get_invalid_choice_message(value, ctx)
+        command = ctx.info_name if ctx is not None else "this command"
+        offered_by = [f"`{name}`" for name, formats in OFFERED.items() if Format(value) in formats]
+        return (f"{value!r} does not apply to `{command}`, which prints {' or '.join(map(str, self.choices))}; "
+                f"{value} is a format of {', '.join(offered_by)} (a report on each server).")
+
+
+def output_options(*formats: Format, json_help: str | None = None) -> Callable[[Any], Any]:
+    """--json, --format, --trace and -v/--verbose: the same on every command that talks to a server.
+
+    The command receives `output_format` (a Format) and `as_json`, settled from --json and --format.
+    """
+    offered = formats or (Format.HUMAN, Format.JSON)
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def settled(*args: Any, **params: Any) -> Any:
+            chosen = params.get("output_format")
+            if params["as_json"] and chosen not in (None, Format.JSON):
+                raise click.UsageError(
+                    f"--json is short for --format json; it cannot be combined with --format {chosen}")
+            params["output_format"] = Format.JSON if params["as_json"] else Format(chosen or Format.HUMAN)
+            params["as_json"] = params["output_format"] is Format.JSON
+            return func(*args, **params)
+
+        decorators = [
+            click.option("--json", "as_json", is_flag=True,
+                         help=json_help or "Print one JSON document on stdout (`mcpprobe docs json-output`); "
+                                           "diagnostics go to stderr."),
+            click.option("--format", "output_format", type=FormatChoice([f.value for f in offered]), default=None,
+                         help="Output format: " + ", ".join(FORMAT_HELP[f] for f in offered) + "."),
+            click.option("--trace", "trace", metavar="FILE|-", default=None,
+                         help="Write every JSON-RPC message both ways (and HTTP status lines and headers) with a "
+                              "timestamp to FILE, or to stderr with '-'. Secrets are redacted."),
+            click.option("-v", "--verbose", is_flag=True,
+                         help="Tell on stderr what mcpprobe does: configs read, servers started, results."),
+        ]
+        for decorator in reversed(decorators):
+            settled = decorator(settled)
+        return settled
+
+    return decorate

@@ -1,0 +1,182 @@
+"""The command line for `watch`: click glue over `mcpprobe.watch`.
+
+`mcpprobe.cli.main` adds the command to the group. Light at import time, like `mcpprobe.cli.main`.
+Ctrl-C (and SIGTERM/SIGHUP) stop the watch cleanly with exit 0; a second Ctrl-C interrupts hard.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpprobe.cli.common import CONTEXT, command_line, confirmation_hooks, session_extras, trace_checked
+from mcpprobe.cli.options import (
+    TargetCommand,
+    _not_negative,
+    _positive,
+    connection_options,
+    output_options,
+    server_options,
+)
+from mcpprobe.exitcodes import ExitCode
+
+UNREAD_CHECK_SECONDS = 0.5
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each --call 'TOOL KEY=VALUE ...' as (TOOL, pairs), its pairs' syntax checked before connecting."""
+    import shlex
+
+    from mcpprobe.operations.arguments import build_arguments
+
+    calls = []
+    for value in values:
+        try:
+            words = shlex.split(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{value!r}: {exc}", param_hint="'--call'") from None
+        if not words:
+            raise click.BadParameter("expects a tool name, then its KEY=VALUE arguments", param_hint="'--call'")
+        build_arguments(words[1:], {}, None)  # KEY=VALUE and KEY:=JSON syntax
+        calls.append((words[0], tuple(words[1:])))
+    return tuple(calls)
+
+
+if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    from mcpprobe.cli.invocation import ServerInvocation
+    from mcpprobe.watch import WatchOptions
+
+
+def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_args: dict[str, Any]) -> Any:
+    from mcpprobe.cli.common import run_operation
+    from mcpprobe.watch import watch
+
+    holder: dict[str, Any] = {}
+
+    def stop() -> bool:
+        # The first signal stops the watch cleanly, with its last events; before the watch has
+        # started, it cancels like any other command.
+        watcher = holder.get("watcher")
+        if watcher is None:
+            return False
+        watcher.stop("interrupted", ExitCode.OK)
+        return True
+
+    async def watch_while_read() -> Any:
+        # A watch that has nothing to report writes nothing, so a reader that left (`| head -3`)
+        # would go unnoticed until the next event: ask the pipe itself, now and then.
+        import anyio
+
+        from mcpprobe.cli.streams import pipe_closed
+
+        async with anyio.create_task_group() as group:
+            async def check() -> None:
+                while True:
+                    await anyio.sleep(UNREAD_CHECK_SECONDS)
+                    if holder.get("watcher") is not None and pipe_closed():
+                        holder["watcher"].stop("output-closed", ExitCode.OK)
+                        return
+
+            group.start_soon(check)
+            result = await watch(inv.target, inv.settings, options, emit, **session_args,
+                                 on_start=lambda w: holder.__setitem__("watcher", w))
+            group.cancel_scope.cancel()
+        return result
+
+    return run_operation(watch_while_read, stop=stop, signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
+
+@click.command("watch", cls=TargetCommand, context_settings=CONTEXT)
+@click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
+@click.option("--poll", type=float, default=None, metavar="SECONDS", callback=_positive,
+              help="Re-list, every SECONDS, the kinds whose capability promises no change notifications.")
+@click.option("--subscribe", "subscribe", multiple=True, metavar="URI",
+              help="Subscribe to updates of this resource (repeatable). Needs resources.subscribe (else exit 3); "
+                   "the URI must be listed or match a template unless --force.")
+@click.option("--log-level", type=click.Choice(LEVELS), default=None,
+              help="Set the server's logging level (where 'logging' is declared) and show its log messages.")
+@click.option("--settle", type=float, default=0.2, show_default=True, metavar="SECONDS", callback=_not_negative,
+              help="How long a burst of change notifications must be quiet before the one re-list it causes "
+                   "(never more than max(1, 5 x SECONDS) after the burst began).")
+@click.option("--keepalive", type=float, default=15.0, show_default=True, metavar="SECONDS", callback=_positive,
+              help="How often to ping an HTTP server that offers no GET event stream, to notice that it went away.")
+@click.option("--no-reconnect", is_flag=True,
+              help="Exit (code 4) when the connection drops, instead of reconnecting with backoff.")
+@click.option("--duration", type=float, default=None, metavar="SECONDS", callback=_positive,
+              help="Stop after watching for SECONDS (exit 0), counted from the end of the first listing.")
+@click.option("--count", type=int, default=None, metavar="N", callback=_positive,
+              help="Stop after N events (not counting snapshot, notice, subscribed, call and end events).")
+@click.option("--exit-on-change", is_flag=True,
+              help="Exit 1 at the first change to a list or to the capabilities (a CI drift guard).")
+@click.option("--call", "calls", multiple=True, metavar="'TOOL [KEY=VALUE]...'",
+              help="Call TOOL after each connection's first listing (repeatable), for servers that start sending "
+                   "updates when asked to (e.g. server-everything's toggle-subscriber-updates). Arguments follow "
+                   "in the same value, as for `call`; the same checks apply: the tool must be listed, the "
+                   "arguments must match its inputSchema, and a tool not marked read-only needs --yes (or a yes "
+                   "on a terminal). Refused on the first connection: exit 3, nothing sent.")
+@click.option("-y", "--yes", is_flag=True, help="With --call: do not ask before calling a tool not marked read-only.")
+@server_options(many=False)
+@output_options(json_help="Print one JSON object per event (NDJSON), flushed as it happens (docs/json-output.md).")
+@connection_options
+@click.pass_context
+def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, subscribe: tuple[str, ...],
+                  log_level: str | None, settle: float, keepalive: float, no_reconnect: bool, duration: float | None,
+                  count: int | None, exit_on_change: bool, calls: tuple[str, ...], yes: bool, **params: Any) -> int:
+    """Stay connected and report what changes, live, until stopped.
+
+    \b
+    Lists every declared kind, then follows list_changed notifications only where the server
+    promised them (listChanged: true); --poll re-lists the others. Each change is re-listed to
+    the end and reported as a difference (added, removed, changed with the fields named). A failed
+    re-list keeps the last good snapshot, marked stale, and retries. A dropped connection is
+    reconnected with backoff, then everything is re-listed and re-subscribed.
+
+    \b
+    Output: a status header, then one timestamped line per event; --json gives one JSON object
+    per line (NDJSON), flushed as it happens (`mcpprobe docs json-output`).
+    Exit: 0 stopped (Ctrl-C, --duration, --count); 1 a change with --exit-on-change;
+    3 refused (--subscribe without resources.subscribe, a --call that fails the checks of call);
+    4 connection lost with --no-reconnect,
+    or the first connection failed; 5, 6, 7 as for every command.
+
+    \b
+    Examples:
+      mcpprobe watch -- mcpprobe-demo
+      mcpprobe watch --json --duration 60 https://example.com/mcp | jq -c 'select(.event=="diff")'
+      mcpprobe watch --poll 30 --exit-on-change -- python server.py
+      mcpprobe watch --subscribe demo://readme --log-level info -- mcpprobe-demo
+    """
+    from mcpprobe.cli.common import stderr_console, view_for, write_rendered
+    from mcpprobe.cli.invocation import resolve
+    from mcpprobe.cli.streams import reader_gone
+    from mcpprobe.render.formats import Rendered, WatchEnded, renderer
+    from mcpprobe.render.watch import EventLines
+    from mcpprobe.watch import WatchOptions
+
+    inv = resolve(command_line(ctx, url, params))
+    options = WatchOptions(
+        poll=poll, subscribe=tuple(subscribe), log_level=log_level, settle=settle, reconnect=not no_reconnect,
+        duration=duration, count=count, exit_on_change=exit_on_change, calls=_calls(calls), yes=yes,
+        keepalive=keepalive,
+    )
+    fmt = inv.output.format
+    view = view_for(fmt)
+
+    def write(rendered: Rendered) -> None:
+        write_rendered(rendered, inv.redactor)
+        if reader_gone(sys.stdout):  # `| head -3`: the watch stops
+            raise BrokenPipeError
+
+    emit = EventLines(fmt, view, write)
+    inv.tell("watching")
+    with session_extras(inv) as (session_args, trace):
+        preview, ask = confirmation_hooks(stderr_console(inv.redactor), inv.output.as_json)
+        result = _run_watch(inv, options, emit, {**session_args, "preview": preview, "ask": ask})
+    write_rendered(renderer(fmt)(WatchEnded(result), view), inv.redactor)
+    if result is None:
+        return 0
+    return trace_checked(trace, inv.output, int(result.exit_code))

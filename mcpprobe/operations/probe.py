@@ -1,0 +1,200 @@
+"""What each subcommand does, as one async operation returning an `Outcome`.
+
+Operations never print and never decide how the process ends: they return what happened, with
+findings, and `Outcome.exit_code` turns that into the documented code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anyio
+
+from mcpprobe.client.catalog import KINDS, LIST_KINDS, Listing, PageFeed, list_kind, suspicious_text, timing_for
+from mcpprobe.client.session import Session, Snapshot, Timing, open_session
+from mcpprobe.errors import ProbeError, RpcError
+from mcpprobe.exitcodes import ExitCode, worst
+from mcpprobe.findings import CODES, Finding, Severity, has_errors
+from mcpprobe.testhooks import crash_point
+from mcpprobe.wire.target import Settings, Target
+
+
+@dataclass
+class Outcome:
+    command: str
+    snapshot: Snapshot | None = None
+    listings: dict[str, Listing] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    timings: list[Timing] = field(default_factory=list)
+    error: ProbeError | None = None
+    stderr_tail: list[str] = field(default_factory=list)
+    kind: str | None = None  # for `list`
+    interrupted: bool = False
+    feed: PageFeed | None = None  # for `list`: what its listing fed as it kept each page
+
+    def __repr__(self) -> str:
+        # Short: anyio formats the running task, and with it this result, whenever a cancel scope
+        # is cancelled; the generated repr would spell out every item (0.1 s for 40,000 tools).
+        return f"<Outcome {self.command} {', '.join(f'{k}:{len(v.items)}' for k, v in self.listings.items())}>"
+
+    def all_findings(self) -> list[Finding]:
+        found = list(self.findings)
+        for listing in self.listings.values():
+            found.extend(listing.findings)
+        if self.error is not None:
+            # What ended the command is an error, whatever the code's usual severity, unless it
+            # was the user's own choice (a tool call not confirmed). It comes first among its
+            # severity: what stopped the run explains the findings that follow it (an HTTP 401
+            # before the metadata lookups it caused).
+            found.insert(0, Finding(self.error.code if self.error.code in CODES else "protocol-error",
+                                 self.error.message, kind=self.error_kind(), severity=Severity(self.error.severity),
+                                 detail=_public_detail(self.error.detail)))
+        order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+        return sorted(found, key=lambda f: order[f.severity or Severity.INFO])
+
+    def error_kind(self) -> str:
+        """The kind the command's error concerns, for its finding."""
+        return self.kind or "server"
+
+    @property
+    def exit_code(self) -> ExitCode:
+        codes = [ExitCode.OK]
+        if self.interrupted:
+            codes.append(ExitCode.INTERRUPTED)
+        if self.error is not None:
+            codes.append(self.error.exit_code)
+        for listing in self.listings.values():
+            # A list cut short by the transport, auth, silence or an unusable answer says so in
+            # the exit code; a JSON-RPC error answer is a finding (exit 1).
+            if listing.error is not None and not isinstance(listing.error, RpcError):
+                codes.append(listing.error.exit_code)
+        if has_errors(self.all_findings()):
+            codes.append(ExitCode.FINDINGS)
+        return worst(codes)
+
+
+# _guarded returns the outcome it was given, of whichever kind (invoke.InvokeOutcome too).
+AnyOutcome = TypeVar("AnyOutcome", bound=Outcome)
+
+
+def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr", "findings", "timings")}
+
+
+def suspicious_findings(listing: Listing) -> list[Finding]:
+    """Hidden characters or escape sequences in names and descriptions: signs of tool poisoning.
+    Each item is checked as it is read (`catalog._scan`); this hands over what was found."""
+    return list(listing.suspicious)
+
+
+def snapshot_suspicious(snapshot: Snapshot) -> list[Finding]:
+    """The same check for what the server says about itself: serverInfo and instructions."""
+    out = []
+    info = snapshot.server_info or {}
+    for key in ("name", "title", "version"):
+        found = suspicious_text("serverInfo", key, info.get(key), "server", {})
+        if found:
+            out.append(found)
+    found = suspicious_text("server", "instructions", snapshot.instructions, "server", {})
+    if found:
+        out.append(found)
+    return out
+
+
+async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body: Any, *,
+                   on_ready: Callable[[AnyOutcome], None] | None = None, **session_args: Any) -> AnyOutcome:
+    """Run `body(session)` inside a session; any ProbeError becomes the outcome's error.
+
+    `on_ready(outcome)`, when given, is called once the outcome is complete but before the
+    server has been waited for: the caller reports while a stdio server shuts down (it is sent
+    EOF first), instead of after. On failure paths it is not called; the caller reports then.
+    """
+    transport_tail: list[str] = []
+    entered = False
+    try:
+        async with open_session(target, settings, **session_args) as session:
+            entered = True
+            outcome.snapshot = session.snapshot
+            outcome.findings.extend(snapshot_suspicious(session.snapshot))
+            try:
+                crash_point("operation")
+                await body(session)
+            finally:
+                outcome.findings.extend(session.findings)
+                outcome.findings.extend(session.wire_findings())
+                outcome.timings[:0] = session.timings
+                transport_tail = session.conn.transport.stderr_tail(settings.stderr_tail_lines)
+            if on_ready is not None:
+                if _has_failures(outcome):
+                    outcome.stderr_tail = transport_tail
+                await session.conn.transport.begin_close()
+                await _diagnose_auth(outcome, target, settings)
+                on_ready(outcome)
+    except ProbeError as exc:
+        outcome.error = exc
+        outcome.snapshot = outcome.snapshot or exc.detail.get("snapshot")
+        if not entered:  # the handshake failed: keep what the wire showed before it did
+            outcome.findings.extend(exc.detail.get("findings", []))
+            outcome.timings[:0] = exc.detail.get("timings", [])
+        transport_tail = exc.detail.get("serverStderr", transport_tail)
+    await _diagnose_auth(outcome, target, settings)
+    if _has_failures(outcome):
+        outcome.stderr_tail = transport_tail
+    return outcome
+
+
+async def _diagnose_auth(outcome: Outcome, target: Target, settings: Settings) -> None:
+    """Explain a 401/403 that stopped the command or one of its lists (a token can expire
+    mid-run): what the server expects, as findings (docs/auth.md). Once per outcome."""
+    errors = [outcome.error, *(listing.error for listing in outcome.listings.values())]
+    error = next((e for e in errors if e is not None and e.exit_code == ExitCode.AUTH), None)
+    if error is None or target.transport not in ("http", "sse") or "authDiagnosis" in error.detail:
+        return
+    from mcpprobe.auth.diagnosis import diagnose_outcome
+
+    await diagnose_outcome(outcome, target, settings, error)
+
+
+def _has_failures(outcome: Outcome) -> bool:
+    """Whether the server's stderr may explain what happened. Not when mcpprobe itself refused
+    (exit 3) or the command line was at fault (exit 2): the server did nothing wrong then."""
+    own = (ExitCode.REFUSED, ExitCode.USAGE)
+    return (outcome.error is not None and outcome.error.exit_code not in own) or any(
+        listing.error is not None for listing in outcome.listings.values())
+
+
+async def probe(target: Target, settings: Settings, **session_args: Any) -> Outcome:
+    """Snapshot, then every declared kind listed to the end, concurrently."""
+    outcome = Outcome("probe")
+
+    async def body(session: Session) -> None:
+        async def one(kind: str) -> None:
+            listing = await list_kind(session, kind)
+            outcome.listings[kind] = listing
+            listing.findings.extend(suspicious_findings(listing))
+
+        async with anyio.create_task_group() as group:
+            for kind in KINDS:
+                group.start_soon(one, kind)
+        outcome.listings = {kind: outcome.listings[kind] for kind in KINDS}
+        outcome.timings.extend(timing_for(listing) for listing in outcome.listings.values() if listing.pages)
+
+    return await _guarded(outcome, target, settings, body, **session_args)
+
+
+async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageFeed | None = None,
+                   **session_args: Any) -> Outcome:
+    """One kind, to the end. Refused (exit 3, nothing sent) when its capability is not declared.
+    `feed`: given each page of kept items as it is kept (the human table's cells)."""
+    outcome = Outcome("list", kind=kind, feed=feed)
+
+    async def body(session: Session) -> None:
+        session.check(LIST_KINDS[kind].list_method)
+        listing = await list_kind(session, kind, feed)
+        listing.findings.extend(suspicious_findings(listing))
+        outcome.listings[kind] = listing
+        outcome.timings.append(timing_for(listing))
+
+    return await _guarded(outcome, target, settings, body, **session_args)
