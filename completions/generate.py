@@ -1,7 +1,7 @@
 """Write the shell completion scripts in this directory, generated from mcpprobe's click CLI.
 
     python completions/generate.py          # rewrite mcpprobe.bash, _mcpprobe, mcpprobe.fish
-    python completions/generate.py --check  # exit 1 when a script is out of date (tests/test_completions.py)
+    python completions/generate.py --check  # exit 1 when a script is out of date (tests/e2e/cli/test_completions.py)
 
 Each script hands the words typed so far back to `mcpprobe` itself (click's completion protocol,
 `_MCPPROBE_COMPLETE`), so subcommands, options, choices such as kinds and formats, and server names

@@ -34,7 +34,7 @@ PY = sys.executable
 EVERYTHING_VERSION = "2026.8.31"
 
 # In a pipe mcpprobe takes the width of a terminal behind it, even the controlling one: pin the width
-# so that tests read the same output in a terminal session as in CI. tests/test_widths.py unsets it.
+# so that tests read the same output in a terminal session as in CI. tests/unit/render/test_widths.py unsets it.
 os.environ["COLUMNS"] = "160"
 
 

@@ -8,7 +8,7 @@ string; bytes where a blob goes out decoded) and for stderr out. Renderers are p
 no file and no stream, and add no finding; the command prints what they return (files are written
 by the operations, mcpprobe.operations.saving). `OFFERED` says which formats each command offers: its
 --format choices; a renderer asked for a subject its format does not apply to raises
-`NotOffered`, which the choices make unreachable (tests/test_golden.py walks every pair).
+`NotOffered`, which the choices make unreachable (tests/unit/render/test_golden.py walks every pair).
 Standard library only at import time: `--help` loads this module for the --format choices.
 """
 

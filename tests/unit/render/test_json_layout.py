@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 from conftest import PY, ROOT, fixture_cmd, run_subprocess
-from test_terminal_safety import run_in_pty
+
+from tests.e2e.hostile.test_terminal_safety import run_in_pty
 
 PAGED = ["-e", "FIXTURE_TOOLS=250", "-e", "FIXTURE_PAGE_SIZE=100"]
 

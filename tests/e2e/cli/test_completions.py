@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_startup import _forbidden
+from tests.e2e.cli.test_startup import _forbidden
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURE, PY, ROOT
-from test_call import run_on_terminal
-from test_prestart import LAUNCH, _gone, _history, _mcpprobe
+
+from tests.e2e.invoke.test_call import run_on_terminal
+from tests.unit.wire.test_prestart import LAUNCH, _gone, _history, _mcpprobe
 
 pytestmark = pytest.mark.skipif(not (sys.platform.startswith("linux") and hasattr(os, "pidfd_open")),
                                 reason="the early start is Linux only")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from conftest import fixture_cmd, http_server, recorded, run_cli
-from test_call import PY, RUNNER, SDK, invoke, recording, run_on_terminal, sdk_cmd
 
 from mcpprobe.operations.arguments import expand, matches_template, template_variables
+from tests.e2e.invoke.test_call import PY, RUNNER, SDK, invoke, recording, run_on_terminal, sdk_cmd
 
 README = "Fixture readme.\nLine two, with a tab:\tend.\n"
 

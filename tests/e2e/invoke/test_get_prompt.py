@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import fixture_cmd, http_server, recorded, run_cli
-from test_call import PY, SDK, recording, sdk_cmd
+
+from tests.e2e.invoke.test_call import PY, SDK, recording, sdk_cmd
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_exporter import _server, _write, exporter, get
+from tests.e2e.exporter.test_exporter import _server, _write, exporter, get
 
 PROMETHEUS = shutil.which("prometheus")
 pytestmark = pytest.mark.skipif(
@@ -133,7 +133,7 @@ def test_prometheus_scrapes_probes_and_forgets_removed_targets(tmp_path: Path) -
         eventually(url, 'mcpprobe_exporter_probes_failed_total{target="broken"} > 0', lambda r: len(r) == 1)
 
         # Every query of the documented Grafana dashboard is accepted and finds series.
-        dashboard = json.loads((Path(__file__).parent.parent / "docs" / "grafana-dashboard.json").read_text())
+        dashboard = json.loads((Path(__file__).parents[3] / "docs" / "grafana-dashboard.json").read_text())
         for panel in dashboard["panels"]:
             for target in panel["targets"]:
                 expr = target["expr"].replace("$job", ".*").replace("$instance", ".*")
@@ -158,7 +158,7 @@ def test_documented_rules_and_scrape_configs_are_valid(tmp_path: Path) -> None:
     """docs/exporter.md's alerting rules and scrape configs, checked by Prometheus' own promtool."""
     import yaml
 
-    page = (Path(__file__).parent.parent / "docs" / "exporter.md").read_text(encoding="utf-8")
+    page = (Path(__file__).parents[3] / "docs" / "exporter.md").read_text(encoding="utf-8")
     blocks = [yaml.safe_load(b) for b in _yaml_blocks(page) if b.startswith(("groups:", "scrape_configs:"))]
     rules = next(b for b in blocks if isinstance(b, dict) and "groups" in b)
     (tmp_path / "rules.yml").write_text(json.dumps(rules))

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 PROTOCOL_VERSION = "2025-11-25"
 TIMEOUT = 20.0
 

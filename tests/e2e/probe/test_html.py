@@ -24,7 +24,7 @@ import pytest
 from tests import chromium
 from tests.conftest import FIXTURE, PY, fixture_cmd, run_cli
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[3]
 HOSTILE = ROOT / "tests" / "fixtures" / "hostile_server.py"
 PHONE = 390
 DESKTOP = 1280

@@ -13,7 +13,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from tests.conftest import FIXTURE, PY, fixture_cmd, run_cli
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[3]
 
 
 @pytest.fixture(scope="module")

@@ -67,7 +67,7 @@ def _gone(pid: int, seconds: float = 5.0) -> bool:
 @pytest.mark.parametrize("args", [
     # Valid JSON, so the early start cannot tell; `call` finds it is not an object after the imports.
     ["call", "echo", "--args", "[1]"],
-    # Values the early start can tell wrong start nothing: tests/test_prestart_commands.py.
+    # Values the early start can tell wrong start nothing: tests/e2e/cli/test_prestart_commands.py.
 ])
 def test_usage_error_ends_the_early_server(tmp_path, args):
     record = tmp_path / "state.json"

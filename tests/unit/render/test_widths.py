@@ -3,7 +3,7 @@ terminal behind it. Identifiers and words are never cut, no line ends in padding
 stderr is one line whatever the width.
 
 The golden files in tests/golden/ are rendered from fixed results built here; to rewrite them after
-an intended change: MCPPROBE_UPDATE_GOLDEN=1 python -m pytest tests/test_widths.py
+an intended change: MCPPROBE_UPDATE_GOLDEN=1 python -m pytest tests/unit/render/test_widths.py
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from mcpprobe.render.fleet import render_fleet
 from mcpprobe.wire.target import Settings, build_target
 from tests.conftest import run_cli
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[2] / "golden"
 WIDTHS = (60, 100, 160)
 
 TOOLS = [

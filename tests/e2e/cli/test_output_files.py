@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURE, PY, ROOT, http_server, run_cli
-from test_call import SDK, invoke
 
 from mcpprobe.safety.outfiles import WriteFailed, write_file
+from tests.e2e.invoke.test_call import SDK, invoke
 
 FULL = ["--", PY, str(FIXTURE), "full"]
 
@@ -187,7 +187,7 @@ def test_snapshot_to_a_directory_is_refused_before_starting(tmp_path: Path) -> N
 def test_report_files_hold_the_same_run_in_other_formats(tmp_path):
     """One run, stdout in --json, and the same reports written to files in every other format,
     secrets masked there as on stdout."""
-    from test_secrets import HOSTILE, LONG_SECRET
+    from tests.e2e.hostile.test_secrets import HOSTILE, LONG_SECRET
 
     files = {fmt: tmp_path / f"report.{fmt}" for fmt in ("json", "junit", "openmetrics", "html", "human")}
     reports = [arg for fmt, path in files.items() for arg in ("--report", f"{fmt}={path}")]

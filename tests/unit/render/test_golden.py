@@ -3,7 +3,7 @@
 Each format's output for the same two runs (one healthy server; a fleet with one server that
 answered with problems and one that could not be reached) is compared with a file in
 tests/golden/. After an intended change of output, rewrite the files with
-`MCPPROBE_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py` and review the diff.
+`MCPPROBE_UPDATE_GOLDEN=1 python -m pytest tests/unit/render/test_golden.py` and review the diff.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from mcpprobe.render.watch import EventLines
 from mcpprobe.watch import WatchResult
 from mcpprobe.wire.target import Settings, StdioTarget
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[2] / "golden"
 NOW = 1_790_000_000.0  # the run's clock, fixed
 TOOLS = [
     {"name": "add", "description": "Add two integers.",

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import FIXTURE, PY, run_subprocess
-from tests.test_terminal_safety import run_in_pty
+from tests.e2e.hostile.test_terminal_safety import run_in_pty
 
 HIDE_CURSOR = "\x1b[?25l"
 

@@ -24,7 +24,7 @@ from mcpprobe.cli.main import cli
 from mcpprobe.exitcodes import PRECEDENCE, ExitCode
 from mcpprobe.findings import CODES
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[3]
 DOCS = ROOT / "docs"
 FIXTURE = "tests/fixtures/fixture_server.py"
 SCENARIOS = ("full", "method-not-found", "crash-on-start", "modern")

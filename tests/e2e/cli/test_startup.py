@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 FORBIDDEN = ("mcp", "mcp_types", "httpx2", "pydantic", "pydantic_core")
 COMPLETION = {"_MCPPROBE_COMPLETE": "bash_complete", "COMP_WORDS": "mcpprobe pr", "COMP_CWORD": "1"}
 

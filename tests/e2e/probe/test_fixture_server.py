@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-FIXTURE = Path(__file__).parent / "fixtures" / "fixture_server.py"
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "fixture_server.py"
 TIMEOUT = 2.0
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
