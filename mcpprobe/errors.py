@@ -115,3 +115,13 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 RESOURCE_NOT_FOUND_LEGACY = -32002
+
+
+REPORT_HINT = ("a bug in mcpprobe, not a problem with the server: please report it with the command line, "
+               "`mcpprobe --version` and the stack that `mcpprobe --traceback ...` shows")
+
+
+def bug_message(exc: BaseException) -> str:
+    """The one line for a bug: what it was, then what to do about it."""
+    text = str(exc)
+    return f"internal error: {type(exc).__name__}{': ' + text if text else ''}"

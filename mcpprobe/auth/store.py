@@ -2,7 +2,7 @@
 
 Where (`token_dir`):
 
-`tokens/` in mcpprobe's own directory (`mcpprobe.fleet.config.user_config_dir`): `$MCPPROBE_CONFIG_DIR`
+`tokens/` in mcpprobe's own directory (`mcpprobe.paths.user_config_dir`): `$MCPPROBE_CONFIG_DIR`
 when set; else `$XDG_CONFIG_HOME/mcpprobe` on every system when set; else `~/.config/mcpprobe`
 (Linux and other Unixes), `~/Library/Application Support/mcpprobe` (macOS), `%APPDATA%\\mcpprobe`.
 
@@ -33,7 +33,7 @@ EXPIRY_MARGIN = 30.0  # seconds: a token this close to expiry counts as expired
 
 def config_dir() -> Path:
     """mcpprobe's own directory, the same one its config.yaml is read from."""
-    from mcpprobe.fleet.config import user_config_dir
+    from mcpprobe.paths import user_config_dir
 
     return user_config_dir()
 

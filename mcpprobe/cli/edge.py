@@ -18,13 +18,12 @@ from typing import Any
 
 import click
 
+from mcpprobe.errors import REPORT_HINT, bug_message
 from mcpprobe.testhooks import crash_point
 
 TRACEBACK = "mcpprobe.traceback"
 # The context settings of every command: -h as well as --help, and help text up to 100 columns wide.
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-REPORT_HINT = ("a bug in mcpprobe, not a problem with the server: please report it with the command line, "
-               "`mcpprobe --version` and the stack that `mcpprobe --traceback ...` shows")
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -34,12 +33,6 @@ def _leaf(exc: BaseException) -> BaseException:
         inner = [e for e in exc.exceptions if type(e).__name__ != "Cancelled"]
         exc = (inner or list(exc.exceptions))[0]
     return exc
-
-
-def bug_message(exc: BaseException) -> str:
-    """The one line for a bug: what it was, then what to do about it."""
-    text = str(exc)
-    return f"internal error: {type(exc).__name__}{': ' + text if text else ''}"
 
 
 class EdgeCommand(click.Command):

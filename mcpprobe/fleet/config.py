@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpprobe.errors import UsageProblem
+from mcpprobe.paths import app_dir, home_dir, user_config_dir
 from mcpprobe.safety.sanitize import visible
 
 VARIABLE = re.compile(r"\$\{([^}]*)\}")
@@ -118,39 +119,13 @@ class Discovery:
 # ----- where configs live -----
 
 
-def user_config_dir(env: Mapping[str, str] | None = None, platform: str | None = None) -> Path:
-    """mcpprobe's own directory, the one place for its config.yaml and its stored tokens:
-    $MCPPROBE_CONFIG_DIR when set; else $XDG_CONFIG_HOME/mcpprobe on every system when set; else
-    ~/.config/mcpprobe (Linux), ~/Library/Application Support/mcpprobe (macOS), %APPDATA%\\mcpprobe."""
-    env = os.environ if env is None else env
-    platform = platform or sys.platform
-    if env.get("MCPPROBE_CONFIG_DIR"):
-        return Path(env["MCPPROBE_CONFIG_DIR"]).expanduser()
-    if env.get("XDG_CONFIG_HOME"):
-        return Path(env["XDG_CONFIG_HOME"]) / "mcpprobe"
-    return _app_dir(env, platform) / "mcpprobe"
-
-
-def _home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or env.get("USERPROFILE") or Path.home())
-
-
-def _app_dir(env: Mapping[str, str], platform: str) -> Path:
-    """Where desktop applications keep their settings on this system."""
-    if platform == "darwin":
-        return _home(env) / "Library" / "Application Support"
-    if platform.startswith("win"):
-        return Path(env.get("APPDATA") or _home(env) / "AppData" / "Roaming")
-    return Path(env.get("XDG_CONFIG_HOME") or _home(env) / ".config")
-
-
 def search_path(cwd: Path | None = None, env: Mapping[str, str] | None = None,
                 platform: str | None = None) -> list[Path]:
     """The files read when no --config is given, first found wins for a name (docs/config.md)."""
     env = os.environ if env is None else env
     platform = platform or sys.platform
     cwd = cwd or Path.cwd()
-    home, apps = _home(env), _app_dir(env, platform)
+    home, apps = home_dir(env), app_dir(env, platform)
     return [
         cwd / "mcpprobe.yaml",
         user_config_dir(env, platform) / "config.yaml",
@@ -411,7 +386,7 @@ class _Expander:
             folder = Path(self.entry.source).resolve().parent
             return str(folder.parent if folder.name in (".vscode", ".cursor") else folder)
         if expr == "userHome":
-            return str(_home(self.env))
+            return str(home_dir(self.env))
         name, default = expr, None
         if name.startswith("env:"):
             name = name[len("env:"):]

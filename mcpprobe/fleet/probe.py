@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcpprobe.cli.edge import REPORT_HINT, bug_message
-from mcpprobe.errors import InternalError, Interrupted, ProbeError
+from mcpprobe.errors import REPORT_HINT, InternalError, Interrupted, ProbeError, bug_message
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.operations.probe import Outcome
 from mcpprobe.wire.target import Settings, Target

@@ -16,8 +16,8 @@ from mcpprobe.fleet.config import (
     load_file,
     resolve,
     search_path,
-    user_config_dir,
 )
+from mcpprobe.paths import user_config_dir
 from tests.conftest import FIXTURE, PY, fixture_http, run_cli
 
 
