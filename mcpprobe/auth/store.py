@@ -161,7 +161,7 @@ class TokenStore:
         with contextlib.suppress(OSError):
             os.chmod(self.directory, 0o700)
         path = self.path_for(record.server_url)
-        write_file(path, json.dumps(record.to_json(), indent=2).encode("utf-8"), private=True)
+        write_file(path, json.dumps(record.to_json(), indent=2).encode("utf-8"), private=True, follow_links=False)
         record.path = path
         return path
 

@@ -124,12 +124,14 @@ def _write_reports(reports: list[Report], files: tuple[tuple[Format, str], ...],
 
 
 def _per_server_path(template: str | None, option: str, name: str, many: bool) -> str | None:
+    from mcpprobe.safety.outfiles import server_path
+
     if not template:
         return None
     if many and "{server}" not in template:
         raise click.UsageError(f"{option} with several servers needs '{{server}}' in the path, "
                                f"for example {option} 'snapshots/{{server}}.json'")
-    return template.replace("{server}", name or "server")
+    return server_path(template, name)
 
 
 def _ci_inputs(fleet: FleetInvocation, expect_file: str | None, save_snapshot: str | None,
@@ -145,6 +147,7 @@ def _ci_inputs(fleet: FleetInvocation, expect_file: str | None, save_snapshot: s
         expectations = expect.load(expect_file)
     for member in fleet.members:
         member.snapshot_path = _per_server_path(save_snapshot, "--save-snapshot", member.name, fleet.many)
+        member.snapshot_path_made = save_snapshot is not None and "{server}" in save_snapshot
         if member.snapshot_path and Path(member.snapshot_path).is_dir():
             raise UsageProblem(f"--save-snapshot {member.snapshot_path}: is a directory; name a file in it")
         path = _per_server_path(baseline, "--baseline", member.name, fleet.many)

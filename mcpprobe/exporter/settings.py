@@ -234,7 +234,7 @@ def _read_mapping(path: str | Path, what: str) -> dict[str, Any]:
     from mcpprobe.safety import userinput
     text = userinput.read_text(str(path), what, error=ExporterConfigError)
     try:
-        data = userinput.loads(text, what, error=ExporterConfigError, parse=yaml.safe_load) or {}
+        data = userinput.load_yaml(text, what, error=ExporterConfigError) or {}
     except yaml.YAMLError as exc:
         raise ExporterConfigError(f"{what}: invalid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):

@@ -250,8 +250,9 @@ def _parse(path: Path, text: str) -> Any:
         raise ConfigError(f"{path}:{json_error.lineno}: invalid JSON: {json_error.msg}") from None
     import yaml
 
+    from mcpprobe.safety import userinput
     try:
-        return yaml.safe_load(text)
+        return userinput.load_yaml(text, str(path), error=ConfigError)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

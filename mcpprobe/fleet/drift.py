@@ -50,11 +50,12 @@ def snapshot(outcome: Any) -> dict[str, Any]:
     }
 
 
-def write(path: str, data: dict[str, Any]) -> None:
+def write(path: str, data: dict[str, Any], *, follow_links: bool = True) -> None:
     """Write a snapshot atomically: a failed write keeps the previous snapshot (outfiles.WriteFailed)."""
     from mcpprobe.safety.outfiles import write_file
 
-    write_file(path, (json_dumps(data, indent=2, ensure_ascii=True, sort_keys=False) + "\n").encode("utf-8"))
+    write_file(path, (json_dumps(data, indent=2, ensure_ascii=True, sort_keys=False) + "\n").encode("utf-8"),
+               follow_links=follow_links)
 
 
 def load(path: str) -> dict[str, Any]:

@@ -70,6 +70,8 @@ def load(path: str) -> Expectations:
     text = userinput.read_text(path, f"--expect {path}", error=ExpectationError)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if root is not None:
+            userinput.check_yaml_node(root, f"--expect {path}", error=ExpectationError)
         return _Reader(path).read(root)
     except RecursionError:
         raise userinput.too_deep(f"--expect {path}", ExpectationError) from None

@@ -39,6 +39,7 @@ class Member:
     baseline_missing: str | None = None  # the --baseline file of a fleet member that does not exist
     baseline_setting: str = "--baseline"  # where that path came from, as the warning names it
     snapshot_path: str | None = None
+    snapshot_path_made: bool = False  # built from a {server} template: never followed through a link
     skipped: str | None = None  # why it is not probed at all (an entry marked "disabled": true)
 
     @property
@@ -203,6 +204,6 @@ def _drift_and_snapshot(member: Member, outcome: Outcome, report: Report, say: S
             from mcpprobe.safety.outfiles import WriteFailed
 
             try:
-                drift_module.write(member.snapshot_path, current)
+                drift_module.write(member.snapshot_path, current, follow_links=not member.snapshot_path_made)
             except WriteFailed as exc:
                 report.snapshot_error = exc.message

@@ -7,17 +7,22 @@ failure part-way (a full disk, a killed process, a power cut) leaves the previou
 snapshot kept as a CI baseline is never replaced by half of one. A private file (a stored token) is
 created with mode 0600 and keeps it, whatever the umask or the previous file's mode: it is never
 readable by others, not even for a moment.
-Special files (`/dev/stdout`, a FIFO) cannot be replaced, and are written directly. Every failure is
-a `WriteFailed` with one line that names the path; the caller still shows the result.
+Special files (`/dev/stdout`, a FIFO) cannot be replaced, and are written directly; a FIFO that
+nobody reads is a failure at once, not a wait that no signal ends. A name mcpprobe made (a stored
+token, a `{server}` file name that came from a config) is never followed through a symbolic link,
+and a server's name becomes one path component, never a path (`server_path`). Every failure is a
+`WriteFailed` with one line that names the path; the caller still shows the result.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
 from pathlib import Path
+from urllib.parse import quote
 
 
 class WriteFailed(Exception):
@@ -54,11 +59,31 @@ def ensure_directory(directory: str | os.PathLike[str]) -> Path:
     return path
 
 
-def write_file(path: str | os.PathLike[str], data: bytes, *, private: bool = False) -> None:
+def path_component(name: str) -> str:
+    """`name` (a server's, from a config anyone may have written) as one file name: every character
+    but letters, digits, `_`, `-`, `.` and `~` percent-encoded (`/` too, and `%` itself, so two names
+    never meet), a leading dot as well (`..`, `.hidden`). Empty is `server`."""
+    encoded = quote(name, safe="~")
+    if encoded.startswith("."):
+        encoded = "%2E" + encoded[1:]
+    return encoded or "server"
+
+
+def server_path(template: str, name: str | None) -> str:
+    """`template` with each `{server}` replaced by `name` as one path component (docs/ci.md)."""
+    return template.replace("{server}", path_component(name or "server"))
+
+
+def write_file(path: str | os.PathLike[str], data: bytes, *, private: bool = False,
+               follow_links: bool = True) -> None:
     """Write `data` to `path` atomically (see the module's docstring). Missing parent directories
-    are created. A symbolic link stays a link: the file it points to is replaced. A replaced file
-    keeps its permissions; a private one is the user's alone (0600)."""
+    are created. A symbolic link the user named stays a link: the file it points to is replaced;
+    with `follow_links=False` (a name mcpprobe made) a link there is refused. A replaced file keeps
+    its permissions; a private one is the user's alone (0600)."""
     shown = os.fspath(path)
+    if not follow_links and os.path.islink(path):
+        raise WriteFailed(f"cannot write {shown}: it is a symbolic link, and this name was not given by you: "
+                          "not followed")
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     if target.is_dir():
         raise WriteFailed(f"cannot write {shown}: it is a directory")
@@ -116,8 +141,18 @@ def _sync_directory(directory: Path) -> None:
 
 
 def _write_special(target: Path, shown: str, data: bytes) -> None:
+    """A device or FIFO, written in place. Opened without blocking: a FIFO with no reader would
+    otherwise hold the open until one comes (ENXIO says there is none); once open, the writes block
+    as usual, and a signal still interrupts them."""
     try:
-        with open(target, "wb") as handle:
+        fd = os.open(target, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise WriteFailed(f"cannot write {shown}: it is a FIFO that nobody is reading") from None
+        raise WriteFailed(f"cannot write {shown}: {_why(exc)}") from None
+    try:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "wb") as handle:
             handle.write(data)
     except OSError as exc:
         raise WriteFailed(f"cannot write {shown}: {_why(exc)}") from None

@@ -19,6 +19,11 @@ from mcpprobe.errors import UsageProblem
 # catalog, comes near it, and everything below (schema validation, comparing snapshots,
 # encoding the request) may recurse once per level.
 MAX_DEPTH = 200
+# YAML's aliases let a few hundred bytes stand for billions of values ("billion laughs"): PyYAML
+# shares the aliased objects, so memory stays small, but everything that walks the result (the
+# depth check, `${...}` expansion, comparing snapshots) walks it expanded. A file is refused when its
+# expanded tree has more nodes than this: a 2,000-server fleet written out by hand has ~40,000.
+MAX_YAML_NODES = 200_000
 
 
 def read_text(path: str, what: str, *, error: type[UsageProblem] = UsageProblem, encoding: str = "utf-8") -> str:
@@ -49,6 +54,62 @@ def loads(text: str, what: str, *, error: type[UsageProblem] = UsageProblem,
         raise too_deep(what, error) from None
     check_depth(value, what, error=error)
     return value
+
+
+def load_yaml(text: str, what: str, *, error: type[UsageProblem] = UsageProblem) -> Any:
+    """YAML from the user, within MAX_DEPTH and MAX_YAML_NODES counted with every alias expanded
+    (measured on the composed nodes, once per node, before anything is built). yaml.YAMLError is
+    left to the caller to word, with its line."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        check_yaml_node(node, what, error=error)
+        return loader.construct_document(node)
+    except RecursionError:
+        raise too_deep(what, error) from None
+    finally:
+        loader.dispose()
+
+
+def check_yaml_node(root: Any, what: str, *, error: type[UsageProblem] = UsageProblem) -> None:
+    """Refuse a composed YAML document that is recursive (`&a [*a]`), deeper than MAX_DEPTH or
+    larger than MAX_YAML_NODES once its aliases are expanded. Each node is measured once
+    (an alias is the same node object), so an alias bomb costs what its text costs."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        children = _yaml_children(node)
+        if children_done:
+            open_nodes.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in children)
+            depth[key] = 1 + max((depth[id(c)] for c in children), default=0)
+            if depth[key] > MAX_DEPTH:
+                raise too_deep(what, error)
+            if size[key] > MAX_YAML_NODES:
+                raise error(f"{what}: more than {MAX_YAML_NODES:,} values once its YAML aliases are expanded")
+            continue
+        if key in size:
+            continue
+        if key in open_nodes:
+            raise error(f"{what}: a YAML alias refers to a value that contains it")
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in size)
+
+
+def _yaml_children(node: Any) -> list[Any]:
+    value = getattr(node, "value", None)
+    if not isinstance(value, list):
+        return []  # a scalar
+    return [part for item in value for part in (item if isinstance(item, tuple) else (item,))]
 
 
 def too_deep(what: str, error: type[UsageProblem] = UsageProblem) -> UsageProblem:
