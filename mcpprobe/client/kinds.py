@@ -23,6 +23,10 @@ class Kind:
     identity: str  # the field that names one item: "uriTemplate"
     notifier: str  # whose notifications/<notifier>/list_changed makes it stale (templates: resources)
     singular: str  # "template", for messages
+    # An optional part of its capability: no revision of the specification obliges a server that
+    # declares the capability to answer `list_method`, so -32601 there means "none of this kind",
+    # not a contradiction (docs/findings.md, "Which methods a capability obliges").
+    optional: bool = False
 
 
 # The catalog: what the server offers. `probe`, `watch` and drift know only these.
@@ -30,7 +34,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("tools", "tools/list", "tools", "tools", "name", "tools", "tool"),
     Kind("resources", "resources/list", "resources", "resources", "uri", "resources", "resource"),
     Kind("templates", "resources/templates/list", "resources", "resourceTemplates", "uriTemplate", "resources",
-         "template"),
+         "template", optional=True),
     Kind("prompts", "prompts/list", "prompts", "prompts", "name", "prompts", "prompt"),
 )}
 # What `list` accepts: the catalog, and the tasks of 2025-11-25 (`tasks.list`). Tasks are the

@@ -135,6 +135,8 @@ def _kind_cell(listing: Any, negotiated: bool) -> tuple[str, str]:
         return "not reached", "muted"
     if listing.state == "not-declared":
         return "not declared", "muted"
+    if listing.state == "not-implemented":
+        return "not implemented (optional)", "muted"
     if listing.list_completed:
         return f"{len(listing.items)} complete", ""
     if listing.state == "incomplete":
@@ -299,7 +301,8 @@ def _kinds(outcome: Any) -> list[str]:
             continue
         bad = listing.state in ("incomplete", "method-not-found", "failed")
         css = "bad" if bad else "ok" if listing.list_completed else "muted"
-        state = "not declared; nothing sent" if listing.state == "not-declared" else listing.state
+        state = {"not-declared": "not declared; nothing sent",
+                 "not-implemented": "not implemented (answered -32601; optional)"}.get(listing.state, listing.state)
         mark = '<span aria-hidden="true">✖</span> ' if bad else ""
         declared = listing.state != "not-declared"
         out.append(f'<tr><th scope="row" data-label="kind">{KIND_TITLES[kind]}</th>'

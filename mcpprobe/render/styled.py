@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.capabilities import sub_capabilities
+from mcpprobe.client.kinds import LIST_KINDS
 from mcpprobe.client.versions import sdk_version
 from mcpprobe.render.cells import safe
 from mcpprobe.safety import redact
@@ -27,8 +28,10 @@ Styled = tuple[str, list[Part]]  # the base style (under every part), the parts
 
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resource templates", "prompts": "Prompts",
                "tasks": "Tasks"}
-STATE_STYLE = {"complete": "green", "not-declared": "dim", "incomplete": "bold red",
+STATE_STYLE = {"complete": "green", "not-declared": "dim", "not-implemented": "dim", "incomplete": "bold red",
                "method-not-found": "bold red", "failed": "bold red"}
+# A kind the server has none of, as it said with -32601 for an optional part of its capability.
+NOT_IMPLEMENTED = "not implemented (answered -32601; an optional part of '{capability}', not an error)"
 
 
 def plain(styled: Styled) -> str:
@@ -98,6 +101,9 @@ def listing_header(listing: Listing) -> Styled:
             parts.append(("  not declared; sent with --force and answered -32601 (method not found)", style))
         else:
             parts.append(("  not declared; nothing sent", style))
+        return "bold", parts
+    if listing.state == "not-implemented":
+        parts.append(("  " + NOT_IMPLEMENTED.format(capability=LIST_KINDS[listing.kind].capability), style))
         return "bold", parts
     if listing.state in ("method-not-found", "failed"):
         parts.append((f"  {listing.state}; no items read", style))
