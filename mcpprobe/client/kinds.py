@@ -43,6 +43,22 @@ LIST_KINDS: dict[str, Kind] = {
     **KINDS, "tasks": Kind("tasks", "tasks/list", "tasks.list", "tasks", "taskId", "tasks", "task")}
 
 
+def tool_title(tool: Any) -> Any:
+    """A tool's title for display: `title`, else `annotations.title` (2025-03-26 tools have only that),
+    else whatever `title` holds (None for most). The specification's display-name order ends with
+    `name` (schema.ts, BaseMetadata.title: "If not provided, the name should be used for display
+    (except for Tool, where `annotations.title` should be given precedence over using `name`, if
+    present)"); where the name has a place of its own it is shown there, not again."""
+    if not isinstance(tool, dict):
+        return None
+    title = tool.get("title")
+    if isinstance(title, str) and title:
+        return title
+    annotations = tool.get("annotations")
+    fallback = annotations.get("title") if isinstance(annotations, dict) else None
+    return fallback if isinstance(fallback, str) and fallback else title
+
+
 def identity(kind: str, item: Any) -> str | None:
     """The item's identity (`name`, `uri`, ...), or None when it has none that is a string."""
     value = item.get(LIST_KINDS[kind].identity) if isinstance(item, dict) else None

@@ -20,6 +20,7 @@ from html import escape
 from typing import Any
 
 from mcpprobe.client.catalog import KINDS
+from mcpprobe.client.kinds import tool_title
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import Severity
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
@@ -393,7 +394,8 @@ def _catalog(page: _Page, outcome: Any) -> list[str]:
         for item in listing.items[:CATALOG_LIMIT]:
             if not isinstance(item, dict):
                 continue
-            description = item.get("description") or item.get("title") or ""
+            title = tool_title(item) if kind == "tools" else item.get("title")
+            description = item.get("description") or title or ""
             note = f' <span class="muted">{page.text(description, 160)}</span>' if description else ""
             out.append(f"<li><code>{page.text(item.get(key), 200)}</code>{note}</li>")
         if len(listing.items) > CATALOG_LIMIT:
