@@ -1,7 +1,8 @@
 """List one kind to the end: pagination, per-item validation, and an exact completeness state.
 
 "Declared, complete, zero items" is healthy. Everything else is a distinct state with a finding:
-not declared (nothing sent), Method not found, failed on the first page, incomplete after some
+not declared (nothing sent), not implemented (-32601 for an optional part of a declared capability:
+none of that kind, not an error), Method not found, failed on the first page, incomplete after some
 pages. Items already read are never thrown away.
 """
 
@@ -182,6 +183,12 @@ class Listing:
     @property
     def list_completed(self) -> bool:
         return self.state == "complete"
+
+    @property
+    def whole(self) -> bool:
+        """Whether every item the server offers is known: the list is complete, or the server said
+        it has none of this optional kind (-32601, `not-implemented`)."""
+        return self.state in ("complete", "not-implemented")
 
     @property
     def ms(self) -> float:
@@ -414,6 +421,18 @@ def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str, ms
         listing.findings.append(Finding(
             "not-declared", f"'{LIST_KINDS[kind].capability}' is not declared and {method} was answered with -32601, "
             "as the spec requires: consistent", kind=kind))
+        return
+    if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1 and LIST_KINDS[kind].optional:
+        # JSON-RPC's answer for a method the server does not implement, to one its capability does
+        # not oblige it to implement: the server has none of this kind. Not an error.
+        listing.state = "not-implemented"
+        listing.error = None
+        listing.findings.append(Finding(
+            "not-implemented",
+            f"the server declared '{LIST_KINDS[kind].capability}' and answered {method} with -32601 Method not found"
+            f" ({exc.rpc_message}): it offers no {LIST_KINDS[kind].singular}s. Listing them is an optional part of"
+            f" '{LIST_KINDS[kind].capability}' in every protocol revision, so this is not an error and leaves the"
+            " exit code unchanged", kind=kind, detail=exc.detail))
         return
     if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1:
         listing.state = "method-not-found"

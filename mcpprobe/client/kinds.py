@@ -23,6 +23,10 @@ class Kind:
     identity: str  # the field that names one item: "uriTemplate"
     notifier: str  # whose notifications/<notifier>/list_changed makes it stale (templates: resources)
     singular: str  # "template", for messages
+    # An optional part of its capability: no revision of the specification obliges a server that
+    # declares the capability to answer `list_method`, so -32601 there means "none of this kind",
+    # not a contradiction (docs/findings.md, "Which methods a capability obliges").
+    optional: bool = False
 
 
 # The catalog: what the server offers. `probe`, `watch` and drift know only these.
@@ -30,13 +34,29 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("tools", "tools/list", "tools", "tools", "name", "tools", "tool"),
     Kind("resources", "resources/list", "resources", "resources", "uri", "resources", "resource"),
     Kind("templates", "resources/templates/list", "resources", "resourceTemplates", "uriTemplate", "resources",
-         "template"),
+         "template", optional=True),
     Kind("prompts", "prompts/list", "prompts", "prompts", "name", "prompts", "prompt"),
 )}
 # What `list` accepts: the catalog, and the tasks of 2025-11-25 (`tasks.list`). Tasks are the
 # server's running state, not its offer.
 LIST_KINDS: dict[str, Kind] = {
     **KINDS, "tasks": Kind("tasks", "tasks/list", "tasks.list", "tasks", "taskId", "tasks", "task")}
+
+
+def tool_title(tool: Any) -> Any:
+    """A tool's title for display: `title`, else `annotations.title` (2025-03-26 tools have only that),
+    else whatever `title` holds (None for most). The specification's display-name order ends with
+    `name` (schema.ts, BaseMetadata.title: "If not provided, the name should be used for display
+    (except for Tool, where `annotations.title` should be given precedence over using `name`, if
+    present)"); where the name has a place of its own it is shown there, not again."""
+    if not isinstance(tool, dict):
+        return None
+    title = tool.get("title")
+    if isinstance(title, str) and title:
+        return title
+    annotations = tool.get("annotations")
+    fallback = annotations.get("title") if isinstance(annotations, dict) else None
+    return fallback if isinstance(fallback, str) and fallback else title
 
 
 def identity(kind: str, item: Any) -> str | None:

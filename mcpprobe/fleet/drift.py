@@ -37,7 +37,8 @@ def snapshot(outcome: Any) -> dict[str, Any]:
     snap = outcome.snapshot
     kinds: dict[str, Any] = {}
     for kind, listing in outcome.listings.items():
-        kinds[kind] = {"declared": listing.declared, "complete": listing.list_completed,
+        # A kind the server said it has none of (-32601 for an optional part) is known whole: empty.
+        kinds[kind] = {"declared": listing.declared, "complete": listing.whole,
                        "items": list(listing.items)}
     return {
         "mcpprobeSnapshot": SNAPSHOT_FORMAT,

@@ -276,7 +276,7 @@ def _item(expected: ItemExpectation, listing: Any, index: dict[Any, dict[str, An
         return Check(name, False, f"{what} is missing: the server did not declare {kind}", kind)
     found = index.get(expected.ident)
     if found is None:
-        why = "" if listing.list_completed else f" (the list is {listing.state}, so it may be on a page not read)"
+        why = "" if listing.whole else f" (the list is {listing.state}, so it may be on a page not read)"
         return Check(name, False, f"{what} is missing{why}", kind)
     accepted, required = _arguments(expected.kind, found)
     problems = [f"does not accept argument {a!r}" for a in (*expected.arguments, *expected.required)

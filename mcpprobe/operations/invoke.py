@@ -258,7 +258,7 @@ def _not_in_catalog(session: Session, listing: Listing, what: str, value: str, n
                     method: str, where: str = "") -> Finding:
     """Refuse (unless --force): `value` is not in the list. Says how complete the list was."""
     close = argmod.suggestions(value, names)
-    state = "" if listing.state == "complete" else f" (the list is {listing.state}, so it may be elsewhere)"
+    state = "" if listing.whole else f" (the list is {listing.state}, so it may be elsewhere)"
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     where = where or listing.kind
     message = f"{what} {value!r} is not among the server's {len(listing.items)} {where}{state}{hint}"
@@ -585,7 +585,7 @@ async def _resolve_uri(session: Session, outcome: InvokeOutcome, uri: str) -> No
             outcome.item_kind = "templates"
             return
     names = [r.get("uri", "") for r in resources.items] + [t.get("uriTemplate", "") for t in templates.items]
-    state = "complete" if resources.state == templates.state == "complete" else "incomplete"
+    state = "complete" if resources.whole and templates.whole else "incomplete"
     combined = Listing("resources", resources.declared, state=state, items=resources.items + templates.items)
     outcome.findings.append(_not_in_catalog(
         session, combined, "resource", uri, names, "resources/read", where="resources and templates"))

@@ -18,6 +18,7 @@ from itertools import chain, islice, repeat
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
+from mcpprobe.client.kinds import tool_title
 from mcpprobe.safety import redact
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 
@@ -66,14 +67,16 @@ class Field:
 
 class TextField(Field):
     """One text field of each item: `safe(item.get(key) or "", limit)` (without `or ""`:
-    `blank=False`, so a missing name shows as null rather than vanishing)."""
+    `blank=False`, so a missing name shows as null rather than vanishing). `get`: how the value is
+    read from an item, when it is not simply `item.get(key)`."""
 
     __slots__ = ("key", "limit", "blank", "_get")
 
-    def __init__(self, header: str, key: str, limit: int, *, blank: bool = True, identifier: bool = False) -> None:
+    def __init__(self, header: str, key: str, limit: int, *, blank: bool = True, identifier: bool = False,
+                 get: Callable[[Item], Any] | None = None) -> None:
         super().__init__(header, identifier=identifier)
         self.key, self.limit, self.blank = key, limit, blank
-        self._get = methodcaller("get", key)
+        self._get = get or methodcaller("get", key)
 
     def page(self, items: list[Item]) -> list[str]:
         values = list(map(self._get, items))
@@ -138,7 +141,7 @@ def _hints(values: list[Any]) -> list[Any]:
 
 COLUMNS: dict[str, list[Field]] = {
     "tools": [TextField("name", "name", 60, blank=False, identifier=True),
-              TextField("title", "title", 40),
+              TextField("title", "title", 40, get=tool_title),  # title, else annotations.title
               NamesField("required args", "inputSchema", _required),
               NamesField("annotations", "annotations", _hints),
               TextField("description", "description", 80)],

@@ -19,7 +19,7 @@ from mcpprobe.render.human import collapsed, finding_block, safe
 def _count(listing: Any) -> Text:
     if listing is None:
         return Text("?", style="dim")
-    if listing.state == "not-declared":
+    if listing.state in ("not-declared", "not-implemented"):  # none offered: not declared, or an optional part
         return Text("-", style="dim")
     if listing.list_completed:
         return Text(str(len(listing.items)))

@@ -20,6 +20,7 @@ from html import escape
 from typing import Any
 
 from mcpprobe.client.catalog import KINDS
+from mcpprobe.client.kinds import tool_title
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import Severity
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
@@ -135,6 +136,8 @@ def _kind_cell(listing: Any, negotiated: bool) -> tuple[str, str]:
         return "not reached", "muted"
     if listing.state == "not-declared":
         return "not declared", "muted"
+    if listing.state == "not-implemented":
+        return "not implemented (optional)", "muted"
     if listing.list_completed:
         return f"{len(listing.items)} complete", ""
     if listing.state == "incomplete":
@@ -299,7 +302,8 @@ def _kinds(outcome: Any) -> list[str]:
             continue
         bad = listing.state in ("incomplete", "method-not-found", "failed")
         css = "bad" if bad else "ok" if listing.list_completed else "muted"
-        state = "not declared; nothing sent" if listing.state == "not-declared" else listing.state
+        state = {"not-declared": "not declared; nothing sent",
+                 "not-implemented": "not implemented (answered -32601; optional)"}.get(listing.state, listing.state)
         mark = '<span aria-hidden="true">✖</span> ' if bad else ""
         declared = listing.state != "not-declared"
         out.append(f'<tr><th scope="row" data-label="kind">{KIND_TITLES[kind]}</th>'
@@ -390,7 +394,8 @@ def _catalog(page: _Page, outcome: Any) -> list[str]:
         for item in listing.items[:CATALOG_LIMIT]:
             if not isinstance(item, dict):
                 continue
-            description = item.get("description") or item.get("title") or ""
+            title = tool_title(item) if kind == "tools" else item.get("title")
+            description = item.get("description") or title or ""
             note = f' <span class="muted">{page.text(description, 160)}</span>' if description else ""
             out.append(f"<li><code>{page.text(item.get(key), 200)}</code>{note}</li>")
         if len(listing.items) > CATALOG_LIMIT:

@@ -22,7 +22,8 @@ FAMILIES = (
     ("mcpprobe_probe_duration_seconds", "wall time of the whole probe of this server"),
     ("mcpprobe_phase_duration_seconds", "time spent in each phase: connect, discover, initialize, list KIND"),
     ("mcpprobe_items", "valid items listed, per kind (declared kinds only)"),
-    ("mcpprobe_list_complete", "1 when the kind was listed to the end, else 0 (declared kinds only)"),
+    ("mcpprobe_list_complete", "1 when the kind was listed to the end, or the server answered -32601 for an "
+                               "optional kind (none of it), else 0 (declared kinds only)"),
     ("mcpprobe_kind_declared", "1 when the server declared the capability the kind needs, else 0"),
     ("mcpprobe_list_pages", "pages fetched per kind (declared kinds only)"),
     ("mcpprobe_findings", "findings per severity"),
@@ -101,7 +102,7 @@ def _samples(name: str, report: Any, now: float) -> list[tuple[dict[str, str], f
             if listing is None or not listing.declared:
                 continue
             value = {"mcpprobe_items": len(listing.items), "mcpprobe_list_pages": len(listing.pages)}.get(
-                name, int(listing.list_completed))
+                name, int(listing.whole))  # whole: no alert for templates a server has none of
             out.append(({**server, "kind": kind}, value))
         return out
     if name == "mcpprobe_findings":

@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.capabilities import sub_capabilities
+from mcpprobe.client.kinds import LIST_KINDS
 from mcpprobe.client.versions import sdk_version
 from mcpprobe.render.cells import safe
 from mcpprobe.safety import redact
-from mcpprobe.safety.sanitize import truncate, visible
+from mcpprobe.safety.sanitize import cut_at, visible
 
 if TYPE_CHECKING:
     from mcpprobe.client.catalog import Listing
@@ -27,8 +28,10 @@ Styled = tuple[str, list[Part]]  # the base style (under every part), the parts
 
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Resource templates", "prompts": "Prompts",
                "tasks": "Tasks"}
-STATE_STYLE = {"complete": "green", "not-declared": "dim", "incomplete": "bold red",
+STATE_STYLE = {"complete": "green", "not-declared": "dim", "not-implemented": "dim", "incomplete": "bold red",
                "method-not-found": "bold red", "failed": "bold red"}
+# A kind the server has none of, as it said with -32601 for an optional part of its capability.
+NOT_IMPLEMENTED = "not implemented (answered -32601; an optional part of '{capability}', not an error)"
 
 
 def plain(styled: Styled) -> str:
@@ -58,18 +61,40 @@ def snapshot_rows(snapshot: Snapshot) -> list[tuple[str, Styled]]:
                                      f"declared capabilities: {declared}", "")])))
     if snapshot.negotiated:
         rows.append(("Capabilities", capabilities(snapshot.capabilities)))
-    if snapshot.instructions:
-        rows.append(("Instructions", ("", [(instructions(snapshot.instructions), "")])))
+    shown = instructions(snapshot.instructions) if snapshot.instructions else ""
+    if shown:
+        rows.append(("Instructions", ("", [(shown, "")])))
     return rows
 
 
-def instructions(text: str, max_lines: int = 8) -> str:
-    """The first lines of the server's instructions, made inert."""
-    lines = visible(redact.active()(text), multiline=True).expandtabs(4).splitlines() or [""]
-    shown = [truncate(line, 200) for line in lines[:max_lines]]
+def instructions(text: str, max_lines: int = 8, max_chars: int = 200) -> str:
+    """The first lines of the server's instructions, made inert: from the first line that is not
+    blank (else the label would stand alone), at most `max_lines` lines of at most `max_chars`
+    characters. A line too long is cut, and nothing after the cut is shown: what follows is counted
+    in the one `…(+N …)` mark. Empty when nothing but blank lines."""
+    lines = visible(redact.active()(text), multiline=True).expandtabs(4).splitlines()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    shown: list[str] = []
+    for number, line in enumerate(lines[:max_lines]):
+        if len(line) > max_chars:
+            kept = cut_at(line, max_chars)
+            shown.append(line[:kept] + _more(len(line) - kept, len(lines) - number - 1))
+            return "\n".join(shown)
+        shown.append(line)
     if len(lines) > max_lines:
-        shown.append(f"…(+{len(lines) - max_lines} lines; --json shows all)")
+        shown.append(_more(0, len(lines) - max_lines))
     return "\n".join(shown)
+
+
+def _more(chars: int, lines: int) -> str:
+    """`…(+307 characters, 4 more lines; --json shows all)`: what the cut left out."""
+    parts = [f"{chars} character{'s' if chars != 1 else ''}"] if chars else []
+    if lines:
+        parts.append(f"{lines} more line{'s' if lines != 1 else ''}" if chars else f"{lines} lines")
+    return f"…(+{', '.join(parts)}; --json shows all)"
 
 
 def capabilities(declared: dict[str, Any]) -> Styled:
@@ -98,6 +123,9 @@ def listing_header(listing: Listing) -> Styled:
             parts.append(("  not declared; sent with --force and answered -32601 (method not found)", style))
         else:
             parts.append(("  not declared; nothing sent", style))
+        return "bold", parts
+    if listing.state == "not-implemented":
+        parts.append(("  " + NOT_IMPLEMENTED.format(capability=LIST_KINDS[listing.kind].capability), style))
         return "bold", parts
     if listing.state in ("method-not-found", "failed"):
         parts.append((f"  {listing.state}; no items read", style))

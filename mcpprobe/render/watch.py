@@ -18,9 +18,11 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from mcpprobe.client.kinds import LIST_KINDS
 from mcpprobe.render.console import keyed
 from mcpprobe.render.formats import Format, Rendered, View, WatchEvent, renderer
 from mcpprobe.render.human import capabilities_text, safe
+from mcpprobe.render.styled import NOT_IMPLEMENTED
 
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Templates", "prompts": "Prompts",
                "server": "server"}
@@ -116,8 +118,12 @@ def _kind_text(event: dict[str, Any]) -> Text:
     if not event.get("declared"):
         text.append("not declared; nothing sent", style="dim")
         return text
-    text.append(_items(event.get("count", 0)), style="bold")
     state = event.get("state") or event.get("status")
+    if state == "not-implemented":
+        kind = LIST_KINDS.get(str(event.get("kind")))
+        text.append(NOT_IMPLEMENTED.format(capability=kind.capability if kind else "?"), style="dim")
+        return text
+    text.append(_items(event.get("count", 0)), style="bold")
     text.append(f", {state}", style="green" if state == "complete" else "bold red")
     notifications = event.get("notifications")
     if notifications == "promised":

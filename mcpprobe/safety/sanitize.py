@@ -211,14 +211,21 @@ def truncate(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     # Reserve room for the widest possible suffix so the result never exceeds the limit.
-    keep = max(limit - len(f"…(+{len(text)})"), 0)
+    keep = cut_at(text, max(limit - len(f"…(+{len(text)})"), 0))
+    return f"{text[:keep]}…(+{len(text) - keep})"
+
+
+def cut_at(text: str, keep: int) -> int:
+    """Where to cut already-visible() text to keep at most ``keep`` characters: never inside an
+    escape notation such as ``\\x1b`` or ``<U+E0041>``, nor between an emoji and its kept
+    ZWJ/variation selector."""
     for m in _NOTATION_RE.finditer(text, max(keep - 10, 0), keep + 10):
         if m.start() < keep < m.end():
             keep = m.start()
             break
     while 0 < keep < len(text) and (text[keep] in (_ZWJ, _VS15, _VS16) or text[keep - 1] == _ZWJ):
         keep -= 1
-    return f"{text[:keep]}…(+{len(text) - keep})"
+    return keep
 
 
 def clean_tree(value: Any) -> Any:

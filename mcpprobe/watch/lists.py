@@ -113,7 +113,12 @@ class Lists:
                 continue
             self._listing_findings(listing)
             previous = state.items
-            if listing.state == "complete":
+            if listing.state == "not-implemented":
+                # -32601 for an optional part (templates): nothing to watch on this connection, and
+                # nothing to retry; a reconnect lists it again.
+                state.items, state.list_completed = None, False
+                state.status, state.stale_reason = "not-implemented", None
+            elif listing.state == "complete":
                 state.items, state.list_completed = kinds.by_identity(kind, listing.items), True
                 state.status, state.stale_reason = "current", None
                 state.last_listed_at = now_iso()
@@ -176,6 +181,8 @@ class Lists:
             retry_in = min(delay * 2, RETRY_MAX) if failing else RETRY_FIRST
             ok = True
             for kind in relisted:
+                if self.kinds[kind].status == "not-implemented":
+                    continue  # the server said it has none of this optional kind
                 ok = await self._relist(link, kind, reason, count if kind == notifier else 0, retry_in) and ok
             failing, delay = (False, RETRY_FIRST) if ok else (True, retry_in)
 
@@ -237,7 +244,7 @@ def diff_event(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any
 
 def _why(listing: Listing) -> str:
     for finding in listing.findings:
-        if finding.code in ("list-failed", "list-incomplete", "method-not-found"):
+        if finding.code in ("list-failed", "list-incomplete", "method-not-found", "not-implemented"):
             return finding.message
     if listing.error is not None:
         return listing.error.message
@@ -250,6 +257,6 @@ def _cause_of(listing: Listing) -> str:
             cause = finding.detail.get("cause")
             if isinstance(cause, str):
                 return cause
-        if finding.code == "method-not-found":
+        if finding.code in ("method-not-found", "not-implemented"):
             return "method-not-found"
     return "timeout" if isinstance(listing.error, RequestTimeout) else "error"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mcpprobe.client.capabilities import declared
 from mcpprobe.client.session import Session
-from mcpprobe.errors import ProbeError, Refused
+from mcpprobe.errors import METHOD_NOT_FOUND, ProbeError, Refused, RpcError
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.model import Link
 
@@ -51,5 +51,13 @@ async def set_log_level(events: Events, link: Link, session: Session, level: str
     except Refused:
         raise
     except ProbeError as exc:
+        if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND:
+            # `logging` is declared by servers that send log messages; clients MAY send setLevel, and
+            # no revision obliges a server to answer it (utilities/logging.mdx): said once, no error.
+            events.emit("notice", "server", code="log-level-unavailable", message=(
+                f"--log-level: the server declared 'logging' but answered logging/setLevel with -32601 "
+                f"({exc.rpc_message}); setting the level is an optional part of 'logging', so it sends at a "
+                "level of its own: its log messages are shown as they come"))
+            return
         link.dropped(exc)
         events.error("server", exc, "logging/setLevel")

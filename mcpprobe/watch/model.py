@@ -65,7 +65,7 @@ class KindState:
     promised: bool = False  # the server promised list_changed for it on this connection
     items: dict[str, dict[str, Any]] | None = None  # the last good, complete list, by identity
     list_completed: bool = False
-    status: str = "not-declared"  # current | updating | stale | not-declared
+    status: str = "not-declared"  # current | updating | stale | failed | not-declared | not-implemented
     stale_reason: str | None = None
     last_changed_at: str | None = None
     last_listed_at: str | None = None

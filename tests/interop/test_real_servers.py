@@ -1,7 +1,9 @@
 """Against real servers on other SDKs, old and new, each installed from the package index at test time.
 
 - mcp 1.2 (protocol 2024-11-05) over stdio: it dies on the unknown `server/discover` sent before
-  `initialize`, so `--protocol auto` must start it again and use the handshake;
+  `initialize`, so `--protocol auto` must start it again and use the handshake; its low-level
+  `Server` without a template handler answers `resources/templates/list` with -32601, which is
+  no error (templates are an optional part of `resources`);
 - FastMCP 2.12 (mcp 1.16) over streamable HTTP and legacy SSE: it answers the discover POST with
   HTTP 400 (no session yet), which must mean "legacy, at once", not a wait;
 - FastMCP 4.2 (mcp 2.3) over stdio, streamable HTTP and legacy SSE: a modern 2026-07-28 server; over stdio it is
@@ -139,6 +141,24 @@ def test_old_sdk_server_legacy_skips_discover(mcp1):
     assert result.exit_code == 0, result.stderr
     assert [item["name"] for item in result.json["items"]] == ["add", "echo"]
     assert result.json["protocolVersion"] == "2024-11-05"
+
+
+MCP1_LOWLEVEL_SERVER = ROOT / "tests" / "fixtures" / "mcp1_lowlevel_server.py"
+
+
+def test_old_sdk_lowlevel_server_without_templates_is_healthy(mcp1):
+    """mcp 1.x's low-level Server declares `resources` for a resources/list handler and answers
+    resources/templates/list, for which it has none, with -32601: an optional part, so exit 0."""
+    result = run_cli(["probe", "--json", "--", str(mcp1), str(MCP1_LOWLEVEL_SERVER)])
+    doc = result.json
+    assert result.exit_code == 0, doc["findings"]
+    assert doc["protocolVersion"] == "2024-11-05"
+    assert "resources" in doc["capabilities"]
+    assert {k: v["state"] for k, v in doc["kinds"].items()} == {
+        "tools": "complete", "resources": "complete", "templates": "not-implemented", "prompts": "not-declared"}
+    found = [f for f in doc["findings"] if f["code"] == "not-implemented"]
+    assert [(f["severity"], f["kind"], f["detail"]["rpcCode"]) for f in found] == [("info", "templates", -32601)]
+    _assert_no_errors(doc)
 
 
 # ----- FastMCP 2.12: HTTP 400 for discover -----

@@ -44,6 +44,20 @@ def test_no_drift_against_itself(tmp_path: Path) -> None:
     assert "Drift        no change since" in human.stdout
 
 
+def test_templates_a_server_has_none_of_are_compared_as_an_empty_list(tmp_path: Path) -> None:
+    """-32601 for resources/templates/list (an optional part): the snapshot knows the templates in
+    full (none), so a template added later is drift, not "not compared"."""
+    path, snapshot = _save(tmp_path, "no-templates")
+    assert snapshot["kinds"]["templates"] == {"declared": True, "complete": True, "items": []}
+    result = _probe(str(path), "no-templates", "--json")
+    assert result.exit_code == 0 and result.json["drift"]["notCompared"] == []
+    snapshot["kinds"]["templates"]["items"] = [{"uriTemplate": "fixture://old/{id}", "name": "old"}]
+    result = _probe(_baseline(tmp_path, snapshot), "no-templates", "--json")
+    assert result.exit_code == 1
+    assert [f["message"] for f in result.json["findings"] if f["code"] == "breaking-change"] == [
+        "template 'fixture://old/{id}' removed"]
+
+
 def test_breaking_changes(tmp_path: Path) -> None:
     _, snapshot = _save(tmp_path)
     tools = snapshot["kinds"]["tools"]["items"]

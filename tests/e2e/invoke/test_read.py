@@ -153,6 +153,16 @@ def test_unlisted_uri_is_refused_and_nothing_is_sent(tmp_path):
     assert "resources/read" not in sent
 
 
+def test_an_unlisted_uri_on_a_server_without_templates_is_looked_for_in_a_whole_catalog():
+    """Templates answered with -32601 (an optional part, none of them): the resources are the whole
+    catalog, so the refusal does not say the URI may be on a page not read, and no error is found."""
+    result = run_cli(["read", "fixture://readm", "--json", "--", *fixture_cmd("no-templates")])
+    assert result.exit_code == 3
+    error = result.json["error"]
+    assert error["code"] == "not-in-catalog" and "may be elsewhere" not in error["message"]
+    assert [f["code"] for f in result.json["findings"] if f["severity"] == "error"] == ["not-in-catalog"]
+
+
 @pytest.mark.parametrize("protocol, rpc_code", [("legacy", -32002), ("modern", -32602)])
 def test_resource_not_found_is_exit_5(url, protocol, rpc_code):
     result = run_cli(["read", "fixture://items/99x", "--protocol", protocol, "--json", url])

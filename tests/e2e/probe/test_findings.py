@@ -54,6 +54,46 @@ def test_method_not_found_is_not_an_empty_list():
     assert not any(f["code"] == "list-incomplete" for f in doc["findings"])
 
 
+@pytest.mark.parametrize("scenario, era", [("no-templates", "legacy"), ("modern-no-templates", "modern")])
+def test_templates_answered_with_method_not_found_are_an_optional_part_not_an_error(scenario, era):
+    """No revision obliges a server that declares `resources` to list templates (docs/findings.md,
+    "Which methods a capability obliges"): -32601 there means "none", exit 0, and the message says so."""
+    result, doc = probe_json(scenario)
+    assert result.exit_code == 0, doc["findings"]
+    assert doc["era"] == era
+    templates = doc["kinds"]["templates"]
+    assert templates == {**templates, "declared": True, "listCompleted": False, "state": "not-implemented",
+                         "count": 0, "pages": 1}
+    f = finding(doc, "not-implemented", "templates")
+    assert f["severity"] == "info"
+    assert "-32601" in f["message"] and "optional" in f["message"] and "exit code" in f["message"]
+    assert [f for f in doc["findings"] if f["severity"] != "info"] == []
+    assert {k: doc["kinds"][k]["state"] for k in ("tools", "resources")} == dict.fromkeys(("tools", "resources"),
+                                                                                        "complete")
+
+
+def test_listing_templates_alone_that_are_not_implemented_exits_0():
+    result = run_cli(["list", "templates", "--json", "--", *fixture_cmd("no-templates")])
+    assert result.exit_code == 0, result.stdout
+    assert result.json["state"] == "not-implemented"
+    assert [f["code"] for f in result.json["findings"]] == ["not-implemented"]
+    human = run_cli(["list", "templates", "--", *fixture_cmd("no-templates")])
+    assert human.exit_code == 0
+    assert "Resource templates  not implemented" in human.stdout and "optional" in human.stdout
+
+
+def test_the_obligatory_lists_answered_with_method_not_found_stay_errors():
+    """tools/list, resources/list and prompts/list are what their capability is for: -32601 there
+    contradicts the declaration. Only the templates of the same server are an optional part."""
+    result, doc = probe_json("method-not-found")
+    assert result.exit_code == 1
+    assert {k: v["state"] for k, v in doc["kinds"].items()} == {
+        "tools": "method-not-found", "resources": "method-not-found", "templates": "not-implemented",
+        "prompts": "method-not-found"}
+    assert sorted(f["kind"] for f in doc["findings"] if f["code"] == "method-not-found") == [
+        "prompts", "resources", "tools"]
+
+
 def test_repeated_cursor_is_incomplete_and_keeps_items():
     result, doc = probe_json("repeated-cursor")
     tools = doc["kinds"]["tools"]

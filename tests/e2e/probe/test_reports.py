@@ -128,6 +128,19 @@ def test_openmetrics_for_one_unnamed_server() -> None:
     assert sample.value == 1 and sample.labels["server"].endswith("fixture_server.py full")
 
 
+def test_templates_a_server_has_none_of_are_no_failing_list_in_metrics_or_junit() -> None:
+    """-32601 for resources/templates/list, an optional part: the documented alert on a declared kind
+    whose list is not complete must not fire, and the JUnit case is skipped, not failed."""
+    metrics = run_cli(["probe", "--format", "openmetrics", "--protocol", "legacy", "--", *fixture_cmd("no-templates")])
+    assert metrics.exit_code == 0
+    complete = {s.labels["kind"]: s.value for s in _families(metrics.stdout)["mcpprobe_list_complete"].samples}
+    assert complete == {"tools": 1, "resources": 1, "templates": 1}
+    junit = run_cli(["probe", "--format", "junit", "--protocol", "legacy", "--", *fixture_cmd("no-templates")])
+    assert junit.exit_code == 0
+    case = next(c for c in ET.fromstring(junit.stdout).iter("testcase") if c.get("name") == "list templates")
+    assert [child.tag for child in case] == ["skipped"] and "optional" in case[0].get("message")
+
+
 def test_json_and_format_conflict() -> None:
     result = run_cli(["probe", "--json", "--format", "junit", "--", *fixture_cmd("full")])
     assert result.exit_code == 2 and "--json" in result.stderr

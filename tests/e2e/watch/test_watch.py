@@ -232,6 +232,19 @@ def test_subscribe_and_log_messages(tmp_path: Path) -> None:
     assert_only_declared(record, "res-updates")
 
 
+def test_a_log_level_the_server_does_not_let_set_is_a_notice_not_an_error() -> None:
+    """`logging` is declared by servers that send log messages; the specification says a client MAY
+    send logging/setLevel, and obliges no server to answer it. -32601 there is said once, and the
+    messages the server sends are shown."""
+    code, events, _ = run_watch(["--count", "2", "--log-level", "debug", "--protocol", "legacy",
+                                 *stdio("fixedlevel")])
+    assert code == 0
+    assert of(events, "error") == []
+    (notice,) = [e for e in of(events, "notice") if e["code"] == "log-level-unavailable"]
+    assert "-32601" in notice["message"] and "optional" in notice["message"]
+    assert [e["data"] for e in of(events, "log")] == ["tick 1", "tick 2"]
+
+
 def test_subscribe_is_refused_without_the_capability(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
     code, events, stderr = run_watch(["--duration", "5", "--protocol", "legacy", "--subscribe", "watch://status",
@@ -261,6 +274,22 @@ def test_subscribe_outside_the_catalog_is_refused_unless_forced(tmp_path: Path) 
 
 
 # ----- failure, staleness, reconnect -----
+
+
+def test_templates_a_server_does_not_implement_are_not_retried(tmp_path: Path) -> None:
+    """-32601 for resources/templates/list is an optional part of `resources` left out: the kind is
+    `not-implemented`, never stale, and not listed again when the resources change."""
+    record = tmp_path / "record.jsonl"
+    code, events, _ = run_watch(["--count", "5", "--protocol", "legacy", *stdio("notemplates", record)])
+    assert code == 0
+    templates = next(e for e in of(events, "snapshot", "templates"))
+    assert templates == {**templates, "declared": True, "listCompleted": False, "status": "not-implemented",
+                         "state": "not-implemented", "count": 0}
+    assert [e["code"] for e in of(events, "finding", "templates")] == ["not-implemented"]
+    assert of(events, "stale") == []
+    assert [e["kind"] for e in of(events, "diff")] == ["resources", "resources"]
+    assert methods(record).count("resources/templates/list") == 1
+    assert events[-1]["exitCode"] == 0
 
 
 def test_a_failed_relist_keeps_the_snapshot_stale_then_recovers() -> None:

@@ -102,7 +102,37 @@ def _unreachable() -> Report:
     return Report(_member("gone"), Outcome("probe", error=error), elapsed=0.01)
 
 
-RUNS = {"one": lambda: ([_healthy()], False), "fleet": lambda: ([_healthy(), _broken(), _unreachable()], True)}
+# A server as a browser-automation one writes itself (protocol 2025-03-26 tools carry only
+# `annotations.title`): instructions that begin with a newline, whose first paragraph is longer than
+# a line is shown, then more paragraphs.
+TITLED_TOOLS = [
+    {"name": "browser_navigate", "description": "Open a page.", "inputSchema": {"type": "object"},
+     "annotations": {"title": "Navigate to a URL", "readOnlyHint": False}},
+    {"name": "browser_snapshot", "title": "Page snapshot", "inputSchema": {"type": "object"},
+     "annotations": {"title": "Capture accessibility snapshot", "readOnlyHint": True}},
+    {"name": "browser_tabs", "inputSchema": {"type": "object"}, "annotations": {"title": "Manage tabs"}},
+    {"name": "browser_close", "inputSchema": {"type": "object"}},
+]
+LONG_INSTRUCTIONS = ("\nThis server drives a real browser. "
+                     + "Every page it opens is real, and so is every click. " * 10
+                     + "\n\nThe second paragraph, which must not be shown after the cut.\nAnd a third line.\n")
+
+
+def _titled() -> Report:
+    snapshot = _snapshot("browser")
+    snapshot.instructions = LONG_INSTRUCTIONS
+    snapshot.capabilities = {"tools": {}}
+    tools = Listing("tools", True, "complete", items=list(TITLED_TOOLS), pages=[Page(1, 3.0, 4, None)])
+    outcome = Outcome("probe", snapshot=snapshot,
+                      listings={"tools": tools, **{kind: Listing(kind, False) for kind in ("resources", "templates",
+                                                                                            "prompts")}},
+                      timings=[Timing("connect", 12.0), Timing("initialize", 20.5),
+                               Timing("list tools", 3.0, {"pages": 1})])
+    return Report(_member("browser"), outcome, elapsed=0.25)
+
+
+RUNS = {"one": lambda: ([_healthy()], False), "fleet": lambda: ([_healthy(), _broken(), _unreachable()], True),
+        "titled": lambda: ([_titled()], False)}
 CASES = [
     *[(fmt, width) for fmt in (Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML) for width in (160,)],
     *[(Format.HUMAN, width) for width in (60, 100, 160)],
@@ -125,6 +155,42 @@ def test_renderer_matches_its_golden_output(run, fmt, width):
     suffix = f"-{width}" if fmt is Format.HUMAN else ""
     _check(f"{run}-{fmt.value}{suffix}.out", rendered.text())
     _check(f"{run}-{fmt.value}{suffix}.err", rendered.stderr)
+
+
+@pytest.mark.parametrize("width", [160, None])
+def test_a_tool_title_falls_back_to_its_annotations_title(width):
+    """The display-name order for a tool is `title`, then `annotations.title`, then `name`
+    (schema.ts, BaseMetadata.title, 2025-06-18 on); the name has its own column."""
+    text = renderer(Format.HUMAN)(ProbeRun(*RUNS["titled"]()), View(width=width, terminal=width is not None,
+                                                                       now=NOW)).text()
+    rows = {line.split()[0]: line for line in text.splitlines() if line.startswith("browser_")}
+    assert "Navigate to a URL" in rows["browser_navigate"]
+    assert "Page snapshot" in rows["browser_snapshot"] and "Capture accessibility" not in text
+    assert rows["browser_close"].split() == ["browser_close"]
+
+
+@pytest.mark.parametrize("width", [60, 100, 160, None])
+def test_instructions_start_at_their_label_and_stop_at_the_cut(width):
+    text = renderer(Format.HUMAN)(ProbeRun(*RUNS["titled"]()), View(width=width, terminal=width is not None,
+                                                                       now=NOW)).text()
+    label = next(line for line in text.splitlines() if line.startswith("Instructions"))
+    assert label.split(None, 1)[1].startswith("This server drives a real browser.")
+    assert "second paragraph" not in text and "third line" not in text
+    assert "--json shows all" in text
+
+
+def test_instructions_are_counted_where_they_are_cut_and_blank_ones_have_no_line():
+    from mcpprobe.render.styled import instructions, snapshot_rows
+
+    many = "\n".join(f"line {n}" for n in range(1, 12))
+    assert instructions(many).splitlines()[-1] == "…(+3 lines; --json shows all)"
+    assert instructions("\n\n  \nOne line.\n\n") == "One line."
+    assert instructions("a" * 250) == "a" * 200 + "…(+50 characters; --json shows all)"
+    assert instructions("short\n" + "b" * 201 + "\nlast") == (
+        "short\n" + "b" * 200 + "…(+1 character, 1 more line; --json shows all)")
+    snapshot = _snapshot("blank")
+    snapshot.instructions = "\n \n"
+    assert "Instructions" not in [label for label, _ in snapshot_rows(snapshot)]
 
 
 @pytest.mark.parametrize("fmt", list(Format))

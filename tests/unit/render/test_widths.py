@@ -222,7 +222,7 @@ def test_pipe_without_terminal_pads_and_wraps_nothing() -> None:
     lines = proc.stdout.splitlines()
     assert all(line == line.rstrip() for line in lines)
     # long lines stay whole instead of wrapping at a fixed width
-    assert any(line.startswith("Instructions ") and line.endswith("(+240)") for line in lines)
+    assert any(line.startswith("Instructions ") and line.endswith("characters; --json shows all)") for line in lines)
     assert any(line.startswith("add ") and line.endswith("as text and as structured content.") for line in lines)
     assert "demo://readme      readme  text/plain" in lines
 
