@@ -107,7 +107,7 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 _JSONRPC = "JSON-RPC 2.0, section 5"
-_MODERN_BASIC = {"2026-07-28": "basic/index#responses"}
+_RESPONSES = {"2024-11-05": "basic/messages#responses"}  # the first revision's page of messages
 
 CHECKS: tuple[Check, ...] = (
     # ----- lifecycle -----
@@ -118,11 +118,13 @@ CHECKS: tuple[Check, ...] = (
           how="Sends `ping`. An empty result passes; an error or no answer within --timeout fails; a result "
               "with keys other than `_meta` is a warning. 2026-07-28 has no `ping` (n/a)."),
     Check("lifecycle.unknown-method", "an unknown method gets an error, -32601", Level.MUST, "basic#responses",
-          (("all", "Error responses **MUST** include the same ID as the request they correspond to ... "
-                   "**MUST** include an `error` field with a `code` and `message`"),
+          (("2024-11-05 to 2025-06-18", "Responses **MUST** include the same ID as the request they correspond "
+                                        "to. ... Either a `result` or an `error` **MUST** be set."),
+           ("2025-11-25 and later", "Error responses **MUST** include the same ID as the request they correspond "
+                                    "to ... **MUST** include an `error` field with a `code` and `message`"),
            (_JSONRPC, "When a rpc call is made, the Server MUST reply with a Response ... -32601 Method not found: "
                       "The method does not exist / is not available.")),
-          sections=_MODERN_BASIC,
+          sections=_RESPONSES,
           how="Sends `mcpprobe/no-such-method`. Error -32601 passes; another error code is a warning; a result "
               "or no answer fails."),
     Check("lifecycle.invalid-params", "prompts/get without a name gets -32602", Level.SHOULD,
@@ -133,9 +135,11 @@ CHECKS: tuple[Check, ...] = (
           how="Sends `prompts/get` with no `name`. Error -32602 passes; anything else is a warning."),
     Check("lifecycle.request-id-echo", "string and large integer request ids are echoed exactly", Level.MUST,
           "basic#responses",
-          (("all", "Requests **MUST** include a string or integer ID. ... Result responses **MUST** include the "
-                   "same ID as the request they correspond to."),),
-          sections=_MODERN_BASIC,
+          (("2024-11-05 to 2025-06-18", "Requests **MUST** include a string or integer ID. ... Responses "
+                                        "**MUST** include the same ID as the request they correspond to."),
+           ("2025-11-25 and later", "Requests **MUST** include a string or integer ID. ... Result responses "
+                                    "**MUST** include the same ID as the request they correspond to.")),
+          sections=_RESPONSES,
           how="Sends `ping` (2026-07-28: `server/discover`) twice, with the id `\"mcpprobe-id-7\"` and with "
               "9007199254740991 (2^53-1, exact in every JSON implementation). Each answer must carry the same id, "
               "of the same type."),
@@ -273,7 +277,7 @@ CHECKS: tuple[Check, ...] = (
           (("2025-03-26 and later", "Servers that support completions **MUST** declare the `completions` "
                                     "capability"),
            ("all", "values: An array of completion values. Must not exceed 100 items.")),
-          capability=("completions",),
+          capability=("completions",), sections={"2024-11-05": "server/utilities/completion#protocol-messages"},
           how="Asks completions for the first argument of the first prompt that has one, or the first variable "
               "of the first template. -32601, or a result without `completion.values` (or more than 100), "
               "fails; another error is a warning. Nothing to complete: skipped."),

@@ -105,10 +105,10 @@ async def cancel_in_flight(ctx: CheckContext) -> Verdict:
         cancelled = await waiting()
     after_method, after_params = ctx.harmless()
     follow = await ctx.request(after_method, after_params)
-    if follow.result is not None:
+    if follow.result is not None or follow.rpc_code is not None:  # an error answer is an answer: still alive
         how = "answered anyway" if cancelled is not None and cancelled.result is not None else "not answered"
         return passed(f"after {method} was cancelled in flight ({how}), {after_method} was still answered")
-    if timed_out(follow) or follow.rpc_code is not None:
+    if timed_out(follow):
         return failed(f"after {method} was cancelled, {after_method} got {answer_text(follow)}: the session "
                       "did not survive the cancellation")
     return failed(f"after {method} was cancelled, the session broke: {answer_text(follow)}")

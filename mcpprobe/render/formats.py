@@ -463,7 +463,7 @@ def json(subject: Subject, view: View) -> Rendered:
 def _interrupted_report(fmt: Format, subject: Interrupted, view: View) -> Rendered:
     """A report on servers that were interrupted before any had a result: no report, and a word
     on stderr. (A fleet interrupted midway is reported: the servers not done as interrupted.)"""
-    if subject.command not in ("probe", "check"):
+    if subject.command not in ("probe", "check") or fmt not in OFFERED[subject.command]:
         raise NotOffered(fmt, subject)
     return Rendered([], _stderr(view, _interrupted))
 
