@@ -216,6 +216,33 @@ def everything() -> Path:
     return entry
 
 
+FILESYSTEM_VERSION = "2026.8.31"
+
+
+@pytest.fixture(scope="session")
+def filesystem() -> Path:
+    """Path to server-filesystem's dist/index.js (stdio only: `node index.js DIR`), installed from the
+    npm registry on first use, in a prefix of its own."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed for the reference server @modelcontextprotocol/server-filesystem")
+    prefix = _cache_dir() / f"npm-filesystem-{FILESYSTEM_VERSION}"
+    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+    if entry.exists():
+        return entry
+    with _cache_lock(prefix.name):
+        if not entry.exists():
+            prefix.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run(
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+                 f"@modelcontextprotocol/server-filesystem@{FILESYSTEM_VERSION}"],
+                capture_output=True, text=True, timeout=600,
+            )
+            if proc.returncode != 0 or not entry.exists():
+                pytest.fail(f"npm install of server-filesystem failed: {proc.stderr[-2000:]}")
+    return entry
+
+
 # ----- real servers on other SDKs, each in its own virtual environment in the cache -----
 
 # name -> requirements; the directory is keyed by both, so a change of pins builds a new environment.

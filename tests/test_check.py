@@ -183,3 +183,13 @@ def test_the_check_pages_are_generated_from_the_catalogue() -> None:
     for path, text in pages().items():
         assert (ROOT / "docs" / path).read_text(encoding="utf-8") == text, (
             f"docs/{path} is out of date: run python -m mcpprobe.check.docs")
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_the_demo_server_passes_in_both_eras(protocol: str) -> None:
+    result = run_cli(["check", "--json", "--level", "may", "--protocol", protocol, "--", sys.executable, "-m",
+                      "mcpprobe.demo"])
+    doc = checked(json.loads(result.stdout))
+    assert doc["era"] == protocol
+    assert result.exit_code == 0
+    assert not [c for c in doc["checks"] if c["status"] in ("fail", "error")]

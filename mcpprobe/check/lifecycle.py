@@ -17,7 +17,8 @@ from mcpprobe.check.context import (
     passed,
     warned,
 )
-from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RequestTimeout
+from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionFailed, RequestTimeout
+from mcpprobe.target import StdioTarget
 
 STRING_ID = "mcpprobe-id-7"
 CANCEL_ID = "mcpprobe-cancel-1"
@@ -60,6 +61,9 @@ async def unknown_method(ctx: CheckContext) -> Verdict:
         return failed("mcpprobe/no-such-method, a method that does not exist, was answered with a result")
     if timed_out(exchange):
         return failed("mcpprobe/no-such-method was never answered; a request must get a response")
+    if isinstance(exchange.error, ConnectionFailed) and isinstance(ctx.session.target, StdioTarget):
+        return failed(f"the server ended instead of answering mcpprobe/no-such-method ({answer_text(exchange)}); "
+                      "a request must get a response")
     return could_not_run(exchange)
 
 

@@ -11,7 +11,11 @@ The gate, for each selected check (--only, --skip, --level), in this order:
    MAY is reported as `warn`: only a MUST fails.
 
 Checks that close the session (`lifecycle.stdin-close-exit`) or judge all of it
-(`lifecycle.stdout-clean`) run last, in `LAST` order.
+(`lifecycle.stdout-clean`) run last, in `LAST` order, and before them the one that a fragile server
+may die on (`lifecycle.cancel-in-flight`, `lifecycle.unknown-method`, `lifecycle.invalid-params`:
+servers on old SDKs end on a notification or a method they do not know), so that such a death costs
+the other checks nothing; the checks after it are then `skipped`, naming the check that ended the
+server (when that one failed), else `error`.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ if TYPE_CHECKING:
     from mcpprobe.target import Settings, Target
 
 CheckFunction = Callable[[CheckContext], Awaitable[Verdict]]
+LATE = ("lifecycle.cancel-in-flight", "lifecycle.unknown-method", "lifecycle.invalid-params")
 LAST = ("lifecycle.stdin-close-exit", "lifecycle.stdout-clean")
+ORDER = (*LATE, *LAST)
 
 
 def implementations() -> dict[str, CheckFunction]:
@@ -51,7 +57,7 @@ def chosen(options: CheckOptions, version: str) -> list[Check]:
               if (not options.only or any(selected(p, check) for p in options.only))
               and not any(selected(p, check) for p in options.skip)
               and check.level_for(version).rank <= options.level.rank]
-    return sorted(picked, key=lambda check: LAST.index(check.id) + 1 if check.id in LAST else 0)
+    return sorted(picked, key=lambda check: ORDER.index(check.id) + 1 if check.id in ORDER else 0)
 
 
 def needs_declared(check: Check, capabilities: dict[str, Any]) -> bool:
@@ -85,6 +91,7 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
     functions = implementations()
     version = session.snapshot.protocol_version
     ctx = CheckContext(session, options)
+    ended_by: Result | None = None  # the check during which the connection was lost
     for check in chosen(options, version):
         level = check.level_for(version)
         url = check.spec_url(version)
@@ -93,7 +100,12 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
             results.append(Result(check, gate[0], level, gate[1], url))
             continue
         if session.conn.closed_error is not None and check.id not in LAST:
-            results.append(Result(check, Status.ERROR, level, "not run: the connection was lost before it", url))
+            if ended_by is not None and ended_by.status is Status.FAIL:
+                results.append(Result(check, Status.SKIPPED, level, f"not run: the server ended during "
+                                      f"{ended_by.check.id}, which failed; nothing sent", url))
+            else:
+                results.append(Result(check, Status.ERROR, level, "not run: the connection was lost before it",
+                                      url, detail={"exitCode": int(ExitCode.CONNECTION)}))
             continue
         ctx.begin()
         started = time.perf_counter()
@@ -110,6 +122,8 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
         evidence = verdict.evidence or ctx.evidence()
         results.append(Result(check, status, level, verdict.message, url, evidence, verdict.detail,
                               (time.perf_counter() - started) * 1000))
+        if ended_by is None and session.conn.closed_error is not None:
+            ended_by = results[-1]
     return ctx
 
 
