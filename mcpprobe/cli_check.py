@@ -23,6 +23,7 @@ from mcpprobe.cli_common import (
     view_for,
     write_rendered,
 )
+from mcpprobe.check.catalogue import CHECKS
 from mcpprobe.options import Format, TargetCommand, _positive, connection_options, output_options, server_options
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from mcpprobe.redact import Redactor
 
 LEVELS = ("must", "should", "may")
+# The catalogue is data (standard library only): --help names the unsafe checks from it.
+UNSAFE = [check.id for check in CHECKS if not check.safe]
 
 
 def _patterns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -73,7 +76,8 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
               help="The lowest requirement level run: must, should (MUST and SHOULD) or may (everything).")
 @click.option("--strict", is_flag=True, help="A warning (a SHOULD not met) makes the exit code 1 too.")
 @click.option("--unsafe", is_flag=True,
-              help="Also run the checks marked unsafe for a production server (named as such on their page).")
+              help="Also run the checks that are not safe on a production server: "
+                   + (", ".join(UNSAFE) if UNSAFE else "none in this release") + " (each named so on its page).")
 @click.option("--call", "calls", multiple=True, metavar="'TOOL K=V ...'", callback=_calls,
               help="Call this tool (repeatable) through call's catalogue, argument and confirmation checks; check "
                    "never calls a tool otherwise.")

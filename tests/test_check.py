@@ -193,3 +193,34 @@ def test_the_demo_server_passes_in_both_eras(protocol: str) -> None:
     assert doc["era"] == protocol
     assert result.exit_code == 0
     assert not [c for c in doc["checks"] if c["status"] in ("fail", "error")]
+
+
+def test_a_fleet_is_checked_server_by_server(tmp_path: Path) -> None:
+    """--all: one check document per server; the fleet's exit code is the worst member's."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "good": {"command": sys.executable, "args": [str(CHECK_SERVER), "ok"]},
+        "bad": {"command": sys.executable, "args": [str(CHECK_SERVER), "ping-broken"]},
+    }}), encoding="utf-8")
+    result = run_cli(["check", "--json", "--all", "--config", str(config), "--protocol", "legacy"])
+    docs = checked(json.loads(result.stdout))
+    by_name = {doc["server"]["name"]: doc for doc in docs}
+    assert by_name["good"]["exitCode"] == 0 and by_name["bad"]["exitCode"] == 1
+    assert statuses(by_name["bad"])["lifecycle.ping"] == "fail"
+    assert result.exit_code == 1
+    human = run_cli(["check", "--all", "--config", str(config), "--protocol", "legacy"])
+    assert "fail lifecycle.ping" in human.stdout and human.exit_code == 1
+
+
+def test_rate_must_be_positive() -> None:
+    result = run_cli(["check", "--rate", "0", "--", *check_cmd()])
+    assert result.exit_code == 2
+
+
+def test_a_named_tool_that_is_not_listed_is_refused_and_nothing_is_called(tmp_path: Path) -> None:
+    record = tmp_path / "received.jsonl"
+    code, doc = run_check("ok", "--call", "no_such_tool", env={"CHECK_RECORD": str(record)})
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert entry["status"] == "error" and "not among" in entry["message"]
+    assert "tools/call" not in record.read_text()
+    assert code == 3

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, checked, python_server_env, run_cli
+from conftest import BIND_LOOPBACK, ROOT, checked, http_server, python_server_env, run_cli
 
 pytestmark = pytest.mark.interop
 
@@ -31,6 +31,18 @@ def test_server_everything_over_stdio_passes(everything: Path) -> None:
     code, doc = _check("node", str(everything))
     assert (code, _bad(doc)) == (0, {})
     assert doc["summary"]["pass"] >= 15
+
+
+@pytest.mark.parametrize(("mode", "path"), [("streamableHttp", "/mcp"), ("sse", "/sse")])
+def test_server_everything_over_http_passes(everything: Path, mode: str, path: str) -> None:
+    env = {"PORT": "0", "NODE_OPTIONS": f"--require {BIND_LOOPBACK}", "BIND_LOOPBACK_ANNOUNCE": "1"}
+    with http_server(["node", str(everything), mode], env=env) as url:
+        result = run_cli(["check", "--json", "--level", "may", f"{url}{path}"])
+    doc = checked(json.loads(result.stdout))
+    assert doc["transport"] == ("sse" if mode == "sse" else "http")
+    assert (result.exit_code, _bad(doc)) == (0, {})
+    statuses = {c["id"]: c["status"] for c in doc["checks"]}
+    assert statuses["lifecycle.stdout-clean"] == statuses["lifecycle.stdin-close-exit"] == "n/a"
 
 
 def test_server_filesystem_passes(filesystem: Path, tmp_path: Path) -> None:
