@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpprobe.check.catalogue import CHECKS
 from mcpprobe.cli_common import (
     CONTEXT,
     ShowWhenReady,
@@ -23,7 +24,6 @@ from mcpprobe.cli_common import (
     view_for,
     write_rendered,
 )
-from mcpprobe.check.catalogue import CHECKS
 from mcpprobe.options import Format, TargetCommand, _positive, connection_options, output_options, server_options
 
 if TYPE_CHECKING:

@@ -37,6 +37,7 @@ def statuses(doc: dict) -> dict[str, str]:
 # mode -> (check id, expected status, protocol, extra options)
 BROKEN = {
     "ping-broken": ("lifecycle.ping", "fail", "legacy", ()),
+    "no-result-type": ("lifecycle.result-type", "fail", "modern", ()),
     "unknown-method-result": ("lifecycle.unknown-method", "fail", "modern", ()),
     "invalid-params-ignored": ("lifecycle.invalid-params", "warn", "legacy", ()),
     "id-truncated": ("lifecycle.request-id-echo", "fail", "legacy", ()),

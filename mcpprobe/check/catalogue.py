@@ -166,6 +166,11 @@ CHECKS: tuple[Check, ...] = (
           levels=MappingProxyType({"2026-07-28": Level.SHOULD}),
           how="Runs last: closes the server's stdin and measures how long it takes to exit (5 s at most, then "
               "SIGTERM). Slower than that is a warning."),
+    Check("lifecycle.result-type", "every result carries a resultType", Level.MUST, "basic#responses",
+          (("2026-07-28", "The `result` **MUST** include a `resultType` field to indicate the type of the result."),),
+          revisions=MODERN_VERSIONS,
+          how="Looks at every result the server sent during the run (discover, lists, reads, ...). A result "
+              "without a string `resultType` fails. Sends nothing of its own."),
     # ----- pagination -----
     Check("pagination.invalid-cursor", "a cursor the server never issued gets -32602", Level.SHOULD,
           "server/utilities/pagination#error-handling",

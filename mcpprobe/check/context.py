@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 EVIDENCE_CHARS = 400  # of each message shown as evidence
 MAX_EVIDENCE = 12  # exchanges kept per check
+MAX_ANSWERS = 10_000  # results kept for lifecycle.result-type
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,18 @@ class CheckContext:
         self.notifications: list[tuple[str, float]] = []  # (method, monotonic time) of each one seen
         self.results_seen: list[tuple[str, dict[str, Any]]] = []  # (method, result) of every answer
         session.conn.notification_handlers.append(self._on_notification)
+        # Every answer on the wire, listings' pages too (they do not go through `request`).
+        self.answers: list[tuple[Any, dict[str, Any]]] = []  # (id, result) of each result received
+        outer = session.conn.tracer
+
+        def tracer(direction: str, message: Any) -> None:
+            if direction == "recv" and isinstance(message, dict) and isinstance(message.get("result"), dict) \
+                    and len(self.answers) < MAX_ANSWERS:
+                self.answers.append((message.get("id"), message["result"]))
+            if outer is not None:
+                outer(direction, message)
+
+        session.conn.tracer = tracer
 
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
         self.notifications.append((method, time.monotonic()))

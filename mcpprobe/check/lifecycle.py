@@ -147,7 +147,17 @@ async def stdout_clean(ctx: CheckContext) -> Verdict:
                   samples=[inert(sample, 200) for sample in samples])
 
 
+async def result_type(ctx: CheckContext) -> Verdict:
+    missing = [(rid, result) for rid, result in ctx.answers if not isinstance(result.get("resultType"), str)]
+    if missing:
+        rid, result = missing[0]
+        return failed(f"{len(missing)} of {len(ctx.answers)} results had no resultType, first the answer to "
+                      f"request {inert(rid, 40)} (keys: {inert(sorted(result)[:8], 120)})")
+    return passed(f"all {len(ctx.answers)} results seen during the run carry a resultType")
+
+
 IMPLEMENTS = {
+    "lifecycle.result-type": result_type,
     "lifecycle.ping": ping,
     "lifecycle.unknown-method": unknown_method,
     "lifecycle.invalid-params": invalid_params,
