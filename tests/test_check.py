@@ -47,6 +47,7 @@ BROKEN = {
     "cursor-ignored": ("pagination.invalid-cursor", "warn", "legacy", ()),
     "list-broken": ("listing.complete", "fail", "modern", ()),
     "unstable": ("listing.stable", "warn", "legacy", ()),
+    "bad-icon": ("listing.icons", "warn", "legacy", ()),
     "bad-tool-name": ("tools.name-rules", "warn", "modern", ()),
     "bad-input-schema": ("tools.input-schema", "fail", "legacy", ()),
     "bad-output-schema": ("tools.output-schema", "fail", "modern", ()),

@@ -197,6 +197,14 @@ CHECKS: tuple[Check, ...] = (
           sections={"2026-07-28": "server/tools#listing-tools"},
           how="Lists each declared kind a second time. Items that changed with `listChanged` declared and no "
               "`list_changed` notification is a warning; in 2026-07-28 tools in another order is a warning."),
+    Check("listing.icons", "icons use https: or data: URIs", Level.MAY, "basic#icons",
+          (("2025-11-25 and later", "Ensure that the icon URI is either a HTTPS or `data:` URI. Clients **MUST** "
+                                    "reject icon URIs that use unsafe schemes and redirects, such as `javascript:`, "
+                                    "`file:`, `ftp:`, `ws:`, or local app URI schemes."),),
+          revisions=("2025-11-25", *MODERN_VERSIONS), capability=("tools", "prompts", "resources"),
+          how="Looks at the `icons` of every listed tool, prompt, resource and template. An icon whose `src` is "
+              "neither `https:` nor `data:` is a warning: clients must reject it, so it is never shown. "
+              "Sends nothing more."),
     # ----- tools -----
     Check("tools.name-rules", "tool names follow the naming rules", Level.SHOULD, "server/tools#tool-names",
           (("2025-11-25 and later", "Tool names **SHOULD** be between 1 and 128 characters in length (inclusive). "

@@ -111,6 +111,22 @@ def _changed(first: Any, again: Any, kind: str) -> bool:
     return any(old.get(identity(kind, item)) != item for item in again)
 
 
+async def icons(ctx: CheckContext) -> Verdict:
+    bad: list[str] = []
+    count = 0
+    for kind in declared_kinds(ctx):
+        for item in (await ctx.listing(kind)).items:
+            for icon in item.get("icons") or [] if isinstance(item.get("icons"), list) else []:
+                count += 1
+                src = icon.get("src") if isinstance(icon, dict) else None
+                scheme = src.split(":", 1)[0].lower() if isinstance(src, str) and ":" in src else ""
+                if scheme not in ("https", "data"):
+                    bad.append(f"{KINDS[kind].singular} {inert(identity(kind, item), 60)}: {inert(src, 80)}")
+    if bad:
+        return warned(f"{len(bad)} icon(s) that clients must reject (neither https: nor data:): {_names(bad)}")
+    return passed(f"every icon ({count}) is https: or data:" if count else "no icons listed")
+
+
 async def name_rules(ctx: CheckContext) -> Verdict:
     listing = await ctx.listing("tools")
     names = [item.get("name") for item in listing.items]
@@ -182,6 +198,7 @@ IMPLEMENTS = {
     "pagination.invalid-cursor": invalid_cursor,
     "listing.complete": complete,
     "listing.stable": stable,
+    "listing.icons": icons,
     "tools.name-rules": name_rules,
     "tools.input-schema": input_schema,
     "tools.output-schema": output_schema,
