@@ -181,8 +181,9 @@ CHECKS: tuple[Check, ...] = (
     # ----- listing -----
     Check("listing.complete", "every declared kind lists to the end, every item valid", Level.MUST,
           "server/tools#listing-tools",
-          (("all", "Servers that support tools **MUST** declare the `tools` capability (and likewise resources and "
-                   "prompts); a list result is the method's result type of the revision's schema"),),
+          (("all", "Servers that support tools **MUST** declare the `tools` capability"),
+           ("all, schema.ts", "export interface ListToolsResult extends PaginatedResult { tools: Tool[]; } (and "
+                              "likewise ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult)")),
           capability=("tools", "prompts", "resources"),
           how="Lists each declared kind to the end (tools, resources, resource templates, prompts), as `probe` "
               "does. A failed page, a repeated cursor or an item that breaks the revision's schema fails. "
@@ -215,23 +216,24 @@ CHECKS: tuple[Check, ...] = (
           how="Looks at the listed tools' names. Sends nothing more."),
     Check("tools.input-schema", "every inputSchema is an object schema valid under its dialect", Level.MUST,
           "server/tools#tool",
-          (("all", "inputSchema: JSON Schema defining expected parameters ... **MUST** be a valid JSON Schema object "
-                   "(not `null`); the schema's type: `inputSchema: { type: \"object\" ... }`"),
+          (("all, schema.ts", "inputSchema: { type: \"object\"; properties?: { [key: string]: object }; ... }"),
+           ("2025-11-25 and later", "`inputSchema`: JSON Schema defining expected parameters ... **MUST** be a valid "
+                                    "JSON Schema object (not `null`)"),
            ("2025-11-25 and later", "Schemas **MUST** be valid according to their declared or default dialect")),
           capability=("tools",),
           how="Each listed tool's `inputSchema` must be an object with `type: \"object\"`; from 2025-11-25 on it "
               "must also validate against its `$schema` dialect's meta-schema (2020-12 by default)."),
     Check("tools.output-schema", "every outputSchema is an object schema valid under its dialect", Level.MUST,
           "server/tools#output-schema",
-          (("2025-06-18 and later", "outputSchema: Optional JSON Schema defining expected output structure; the "
-                                    "schema's type: `outputSchema?: { type: \"object\" ... }`"),
+          (("2025-06-18 and later, schema.ts", "outputSchema?: { type: \"object\"; properties?: { [key: string]: "
+                                               "object }; ... }"),
            ("2025-11-25 and later", "Schemas **MUST** be valid according to their declared or default dialect")),
           revisions=("2025-06-18", "2025-11-25", *MODERN_VERSIONS), capability=("tools",),
           how="As tools.input-schema, for the tools that have an `outputSchema`."),
     Check("tools.call-named", "each tool named with --call answers a valid result", Level.MUST,
           "server/tools#calling-tools",
-          (("all", "Tool results ... `content`; a tool execution error is reported in the result with "
-                   "`isError: true`, not as a protocol error"),
+          (("all", "**Tool Execution Errors**: Reported in tool results with `isError: true`"),
+           ("all, schema.ts", "export interface CallToolResult extends Result { content: ...[]; isError?: boolean; }"),
            ("2025-06-18 and later", "Servers **MUST** provide structured results that conform to this schema.")),
           capability=("tools",),
           how="Calls only the tools named with `--call 'TOOL K=V ...'`, through `call`'s catalogue, argument and "
