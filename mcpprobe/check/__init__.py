@@ -1,6 +1,6 @@
 """`mcpprobe check`: behaviour checks tied to the specification's words, gated on what the server declared.
 
-A layer above `mcpprobe.operations` and below the CLI and the renderers: nothing here prints, and
+A layer above `mcpprobe.operations.probe` and below the CLI and the renderers: nothing here prints, and
 nothing imports click or rich.
 
 - `catalogue`: every check as data (`Check` rows) and the `FAMILIES` table, module by family.

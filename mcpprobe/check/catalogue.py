@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 
-from mcpprobe.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
 SPEC_BASE = "https://modelcontextprotocol.io/specification"
 ALL_REVISIONS = (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS)
@@ -52,7 +52,7 @@ def _frozen(mapping: Mapping[str, str] | None = None) -> Mapping[str, str]:
 @dataclass(frozen=True)
 class Check:
     """One behaviour check. `capability`: alternatives, each `name` or `name.sub` as in
-    mcpprobe.capabilities; the check applies when any is declared, and sends nothing otherwise.
+    mcpprobe.client.capabilities; the check applies when any is declared, and sends nothing otherwise.
     `levels` overrides `level` for some revisions (a SHOULD that became a MUST)."""
 
     id: str

@@ -16,11 +16,11 @@ import anyio
 
 from mcpprobe.check.catalogue import Check, Level, Status
 from mcpprobe.errors import ProbeError, RpcError
-from mcpprobe.sanitize import json_dumps, truncate, visible
+from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 
 if TYPE_CHECKING:
-    from mcpprobe.catalog import Listing
-    from mcpprobe.session import Session
+    from mcpprobe.client.catalog import Listing
+    from mcpprobe.client.session import Session
 
 EVIDENCE_CHARS = 400  # of each message shown as evidence
 MAX_EVIDENCE = 12  # exchanges kept per check
@@ -211,10 +211,10 @@ class CheckContext:
         self._exchanges.append(exchange)
 
     async def listing(self, kind: str) -> Listing:
-        """The complete listing of `kind`, made once per run (mcpprobe.catalog)."""
+        """The complete listing of `kind`, made once per run (mcpprobe.client.catalog)."""
         async with self._listing_lock:
             if kind not in self._listings:
-                from mcpprobe.catalog import list_kind
+                from mcpprobe.client.catalog import list_kind
 
                 await self.pace()
                 self._listings[kind] = await list_kind(self.session, kind)

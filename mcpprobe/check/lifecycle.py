@@ -18,7 +18,7 @@ from mcpprobe.check.context import (
     warned,
 )
 from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionFailed, RequestTimeout
-from mcpprobe.target import StdioTarget
+from mcpprobe.wire.target import StdioTarget
 
 STRING_ID = "mcpprobe-id-7"
 CANCEL_ID = "mcpprobe-cancel-1"

@@ -7,8 +7,8 @@ from typing import Any
 
 from mcpprobe.check.context import CheckContext, Verdict, answer_text, failed, inert, passed, skipped, warned
 from mcpprobe.check.lifecycle import could_not_run, timed_out
+from mcpprobe.client.kinds import KINDS, identity
 from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RpcError
-from mcpprobe.kinds import KINDS, identity
 
 INVALID_CURSOR = "mcpprobe-invalid-cursor"
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
@@ -78,7 +78,7 @@ def could_not_run_listing(kind: str, error: Any) -> Verdict:
 
 
 async def stable(ctx: CheckContext) -> Verdict:
-    from mcpprobe.catalog import list_kind
+    from mcpprobe.client.catalog import list_kind
 
     warnings: list[str] = []
     for kind in declared_kinds(ctx):
@@ -144,7 +144,7 @@ async def name_rules(ctx: CheckContext) -> Verdict:
 
 
 async def _schema_rules(ctx: CheckContext, key: str) -> Verdict:
-    from mcpprobe.validation import schema_problem
+    from mcpprobe.safety.validation import schema_problem
 
     listing = await ctx.listing("tools")
     judged = ctx.version >= "2025-11-25"  # "Schemas MUST be valid according to their ... dialect"

@@ -21,7 +21,7 @@ async def _completion_ref(ctx: CheckContext) -> tuple[dict[str, Any], str] | Non
                 if isinstance(argument, dict) and isinstance(argument.get("name"), str):
                     return {"type": "ref/prompt", "name": prompt.get("name")}, argument["name"]
     if isinstance(ctx.capabilities.get("resources"), dict):
-        from mcpprobe.arguments import template_variables
+        from mcpprobe.operations.arguments import template_variables
 
         for template in (await ctx.listing("templates")).items:
             uri = template.get("uriTemplate")

@@ -91,7 +91,7 @@ async def mime_type(ctx: CheckContext) -> Verdict:
 
 
 async def template_expands(ctx: CheckContext) -> Verdict:
-    from mcpprobe.arguments import expand, template_variables
+    from mcpprobe.operations.arguments import expand, template_variables
 
     listing = await ctx.listing("templates")
     if isinstance(listing.error, RpcError) and listing.error.rpc_code == METHOD_NOT_FOUND:
@@ -119,7 +119,7 @@ async def template_expands(ctx: CheckContext) -> Verdict:
 
 
 async def unknown_uri(ctx: CheckContext) -> Verdict:
-    from mcpprobe.arguments import matches_template
+    from mcpprobe.operations.arguments import matches_template
 
     uri = await _unknown_uri(ctx)
     exchange = await ctx.request("resources/read", {"uri": uri})

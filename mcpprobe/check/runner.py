@@ -6,7 +6,7 @@ The gate, for each selected check (--only, --skip, --level), in this order:
    `transports`: `n/a`, nothing sent;
 2. an unsafe check without --unsafe: `skipped`, nothing sent;
 3. none of the capabilities it needs was declared: `skipped`, nothing sent (and the session would
-   refuse the request anyway: mcpprobe.capabilities);
+   refuse the request anyway: mcpprobe.client.capabilities);
 4. otherwise its function runs. A `fail` of a check whose level (in this revision) is SHOULD or
    MAY is reported as `warn`: only a MUST fails.
 
@@ -26,16 +26,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from mcpprobe.capabilities import declared
 from mcpprobe.check.catalogue import BY_ID, CHECKS, FAMILIES, Check, Level, Status, selected
 from mcpprobe.check.context import CheckContext, CheckOptions, Result, Verdict
+from mcpprobe.client.capabilities import declared
 from mcpprobe.errors import ProbeError
 from mcpprobe.exitcodes import ExitCode, worst
-from mcpprobe.operations import Outcome, _guarded
+from mcpprobe.operations.probe import Outcome, _guarded
 
 if TYPE_CHECKING:
-    from mcpprobe.session import Session
-    from mcpprobe.target import Settings, Target
+    from mcpprobe.client.session import Session
+    from mcpprobe.wire.target import Settings, Target
 
 CheckFunction = Callable[[CheckContext], Awaitable[Verdict]]
 LATE = ("lifecycle.cancel-in-flight", "lifecycle.unknown-method", "lifecycle.invalid-params")

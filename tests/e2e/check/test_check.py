@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import ROOT, checked, run_cli
+from conftest import ROOT, checked, run_cli
 
 CHECK_SERVER = ROOT / "tests" / "fixtures" / "check_server.py"
 BAD = ("fail", "warn")

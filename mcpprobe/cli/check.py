@@ -1,4 +1,4 @@
-"""The command line for `check`: click glue over `mcpprobe.check.runner` and `mcpprobe.fleet`.
+"""The command line for `check`: click glue over `mcpprobe.check.runner` and `mcpprobe.fleet.probe`.
 
 Light at import time (click only): the SDK, jsonschema and rich are loaded only when it runs.
 """
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpprobe.check.catalogue import CHECKS
-from mcpprobe.cli_common import (
+from mcpprobe.cli.common import (
     CONTEXT,
     ShowWhenReady,
     command_line,
@@ -24,12 +24,12 @@ from mcpprobe.cli_common import (
     view_for,
     write_rendered,
 )
-from mcpprobe.options import Format, TargetCommand, _positive, connection_options, output_options, server_options
+from mcpprobe.cli.options import Format, TargetCommand, _positive, connection_options, output_options, server_options
 
 if TYPE_CHECKING:
     from mcpprobe.check.context import CheckOptions
-    from mcpprobe.fleet import Report
-    from mcpprobe.redact import Redactor
+    from mcpprobe.fleet.probe import Report
+    from mcpprobe.safety.redact import Redactor
 
 LEVELS = ("must", "should", "may")
 # The catalogue is data (standard library only): --help names the unsafe checks from it.
@@ -49,8 +49,8 @@ def _patterns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
 
 
 def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
-    from mcpprobe.arguments import build_arguments
     from mcpprobe.check.calls import parse_call
+    from mcpprobe.operations.arguments import build_arguments
 
     for value in values:
         try:
@@ -117,13 +117,13 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
     """
     from mcpprobe.check.catalogue import Level
     from mcpprobe.check.context import CheckOptions
-    from mcpprobe.invocation import resolve_fleet
+    from mcpprobe.cli.invocation import resolve_fleet
 
     line = command_line(ctx, url, params)
     fleet = resolve_fleet(line)
     hooks = None
     if calls:
-        from mcpprobe.invoke import Hooks
+        from mcpprobe.operations.invoke import Hooks
 
         preview, ask = confirmation_hooks(stderr_console(fleet.redactor), line.output.as_json)
         hooks = Hooks(preview=preview, ask=ask, yes=yes)
@@ -136,7 +136,7 @@ def _run(fleet: Any, options: CheckOptions, concurrency: int, line: Any) -> int:
     import functools
 
     from mcpprobe.check.runner import check
-    from mcpprobe.fleet import Extras, run
+    from mcpprobe.fleet.probe import Extras, run
 
     fmt, many, members = line.output.format, fleet.many, list(fleet.members)
     trace = open_trace(fleet)
@@ -169,7 +169,7 @@ def _run(fleet: Any, options: CheckOptions, concurrency: int, line: Any) -> int:
         if trace is not None:
             trace.close()
     if reports is None and many:
-        from mcpprobe.fleet import interrupted_report
+        from mcpprobe.fleet.probe import interrupted_report
 
         reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
         for report in reports:
@@ -181,7 +181,7 @@ def _run(fleet: Any, options: CheckOptions, concurrency: int, line: Any) -> int:
 
 def _emit(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor) -> int:
     from mcpprobe.exitcodes import ExitCode, worst
-    from mcpprobe.fleet import fleet_exit_code
+    from mcpprobe.fleet.probe import fleet_exit_code
     from mcpprobe.render.formats import Checked, Interrupted, renderer
 
     if reports is None:
