@@ -64,7 +64,7 @@ INSPECTOR = "@modelcontextprotocol/inspector-cli@1.0.3"
 WATCH_SERVER = REPO / "tests" / "fixtures" / "watch_server.py"
 RUN_TIMEOUT = 120.0
 LIST_SIZES = {"list-1k": 1_000, "list-10k": 10_000, "list-40k": 40_000, "list-100k": 100_000}
-CASES = ("startup", "stdio", "http", "demo", "legacy", "tools-10k", "tools-20k", *LIST_SIZES, "fleet", "storm",
+CASES = ("startup", "stdio", "http", "check", "demo", "legacy", "tools-10k", "tools-20k", *LIST_SIZES, "fleet", "storm",
          "deadline")
 DEADLINE_TIMEOUT = 1.0  # --timeout of the deadline case: the server never answers initialize
 FLEET_SIZE = 32
@@ -319,6 +319,24 @@ def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: 
         else:
             case.notes.append(no_fastmcp)
 
+    if "check" in selected:
+        # `check` runs its catalogue on the connect core of `probe`: one request at a time, each
+        # listing shared by every check; its cost beyond `probe` is those requests and the exit wait.
+        case = Case("check", "check server-everything over stdio vs probe")
+        cases.append(case)
+        if modules is None:
+            case.skipped = npm_reason
+        else:
+            target_args = ["--", "node", *everything]
+            case.contenders = [
+                Contender("mcpprobe probe", [*probe, *target_args], role="baseline", ok_codes=(0, 1)),
+                Contender("mcpprobe check", [*mcpprobe_command(), "check", *target_args], role="mcpprobe",
+                          ok_codes=(0, 1), target="check"),
+                Contender("mcpprobe check --json --level may",
+                          [*mcpprobe_command(), "check", "--json", "--level", "may", *target_args], ok_codes=(0, 1),
+                          target="check"),
+            ]
+
     if "demo" in selected:
         demo = _script("mcpprobe-demo") or [py, "-m", "mcpprobe.demo"]
         case = Case("demo", "probe the demo server (mcpprobe-demo) over stdio")
@@ -496,6 +514,12 @@ def check(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str
         if as_json is None:
             return "no slower than --json", None
         return f"no slower than --json (is {med / as_json.median:.2f}x)", med <= as_json.median * 1.05
+    if contender.target == "check":
+        baseline = case.role("baseline")
+        if baseline is None:
+            return "<= 3x probe", None
+        ratio = med / baseline.median
+        return f"<= 3x probe (is {ratio:.2f}x)", ratio <= 3.0
     if contender.target == "legacy-auto":
         baseline = case.role("baseline")
         if baseline is None:
@@ -716,7 +740,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("PYTHONPYCACHEPREFIX", str(BENCH / ".cache" / "pycache"))
 
     modules, npm_reason = (None, "")
-    if selected & {"stdio", "http"}:
+    if selected & {"stdio", "http", "check"}:
         modules, npm_reason = ensure_npm(args.npm_prefix.resolve(), log)
         if modules is None:
             log(f"skipping the server-everything cases: {npm_reason}")

@@ -42,7 +42,7 @@ def fixture_cmd(scenario: str) -> list[str]:
     return [PY, str(FIXTURE), scenario]
 
 
-SCHEMA_COMMANDS = {"probe", "list", "call", "read", "get-prompt", "servers", "auth login", "auth status"}
+SCHEMA_COMMANDS = {"probe", "check", "list", "call", "read", "get-prompt", "servers", "auth login", "auth status"}
 
 
 @functools.cache
@@ -213,6 +213,33 @@ def everything() -> Path:
             )
             if proc.returncode != 0 or not entry.exists():
                 pytest.fail(f"npm install of server-everything failed: {proc.stderr[-2000:]}")
+    return entry
+
+
+FILESYSTEM_VERSION = "2026.8.31"
+
+
+@pytest.fixture(scope="session")
+def filesystem() -> Path:
+    """Path to server-filesystem's dist/index.js (stdio only: `node index.js DIR`), installed from the
+    npm registry on first use, in a prefix of its own."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed for the reference server @modelcontextprotocol/server-filesystem")
+    prefix = _cache_dir() / f"npm-filesystem-{FILESYSTEM_VERSION}"
+    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+    if entry.exists():
+        return entry
+    with _cache_lock(prefix.name):
+        if not entry.exists():
+            prefix.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run(
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+                 f"@modelcontextprotocol/server-filesystem@{FILESYSTEM_VERSION}"],
+                capture_output=True, text=True, timeout=600,
+            )
+            if proc.returncode != 0 or not entry.exists():
+                pytest.fail(f"npm install of server-filesystem failed: {proc.stderr[-2000:]}")
     return entry
 
 

@@ -31,7 +31,7 @@ def docs_dir() -> Path | None:
 
 def topics() -> dict[str, Path]:
     """Topic name -> page: `exit-codes`, `findings`, ..., and each command's page by its name
-    (`probe`, `watch`) and as `commands/NAME`."""
+    (`probe`, `watch`) and as `commands/NAME`; each check family's page as `checks/NAME`."""
     root = docs_dir()
     if root is None:
         return {}
@@ -43,6 +43,8 @@ def topics() -> dict[str, Path]:
     for page in sorted((root / "commands").glob("*.md")):
         found.setdefault(page.stem, page)
         found[f"commands/{page.stem}"] = page
+    for page in sorted((root / "checks").glob("*.md")):  # a page per check family, as `checks/NAME`
+        found[f"checks/{page.stem}"] = page
     return found
 
 

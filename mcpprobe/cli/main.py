@@ -39,6 +39,8 @@ COMMANDS: dict[str, Entry] = {
                   "Log in to HTTP servers (OAuth 2.1), and see or remove the stored tokens."),
     "call": Entry("mcpprobe.cli.invoke", "call_command",
                   "Call one tool (tools/call), after checking it against the tool list and its inputSchema."),
+    "check": Entry("mcpprobe.cli.check", "check_command",
+                   "Check the server's behaviour against the specification, rule by rule, gated on what it declared."),
     "completion": Entry("mcpprobe.cli.docs", "completion_command",
                         "Print the shell completion script for SHELL (bash, zsh or fish)."),
     "docs": Entry("mcpprobe.cli.docs", "docs_command",

@@ -145,8 +145,10 @@ class Session:
         *,
         timeout: float | None = None,
         reset_on_progress: bool = False,
+        request_id: Any = None,
     ) -> Call:
-        """`request` in two halves: this sends it; the call's `result()` waits for the answer."""
+        """`request` in two halves: this sends it; the call's `result()` waits for the answer.
+        `request_id`: an id of the caller's choosing (`check` sends string and large ids)."""
         missing = self.check(method)
         if missing is not None:
             self.findings.append(Finding(
@@ -155,7 +157,7 @@ class Session:
         params, headers = self.era.envelope(self.snapshot, method, params)
         return await self.conn.send_request(
             method, params, timeout=timeout or self.settings.timeout, headers=headers,
-            reset_on_progress=reset_on_progress,
+            reset_on_progress=reset_on_progress, request_id=request_id,
         )
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:

@@ -85,6 +85,10 @@ class Extras:
     on_done: Callable[[Report], None] | None = None  # each member's report once its probe has ended
     traceback: bool = False  # --traceback: a bug in one member ends the run with its stack
     watch: Callable[[Any], Any] | None = None  # wraps the session's tracer to follow its phases (a spinner)
+    # What each member runs instead of `operations.probe` (`check` runs its catalogue), with the
+    # same signature and an Outcome of its own; `command` names it in the reports of members not run.
+    operation: Callable[..., Any] | None = None
+    command: str = "probe"
 
 
 def fleet_exit_code(reports: list[Report]) -> ExitCode:
@@ -127,12 +131,13 @@ async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], 
     from mcpprobe.operations.probe import probe
 
     say = extras.say or (lambda _: None)
+    operation = extras.operation or probe
     if member.skipped is not None:
         say(f"{member.label}: skipped: {member.skipped}")
-        return Report(member, Outcome("probe"))
+        return Report(member, Outcome(extras.command))
     if member.problem is not None or member.target is None:
         say(f"{member.label}: not probed: {member.problem.message if member.problem else 'no target'}")
-        return Report(member, Outcome("probe", error=member.problem))
+        return Report(member, Outcome(extras.command, error=member.problem))
     say(f"{member.label}: probing {member.target.transport}: {member.target.describe()}")
     session_args: dict[str, Any] = {}
     if extras.trace is not None:
@@ -156,11 +161,11 @@ async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], 
             extras.on_report(finished[0])
 
     try:
-        outcome = await probe(member.target, member.settings, on_ready=on_ready, **session_args)
+        outcome = await operation(member.target, member.settings, on_ready=on_ready, **session_args)
     except Exception as exc:  # noqa: BLE001 - a bug in one member must not end the fleet
         if extras.traceback:
             raise
-        outcome = Outcome("probe", error=InternalError(f"{bug_message(exc)} ({REPORT_HINT})"))
+        outcome = Outcome(extras.command, error=InternalError(f"{bug_message(exc)} ({REPORT_HINT})"))
     if finished:
         return finished[0]
     return _finish(member, outcome, time.perf_counter() - started, extras)

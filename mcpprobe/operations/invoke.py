@@ -488,6 +488,9 @@ async def _judge_tool_result(session: Session, outcome: InvokeOutcome, tool: dic
             kind="tools", detail={"tool": name, "violations": [v.to_json() for v in violations]}))
 
 
+judge_tool_result = _judge_tool_result  # for `check --call`, which calls named tools the same way
+
+
 async def _run(outcome: InvokeOutcome, target: Target, settings: Settings, body: Any, broker: InputBroker,
                session_args: dict[str, Any]) -> InvokeOutcome:
     outer = session_args.pop("on_connection", None)

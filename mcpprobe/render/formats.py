@@ -53,6 +53,7 @@ OFFERED: dict[str, tuple[Format, ...]] = {
     "read": PEOPLE_AND_SCRIPTS,
     "get-prompt": PEOPLE_AND_SCRIPTS,
     "watch": PEOPLE_AND_SCRIPTS,
+    "check": (Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML),
 }
 
 
@@ -89,6 +90,15 @@ class View:
 @dataclass(frozen=True)
 class ProbeRun:
     """`probe`: the report of one server, or of each server of a fleet (`many`)."""
+
+    reports: list[Report]
+    many: bool = False
+
+
+@dataclass(frozen=True)
+class Checked:
+    """`check`: the report of one server, or of each server of a fleet (`many`), whose outcome is a
+    `mcpprobe.check.runner.CheckOutcome` with a result per check."""
 
     reports: list[Report]
     many: bool = False
@@ -142,7 +152,7 @@ class Servers:
     found: Discovery
 
 
-Subject = ProbeRun | Listed | Invoked | WatchEvent | WatchEnded | Interrupted | Servers
+Subject = ProbeRun | Checked | Listed | Invoked | WatchEvent | WatchEnded | Interrupted | Servers
 
 
 class NotOffered(ValueError):
@@ -244,6 +254,8 @@ def human(subject: Subject, view: View) -> Rendered:
     match subject:
         case ProbeRun(reports, many):
             return _probe_human(reports, many, view)
+        case Checked(reports, many):
+            return _check_human(reports, many, view)
         case Listed(outcome):
             from mcpprobe.render.plain import plain_list
 
@@ -292,6 +304,18 @@ def _probe_human(reports: list[Report], many: bool, view: View) -> Rendered:
         render_outcome(out, err, reports[0].outcome)
         render_extras(out, reports[0])
     _snapshot_errors(err, reports)
+    return Rendered([out_text.getvalue()], err_text.getvalue())
+
+
+def _check_human(reports: list[Report], many: bool, view: View) -> Rendered:
+    from mcpprobe.render.checks import render_check, render_check_fleet
+
+    out, out_text = _console(view)
+    err, err_text = _console(view, messages=True)
+    if many:
+        render_check_fleet(out, reports)
+    else:
+        render_check(out, err, reports[0])
     return Rendered([out_text.getvalue()], err_text.getvalue())
 
 
@@ -411,6 +435,10 @@ def json(subject: Subject, view: View) -> Rendered:
             docs = [jsondoc.report_document(report) for report in reports]
             document: Any = docs if many else docs[0]  # a fleet is a list of documents
             return Rendered(jsondoc.pieces(document, pretty=view.terminal), _errors(reports, view, many=many))
+        case Checked(reports, many):
+            docs = [jsondoc.check_document(report) for report in reports]
+            return Rendered(jsondoc.pieces(docs if many else docs[0], pretty=view.terminal),
+                            _errors(reports, view, many=many))
         case Listed(outcome):
             return Rendered(jsondoc.pieces(jsondoc.document(outcome), pretty=view.terminal),
                             _outcome_errors(outcome, view))
@@ -435,7 +463,7 @@ def json(subject: Subject, view: View) -> Rendered:
 def _interrupted_report(fmt: Format, subject: Interrupted, view: View) -> Rendered:
     """A report on servers that were interrupted before any had a result: no report, and a word
     on stderr. (A fleet interrupted midway is reported: the servers not done as interrupted.)"""
-    if subject.command != "probe":
+    if subject.command not in ("probe", "check") or fmt not in OFFERED[subject.command]:
         raise NotOffered(fmt, subject)
     return Rendered([], _stderr(view, _interrupted))
 
@@ -443,6 +471,10 @@ def _interrupted_report(fmt: Format, subject: Interrupted, view: View) -> Render
 def junit(subject: Subject, view: View) -> Rendered:
     if isinstance(subject, Interrupted):
         return _interrupted_report(Format.JUNIT, subject, view)
+    if isinstance(subject, Checked):
+        from mcpprobe.render.junit import render_checks
+
+        return Rendered([render_checks(subject.reports) + "\n"], _errors(subject.reports, view, many=subject.many))
     if not isinstance(subject, ProbeRun):
         raise NotOffered(Format.JUNIT, subject)
     from mcpprobe.render.junit import render
@@ -464,7 +496,7 @@ def openmetrics(subject: Subject, view: View) -> Rendered:
 def html(subject: Subject, view: View) -> Rendered:
     if isinstance(subject, Interrupted):
         return _interrupted_report(Format.HTML, subject, view)
-    if not isinstance(subject, ProbeRun):
+    if not isinstance(subject, ProbeRun | Checked):
         raise NotOffered(Format.HTML, subject)
     from datetime import UTC, datetime
 

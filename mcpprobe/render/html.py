@@ -261,6 +261,8 @@ def _server(page: _Page, index: int, report: Any) -> list[str]:
     out.append("</dl>")
     if _negotiated(outcome):
         out.extend(_kinds(outcome))
+    if getattr(outcome, "results", None):
+        out.extend(_checks(page, index, outcome.results))
     out.extend(_findings(page, outcome.all_findings(), heading))
     if report.checks:
         out.extend(_expectations(page, report.checks))
@@ -337,6 +339,28 @@ def _findings(page: _Page, found: list[Any], heading: str) -> list[str]:
                    f'<td class="tag" data-label="code"><code>{page.text(finding.code)}</code></td>'
                    f'<td class="tag" data-label="about">{page.text(finding.kind)}</td>'
                    f'<td class="long" data-label="message"><div>{page.text(finding.message, 2000)}{evidence}</div>'
+                   "</td></tr>")
+    out.append("</tbody></table></div>")
+    return out
+
+
+CHECK_CSS = {"pass": "ok", "fail": "bad", "warn": "warn", "error": "bad", "skipped": "muted", "n/a": "muted"}
+
+
+def _checks(page: _Page, index: int, results: list[Any]) -> list[str]:
+    """`check --format html`: one row per check, its status, level, message, evidence and spec link."""
+    out = [f'<h3 id="checks-{index}">Checks</h3>', _table(["check", "status", "level", "message"])]
+    for result in results:
+        status = result.status.value
+        evidence = "".join(
+            f'<br><span class="mono muted">sent {page.text(item.get("sent", ""), 400)}'
+            + (f'<br>got {page.text(item["received"], 400)}' if "received" in item else "") + "</span>"
+            for item in result.evidence[:3]) if status in ("fail", "warn", "error") else ""
+        out.append(f'<tr><th scope="row" data-label="check"><a href="{escape(result.spec_url)}" rel="noreferrer">'
+                   f"<code>{page.text(result.check.id, 100)}</code></a></th>"
+                   f'<td data-label="status"><span class="{CHECK_CSS[status]}">{escape(status)}</span></td>'
+                   f'<td data-label="level">{escape(result.level.value)}</td>'
+                   f'<td class="long" data-label="message"><div>{page.text(result.message, 2000)}{evidence}</div>'
                    "</td></tr>")
     out.append("</tbody></table></div>")
     return out

@@ -116,6 +116,24 @@ def report_document(report: Report) -> dict[str, Any]:
     return doc
 
 
+def check_document(report: Report) -> dict[str, Any]:
+    """The check document of one server (docs/json-output.md#check): the common keys, then a result
+    per check with its id, level, status, spec link and evidence, and their counts."""
+    outcome = report.outcome
+    doc = document(outcome)
+    doc["exitCode"] = int(report.exit_code)
+    doc["ok"] = doc["exitCode"] == 0
+    if report.member.name:
+        doc["server"] = {"name": report.member.name, "source": report.member.source}
+    if report.member.skipped is not None:
+        doc["skipped"] = report.member.skipped
+    doc["elapsedMs"] = round(report.elapsed * 1000, 1)
+    results = getattr(outcome, "results", [])
+    doc["summary"] = outcome.counts() if hasattr(outcome, "counts") else {}
+    doc["checks"] = [result.to_json() for result in results]
+    return doc
+
+
 HEAD_KEYS = ("formatVersion", "command", "ok", "exitCode", "transport", "target", "protocolVersion", "era",
              "eraReason", "serverInfo", "instructions", "capabilities", "supportedVersions", "client")
 

@@ -127,3 +127,49 @@ def render(reports: list[Any]) -> str:
         root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in root)))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+def check_suite(report: Any) -> ET.Element:
+    """`check --format junit`: `connection`, then one test case per check. A failed MUST (or a
+    warning, shown as a failure only with --strict) fails its case; skipped and n/a are skipped;
+    a check that could not run is an error."""
+    outcome = report.outcome
+    name = report.member.label
+    classname = _classname(name)
+    element = ET.Element("testsuite", {"name": _clean(name, multiline=False), "time": f"{report.elapsed:.3f}"})
+    connect = _case(element, classname, "connection")
+    if report.member.skipped is not None:
+        ET.SubElement(connect, "skipped", {"message": _clean(f"not checked: {report.member.skipped}",
+                                                             multiline=False)})
+    elif outcome.error is not None:
+        _fail(connect, outcome.error.message, "".join(f"\n  | {line}" for line in outcome.stderr_tail), "error")
+    strict = getattr(outcome, "strict", False)
+    for result in getattr(outcome, "results", []):
+        case = _case(element, f"{classname}.{result.check.family}", result.check.id, result.ms / 1000)
+        status = result.status.value
+        body = "\n".join([f"{result.level.value} {result.check.id}: {result.message}", result.spec_url,
+                          *(f"sent {e.get('sent', '')}\ngot  {e.get('received', '')}" for e in result.evidence)])
+        if status == "fail" or (status == "warn" and strict):
+            _fail(case, result.message, body)
+        elif status == "error":
+            _fail(case, result.message, body, "error")
+        elif status in ("skipped", "n/a"):
+            ET.SubElement(case, "skipped", {"message": _clean(f"{status}: {result.message}", multiline=False)})
+        else:
+            out = ET.SubElement(case, "system-out")
+            out.text = _clean(body)
+    cases = element.findall("testcase")
+    element.set("tests", str(len(cases)))
+    for tag, attribute in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        element.set(attribute, str(sum(1 for c in cases if c.find(tag) is not None)))
+    return element
+
+
+def render_checks(reports: list[Any]) -> str:
+    root = ET.Element("testsuites", {"name": "mcpprobe check"})
+    for report in reports:
+        root.append(check_suite(report))
+    for attribute in ("tests", "failures", "errors", "skipped"):
+        root.set(attribute, str(sum(int(s.get(attribute, "0")) for s in root)))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")

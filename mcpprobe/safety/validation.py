@@ -501,3 +501,29 @@ async def validate_async(instance: Any, schema: Any, *, seconds: float = BUDGET_
     if "value" in box:
         return box["value"]
     raise UnusableSchema(f"validating did not end within {seconds:g} s; abandoned", "too-slow", seconds=seconds)
+
+
+def schema_problem(schema: Any) -> tuple[str, str] | None:
+    """Why `schema` is not a valid schema of its dialect (2020-12 by default), as (reason, message),
+    or None. "invalid-schema": its dialect's meta-schema rejects it; any other reason says mcpprobe
+    could not judge it (an unknown dialect, a reference it does not follow, a pattern it cannot run).
+    Runs in the caller's thread: the meta-schema check is bounded by the same budget."""
+    if isinstance(schema, bool):
+        return None
+    if not isinstance(schema, dict):
+        return "invalid-schema", "the schema is not an object"
+    _local.budget = _Budget(BUDGET_SECONDS, threading.Event())
+    try:
+        cls = _validator_class(schema)
+        if precheck(schema, cls):
+            schema = _without_embedded_dialect(schema)
+        _check_against_meta_schema(schema, cls)
+    except UnusableSchema as exc:
+        return exc.reason, str(exc)
+    except _Stopped:
+        return "too-slow", "checking it took too long"
+    except Exception as exc:  # noqa: BLE001 - jsonschema on a hostile schema: no verdict, never a crash
+        return "unjudged", f"jsonschema could not check it: {type(exc).__name__}"
+    finally:
+        _local.budget = None
+    return None

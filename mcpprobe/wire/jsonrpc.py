@@ -54,7 +54,7 @@ class Call:
 
     __slots__ = ("_conn", "_id", "_pending", "_timeout", "_cancellable", "_handed")
 
-    def __init__(self, conn: Connection, request_id: int, pending: _Pending, timeout: float,
+    def __init__(self, conn: Connection, request_id: Any, pending: _Pending, timeout: float,
                  cancellable: bool) -> None:
         self._conn, self._id, self._pending = conn, request_id, pending
         self._timeout, self._cancellable = timeout, cancellable
@@ -252,6 +252,7 @@ class Connection:
         headers: dict[str, str] | None = None,
         reset_on_progress: bool = False,
         cancellable: bool = True,
+        request_id: Any = None,
     ) -> Call:
         """The first half of `request`: send it, and return the call whose `result()` waits for the
         answer, under the same deadline. The caller may work meanwhile (a page reader checks this
@@ -259,7 +260,8 @@ class Connection:
         spawned and no extra turn of the event loop; it must then await `result()` (or `abandon()`)."""
         if self.closed_error is not None:
             raise self.closed_error
-        request_id = next(self._ids)
+        if request_id is None or request_id in self._pending:
+            request_id = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params

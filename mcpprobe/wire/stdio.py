@@ -245,6 +245,18 @@ class StdioTransport:
                 anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             await self._process.stdin.aclose()
 
+    async def exit_after_eof(self, limit: float) -> float | None:
+        """Close stdin (if not yet) and wait up to `limit` seconds for the server to exit by itself:
+        the seconds from EOF to its exit, or None when it was still running (`check`)."""
+        await self.begin_close()
+        if self._process is None or self._eof_at is None:
+            return None
+        with anyio.move_on_after(limit):
+            await self._process.wait()
+        if self._process.returncode is None:
+            return None
+        return time.monotonic() - self._eof_at
+
     async def aclose(self) -> None:
         """Close stdin, give the server a short grace to exit on its own, then end its group."""
         if self._process is None:

@@ -93,7 +93,7 @@ def _long_options(command: click.Command) -> set[str]:
     return options
 
 
-DOCUMENTED = ["probe", "list", "call", "read", "get-prompt", "watch", "servers"]
+DOCUMENTED = ["probe", "check", "list", "call", "read", "get-prompt", "watch", "servers"]
 
 
 def _shared_options() -> set[str]:

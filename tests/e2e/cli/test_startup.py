@@ -23,6 +23,7 @@ INVOCATIONS = {
     "version": (["--version"], {}),
     "probe-help": (["probe", "--help"], {}),
     "list-help": (["list", "--help"], {}),
+    "check-help": (["check", "--help"], {}),
     "exporter-help": (["exporter", "--help"], {}),
     "bash-completion": ([], COMPLETION),
 }

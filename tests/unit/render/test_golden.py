@@ -28,6 +28,7 @@ from mcpprobe.operations.invoke import InvokeOutcome
 from mcpprobe.operations.probe import Outcome
 from mcpprobe.render.formats import (
     OFFERED,
+    Checked,
     Format,
     Interrupted,
     Invoked,
@@ -129,6 +130,33 @@ def _titled() -> Report:
                       timings=[Timing("connect", 12.0), Timing("initialize", 20.5),
                                Timing("list tools", 3.0, {"pages": 1})])
     return Report(_member("browser"), outcome, elapsed=0.25)
+
+
+def _checked(many: bool = False) -> Checked:
+    """A check run as its renderers get it: a result per status."""
+    from mcpprobe.check.catalogue import BY_ID, Level, Status
+    from mcpprobe.check.context import Result
+    from mcpprobe.check.runner import CheckOutcome
+
+    def results() -> list[Result]:
+        return [
+            Result(BY_ID["lifecycle.ping"], Status.FAIL, Level.MUST, "ping was answered with error -32603",
+                   BY_ID["lifecycle.ping"].spec_url("2025-11-25"),
+                   [{"sent": '{"method": "ping"}', "received": '{"error": {"code": -32603}}', "ms": 1.0}]),
+            Result(BY_ID["pagination.invalid-cursor"], Status.WARN, Level.SHOULD, "a result, not -32602",
+                   BY_ID["pagination.invalid-cursor"].spec_url("2025-11-25")),
+            Result(BY_ID["resources.read-listed"], Status.SKIPPED, Level.SHOULD, "not declared; nothing sent",
+                   BY_ID["resources.read-listed"].spec_url("2025-11-25")),
+            Result(BY_ID["tools.name-rules"], Status.PASS, Level.SHOULD, "all 2 tool names follow the rules",
+                   BY_ID["tools.name-rules"].spec_url("2025-11-25")),
+        ]
+
+    reports = [Report(_member("notes"), CheckOutcome("check", snapshot=_snapshot("notes"), results=results()),
+                      elapsed=0.3)]
+    if many:
+        reports.append(Report(_member("gone"), CheckOutcome("check", error=ConnectionFailed("command not found")),
+                              elapsed=0.01))
+    return Checked(reports, many)
 
 
 RUNS = {"one": lambda: ([_healthy()], False), "fleet": lambda: ([_healthy(), _broken(), _unreachable()], True),
@@ -407,6 +435,7 @@ def test_a_watch_holds_what_comes_before_its_header_for_people_only():
 # Every subject a command renders, keyed by the command (OFFERED's keys).
 COMMAND_SUBJECTS = {
     "probe": [lambda: ProbeRun(*RUNS["one"]()), lambda: ProbeRun(*RUNS["fleet"]()), lambda: Interrupted("probe")],
+    "check": [_checked, lambda: _checked(True), lambda: Interrupted("check")],
     "list": [_listed, lambda: Interrupted("list")],
     "call": [_call, _refused_call, lambda: Interrupted("call")],
     "read": [_read, lambda: Interrupted("read")],

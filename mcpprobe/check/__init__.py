@@ -1,0 +1,15 @@
+"""`mcpprobe check`: behaviour checks tied to the specification's words, gated on what the server declared.
+
+A layer above `mcpprobe.operations.probe` and below the CLI and the renderers: nothing here prints, and
+nothing imports click or rich.
+
+- `catalogue`: every check as data (`Check` rows) and the `FAMILIES` table, module by family.
+- `context`: what a check function gets (`CheckContext`: requests that record their evidence, the
+  listings shared by every check) and returns (`Verdict`).
+- `runner`: the gate (revision, transport, `--unsafe`, declared capability) and the operation.
+- one module per family (`lifecycle`, `listing`, `reading`, `optional`, `portability`), each with an
+  `IMPLEMENTS` table: check id -> async function.
+
+A new family is one module with its `IMPLEMENTS` table, its rows in `catalogue.CHECKS` and one
+row in `catalogue.FAMILIES`; `mcpprobe/check/docs.py` writes its page (docs/checks/FAMILY.md).
+"""

@@ -1,0 +1,345 @@
+"""The catalogue of `mcpprobe check` as data: one frozen `Check` row per check, one `FAMILIES` row per module.
+
+Nothing here runs a check: the runner (mcpprobe.check.runner) reads the rows to decide what
+applies, and the docs generator (mcpprobe.check.docs) writes docs/checks/FAMILY.md from them.
+Standard library only (and the protocol versions), so that the pages and `--help` stay light.
+
+Each row says where its rule comes from: `words` quotes the specification (or JSON-RPC 2.0) for
+the revisions named, and `section` is the page of the revision's specification it is on. A check
+that reports a server wrong without such words is a false alarm, and none is allowed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+
+from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+
+SPEC_BASE = "https://modelcontextprotocol.io/specification"
+ALL_REVISIONS = (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS)
+LEGACY_REVISIONS = HANDSHAKE_VERSIONS
+TRANSPORTS = ("stdio", "http", "sse")
+
+
+class Level(StrEnum):
+    """The requirement level of the rule (RFC 2119, as the specification uses it)."""
+
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    MAY = "MAY"
+
+    @property
+    def rank(self) -> int:
+        return {"MUST": 0, "SHOULD": 1, "MAY": 2}[self.value]
+
+
+class Status(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"  # a MUST not met
+    WARN = "warn"  # a SHOULD (or a MAY-level portability rule) not met
+    SKIPPED = "skipped"  # nothing sent: a capability not declared, --unsafe not given, nothing to check
+    NA = "n/a"  # the rule is not part of the negotiated revision, or not of this transport
+    ERROR = "error"  # the check itself could not run (a timeout, the connection lost)
+
+
+def _frozen(mapping: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class Check:
+    """One behaviour check. `capability`: alternatives, each `name` or `name.sub` as in
+    mcpprobe.client.capabilities; the check applies when any is declared, and sends nothing otherwise.
+    `levels` overrides `level` for some revisions (a SHOULD that became a MUST)."""
+
+    id: str
+    title: str
+    level: Level
+    section: str  # path of the revision's page under SPEC_BASE/<version>/, with its #anchor
+    words: tuple[tuple[str, str], ...]  # (which revisions, the quoted rule)
+    revisions: tuple[str, ...] = ALL_REVISIONS
+    capability: tuple[str, ...] = ()
+    transports: tuple[str, ...] = TRANSPORTS
+    safe: bool = True  # False: only with --unsafe
+    sections: Mapping[str, str] = field(default_factory=_frozen)  # revision -> section, where it moved
+    levels: Mapping[str, Level] = field(default_factory=lambda: MappingProxyType({}))
+    how: str = ""  # what is sent, and how the answer is judged (the docs say it)
+
+    @property
+    def family(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    def level_for(self, version: str) -> Level:
+        return self.levels.get(version, self.level)
+
+    def spec_url(self, version: str | None) -> str:
+        """The page of the rule in `version`'s specification, or in the newest revision it applies to."""
+        chosen = version if version in self.revisions else self.revisions[-1]
+        return f"{SPEC_BASE}/{chosen}/{self.sections.get(chosen, self.section)}"
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    module: str  # holds IMPLEMENTS: {check id: async function(CheckContext) -> Verdict}
+    title: str
+    about: str
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("lifecycle", "mcpprobe.check.lifecycle", "Lifecycle and base protocol",
+           "ping, errors for unknown methods and bad params, request ids, cancellation, the stdio stream."),
+    Family("pagination", "mcpprobe.check.listing", "Pagination", "cursors the server never issued."),
+    Family("listing", "mcpprobe.check.listing", "Listing", "every declared kind lists to the end, twice alike."),
+    Family("tools", "mcpprobe.check.listing", "Tools",
+           "tool names, input and output schemas; tools called only when named with --call."),
+    Family("resources", "mcpprobe.check.reading", "Resources",
+           "reading what is listed, MIME types, templates, unknown URIs, subscriptions."),
+    Family("prompts", "mcpprobe.check.reading", "Prompts", "expanding what is listed."),
+    Family("completion", "mcpprobe.check.optional", "Completion", "completion/complete where declared."),
+    Family("logging", "mcpprobe.check.optional", "Logging", "logging/setLevel where declared."),
+    Family("tasks", "mcpprobe.check.optional", "Tasks (2025-11-25, experimental)", "tasks/list and tasks/get."),
+    Family("portability", "mcpprobe.check.portability", "Portability of tool schemas",
+           "JSON Schema constructs that some MCP hosts are known to reject."),
+)
+
+_JSONRPC = "JSON-RPC 2.0, section 5"
+_RESPONSES = {"2024-11-05": "basic/messages#responses"}  # the first revision's page of messages
+
+CHECKS: tuple[Check, ...] = (
+    # ----- lifecycle -----
+    Check("lifecycle.ping", "ping is answered with an empty result", Level.MUST,
+          "basic/utilities/ping#behavior-requirements",
+          (("2024-11-05 to 2025-11-25", "The receiver **MUST** respond promptly with an empty response"),),
+          revisions=LEGACY_REVISIONS,
+          how="Sends `ping`. An empty result passes; an error or no answer within --timeout fails; a result "
+              "with keys other than `_meta` is a warning. 2026-07-28 has no `ping` (n/a)."),
+    Check("lifecycle.unknown-method", "an unknown method gets an error, -32601", Level.MUST, "basic#responses",
+          (("2024-11-05 to 2025-06-18", "Responses **MUST** include the same ID as the request they correspond "
+                                        "to. ... Either a `result` or an `error` **MUST** be set."),
+           ("2025-11-25 and later", "Error responses **MUST** include the same ID as the request they correspond "
+                                    "to ... **MUST** include an `error` field with a `code` and `message`"),
+           (_JSONRPC, "When a rpc call is made, the Server MUST reply with a Response ... -32601 Method not found: "
+                      "The method does not exist / is not available.")),
+          sections=_RESPONSES,
+          how="Sends `mcpprobe/no-such-method`. Error -32601 passes; another error code is a warning; a result "
+              "or no answer fails."),
+    Check("lifecycle.invalid-params", "prompts/get without a name gets -32602", Level.SHOULD,
+          "server/prompts#error-handling",
+          (("all", "Servers **SHOULD** return standard JSON-RPC errors for common failure cases: Invalid prompt "
+                   "name: `-32602` (Invalid params)"),),
+          capability=("prompts",),
+          how="Sends `prompts/get` with no `name`. Error -32602 passes; anything else is a warning."),
+    Check("lifecycle.request-id-echo", "string and large integer request ids are echoed exactly", Level.MUST,
+          "basic#responses",
+          (("2024-11-05 to 2025-06-18", "Requests **MUST** include a string or integer ID. ... Responses "
+                                        "**MUST** include the same ID as the request they correspond to."),
+           ("2025-11-25 and later", "Requests **MUST** include a string or integer ID. ... Result responses "
+                                    "**MUST** include the same ID as the request they correspond to.")),
+          sections=_RESPONSES,
+          how="Sends `ping` (2026-07-28: `server/discover`) twice, with the id `\"mcpprobe-id-7\"` and with "
+              "9007199254740991 (2^53-1, exact in every JSON implementation). Each answer must carry the same id, "
+              "of the same type."),
+    Check("lifecycle.cancel-in-flight", "a cancelled request leaves the session usable", Level.MUST,
+          "basic/utilities/cancellation#timing-considerations",
+          (("2024-11-05 to 2025-11-25", "Both parties **MUST** handle these race conditions gracefully"),
+           ("2026-07-28", "Servers **SHOULD** stop work on a cancelled request as soon as practical")),
+          sections={"2026-07-28": "basic/patterns/cancellation"},
+          how="Sends a list request (or `ping`), then at once `notifications/cancelled` for it, then `ping` "
+              "(2026-07-28: `server/discover`), which must be answered. An answer to the cancelled request "
+              "itself is allowed (the race the rule names)."),
+    Check("lifecycle.stdout-clean", "stdout carries nothing but JSON-RPC", Level.MUST, "basic/transports#stdio",
+          (("all", "The server **MUST NOT** write anything to its `stdout` that is not a valid MCP message."),),
+          transports=("stdio",), sections={"2026-07-28": "basic/transports/stdio"},
+          how="Looks at every line the server wrote on stdout during the whole run, shutdown included. Sends "
+              "nothing of its own."),
+    Check("lifecycle.stdin-close-exit", "the server exits when its stdin is closed", Level.MAY,
+          "basic/lifecycle#stdio",
+          (("2024-11-05 to 2025-11-25", "the client **SHOULD** initiate shutdown by: First, closing the input "
+                                        "stream to the child process (the server); Waiting for the server to exit, "
+                                        "or sending `SIGTERM` if the server does not exit within a reasonable time"),
+           ("2026-07-28", "Servers **SHOULD** exit promptly when their standard input is closed")),
+          transports=("stdio",), sections={"2026-07-28": "basic/transports/stdio#shutdown"},
+          levels=MappingProxyType({"2026-07-28": Level.SHOULD}),
+          how="Runs last: closes the server's stdin and measures how long it takes to exit (5 s at most, then "
+              "SIGTERM). Slower than that is a warning."),
+    Check("lifecycle.result-type", "every result carries a resultType", Level.MUST, "basic#responses",
+          (("2026-07-28", "The `result` **MUST** include a `resultType` field to indicate the type of the result."),),
+          revisions=MODERN_VERSIONS,
+          how="Looks at every result the server sent during the run (discover, lists, reads, ...). A result "
+              "without a string `resultType` fails. Sends nothing of its own."),
+    # ----- pagination -----
+    Check("pagination.invalid-cursor", "a cursor the server never issued gets -32602", Level.SHOULD,
+          "server/utilities/pagination#error-handling",
+          (("all", "Invalid cursors **SHOULD** result in an error with code -32602 (Invalid params)."),),
+          capability=("tools", "prompts", "resources"),
+          how="Sends the first declared of `tools/list`, `prompts/list`, `resources/list` with the cursor "
+              "`mcpprobe-invalid-cursor`. Error -32602 passes; a result or another error is a warning."),
+    # ----- listing -----
+    Check("listing.complete", "every declared kind lists to the end, every item valid", Level.MUST,
+          "server/tools#listing-tools",
+          (("all", "Servers that support tools **MUST** declare the `tools` capability"),
+           ("all, schema.ts", "export interface ListToolsResult extends PaginatedResult { tools: Tool[]; } (and "
+                              "likewise ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult)")),
+          capability=("tools", "prompts", "resources"),
+          how="Lists each declared kind to the end (tools, resources, resource templates, prompts), as `probe` "
+              "does. A failed page, a repeated cursor or an item that breaks the revision's schema fails. "
+              "`resources/templates/list` answered -32601 passes: templates are an optional part of resources."),
+    Check("listing.stable", "listing twice gives the same items", Level.SHOULD,
+          "server/tools#list-changed-notification",
+          (("2024-11-05 to 2025-11-25", "When the list of available tools changes, servers that declared the "
+                                        "`listChanged` capability **SHOULD** send a notification"),
+           ("2026-07-28", "Servers **SHOULD** return tools in a deterministic order (i.e., the same ordering across "
+                          "requests when the underlying set of tools has not changed).")),
+          capability=("tools", "prompts", "resources"),
+          sections={"2026-07-28": "server/tools#listing-tools"},
+          how="Lists each declared kind a second time. Items that changed with `listChanged` declared and no "
+              "`list_changed` notification is a warning; in 2026-07-28 tools in another order is a warning."),
+    Check("listing.icons", "icons use https: or data: URIs", Level.MAY, "basic#icons",
+          (("2025-11-25 and later", "Ensure that the icon URI is either a HTTPS or `data:` URI. Clients **MUST** "
+                                    "reject icon URIs that use unsafe schemes and redirects, such as `javascript:`, "
+                                    "`file:`, `ftp:`, `ws:`, or local app URI schemes."),),
+          revisions=("2025-11-25", *MODERN_VERSIONS), capability=("tools", "prompts", "resources"),
+          how="Looks at the `icons` of every listed tool, prompt, resource and template. An icon whose `src` is "
+              "neither `https:` nor `data:` is a warning: clients must reject it, so it is never shown. "
+              "Sends nothing more."),
+    # ----- tools -----
+    Check("tools.name-rules", "tool names follow the naming rules", Level.SHOULD, "server/tools#tool-names",
+          (("2025-11-25 and later", "Tool names **SHOULD** be between 1 and 128 characters in length (inclusive). "
+                                    "... The following **SHOULD** be the only allowed characters: uppercase and "
+                                    "lowercase ASCII letters (A-Z, a-z), digits (0-9), underscore (_), hyphen (-), "
+                                    "and dot (.) ... Tool names **SHOULD** be unique within a server."),),
+          revisions=("2025-11-25", *MODERN_VERSIONS), capability=("tools",),
+          how="Looks at the listed tools' names. Sends nothing more."),
+    Check("tools.input-schema", "every inputSchema is an object schema valid under its dialect", Level.MUST,
+          "server/tools#tool",
+          (("all, schema.ts", "inputSchema: { type: \"object\"; properties?: { [key: string]: object }; ... }"),
+           ("2025-11-25 and later", "`inputSchema`: JSON Schema defining expected parameters ... **MUST** be a valid "
+                                    "JSON Schema object (not `null`)"),
+           ("2025-11-25 and later", "Schemas **MUST** be valid according to their declared or default dialect")),
+          capability=("tools",),
+          how="Each listed tool's `inputSchema` must be an object with `type: \"object\"`; from 2025-11-25 on it "
+              "must also validate against its `$schema` dialect's meta-schema (2020-12 by default)."),
+    Check("tools.output-schema", "every outputSchema is an object schema valid under its dialect", Level.MUST,
+          "server/tools#output-schema",
+          (("2025-06-18 and later, schema.ts", "outputSchema?: { type: \"object\"; properties?: { [key: string]: "
+                                               "object }; ... }"),
+           ("2025-11-25 and later", "Schemas **MUST** be valid according to their declared or default dialect")),
+          revisions=("2025-06-18", "2025-11-25", *MODERN_VERSIONS), capability=("tools",),
+          how="As tools.input-schema, for the tools that have an `outputSchema`."),
+    Check("tools.call-named", "each tool named with --call answers a valid result", Level.MUST,
+          "server/tools#calling-tools",
+          (("all", "**Tool Execution Errors**: Reported in tool results with `isError: true`"),
+           ("all, schema.ts", "export interface CallToolResult extends Result { content: ...[]; isError?: boolean; }"),
+           ("2025-06-18 and later", "Servers **MUST** provide structured results that conform to this schema.")),
+          capability=("tools",),
+          how="Calls only the tools named with `--call 'TOOL K=V ...'`, through `call`'s catalogue, argument and "
+              "confirmation checks. A result with a `content` list passes (an `isError` result too: a tool's "
+              "own failure is not a protocol failure); `structuredContent` that breaks the `outputSchema` fails. "
+              "Without --call: skipped, nothing sent."),
+    # ----- resources -----
+    Check("resources.read-listed", "listed resources can be read", Level.SHOULD, "server/resources#reading-resources",
+          (("all", "To retrieve resource contents, clients send a `resources/read` request; the result's "
+                   "`contents` list (ReadResourceResult)"),),
+          capability=("resources",),
+          how="Reads the first 5 listed resources. An error, or a result without a `contents` list, is a warning."),
+    Check("resources.mime-type", "read contents agree with the listed mimeType", Level.MAY,
+          "server/resources#resource-contents",
+          (("all", "mimeType: The MIME type of this resource, if known."),),
+          capability=("resources",),
+          how="Compares the `mimeType` of each listed resource read with that of its contents, where both are "
+              "given, and text contents of a textual type. A mismatch is a warning."),
+    Check("resources.template-expands", "a template without required variables expands and reads", Level.SHOULD,
+          "server/resources#resource-templates",
+          (("all", "Resource templates allow servers to expose parameterized resources using URI templates "
+                   "(RFC 6570)"),),
+          capability=("resources",),
+          how="Expands a listed template whose variables are all optional (query expressions such as `{?q}`) "
+              "with none, and reads it. An error is a warning. None such, or `resources/templates/list` "
+              "answered -32601 (an optional part of resources): skipped."),
+    Check("resources.unknown-uri", "reading an unknown URI gets the revision's not-found error", Level.SHOULD,
+          "server/resources#error-handling",
+          (("2024-11-05 to 2025-11-25", "Servers **SHOULD** return standard JSON-RPC errors for common failure "
+                                        "cases: Resource not found: `-32002`"),
+           ("2026-07-28", "If the requested resource does not exist, servers **MUST** return a JSON-RPC error with "
+                          "code `-32602` (Invalid Params). ... Servers **MUST NOT** return an empty `contents` "
+                          "array for a non-existent resource.")),
+          capability=("resources",), levels=MappingProxyType({"2026-07-28": Level.MUST}),
+          how="Reads a URI made up in the scheme of the first listed resource. Legacy: -32002 (or -32602 that "
+              "says not found) passes. 2026-07-28: -32602 passes, -32002 or an empty `contents` fails. A URI that "
+              "matches a listed template is not judged."),
+    Check("resources.subscribe", "resources/subscribe and unsubscribe are answered", Level.MUST,
+          "server/resources#subscriptions",
+          (("2024-11-05 to 2025-11-25", "`subscribe`: whether the client can subscribe to be notified of changes "
+                                        "to individual resources"),),
+          revisions=LEGACY_REVISIONS, capability=("resources.subscribe",),
+          how="Subscribes to the first listed resource, then unsubscribes. An error answer fails. 2026-07-28 "
+              "replaced it with `subscriptions/listen` (n/a)."),
+    # ----- prompts -----
+    Check("prompts.get-listed", "listed prompts expand to messages", Level.SHOULD, "server/prompts#getting-a-prompt",
+          (("all", "To retrieve a specific prompt, clients send a `prompts/get` request ... the result's "
+                   "`messages` (GetPromptResult)"),),
+          capability=("prompts",),
+          how="Gets each listed prompt (10 at most) whose arguments are all optional; with --sample-arguments "
+              "also the others, with values from completion/complete where declared, else the argument's name. "
+              "An error, or no `messages` list, is a warning."),
+    # ----- completion, logging, tasks -----
+    Check("completion.complete", "completion/complete is answered where completions is declared", Level.MUST,
+          "server/utilities/completion#capabilities",
+          (("2025-03-26 and later", "Servers that support completions **MUST** declare the `completions` "
+                                    "capability"),
+           ("all", "values: An array of completion values. Must not exceed 100 items.")),
+          capability=("completions",), sections={"2024-11-05": "server/utilities/completion#protocol-messages"},
+          how="Asks completions for the first argument of the first prompt that has one, or the first variable "
+              "of the first template. -32601, or a result without `completion.values` (or more than 100), "
+              "fails; another error is a warning. Nothing to complete: skipped."),
+    Check("logging.set-level", "logging/setLevel is answered where logging is declared", Level.MUST,
+          "server/utilities/logging#setting-log-level",
+          (("2024-11-05 to 2025-11-25", "To configure the minimum log level, clients **MAY** send a "
+                                        "`logging/setLevel` request; Servers that emit log message notifications "
+                                        "**MUST** declare the `logging` capability"),),
+          revisions=LEGACY_REVISIONS, capability=("logging",),
+          how="Sends `logging/setLevel` with level `info`. A result passes; an error fails. 2026-07-28 has no "
+              "`logging/setLevel` (n/a)."),
+    Check("tasks.list", "tasks/list is answered where tasks.list is declared", Level.MUST,
+          "basic/utilities/tasks#listing-tasks",
+          (("2025-11-25", "`tasks.list`: Server supports the `tasks/list` operation"),),
+          revisions=("2025-11-25",), capability=("tasks.list",),
+          how="Sends `tasks/list`. A result with a `tasks` list passes; anything else fails."),
+    Check("tasks.unknown-task", "tasks/get of an unknown task id gets -32602", Level.MUST,
+          "basic/utilities/tasks#protocol-errors",
+          (("2025-11-25", "Receivers **MUST** return standard JSON-RPC errors for the following protocol error "
+                          "cases: Invalid or nonexistent `taskId` in `tasks/get` ...: `-32602` (Invalid params)"),),
+          revisions=("2025-11-25",), capability=("tasks",),
+          how="Sends `tasks/get` for the task id `mcpprobe-no-such-task`. -32602 passes; anything else fails."),
+    # ----- portability -----
+    Check("portability.schema-constructs", "tool schemas avoid constructs some hosts reject", Level.MAY,
+          "basic#json-schema-usage",
+          (("all", "No rule of the specification: JSON Schema allows these constructs. Some MCP hosts and model "
+                   "APIs accept only a subset of it"),),
+          capability=("tools",), sections={"2024-11-05": "server/tools", "2025-03-26": "server/tools",
+                                           "2025-06-18": "server/tools"},
+          how="Warns, tool by tool, for a boolean subschema, a `type` array with `null`, a `$ref` that does not "
+              "point into `$defs`, and `oneOf`/`anyOf`/`allOf` at the top level of an inputSchema."),
+)
+
+BY_ID: Mapping[str, Check] = MappingProxyType({check.id: check for check in CHECKS})
+
+
+def family(name: str) -> Family:
+    return next(f for f in FAMILIES if f.name == name)
+
+
+def selected(pattern: str, check: Check) -> bool:
+    """`--only`/`--skip` patterns: a check id, or a family name (`lifecycle`, `lifecycle.*`)."""
+    pattern = pattern.strip()
+    if pattern.endswith(".*"):
+        pattern = pattern[:-2]
+    return check.id == pattern or check.family == pattern
+
+
+def unknown_patterns(patterns: tuple[str, ...]) -> list[str]:
+    return [p for p in patterns if not any(selected(p, check) for check in CHECKS)]

@@ -1,0 +1,260 @@
+"""What a check function is given (`CheckContext`) and what it returns (`Verdict`).
+
+Every request a check sends goes through `CheckContext.request`: through the session, so that
+nothing is sent for a capability the server did not declare (the session refuses it), one at a
+time and no faster than `--rate`, and recorded as evidence, trimmed and made inert.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcpprobe.check.catalogue import Check, Level, Status
+from mcpprobe.errors import ProbeError, RpcError
+from mcpprobe.safety.sanitize import json_dumps, truncate, visible
+
+if TYPE_CHECKING:
+    from mcpprobe.client.catalog import Listing
+    from mcpprobe.client.session import Session
+
+EVIDENCE_CHARS = 400  # of each message shown as evidence
+MAX_EVIDENCE = 12  # exchanges kept per check
+MAX_ANSWERS = 10_000  # results kept for lifecycle.result-type
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What the command line asks of a check run (docs/commands/check.md)."""
+
+    only: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    level: Level = Level.SHOULD  # the lowest level run
+    strict: bool = False  # a warning (a SHOULD not met) makes exit 1
+    unsafe: bool = False
+    sample_arguments: bool = False
+    calls: tuple[str, ...] = ()  # --call 'TOOL K=V ...'
+    rate: float | None = None  # requests per second at most
+    hooks: Any = None  # invoke.Hooks for --call: preview, question, --yes
+
+
+def inert(value: Any, limit: int = EVIDENCE_CHARS) -> str:
+    """A message as evidence: compact JSON, escape sequences and hidden characters shown, cut."""
+    text = value if isinstance(value, str) else json_dumps(value, ensure_ascii=False, default=str)
+    return truncate(visible(text), limit)
+
+
+@dataclass
+class Exchange:
+    """One request a check sent, and what came back (a result, or the error it raised)."""
+
+    method: str
+    params: dict[str, Any] | None
+    result: dict[str, Any] | None = None
+    error: ProbeError | None = None
+    ms: float = 0.0
+    request_id: Any = None
+
+    @property
+    def rpc_code(self) -> int | None:
+        return self.error.rpc_code if isinstance(self.error, RpcError) else None
+
+    def evidence(self) -> dict[str, Any]:
+        sent: dict[str, Any] = {"method": self.method}
+        if self.request_id is not None:
+            sent["id"] = self.request_id
+        if self.params:
+            sent["params"] = {k: v for k, v in self.params.items() if k != "_meta"} or None
+        out: dict[str, Any] = {"sent": inert(sent), "ms": round(self.ms, 1)}
+        if self.result is not None:
+            out["received"] = inert({"result": self.result})
+        elif isinstance(self.error, RpcError):
+            error: dict[str, Any] = {"code": self.error.rpc_code, "message": self.error.rpc_message}
+            if self.error.data is not None:
+                error["data"] = self.error.data
+            out["received"] = inert({"error": error})
+        elif self.error is not None:
+            out["received"] = inert(f"({self.error.code}) {self.error.message}")
+        return out
+
+
+@dataclass
+class Verdict:
+    status: Status
+    message: str
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    """One check's outcome in a run, as the renderers show it."""
+
+    check: Check
+    status: Status
+    level: Level
+    message: str
+    spec_url: str
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+    ms: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.check.id, "family": self.check.family, "title": self.check.title,
+                "level": self.level.value, "status": self.status.value, "message": visible(self.message),
+                "specUrl": self.spec_url, "safe": self.check.safe, "ms": round(self.ms, 1),
+                "evidence": self.evidence, "detail": self.detail}
+
+
+class CheckContext:
+    """The run's shared state: the session, the listings (each kind listed once, shared by every
+    check), notifications seen, and the evidence of the check running now."""
+
+    def __init__(self, session: Session, options: CheckOptions) -> None:
+        self.session = session
+        self.options = options
+        self._listings: dict[str, Listing] = {}
+        self._listing_lock = anyio.Lock()
+        self._interval = 1.0 / options.rate if options.rate else 0.0
+        self._last_sent = 0.0
+        self._exchanges: list[Exchange] = []
+        self.notifications: list[tuple[str, float]] = []  # (method, monotonic time) of each one seen
+        self.results_seen: list[tuple[str, dict[str, Any]]] = []  # (method, result) of every answer
+        session.conn.notification_handlers.append(self._on_notification)
+        # Every answer on the wire, listings' pages too (they do not go through `request`).
+        self.answers: list[tuple[Any, dict[str, Any]]] = []  # (id, result) of each result received
+        outer = session.conn.tracer
+
+        def tracer(direction: str, message: Any) -> None:
+            if direction == "recv" and isinstance(message, dict) and isinstance(message.get("result"), dict) \
+                    and len(self.answers) < MAX_ANSWERS:
+                self.answers.append((message.get("id"), message["result"]))
+            if outer is not None:
+                outer(direction, message)
+
+        session.conn.tracer = tracer
+
+    def _on_notification(self, method: str, params: dict[str, Any]) -> None:
+        self.notifications.append((method, time.monotonic()))
+
+    @property
+    def version(self) -> str:
+        return self.session.snapshot.protocol_version
+
+    @property
+    def modern(self) -> bool:
+        return self.session.modern
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return self.session.capabilities
+
+    def begin(self) -> None:
+        self._exchanges = []
+
+    def evidence(self) -> list[dict[str, Any]]:
+        return [exchange.evidence() for exchange in self._exchanges[:MAX_EVIDENCE]]
+
+    async def pace(self) -> None:
+        """--rate: no request sooner than 1/rate seconds after the one before."""
+        if self._interval:
+            wait = self._last_sent + self._interval - time.monotonic()
+            if wait > 0:
+                await anyio.sleep(wait)
+        self._last_sent = time.monotonic()
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, request_id: Any = None,
+                      timeout: float | None = None) -> Exchange:
+        """Send one request and wait for its answer; never raises for what the server does (the
+        error is in the exchange), only for what mcpprobe refuses (an undeclared capability)."""
+        call = await self.send(method, params, request_id=request_id, timeout=timeout)
+        return await call()
+
+    async def send(self, method: str, params: dict[str, Any] | None = None, *, request_id: Any = None,
+                   timeout: float | None = None) -> Callable[[], Any]:
+        """`request` in two halves, for a check that acts while a request is in flight: sends it
+        and returns the coroutine function that waits for the answer."""
+        await self.pace()
+        exchange = Exchange(method, params, request_id=request_id)
+        self._exchanges.append(exchange)
+        started = time.perf_counter()
+        try:
+            call = await self.session.send_request(method, params, timeout=timeout, request_id=request_id)
+        except ProbeError as exc:
+            if exc.exit_code == 3:  # refused by mcpprobe: a bug in the gate, never sent
+                raise
+            exchange.error = exc
+            exchange.ms = (time.perf_counter() - started) * 1000
+
+            async def failed() -> Exchange:
+                return exchange
+
+            return failed
+
+        async def answer() -> Exchange:
+            try:
+                exchange.result = await call.result()
+                self.results_seen.append((method, exchange.result))
+            except ProbeError as exc:
+                exchange.error = exc
+            exchange.ms = (time.perf_counter() - started) * 1000
+            return exchange
+
+        return answer
+
+    def note(self, exchange: Exchange) -> None:
+        """An exchange made outside `request` (a listing's page) kept as evidence."""
+        self._exchanges.append(exchange)
+
+    async def listing(self, kind: str) -> Listing:
+        """The complete listing of `kind`, made once per run (mcpprobe.client.catalog)."""
+        async with self._listing_lock:
+            if kind not in self._listings:
+                from mcpprobe.client.catalog import list_kind
+
+                await self.pace()
+                self._listings[kind] = await list_kind(self.session, kind)
+            return self._listings[kind]
+
+    def listings(self) -> dict[str, Listing]:
+        return dict(self._listings)
+
+    def harmless(self) -> tuple[str, dict[str, Any] | None]:
+        """A request every server of the era must answer and that changes nothing: `ping`, or in
+        2026-07-28 (which has no ping) `server/discover`."""
+        return ("server/discover", None) if self.modern else ("ping", None)
+
+
+def passed(message: str, **detail: Any) -> Verdict:
+    return Verdict(Status.PASS, message, detail=detail)
+
+
+def failed(message: str, **detail: Any) -> Verdict:
+    return Verdict(Status.FAIL, message, detail=detail)
+
+
+def warned(message: str, **detail: Any) -> Verdict:
+    return Verdict(Status.WARN, message, detail=detail)
+
+
+def skipped(message: str) -> Verdict:
+    return Verdict(Status.SKIPPED, message)
+
+
+def errored(message: str) -> Verdict:
+    return Verdict(Status.ERROR, message)
+
+
+def answer_text(exchange: Exchange) -> str:
+    """What came back, in a few words, for a verdict's message."""
+    if exchange.result is not None:
+        return "a result"
+    if isinstance(exchange.error, RpcError):
+        return f"error {exchange.error.rpc_code} ({visible(truncate(exchange.error.rpc_message, 80))})"
+    if exchange.error is not None:
+        return visible(truncate(exchange.error.message, 120))
+    return "nothing"

@@ -1,0 +1,168 @@
+"""The lifecycle family: ping, unknown methods, invalid params, request ids, cancellation, the stdio stream."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from mcpprobe.check.context import (
+    CheckContext,
+    Exchange,
+    Verdict,
+    answer_text,
+    errored,
+    failed,
+    inert,
+    passed,
+    warned,
+)
+from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionFailed, RequestTimeout
+from mcpprobe.wire.target import StdioTarget
+
+STRING_ID = "mcpprobe-id-7"
+CANCEL_ID = "mcpprobe-cancel-1"
+LARGE_ID = 2**53 - 1  # the largest integer every JSON implementation (JavaScript's too) holds exactly
+EXIT_LIMIT_SECONDS = 5.0
+
+
+def timed_out(exchange: Exchange) -> bool:
+    return isinstance(exchange.error, RequestTimeout)
+
+
+def could_not_run(exchange: Exchange) -> Verdict:
+    """The check's request met a transport failure, not an answer: the check could not judge."""
+    verdict = errored(f"{exchange.method}: {answer_text(exchange)}")
+    if exchange.error is not None:
+        verdict.detail["exitCode"] = int(exchange.error.exit_code)
+    return verdict
+
+
+async def ping(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("ping")
+    if exchange.result is not None:
+        extra = sorted(key for key in exchange.result if key != "_meta")
+        if extra:
+            return warned(f"ping was answered with a result that is not empty (keys: {', '.join(extra)})")
+        return passed(f"ping answered with an empty result in {exchange.ms:.0f} ms")
+    if timed_out(exchange) or exchange.rpc_code is not None:
+        return failed(f"ping was answered with {answer_text(exchange)}, not an empty result")
+    return could_not_run(exchange)
+
+
+async def unknown_method(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("mcpprobe/no-such-method", {})
+    if exchange.rpc_code == METHOD_NOT_FOUND:
+        return passed("mcpprobe/no-such-method was answered with error -32601 (Method not found)")
+    if exchange.rpc_code is not None:
+        return warned(f"mcpprobe/no-such-method was answered with {answer_text(exchange)}; JSON-RPC 2.0 names "
+                      "-32601 (Method not found) for a method that does not exist")
+    if exchange.result is not None:
+        return failed("mcpprobe/no-such-method, a method that does not exist, was answered with a result")
+    if timed_out(exchange):
+        return failed("mcpprobe/no-such-method was never answered; a request must get a response")
+    if isinstance(exchange.error, ConnectionFailed) and isinstance(ctx.session.target, StdioTarget):
+        return failed(f"the server ended instead of answering mcpprobe/no-such-method ({answer_text(exchange)}); "
+                      "a request must get a response")
+    return could_not_run(exchange)
+
+
+async def invalid_params(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("prompts/get", {})
+    if exchange.rpc_code == INVALID_PARAMS:
+        return passed("prompts/get without a name was answered with error -32602 (Invalid params)")
+    if exchange.result is not None:
+        return warned("prompts/get without a name was answered with a result, not error -32602")
+    if exchange.rpc_code is not None or timed_out(exchange):
+        return warned(f"prompts/get without a name was answered with {answer_text(exchange)}, not error -32602")
+    return could_not_run(exchange)
+
+
+async def request_id_echo(ctx: CheckContext) -> Verdict:
+    method, params = ctx.harmless()
+    problems: list[str] = []
+    for request_id in (STRING_ID, LARGE_ID):
+        exchange = await ctx.request(method, params, request_id=request_id)
+        if exchange.result is not None or exchange.rpc_code is not None:
+            continue  # the connection matched the answer to this exact id (and type)
+        if timed_out(exchange):
+            problems.append(f"no answer carrying the id {inert(request_id)} came within --timeout")
+        else:
+            return could_not_run(exchange)
+    stray = [a for a in ctx.session.conn.anomalies if "never sent" in a.message]
+    if problems:
+        detail: dict[str, Any] = {}
+        if stray:
+            detail["answersWithOtherIds"] = [inert(a.sample, 200) for a in stray[:3]]
+        return failed("; ".join(problems) + (" (answers came with other ids)" if stray else ""), **detail)
+    return passed(f"{method} answered with the string id {STRING_ID!r} and the integer id {LARGE_ID}, each echoed "
+                  "exactly")
+
+
+async def cancel_in_flight(ctx: CheckContext) -> Verdict:
+    method, params = _cancellable(ctx)
+    waiting = await ctx.send(method, params, request_id=CANCEL_ID)
+    await ctx.session.notify("notifications/cancelled", {"requestId": CANCEL_ID, "reason": "mcpprobe check"})
+    # The cancelled request may be answered or not: both are allowed. The wait only bounds it.
+    cancelled: Exchange | None = None
+    with anyio.move_on_after(min(2.0, ctx.session.settings.timeout)):
+        cancelled = await waiting()
+    after_method, after_params = ctx.harmless()
+    follow = await ctx.request(after_method, after_params)
+    if follow.result is not None or follow.rpc_code is not None:  # an error answer is an answer: still alive
+        how = "answered anyway" if cancelled is not None and cancelled.result is not None else "not answered"
+        return passed(f"after {method} was cancelled in flight ({how}), {after_method} was still answered")
+    if timed_out(follow):
+        return failed(f"after {method} was cancelled, {after_method} got {answer_text(follow)}: the session "
+                      "did not survive the cancellation")
+    return failed(f"after {method} was cancelled, the session broke: {answer_text(follow)}")
+
+
+def _cancellable(ctx: CheckContext) -> tuple[str, dict[str, Any] | None]:
+    """A request that does some work, to cancel: a declared list, else the harmless request."""
+    for capability, method in (("tools", "tools/list"), ("prompts", "prompts/list"), ("resources", "resources/list")):
+        if isinstance(ctx.capabilities.get(capability), dict):
+            return method, None
+    return ctx.harmless()
+
+
+async def stdin_close_exit(ctx: CheckContext) -> Verdict:
+    transport: Any = ctx.session.conn.transport  # a StdioTransport: the check is stdio only
+    waited = await transport.exit_after_eof(EXIT_LIMIT_SECONDS)
+    if waited is None:
+        return failed(f"the server was still running {EXIT_LIMIT_SECONDS:g} s after its stdin was closed "
+                      "(mcpprobe then ends it with SIGTERM)")
+    return passed(f"the server exited {waited * 1000:.0f} ms after its stdin was closed",
+                  exitedAfterMs=round(waited * 1000, 1))
+
+
+async def stdout_clean(ctx: CheckContext) -> Verdict:
+    conn = ctx.session.conn
+    if not conn.stray_output:
+        return passed("every line on stdout was a JSON-RPC message")
+    count = sum(stray.count for stray in conn.stray_output.values())
+    samples = [sample for stray in conn.stray_output.values() for sample in stray.samples][:3]
+    kinds = "; ".join(conn.stray_output)
+    return failed(f"{count} line{'s' if count != 1 else ''} on stdout that are not MCP messages: {kinds}",
+                  samples=[inert(sample, 200) for sample in samples])
+
+
+async def result_type(ctx: CheckContext) -> Verdict:
+    missing = [(rid, result) for rid, result in ctx.answers if not isinstance(result.get("resultType"), str)]
+    if missing:
+        rid, result = missing[0]
+        return failed(f"{len(missing)} of {len(ctx.answers)} results had no resultType, first the answer to "
+                      f"request {inert(rid, 40)} (keys: {inert(sorted(result)[:8], 120)})")
+    return passed(f"all {len(ctx.answers)} results seen during the run carry a resultType")
+
+
+IMPLEMENTS = {
+    "lifecycle.result-type": result_type,
+    "lifecycle.ping": ping,
+    "lifecycle.unknown-method": unknown_method,
+    "lifecycle.invalid-params": invalid_params,
+    "lifecycle.request-id-echo": request_id_echo,
+    "lifecycle.cancel-in-flight": cancel_in_flight,
+    "lifecycle.stdin-close-exit": stdin_close_exit,
+    "lifecycle.stdout-clean": stdout_clean,
+}

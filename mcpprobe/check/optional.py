@@ -1,0 +1,97 @@
+"""The completion, logging and tasks families: optional capabilities, checked only where declared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpprobe.check.context import CheckContext, Verdict, answer_text, failed, inert, passed, skipped, warned
+from mcpprobe.check.reading import _broken
+from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND
+
+MAX_VALUES = 100  # "values: ... Must not exceed 100 items."
+UNKNOWN_TASK = "mcpprobe-no-such-task"
+
+
+async def _completion_ref(ctx: CheckContext) -> tuple[dict[str, Any], str] | None:
+    """Something to complete: the first argument of the first prompt that has one, else the first
+    variable of the first template."""
+    if isinstance(ctx.capabilities.get("prompts"), dict):
+        for prompt in (await ctx.listing("prompts")).items:
+            for argument in prompt.get("arguments") or []:
+                if isinstance(argument, dict) and isinstance(argument.get("name"), str):
+                    return {"type": "ref/prompt", "name": prompt.get("name")}, argument["name"]
+    if isinstance(ctx.capabilities.get("resources"), dict):
+        from mcpprobe.operations.arguments import template_variables
+
+        for template in (await ctx.listing("templates")).items:
+            uri = template.get("uriTemplate")
+            try:
+                variables = template_variables(uri) if isinstance(uri, str) else []
+            except ValueError:
+                continue
+            if variables:
+                return {"type": "ref/resource", "uri": uri}, variables[0]
+    return None
+
+
+async def complete(ctx: CheckContext) -> Verdict:
+    found = await _completion_ref(ctx)
+    if found is None:
+        return skipped("no prompt argument or template variable to complete; nothing sent")
+    ref, name = found
+    exchange = await ctx.request("completion/complete", {"ref": ref, "argument": {"name": name, "value": ""}})
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    what = f"{inert(ref.get('name') or ref.get('uri'), 80)} {inert(name, 40)}"
+    if exchange.rpc_code == METHOD_NOT_FOUND:
+        return failed(f"completion/complete for {what} was answered with -32601, although completions is declared")
+    if exchange.result is None:
+        return warned(f"completion/complete for {what} was answered with {answer_text(exchange)}")
+    values = (exchange.result.get("completion") or {}).get("values") if isinstance(
+        exchange.result.get("completion"), dict) else None
+    if not isinstance(values, list):
+        return failed(f"completion/complete for {what}: the result has no completion.values list")
+    if len(values) > MAX_VALUES:
+        return failed(f"completion/complete for {what} gave {len(values)} values; at most {MAX_VALUES} are allowed")
+    return passed(f"completion/complete for {what} gave {len(values)} value(s)")
+
+
+async def set_level(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("logging/setLevel", {"level": "info"})
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.result is not None:
+        return passed("logging/setLevel info was answered with a result")
+    return failed(f"logging/setLevel info was answered with {answer_text(exchange)}, although logging is declared")
+
+
+async def tasks_list(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("tasks/list", {})
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.result is not None and isinstance(exchange.result.get("tasks"), list):
+        return passed(f"tasks/list gave {len(exchange.result['tasks'])} task(s)")
+    if exchange.result is not None:
+        return failed("tasks/list: the result has no tasks list")
+    return failed(f"tasks/list was answered with {answer_text(exchange)}, although tasks.list is declared")
+
+
+async def unknown_task(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("tasks/get", {"taskId": UNKNOWN_TASK})
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.rpc_code == INVALID_PARAMS:
+        return passed("tasks/get of an unknown task id was answered with error -32602")
+    return failed(f"tasks/get of an unknown task id was answered with {answer_text(exchange)}, not -32602")
+
+
+IMPLEMENTS = {
+    "completion.complete": complete,
+    "logging.set-level": set_level,
+    "tasks.list": tasks_list,
+    "tasks.unknown-task": unknown_task,
+}

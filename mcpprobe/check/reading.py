@@ -1,0 +1,245 @@
+"""The resources and prompts families: what is listed can be read and expanded, and what is not is refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpprobe.check.context import CheckContext, Exchange, Verdict, answer_text, failed, inert, passed, skipped, warned
+from mcpprobe.check.lifecycle import could_not_run, timed_out
+from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND_LEGACY, ProbeError, RpcError
+
+READ_SAMPLE = 5  # listed resources read
+PROMPT_SAMPLE = 10  # listed prompts expanded
+UNKNOWN_PATH = "mcpprobe-no-such-resource-5f1c"
+TEXTUAL = ("text/", "application/json", "application/xml", "application/yaml", "application/javascript")
+
+
+def _broken(exchange: Exchange) -> Verdict | None:
+    """The exchange met a transport failure, not an answer: the check cannot judge."""
+    if exchange.result is None and exchange.rpc_code is None and not timed_out(exchange):
+        return could_not_run(exchange)
+    return None
+
+
+async def _reads(ctx: CheckContext) -> list[tuple[dict[str, Any], Exchange]]:
+    """The first READ_SAMPLE listed resources, each read once per run (read-listed and mime-type share them)."""
+    cache = getattr(ctx, "_reads", None)
+    if cache is None:
+        listing = await ctx.listing("resources")
+        cache = []
+        for item in list(listing.items)[:READ_SAMPLE]:
+            uri = item.get("uri")
+            if isinstance(uri, str):
+                cache.append((item, await ctx.request("resources/read", {"uri": uri})))
+        ctx._reads = cache  # type: ignore[attr-defined]
+    for _, exchange in cache:
+        ctx.note(exchange)
+    return cache
+
+
+async def read_listed(ctx: CheckContext) -> Verdict:
+    reads = await _reads(ctx)
+    if not reads:
+        return skipped("no resources listed; nothing to read")
+    problems = []
+    for item, exchange in reads:
+        broken = _broken(exchange)
+        if broken is not None:
+            return broken
+        uri = inert(item.get("uri"), 80)
+        if exchange.result is None:
+            problems.append(f"{uri}: {answer_text(exchange)}")
+        elif not isinstance(exchange.result.get("contents"), list):
+            problems.append(f"{uri}: the result has no contents list")
+    if problems:
+        return warned(f"{len(problems)} of {len(reads)} listed resources could not be read: " + "; ".join(problems))
+    return passed(f"read {len(reads)} listed resource(s)")
+
+
+def _mime_problems(item: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    listed = item.get("mimeType")
+    problems = []
+    for content in result.get("contents") or []:
+        if not isinstance(content, dict) or content.get("uri") != item.get("uri"):
+            continue  # contents of another URI (a directory's children): nothing listed to compare with
+        given = content.get("mimeType")
+        if isinstance(listed, str) and isinstance(given, str) and _base(listed) != _base(given):
+            problems.append(f"{inert(item.get('uri'), 80)} is listed as {inert(listed, 40)} and read as "
+                            f"{inert(given, 40)}")
+        kind = given if isinstance(given, str) else listed
+        if isinstance(kind, str) and "text" in content and not _textual(kind) and "blob" not in content:
+            continue  # text of a binary type: base64 or not, the spec does not say; not judged
+    return problems
+
+
+def _base(mime: str) -> str:
+    return mime.split(";", 1)[0].strip().lower()
+
+
+def _textual(mime: str) -> bool:
+    return _base(mime).startswith(TEXTUAL) or _base(mime).endswith(("+json", "+xml"))
+
+
+async def mime_type(ctx: CheckContext) -> Verdict:
+    reads = [(item, exchange) for item, exchange in await _reads(ctx) if exchange.result is not None]
+    if not reads:
+        return skipped("no listed resource was read; nothing to compare")
+    problems = [problem for item, exchange in reads for problem in _mime_problems(item, exchange.result or {})]
+    if problems:
+        return warned("; ".join(problems))
+    return passed(f"the contents of {len(reads)} resource(s) agree with their listed mimeType")
+
+
+async def template_expands(ctx: CheckContext) -> Verdict:
+    from mcpprobe.operations.arguments import expand, template_variables
+
+    listing = await ctx.listing("templates")
+    if isinstance(listing.error, RpcError) and listing.error.rpc_code == METHOD_NOT_FOUND:
+        return skipped("resources/templates/list answered -32601 (templates are an optional part of resources); "
+                       "nothing to expand")
+    for item in listing.items:
+        template = item.get("uriTemplate")
+        if not isinstance(template, str):
+            continue
+        try:
+            if template_variables(template, required_only=True):
+                continue
+            uri = expand(template, {})
+        except (ValueError, ProbeError):
+            continue
+        exchange = await ctx.request("resources/read", {"uri": uri})
+        broken = _broken(exchange)
+        if broken is not None:
+            return broken
+        if exchange.result is not None and isinstance(exchange.result.get("contents"), list):
+            return passed(f"template {inert(template, 80)} expanded with no values to {inert(uri, 80)} and read")
+        return warned(f"template {inert(template, 80)} expanded with no values to {inert(uri, 80)}, which gave "
+                      f"{answer_text(exchange)}")
+    return skipped("no listed template expands without values (each has a required variable); nothing sent")
+
+
+async def unknown_uri(ctx: CheckContext) -> Verdict:
+    from mcpprobe.operations.arguments import matches_template
+
+    uri = await _unknown_uri(ctx)
+    exchange = await ctx.request("resources/read", {"uri": uri})
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    code = exchange.rpc_code
+    if ctx.modern:
+        if code == INVALID_PARAMS:
+            return passed(f"{uri} was answered with error -32602, the 2026-07-28 resource-not-found error")
+        if code == RESOURCE_NOT_FOUND_LEGACY:
+            return failed(f"{uri} was answered with -32002; 2026-07-28 servers MUST answer -32602 (Invalid Params)")
+        if exchange.result is not None and exchange.result.get("contents") == []:
+            return failed(f"{uri} was answered with an empty contents array, which 2026-07-28 forbids for a "
+                          "resource that does not exist")
+    else:
+        if isinstance(exchange.error, RpcError) and ctx.session.era.is_not_found(exchange.error):
+            return passed(f"{uri} was answered with {answer_text(exchange)}, a resource-not-found error")
+    templates = await ctx.listing("templates") if isinstance(ctx.capabilities.get("resources"), dict) else None
+    if exchange.result is not None and templates is not None and any(
+            isinstance(t.get("uriTemplate"), str) and matches_template(uri, t["uriTemplate"]) for t in templates.items):
+        return passed(f"{uri} matches a listed template, so it may exist: not judged")
+    expected = "-32602" if ctx.modern else "-32002"
+    return failed(f"{uri}, a URI that does not exist, was answered with {answer_text(exchange)}, not the "
+                  f"resource-not-found error {expected}")
+
+
+async def _unknown_uri(ctx: CheckContext) -> str:
+    listing = await ctx.listing("resources")
+    for item in listing.items:
+        uri = item.get("uri")
+        if isinstance(uri, str) and "://" in uri:
+            scheme, _, rest = uri.partition("://")
+            host = rest.split("/", 1)[0] if scheme not in ("file",) else ""
+            return f"{scheme}://{host}/{UNKNOWN_PATH}"
+    return f"mcpprobe://{UNKNOWN_PATH}"
+
+
+async def subscribe(ctx: CheckContext) -> Verdict:
+    listing = await ctx.listing("resources")
+    uri = next((item.get("uri") for item in listing.items if isinstance(item.get("uri"), str)), None)
+    if uri is None:
+        return skipped("no resources listed; nothing to subscribe to")
+    on = await ctx.request("resources/subscribe", {"uri": uri})
+    broken = _broken(on)
+    if broken is not None:
+        return broken
+    if on.result is None:
+        return failed(f"resources/subscribe {inert(uri, 80)} was answered with {answer_text(on)}, although "
+                      "resources.subscribe is declared")
+    off = await ctx.request("resources/unsubscribe", {"uri": uri})
+    broken = _broken(off)
+    if broken is not None:
+        return broken
+    if off.result is None:
+        return failed(f"resources/unsubscribe {inert(uri, 80)} was answered with {answer_text(off)}")
+    return passed(f"subscribed to {inert(uri, 80)} and unsubscribed")
+
+
+async def _sample_arguments(ctx: CheckContext, prompt: dict[str, Any]) -> dict[str, str]:
+    """--sample-arguments: a value for each required argument, from completion/complete where
+    `completions` is declared, else the argument's own name."""
+    values: dict[str, str] = {}
+    for argument in prompt.get("arguments") or []:
+        if not isinstance(argument, dict) or not isinstance(argument.get("name"), str) or not argument.get("required"):
+            continue
+        name = argument["name"]
+        value = name
+        if isinstance(ctx.capabilities.get("completions"), dict):
+            exchange = await ctx.request("completion/complete", {
+                "ref": {"type": "ref/prompt", "name": prompt.get("name")},
+                "argument": {"name": name, "value": ""}, **({"context": {"arguments": values}} if values else {})})
+            found = ((exchange.result or {}).get("completion") or {}).get("values")
+            if isinstance(found, list) and found and isinstance(found[0], str):
+                value = found[0]
+        values[name] = value
+    return values
+
+
+async def get_listed(ctx: CheckContext) -> Verdict:
+    listing = await ctx.listing("prompts")
+    problems: list[str] = []
+    done = 0
+    left_out = 0
+    for prompt in listing.items:
+        if done >= PROMPT_SAMPLE:
+            break
+        arguments = [a for a in prompt.get("arguments") or [] if isinstance(a, dict)]
+        required = any(a.get("required") for a in arguments)
+        if required and not ctx.options.sample_arguments:
+            left_out += 1
+            continue
+        values = await _sample_arguments(ctx, prompt) if required else {}
+        params: dict[str, Any] = {"name": prompt.get("name")}
+        if values:
+            params["arguments"] = values
+        exchange = await ctx.request("prompts/get", params)
+        broken = _broken(exchange)
+        if broken is not None:
+            return broken
+        done += 1
+        name = inert(prompt.get("name"), 60)
+        if exchange.result is None:
+            problems.append(f"{name}: {answer_text(exchange)}")
+        elif not isinstance(exchange.result.get("messages"), list) and exchange.result.get("resultType") in (
+                None, "complete"):
+            problems.append(f"{name}: the result has no messages list")
+    tail = f"; {left_out} with required arguments left out (--sample-arguments)" if left_out else ""
+    if problems:
+        return warned(f"{len(problems)} of {done} prompts could not be expanded: " + "; ".join(problems) + tail)
+    if done == 0:
+        return skipped("no listed prompt could be expanded without arguments; nothing sent" + tail)
+    return passed(f"expanded {done} listed prompt(s){tail}")
+
+
+IMPLEMENTS = {
+    "resources.read-listed": read_listed,
+    "resources.mime-type": mime_type,
+    "resources.template-expands": template_expands,
+    "resources.unknown-uri": unknown_uri,
+    "resources.subscribe": subscribe,
+    "prompts.get-listed": get_listed,
+}

@@ -1,0 +1,191 @@
+"""The command line for `check`: click glue over `mcpprobe.check.runner` and `mcpprobe.fleet.probe`.
+
+Light at import time (click only): the SDK, jsonschema and rich are loaded only when it runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpprobe.check.catalogue import CHECKS
+from mcpprobe.cli.common import (
+    CONTEXT,
+    ShowWhenReady,
+    command_line,
+    confirmation_hooks,
+    open_trace,
+    phase_spinner,
+    run_operation,
+    server_stderr_writer,
+    stderr_console,
+    trace_checked,
+    view_for,
+    write_rendered,
+)
+from mcpprobe.cli.options import Format, TargetCommand, _positive, connection_options, output_options, server_options
+
+if TYPE_CHECKING:
+    from mcpprobe.check.context import CheckOptions
+    from mcpprobe.fleet.probe import Report
+    from mcpprobe.safety.redact import Redactor
+
+LEVELS = ("must", "should", "may")
+# The catalogue is data (standard library only): --help names the unsafe checks from it.
+UNSAFE = [check.id for check in CHECKS if not check.safe]
+
+
+def _patterns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """--only/--skip: check ids or families, comma-separated or repeated; unknown ones are a usage error."""
+    from mcpprobe.check.catalogue import FAMILIES, unknown_patterns
+
+    patterns = tuple(p.strip() for value in values for p in value.split(",") if p.strip())
+    unknown = unknown_patterns(patterns)
+    if unknown:
+        raise click.BadParameter(f"{', '.join(map(repr, unknown))}: no such check or family; families: "
+                                 f"{', '.join(f.name for f in FAMILIES)} (`mcpprobe docs check`)", ctx, param)
+    return patterns
+
+
+def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    from mcpprobe.check.calls import parse_call
+    from mcpprobe.operations.arguments import build_arguments
+
+    for value in values:
+        try:
+            _, pairs = parse_call(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), ctx, param) from None
+        build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
+    return values
+
+
+@click.command("check", cls=TargetCommand, context_settings=CONTEXT)
+@click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
+@server_options(many=True)
+@click.option("--all", "all_servers", is_flag=True, help="Check every server found in the configs (a fleet).")
+@click.option("--concurrency", type=int, default=4, show_default=True, metavar="N", callback=_positive,
+              help="How many servers of a fleet are checked at once.")
+@click.option("--only", multiple=True, metavar="ID|FAMILY", callback=_patterns,
+              help="Run only these checks: ids (lifecycle.ping) or families (lifecycle); repeatable or "
+                   "comma-separated.")
+@click.option("--skip", multiple=True, metavar="ID|FAMILY", callback=_patterns,
+              help="Leave these checks out (ids or families).")
+@click.option("--level", type=click.Choice(LEVELS), default="should", show_default=True,
+              help="The lowest requirement level run: must, should (MUST and SHOULD) or may (everything).")
+@click.option("--strict", is_flag=True, help="A warning (a SHOULD not met) makes the exit code 1 too.")
+@click.option("--unsafe", is_flag=True,
+              help="Also run the checks that are not safe on a production server: "
+                   + (", ".join(UNSAFE) if UNSAFE else "none in this release") + " (each named so on its page).")
+@click.option("--call", "calls", multiple=True, metavar="'TOOL K=V ...'", callback=_calls,
+              help="Call this tool (repeatable) through call's catalogue, argument and confirmation checks; check "
+                   "never calls a tool otherwise.")
+@click.option("-y", "--yes", is_flag=True, help="With --call: do not ask before calling a tool not marked read-only.")
+@click.option("--sample-arguments", is_flag=True,
+              help="Also expand prompts with required arguments, with values from completion/complete or the "
+                   "arguments' names.")
+@click.option("--rate", type=float, default=None, metavar="N", callback=_positive,
+              help="Send at most N requests a second (default: one at a time, as fast as answered).")
+@output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML)
+@connection_options
+@click.pass_context
+def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, only: tuple[str, ...],
+                  skip: tuple[str, ...], level: str, strict: bool, unsafe: bool, calls: tuple[str, ...], yes: bool,
+                  sample_arguments: bool, rate: float | None, **params: Any) -> int:
+    """Check the server's behaviour against the specification, rule by rule, gated on what it declared.
+
+    \b
+    Each check (`mcpprobe docs check`) is tied to the words of the negotiated revision and says
+    pass, fail (a MUST not met), warn (a SHOULD not met), skipped (its capability was not
+    declared: nothing sent), n/a (not in this revision or transport) or error (it could not run).
+    Safe on a production server: never calls a tool unless named with --call, never writes,
+    one request at a time (--rate to go slower). --force is ignored: nothing is sent for a
+    capability the server did not declare.
+
+    \b
+    Exit: 0 no check failed (warnings allowed); 1 a MUST failed (or a SHOULD, with --strict);
+    2 usage; 4 connection; 5 protocol; 6 timeout; 7 auth; 130 Ctrl-C (mcpprobe docs exit-codes).
+
+    \b
+    Examples:
+      mcpprobe check -- mcpprobe-demo
+      mcpprobe check --json -- npx -y @modelcontextprotocol/server-everything | jq '.checks[] | select(.status=="fail")'
+      mcpprobe check --only lifecycle,listing --level must https://example.com/mcp
+      mcpprobe check -s github --format junit > check.xml
+      mcpprobe check --call 'echo message=hi' --yes -- mcpprobe-demo
+    """
+    from mcpprobe.check.catalogue import Level
+    from mcpprobe.check.context import CheckOptions
+    from mcpprobe.cli.invocation import resolve_fleet
+
+    line = command_line(ctx, url, params)
+    fleet = resolve_fleet(line)
+    hooks = None
+    if calls:
+        from mcpprobe.operations.invoke import Hooks
+
+        preview, ask = confirmation_hooks(stderr_console(fleet.redactor), line.output.as_json)
+        hooks = Hooks(preview=preview, ask=ask, yes=yes)
+    options = CheckOptions(only=only, skip=skip, level=Level(level.upper()), strict=strict, unsafe=unsafe,
+                           sample_arguments=sample_arguments, calls=calls, rate=rate, hooks=hooks)
+    return _run(fleet, options, concurrency, line)
+
+
+def _run(fleet: Any, options: CheckOptions, concurrency: int, line: Any) -> int:
+    import functools
+
+    from mcpprobe.check.runner import check
+    from mcpprobe.fleet.probe import Extras, run
+
+    fmt, many, members = line.output.format, fleet.many, list(fleet.members)
+    trace = open_trace(fleet)
+    extras = Extras(trace=trace, stderr_writer=server_stderr_writer(fleet),
+                    say=fleet.say if line.output.verbose else None, label_traces=many, traceback=line.traceback,
+                    operation=functools.partial(check, options=options), command="check")
+    show = None
+    spinner = None
+    if not many:
+        target = members[0].target
+        spinner = phase_spinner(fleet, target.describe() if target is not None else members[0].label)
+        extras.watch = spinner.watch if spinner is not None else None
+
+        def show_report(report: Report) -> int:
+            if spinner is not None:
+                spinner.stop()
+            return _emit([report], fmt, many, fleet.redactor)
+
+        show = extras.on_report = ShowWhenReady(show_report)
+    else:
+        fleet.say(f"checking {len(members)} servers, at most {concurrency} at once")
+    if spinner is not None:
+        spinner.start()
+    finished: list[Report | None] = [None] * len(members)
+    try:
+        reports = run_operation(run, members, concurrency=concurrency, extras=extras, into=finished, show=show)
+    finally:
+        if spinner is not None:
+            spinner.stop()
+        if trace is not None:
+            trace.close()
+    if reports is None and many:
+        from mcpprobe.fleet.probe import interrupted_report
+
+        reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
+        for report in reports:
+            report.outcome.command = "check"
+    shown = show.code if show is not None else None
+    code = shown if shown is not None else _emit(reports, fmt, many, fleet.redactor)
+    return trace_checked(trace, line.output, code)
+
+
+def _emit(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor) -> int:
+    from mcpprobe.exitcodes import ExitCode, worst
+    from mcpprobe.fleet.probe import fleet_exit_code
+    from mcpprobe.render.formats import Checked, Interrupted, renderer
+
+    if reports is None:
+        write_rendered(renderer(fmt)(Interrupted("check"), view_for(fmt)), redactor)
+        return ExitCode.INTERRUPTED
+    write_rendered(renderer(fmt)(Checked(reports, many), view_for(fmt)), redactor)
+    return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))

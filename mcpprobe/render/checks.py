@@ -1,0 +1,72 @@
+"""`check` for people: what was negotiated, one line per check, evidence under what did not pass.
+
+Every string from the server is already inert in the results (mcpprobe.check.context); it goes
+into `Text` objects, never through rich's markup parser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from mcpprobe.check.catalogue import Status
+from mcpprobe.render.cells import safe
+from mcpprobe.render.human import render_error, render_snapshot, render_stderr_tail
+
+STYLE = {Status.PASS: "green", Status.FAIL: "bold red", Status.WARN: "yellow", Status.SKIPPED: "dim",
+         Status.NA: "dim", Status.ERROR: "bold magenta"}
+SHOWN_EVIDENCE = 3
+
+
+def summary_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts[s.value]} {s.value}" for s in Status if counts.get(s.value))
+
+
+def render_check(out: Console, err: Console, report: Any) -> None:
+    outcome = report.outcome
+    render_snapshot(out, outcome)
+    results = getattr(outcome, "results", [])
+    if results:
+        out.print()
+    width = max((len(result.check.id) for result in results), default=0)
+    for result in results:
+        line = Text(f"{result.status.value:<7} ", style=STYLE[result.status])
+        line.append(result.check.id.ljust(width), style="bold" if result.status in (Status.FAIL, Status.WARN) else None)
+        line.append(f"  {result.level.value:<6} ", style="dim")
+        line.append(safe(result.message, 400), style="dim" if result.status in (Status.SKIPPED, Status.NA) else None)
+        out.print(line)
+        if result.status in (Status.FAIL, Status.WARN, Status.ERROR):
+            for item in result.evidence[:SHOWN_EVIDENCE]:
+                out.print(Text(f"          sent {safe(item.get('sent', ''), 200)}", style="dim"))
+                if "received" in item:
+                    out.print(Text(f"          got  {safe(item['received'], 200)}", style="dim"))
+            out.print(Text(f"          {result.spec_url}", style="dim cyan"))
+    if results:
+        out.print()
+        out.print(Text(f"{len(results)} checks: {summary_text(outcome.counts())}"))
+    if outcome.error is not None:
+        render_error(err, outcome)  # with the server's stderr tail
+    else:
+        render_stderr_tail(err, outcome.stderr_tail)
+
+
+def render_check_fleet(out: Console, reports: list[Any]) -> None:
+    width = max((len(report.member.label) for report in reports), default=0)
+    for report in reports:
+        outcome = report.outcome
+        line = Text(safe(report.member.label, 60).ljust(width) + "  ", style="bold")
+        if outcome.error is not None:
+            line.append(f"error: {safe(outcome.error.message, 200)}", style="bold red")
+        elif report.member.skipped is not None:
+            line.append(f"skipped: {safe(report.member.skipped, 200)}", style="dim")
+        else:
+            counts = outcome.counts() if hasattr(outcome, "counts") else {}
+            line.append(summary_text(counts) or "no checks", style="red" if counts.get("fail") else None)
+        line.append(f"  exit {int(report.exit_code)}", style="dim")
+        out.print(line)
+        for result in getattr(outcome, "results", []):
+            if result.status in (Status.FAIL, Status.ERROR):
+                out.print(Text(f"  {result.status.value} {result.check.id}: {safe(result.message, 200)}",
+                               style=STYLE[result.status]))

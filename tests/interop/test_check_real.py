@@ -1,0 +1,83 @@
+"""`mcpprobe check` against real servers: the npm reference servers and servers on other SDKs.
+
+Each passes (exit 0, no failed check) unless it really breaks a MUST of the revision it
+negotiated; the one that does is named below with the specification's words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import BIND_LOOPBACK, ROOT, checked, http_server, python_server_env, run_cli
+
+pytestmark = pytest.mark.interop
+
+MCP1_SERVER = ROOT / "tests" / "fixtures" / "mcp1_server.py"
+FASTMCP_SERVER = ROOT / "tests" / "fixtures" / "fastmcp_server.py"
+
+
+def _check(*command: str, protocol: str = "auto") -> tuple[int, dict]:
+    result = run_cli(["check", "--json", "--level", "may", "--connect-timeout", "60", "--timeout", "60",
+                      "--protocol", protocol, "--", *command])
+    return result.exit_code, checked(json.loads(result.stdout))
+
+
+def _bad(doc: dict) -> dict[str, str]:
+    return {c["id"]: c["status"] for c in doc["checks"] if c["status"] in ("fail", "error")}
+
+
+def test_server_everything_over_stdio_passes(everything: Path) -> None:
+    code, doc = _check("node", str(everything))
+    assert (code, _bad(doc)) == (0, {})
+    assert doc["summary"]["pass"] >= 15
+
+
+@pytest.mark.parametrize(("mode", "path"), [("streamableHttp", "/mcp"), ("sse", "/sse")])
+def test_server_everything_over_http_passes(everything: Path, mode: str, path: str) -> None:
+    env = {"PORT": "0", "NODE_OPTIONS": f"--require {BIND_LOOPBACK}", "BIND_LOOPBACK_ANNOUNCE": "1"}
+    with http_server(["node", str(everything), mode], env=env) as url:
+        result = run_cli(["check", "--json", "--level", "may", f"{url}{path}"])
+    doc = checked(json.loads(result.stdout))
+    assert doc["transport"] == ("sse" if mode == "sse" else "http")
+    assert (result.exit_code, _bad(doc)) == (0, {})
+    statuses = {c["id"]: c["status"] for c in doc["checks"]}
+    assert statuses["lifecycle.stdout-clean"] == statuses["lifecycle.stdin-close-exit"] == "n/a"
+
+
+def test_server_filesystem_passes(filesystem: Path, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello")
+    code, doc = _check("node", str(filesystem), str(tmp_path))
+    assert (code, _bad(doc)) == (0, {})
+    statuses = {c["id"]: c["status"] for c in doc["checks"]}
+    # It declares tools only: nothing is sent for resources or prompts.
+    assert statuses["resources.read-listed"] == statuses["prompts.get-listed"] == "skipped"
+
+
+def test_fastmcp2_over_stdio_passes() -> None:
+    python = python_server_env("fastmcp-2.12.5")
+    code, doc = _check(str(python), str(FASTMCP_SERVER), "stdio")
+    assert (code, _bad(doc)) == (0, {})
+
+
+def test_fastmcp4_over_stdio_passes_in_the_modern_era() -> None:
+    python = python_server_env("fastmcp-4.2.3")
+    code, doc = _check(str(python), str(FASTMCP_SERVER), "stdio")
+    assert doc["protocolVersion"] == "2026-07-28"
+    assert (code, _bad(doc)) == (0, {})
+
+
+def test_python_sdk_1_2_breaks_the_cancellation_rule() -> None:
+    """mcp 1.2.1 (protocol 2024-11-05) ends its process on a `notifications/cancelled` that arrives
+    after it answered the request, the race the 2024-11-05 text names: "cancellation notifications
+    may arrive after request processing has completed, and potentially after a response has already
+    been sent. Both parties **MUST** handle these race conditions gracefully" (basic/utilities/
+    cancellation, Timing Considerations). That is the one MUST it breaks: the checks run before it
+    pass, the ones after it are skipped (the server is gone), and the exit code is 1."""
+    python = python_server_env("mcp-1.2.1")
+    code, doc = _check(str(python), str(MCP1_SERVER))
+    assert doc["protocolVersion"] == "2024-11-05"
+    assert code == 1
+    assert _bad(doc) == {"lifecycle.cancel-in-flight": "fail"}
+    skipped = [c for c in doc["checks"] if "ended during lifecycle.cancel-in-flight" in c["message"]]
+    assert {c["id"] for c in skipped} == {"lifecycle.unknown-method", "lifecycle.invalid-params"}
