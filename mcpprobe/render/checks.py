@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from mcpprobe.check.catalogue import Status
@@ -31,18 +33,29 @@ def render_check(out: Console, err: Console, report: Any) -> None:
     if results:
         out.print()
     width = max((len(result.check.id) for result in results), default=0)
+    # The message and the evidence wrap under themselves, never back to the first column. Where
+    # fewer than 40 columns would be left for the message (a 60-column terminal), it goes on its
+    # own lines under the check's id.
+    lead = 8 + width + 2 + 7
+    narrow = out.width - lead < 40
+    indent = 8 if narrow else lead
     for result in results:
         line = Text(f"{result.status.value:<7} ", style=STYLE[result.status])
-        line.append(result.check.id.ljust(width), style="bold" if result.status in (Status.FAIL, Status.WARN) else None)
-        line.append(f"  {result.level.value:<6} ", style="dim")
-        line.append(safe(result.message, 400), style="dim" if result.status in (Status.SKIPPED, Status.NA) else None)
-        out.print(line)
+        line.append(result.check.id if narrow else result.check.id.ljust(width),
+                    style="bold" if result.status in (Status.FAIL, Status.WARN) else None)
+        line.append(f"  {result.level.value:<6} " if not narrow else f"  {result.level.value}", style="dim")
+        message = Text(safe(result.message, 400), style="dim" if result.status in (Status.SKIPPED, Status.NA) else None)
+        if narrow:
+            out.print(line)
+            out.print(Padding(message, (0, 0, 0, indent)))
+        else:
+            out.print(_hanging(line, message, lead))
         if result.status in (Status.FAIL, Status.WARN, Status.ERROR):
             for item in result.evidence[:SHOWN_EVIDENCE]:
-                out.print(Text(f"          sent {safe(item.get('sent', ''), 200)}", style="dim"))
+                out.print(Padding(Text(f"sent {safe(item.get('sent', ''), 200)}", style="dim"), (0, 0, 0, indent)))
                 if "received" in item:
-                    out.print(Text(f"          got  {safe(item['received'], 200)}", style="dim"))
-            out.print(Text(f"          {result.spec_url}", style="dim cyan"))
+                    out.print(Padding(Text(f"got  {safe(item['received'], 200)}", style="dim"), (0, 0, 0, indent)))
+            out.print(Padding(Text(result.spec_url, style="dim cyan", overflow="fold"), (0, 0, 0, indent)))
     if results:
         out.print()
         out.print(Text(f"{len(results)} checks: {summary_text(outcome.counts())}"))
@@ -50,6 +63,15 @@ def render_check(out: Console, err: Console, report: Any) -> None:
         render_error(err, outcome)  # with the server's stderr tail
     else:
         render_stderr_tail(err, outcome.stderr_tail)
+
+
+def _hanging(head: Text, message: Text, lead: int) -> Table:
+    """`head` in its fixed columns, then `message` wrapping in the rest of the line."""
+    grid = Table.grid()
+    grid.add_column(width=lead, no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(head, message)
+    return grid
 
 
 def render_check_fleet(out: Console, reports: list[Any]) -> None:

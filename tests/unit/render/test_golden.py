@@ -495,3 +495,16 @@ def test_command_renderers_are_pure(utc):
             first, second = (renderer(fmt)(subject, View(now=NOW)) for _ in range(2))
             assert (first.text(), first.stderr) == (second.text(), second.stderr)
         assert (outcome.all_findings(), getattr(outcome, "saved", []), getattr(outcome, "save_error", None)) == before
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+def test_check_results_for_people_wrap_under_their_own_column(width):
+    """Each check's message and evidence wrap under themselves, never back to the first column; on
+    a narrow terminal the message goes under the check's id."""
+    rendered = renderer(Format.HUMAN)(_checked(), View(width=width, now=NOW))
+    _check(f"check-human-{width}.out", rendered.text())
+    for line in rendered.text().splitlines():
+        assert len(line) <= width
+        if line and not line.startswith(("pass", "fail", "warn", "skipped", "n/a", "error")) and "checks:" not in line:
+            assert line.startswith(" ") or line.startswith(("Server", "Transport", "Protocol", "Client",
+                                                            "Capabilities", "Instructions")), line
