@@ -44,7 +44,7 @@ def render_check(out: Console, err: Console, report: Any) -> None:
         line.append(result.check.id if narrow else result.check.id.ljust(width),
                     style="bold" if result.status in (Status.FAIL, Status.WARN) else None)
         line.append(f"  {result.level.value:<6} " if not narrow else f"  {result.level.value}", style="dim")
-        message = Text(safe(result.message, 400), style="dim" if result.status in (Status.SKIPPED, Status.NA) else None)
+        message = Text(safe(result.message, 400), style="dim" if result.status in (Status.SKIPPED, Status.NA) else "")
         if narrow:
             out.print(line)
             out.print(Padding(message, (0, 0, 0, indent)))
