@@ -31,6 +31,7 @@ from mcpprobe.errors import (
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from mcpprobe.wire.sse import EventParser
+from mcpprobe.wire.stderrlog import StderrEntry
 from mcpprobe.wire.target import HttpTarget
 from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 
@@ -84,7 +85,10 @@ class _HttpBase:
     def set_protocol_version(self, version: str) -> None:
         self._protocol_version = version
 
-    def stderr_tail(self, lines: int = 20) -> list[str]:
+    def stderr_tail(self, lines: int = 20) -> list[StderrEntry]:
+        return []
+
+    def stderr_said(self) -> list[str]:
         return []
 
     async def begin_close(self) -> None:
