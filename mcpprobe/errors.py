@@ -65,6 +65,14 @@ class ServerUnavailable(ConnectionFailed):
     code = "server-unavailable"
 
 
+class HttpForbidden(ConnectionFailed):
+    """HTTP 403 or 421 without a Bearer challenge: the server (or a proxy) refuses the request for
+    a reason other than credentials, most often its Host or Origin check (wire/forbidden.py). Not
+    an authentication failure: nothing a token would change, so no authorization discovery."""
+
+    code = "http-forbidden"
+
+
 class ProtocolFailure(ProbeError):
     exit_code = ExitCode.PROTOCOL
     code = "protocol-error"

@@ -14,10 +14,10 @@ class ExitCode(IntEnum):
     FINDINGS = 1  # the server answered, and something is wrong with what it answered
     USAGE = 2  # bad command line, bad config: click's own code for usage errors
     REFUSED = 3  # refused before sending anything (capability not declared, ...)
-    CONNECTION = 4  # spawn failed, refused, transport broken, server exited
+    CONNECTION = 4  # spawn failed, refused (a 403/421 without a Bearer challenge too), transport broken, exited
     PROTOCOL = 5  # unsupported version, malformed replies, unexpected JSON-RPC error
     TIMEOUT = 6
-    AUTH = 7  # HTTP 401/403
+    AUTH = 7  # HTTP 401, or 403 with a Bearer challenge (403/421 without one: CONNECTION, http-forbidden)
     SOFTWARE = 70  # a bug in mcpprobe itself (EX_SOFTWARE in sysexits.h): never 1, which means findings
     INTERRUPTED = 130  # Ctrl-C, the shell convention
 

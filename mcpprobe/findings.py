@@ -45,6 +45,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "protocol-error": (Severity.ERROR, "the server's answer could not be used"),
     "rpc-error": (Severity.ERROR, "the server answered a request with an unexpected JSON-RPC error"),
     "auth-required": (Severity.ERROR, "the server refused the request for lack of valid credentials"),
+    "http-forbidden": (Severity.ERROR, "HTTP 403 or 421 without a Bearer challenge: refused, but not for credentials"),
     "internal-error": (Severity.ERROR, "a bug in mcpprobe stopped the run (exit 70): not the server's fault"),
     "usage": (Severity.ERROR, "the command asks for something that cannot be done as written"),
     "not-in-catalog": (Severity.ERROR, "the named item is not in the server's complete list"),

@@ -1,5 +1,8 @@
 """What a 401 or 403 means: the server's challenge, its metadata, and what would let a client in.
 
+Only for a server that asked for authorization: a 401, or a 403 with a Bearer challenge. A 403 or
+421 without one is no `AuthFailed` (wire/forbidden.py) and never comes here.
+
 `diagnose` runs after an `AuthFailed` (the exit code stays 7) and returns findings plus one JSON-able
 dict (`Diagnosis.data`, carried in `--json` as `error.detail.authDiagnosis`). It sends nothing the
 user configured: no Authorization header, no cookie, no custom header reaches the metadata or
@@ -161,9 +164,9 @@ def findings_for(found: Discovery, *, token_sent: bool) -> list[Finding]:
     if found.prm is None:
         out.append(Finding(
             "auth-metadata-unreachable",
-            f"no protected resource metadata (RFC 9728) for {url}: tried {_tried(found.prm_attempts)}. MCP servers "
-            "must publish it (2025-06-18 and later); falling back to the 2025-03-26 rule (metadata at the "
-            "server's origin)",
+            f"no protected resource metadata (RFC 9728) for {url}: tried {_tried(found.prm_attempts)}. An MCP server "
+            "that asks for authorization must publish it (2025-06-18 and later); falling back to the 2025-03-26 "
+            "rule (metadata at the server's origin)",
             severity=Severity.ERROR if found.asm is None else Severity.WARNING,
             detail={"which": "protected-resource", "attempts": [a.to_json() for a in found.prm_attempts]}))
 

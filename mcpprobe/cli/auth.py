@@ -173,6 +173,10 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
             for line in _finding_lines(findings):
                 out.write(line + "\n")
         err.write(f"error: {exc.message}\n")
+        if exc.detail.get("hint"):  # a Host check's 403, for one: the URL the server allows
+            from mcpprobe.safety.sanitize import visible
+
+            err.write(f"hint: {visible(str(exc.detail['hint']))}\n")
         return int(exc.exit_code)
     record = result.record
     stored, store_error = None, None

@@ -25,6 +25,7 @@ from mcpprobe.errors import (
     METHOD_NOT_FOUND,
     AuthFailed,
     ConnectionFailed,
+    HttpForbidden,
     ProbeError,
     ProtocolFailure,
     Refused,
@@ -452,8 +453,9 @@ def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str, ms
 
 
 def _cause(exc: ProbeError) -> str:
-    for kind, cause in ((RequestTimeout, "timeout"), (ConnectionFailed, "connection-lost"),
-                        (AuthFailed, "auth"), (ProtocolFailure, "malformed-answer")):
+    for kind, cause in ((RequestTimeout, "timeout"), (HttpForbidden, "forbidden"),
+                        (ConnectionFailed, "connection-lost"), (AuthFailed, "auth"),
+                        (ProtocolFailure, "malformed-answer")):
         if isinstance(exc, kind):
             return cause
     return "error"

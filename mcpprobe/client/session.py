@@ -8,6 +8,7 @@ the server did not declare. What was negotiated is kept in a `Snapshot` for the 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -34,6 +35,7 @@ from mcpprobe.findings import Finding
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.jsonrpc import MAX_SERVER_REQUESTS, Call, Connection, Tracer
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, LATEST_MODERN, MODERN_VERSIONS
+from mcpprobe.wire.stderrlog import Said, read_said
 from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget, Target
 from mcpprobe.wire.transport import ServerStream, server_stream
 
@@ -284,7 +286,7 @@ async def open_session(
         if tail and "serverStderr" not in exc.detail:
             exc.detail["serverStderr"] = tail
         if not snapshot.negotiated:
-            hint = _early_failure_hint(exc, target, settings)
+            hint = _early_failure_hint(exc, target, settings, transport.stderr_said())
             if hint:
                 exc.detail.setdefault("hint", hint)
         exc.detail.setdefault("snapshot", snapshot)
@@ -298,9 +300,11 @@ async def open_session(
 COLD_STARTERS = ("npx", "uvx", "docker", "podman", "bunx", "pnpm", "pipx", "uv", "deno")
 
 
-def _early_failure_hint(exc: ProbeError, target: Target, settings: Settings) -> str | None:
+def _early_failure_hint(exc: ProbeError, target: Target, settings: Settings, said: list[str]) -> str | None:
     """What to try when the server never finished the handshake: more time for a launcher that
-    downloads the server first, or more environment for a server that ended at once."""
+    downloads the server first; for a server that ended, what its stderr asked for (a variable,
+    a file, the arguments its usage text describes), and only when it said nothing that tells,
+    more environment."""
     if not isinstance(target, StdioTarget):
         return None
     launcher = os.path.basename(target.command[0]) if target.command else ""
@@ -309,10 +313,69 @@ def _early_failure_hint(exc: ProbeError, target: Target, settings: Settings) -> 
         return (f"a first `{launcher}` start downloads the server before it runs, which can take longer than "
                 f"the {seconds(min(settings.connect_timeout, settings.timeout))} s allowed: run again, or allow "
                 f"more time with --connect-timeout {wait} (and --timeout {max(wait, int(settings.timeout))})")
-    if isinstance(exc, ConnectionFailed) and exc.detail.get("exitStatus") is not None and not target.inherit_env:
+    if not isinstance(exc, ConnectionFailed):
+        return None
+    heard = read_said(said)
+    told = _said_hint(heard, target)
+    if heard.variables:
+        return told
+    unpassed = _mentioned_not_passed(said, target)
+    if unpassed:
+        also = (f"{unpassed[0]} is set in mcpprobe's environment and the server mentions it, but a stdio server "
+                f"gets only a minimal environment: -e {unpassed[0]}=\"${unpassed[0]}\" passes it")
+        return f"{told}; {also}" if told else also
+    if told:
+        return told
+    if exc.detail.get("exitStatus") is not None and not target.inherit_env and heard.first_error is None:
         return ("the server ended before the handshake; it gets only a minimal environment (PATH, HOME, locale, "
                 "...): pass what it needs with -e KEY=VALUE, or all of mcpprobe's with --inherit-env")
     return None
+
+
+def _mentioned_not_passed(said: list[str], target: StdioTarget) -> list[str]:
+    """Variables of mcpprobe's environment that the server did not get and whose name its stderr
+    mentions (KUBECONFIG, when a Kubernetes server says "kubeconfig"): the likeliest cause of all."""
+    if target.inherit_env or not said:
+        return []
+    given = target.environment()
+    text = "\n".join(said).lower().replace("-", "_")
+    return [name for name in sorted(os.environ) if len(name) >= 6 and name not in given
+            and re.search(rf"(?<![a-z0-9_]){re.escape(name.lower())}(?![a-z0-9_])", text)]
+
+
+def _said_hint(heard: Said, target: StdioTarget) -> str | None:
+    """The hint for what the server's stderr says it lacks, most specific first."""
+    if heard.variables:
+        return _variables_hint(heard.variables, target)
+    if heard.missing_file:
+        where = ""
+        if heard.path and not heard.path.startswith(("/", "~")):
+            where = f" (a relative path, from its working directory {target.cwd or os.getcwd()}: --cwd sets it)"
+        what = f"the file {clip(heard.path, 200)}{where}" if heard.path else "a file it needs"
+        return (f"the server says it cannot find {what}: create it, or give the server the path it needs "
+                "(see its stderr)")
+    if heard.usage:
+        first = f" after its error {clip(heard.first_error, 200)!r}" if heard.first_error else ""
+        return (f"the server printed its usage text{first}: fix what that error names (a usage text follows a "
+                "missing or wrong argument, option or configuration)")
+    return None
+
+
+def _variables_hint(names: tuple[str, ...], target: StdioTarget) -> str:
+    given = target.environment()
+    lacking = [name for name in names if not given.get(name)]
+    if not lacking:
+        return (f"the server asks for {', '.join(names)}, which it was given: check the value "
+                f"({'-e ' + names[0] + '=VALUE'})")
+    listed = ", ".join(lacking[:6]) + (f" and {len(lacking) - 6} more" if len(lacking) > 6 else "")
+    word = "variable" if len(lacking) == 1 else "variables"
+    hint = (f"the server asks for the environment {word} {listed} (see its stderr for which it needs): "
+            f"pass {'it' if len(lacking) == 1 else 'them'} with -e NAME=VALUE")
+    here = [name for name in lacking if os.environ.get(name)]
+    if here and not target.inherit_env:
+        hint += (f"; {here[0]} is set in mcpprobe's environment, but a stdio server gets only a minimal one: "
+                 f"-e {here[0]}=\"${here[0]}\" passes it, --inherit-env passes everything")
+    return hint
 
 
 def _install_client_handlers(conn: Connection, settings: Settings) -> None:

@@ -18,6 +18,7 @@ from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import CODES, Finding, Severity, has_errors
 from mcpprobe.testhooks import crash_point
+from mcpprobe.wire.stderrlog import StderrEntry
 from mcpprobe.wire.target import Settings, Target
 
 
@@ -29,7 +30,7 @@ class Outcome:
     findings: list[Finding] = field(default_factory=list)
     timings: list[Timing] = field(default_factory=list)
     error: ProbeError | None = None
-    stderr_tail: list[str] = field(default_factory=list)
+    stderr_tail: list[StderrEntry] = field(default_factory=list)  # its lines, and counts of those left out
     kind: str | None = None  # for `list`
     interrupted: bool = False
     feed: PageFeed | None = None  # for `list`: what its listing fed as it kept each page
@@ -111,7 +112,7 @@ async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body
     server has been waited for: the caller reports while a stdio server shuts down (it is sent
     EOF first), instead of after. On failure paths it is not called; the caller reports then.
     """
-    transport_tail: list[str] = []
+    transport_tail: list[StderrEntry] = []
     entered = False
     try:
         async with open_session(target, settings, **session_args) as session:

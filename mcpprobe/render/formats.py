@@ -369,8 +369,10 @@ def _watch_ended(err: Console, result: WatchResult | None) -> None:
         from mcpprobe.safety.sanitize import visible
 
         err.print(Text(f"error: {visible(result.error.message)}", style="bold red"))
-        for line in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
-            err.print(Text(f"  server stderr: {visible(line)}", style="dim"))
+        from mcpprobe.wire.stderrlog import entry_text
+
+        for entry in result.stderr_tail if result.exit_code in (4, 5, 6) else []:
+            err.print(Text(f"  server stderr: {visible(entry_text(entry))}", style="dim"))
 
 
 def _interrupted(err: Console) -> None:

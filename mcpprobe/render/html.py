@@ -24,6 +24,7 @@ from mcpprobe.client.kinds import tool_title
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import Severity
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
+from mcpprobe.wire.stderrlog import entry_text, stderr_heading
 
 Redact = Callable[[str], str]
 
@@ -271,10 +272,10 @@ def _server(page: _Page, index: int, report: Any) -> list[str]:
     if _negotiated(outcome):
         out.extend(_catalog(page, outcome))
     if outcome.stderr_tail:
-        lines = len(outcome.stderr_tail)
-        out.append("<h3>Last line of the server's stderr</h3>" if lines == 1
-                   else f"<h3>Last {lines} lines of the server's stderr</h3>")
-        out.append(f"<pre>{page.text(chr(10).join(outcome.stderr_tail), 8000, multiline=True)}</pre>")
+        heading = stderr_heading(outcome.stderr_tail)
+        out.append(f"<h3>{escape(heading[:1].upper() + heading[1:])}</h3>")
+        text = "\n".join(entry_text(entry) for entry in outcome.stderr_tail)
+        out.append(f"<pre>{page.text(text, 8000, multiline=True)}</pre>")
     out.append("</section>")
     return out
 

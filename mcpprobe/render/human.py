@@ -22,6 +22,7 @@ from mcpprobe.render.console import GAP, LABEL_WIDTH, Column, fit_widths, fitted
 from mcpprobe.render.styled import Styled, between_parts, capabilities, snapshot_rows, timing_parts
 from mcpprobe.render.styled import listing_header as styled_header
 from mcpprobe.safety.sanitize import json_dumps, visible
+from mcpprobe.wire.stderrlog import StderrEntry, entry_text, stderr_heading
 
 SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 def to_text(styled: Styled) -> Text:
@@ -280,17 +281,16 @@ def render_error(err: Console, outcome: Outcome) -> None:
     render_stderr_tail(err, outcome.stderr_tail)
 
 
-def stderr_heading(lines: int) -> str:
-    """What comes before the last lines of a stdio server's stderr ("last line" for one)."""
-    return "last line of the server's stderr" if lines == 1 else f"last {lines} lines of the server's stderr"
-
-
-def render_stderr_tail(err: Console, tail: list[str]) -> None:
+def render_stderr_tail(err: Console, tail: list[StderrEntry]) -> None:
+    """A stdio server's stderr as kept: its lines, and where some were left out, how many."""
     if not tail:
         return
-    err.print(Text(stderr_heading(len(tail)) + ":", style="dim"))
-    for line in tail:
-        err.print(Text("  | " + visible(line)))
+    err.print(Text(stderr_heading(tail) + ":", style="dim"))
+    for entry in tail:
+        if isinstance(entry, str):
+            err.print(Text("  | " + visible(entry)))
+        else:
+            err.print(Text("  | " + entry_text(entry), style="dim"))
 
 
 def render_outcome(out: Console, err: Console, outcome: Outcome) -> None:

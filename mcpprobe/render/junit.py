@@ -14,6 +14,7 @@ from typing import Any
 from mcpprobe.client.catalog import KINDS
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.safety.sanitize import visible
+from mcpprobe.wire.stderrlog import entry_text
 
 _CI_CODES = ("expectation-failed", "breaking-change", "drift")
 
@@ -72,7 +73,7 @@ def suite(report: Any) -> ET.Element:
     if outcome.error is not None or server_errors:
         first = outcome.error.message if outcome.error is not None else server_errors[0].message
         body = "\n".join(_line(f) for f in server_errors) + "".join(
-            f"\n  | {line}" for line in outcome.stderr_tail)
+            f"\n  | {entry_text(entry)}" for entry in outcome.stderr_tail)
         _fail(connect, first, body, "error" if outcome.error is not None else "failure")
 
     for kind in KINDS:

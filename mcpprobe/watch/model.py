@@ -15,6 +15,7 @@ from mcpprobe.client.catalog import KINDS
 from mcpprobe.client.era import LEGACY, Era
 from mcpprobe.errors import ConnectionFailed, ProbeError
 from mcpprobe.exitcodes import ExitCode
+from mcpprobe.wire.stderrlog import StderrEntry
 
 if TYPE_CHECKING:
     from mcpprobe.client.session import Session
@@ -52,7 +53,7 @@ class WatchResult:
     events: int = 0
     relists: dict[str, int] = field(default_factory=dict)
     error: ProbeError | None = None
-    stderr_tail: list[str] = field(default_factory=list)
+    stderr_tail: list[StderrEntry] = field(default_factory=list)
 
 
 @dataclass

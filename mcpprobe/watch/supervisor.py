@@ -14,6 +14,7 @@ from mcpprobe.client.session import Session, open_session
 from mcpprobe.errors import (
     AuthFailed,
     ConnectionFailed,
+    HttpForbidden,
     ProbeError,
     ProtocolFailure,
     Refused,
@@ -108,7 +109,7 @@ class Watcher:
                 return
             if error is None:
                 error = ConnectionFailed("the connection ended")
-            if self.capabilities is None or isinstance(error, Refused | AuthFailed | UsageProblem) or (
+            if self.capabilities is None or isinstance(error, Refused | AuthFailed | HttpForbidden | UsageProblem) or (
                     not established and isinstance(error, ProtocolFailure) and error.code == "unsupported-version"):
                 # Nothing was ever watched, or retrying cannot help: end with the stage's own code.
                 events.emit("error", "server", code=error.code, message=error.message,

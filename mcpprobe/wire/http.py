@@ -21,6 +21,7 @@ import httpx2 as httpx
 from mcpprobe.errors import (
     AuthFailed,
     ConnectionFailed,
+    HttpForbidden,
     ProbeError,
     ProtocolFailure,
     RateLimited,
@@ -31,6 +32,7 @@ from mcpprobe.errors import (
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from mcpprobe.wire.sse import EventParser
+from mcpprobe.wire.stderrlog import StderrEntry
 from mcpprobe.wire.target import HttpTarget
 from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 
@@ -84,7 +86,10 @@ class _HttpBase:
     def set_protocol_version(self, version: str) -> None:
         self._protocol_version = version
 
-    def stderr_tail(self, lines: int = 20) -> list[str]:
+    def stderr_tail(self, lines: int = 20) -> list[StderrEntry]:
+        return []
+
+    def stderr_said(self) -> list[str]:
         return []
 
     async def begin_close(self) -> None:
@@ -134,12 +139,30 @@ class _HttpBase:
             return ConnectionFailed(f"cannot connect to {url}: {_reason(exc)}", detail={"url": url})
         return ConnectionFailed(f"connection to {url} broke: {_reason(exc)}", detail={"url": url})
 
+    def _forbidden(self, status: int, what: str, body: str, detail: dict[str, Any]) -> HttpForbidden:
+        """A 403 or 421 that asks for no credentials (wire/forbidden.py): the server's reason, and a
+        hint when it is a Host or Origin check."""
+        from mcpprobe.wire.forbidden import host_hint, reason_of
+
+        reason = reason_of(body, detail["contentType"])
+        detail["reason"] = reason
+        origin_sent = any(name.lower() == "origin" for name, _ in self.target.headers)
+        hint = host_hint(status, reason, self.target.url, origin_sent)
+        if hint:
+            detail["hint"] = hint
+        label = "403 Forbidden" if status == 403 else "421 Misdirected Request"
+        said = f": {reason!r}" if reason else " (no reason given)"
+        return HttpForbidden(f"{what}: HTTP {label} without an authentication challenge: the server refuses this "
+                             f"request{said}", detail=detail)
+
     async def _http_problem(self, response: httpx.Response, what: str) -> ProbeError:
         """A non-MCP answer, described by its status, type and first bytes."""
         status = response.status_code
         content_type = response.headers.get("content-type", "")
         body = await _read_prefix(response, SNIPPET)
         detail: dict[str, Any] = {"status": status, "contentType": content_type, "bodyStart": body}
+        if status in (403, 421) and not _asks_bearer(response.headers.get("www-authenticate", "")):
+            return self._forbidden(status, what, body, detail)
         if status in (401, 403):
             detail["wwwAuthenticate"] = response.headers.get("www-authenticate", "")
             label = "401 Unauthorized" if status == 401 else "403 Forbidden"
@@ -266,7 +289,7 @@ class StreamableHttpTransport(_HttpBase):
         assert self._sink is not None
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         status = response.status_code
-        if status in (401, 403, 429):
+        if status in (401, 403, 421, 429):
             raise await self._http_problem(response, method)
         if status == 404 and self._session_id and method != "initialize":
             raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)")
@@ -335,7 +358,7 @@ class StreamableHttpTransport(_HttpBase):
                 async with self._client.stream("GET", self.target.url, headers=self._get_headers(last)) as response:
                     status = response.status_code
                     content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                    if status in (401, 403, 429) or (status == 404 and self._session_id):
+                    if status in (401, 403, 421, 429) or (status == 404 and self._session_id):
                         raise await self._http_problem(response, f"{method} (resuming with GET)")
                     if status != 200 or content_type != "text/event-stream":
                         problem = await self._http_problem(response, f"GET {self.target.url}")
@@ -368,7 +391,8 @@ class StreamableHttpTransport(_HttpBase):
         stream ends and returns "unsupported" when the server offers none (HTTP 405, which the spec
         allows) or "ended" when the server closed it (it may; open it again if wanted). Raises a
         ProbeError otherwise: ConnectionFailed for a network error or an expired session (404),
-        AuthFailed for 401/403, ProtocolFailure for a non-SSE answer.
+        AuthFailed for 401 (and 403 with a Bearer challenge), HttpForbidden for 403/421 without one,
+        ProtocolFailure for a non-SSE answer.
 
         Opened again, the stream is resumed as the spec asks: not before the server's `retry:`
         time has passed since it ended, and with `Last-Event-ID` when the server gave event ids,
@@ -629,6 +653,13 @@ async def _read_limited(response: httpx.Response, limit: int) -> bytes:
         if len(data) > limit:
             raise ProtocolFailure(f"an HTTP body larger than the limit of {limit} bytes (--max-message-size)")
     return bytes(data)
+
+
+def _asks_bearer(www_authenticate: str) -> bool:
+    """A Bearer challenge among those of the header: the server asks for an OAuth token."""
+    from mcpprobe.wire.challenge import bearer, parse_www_authenticate
+
+    return bearer(parse_www_authenticate(www_authenticate)) is not None
 
 
 def _asks_basic(www_authenticate: str) -> bool:

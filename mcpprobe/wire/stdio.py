@@ -2,7 +2,8 @@
 
 The child runs in a session (process group) of its own, so that whatever it spawns (npx spawns
 node, shells spawn servers) is ended with it on every exit path. Its stderr is drained all the
-time, so a flood can never stall it, and only a bounded tail is kept for error messages.
+time, so a flood can never stall it, and only a bounded part of it is kept for error messages:
+its first lines, its last ones and the error-looking lines between (`wire/stderrlog.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections import deque
 from typing import Any
 
 import anyio
@@ -26,6 +26,7 @@ import anyio.lowlevel
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.safety.redact import SplitWrites, clip
 from mcpprobe.wire import orphans, prestart
+from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
 from mcpprobe.wire.target import StdioTarget
 from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 
@@ -33,7 +34,6 @@ from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message
 _LIVE_GROUPS: set[int] = set()
 # The orphans marker of every server running (or starting: pid 0) -> its pid (see wire/orphans.py).
 _LIVE_SERVERS: dict[str, int] = {}
-STDERR_TAIL_BYTES = 64 * 1024
 # Time a server gets to exit by itself after EOF on its stdin before SIGTERM. A server that
 # exits on EOF does so within a few milliseconds (3-6 ms for a standard-library server on a
 # loaded 2-core machine); servers built on the Python or TypeScript SDK take 350-600 ms and get
@@ -71,8 +71,7 @@ class StdioTransport:
         self._max = max_message_bytes
         self._stderr_mode = stderr_mode
         self._stderr_writer = stderr_writer
-        self._stderr_tail: deque[bytes] = deque()
-        self._stderr_size = 0
+        self._stderr = StderrKeeper()
         self._process: Any = None
         self._pgid: int | None = None
         self._sink: Sink | None = None
@@ -216,24 +215,24 @@ class StdioTransport:
         pieces = SplitWrites()
         try:
             async for chunk in self._process.stderr:
-                self._stderr_tail.append(chunk)
-                self._stderr_size += len(chunk)
-                while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr_tail) > 1:
-                    self._stderr_size -= len(self._stderr_tail.popleft())
                 if live:
                     self._stderr_writer(pieces.feed(decoder.decode(chunk)))
+                elif self._stderr_mode == "tail":
+                    self._stderr.feed(chunk)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass
         finally:
             if live:
                 self._stderr_writer(pieces.end(decoder.decode(b"", final=True)))
 
-    def stderr_tail(self, lines: int = 20) -> list[str]:
-        """The last lines of the server's stderr; none when they were shown live or not wanted."""
-        if self._stderr_mode != "tail":
-            return []
-        text = b"".join(self._stderr_tail)[-STDERR_TAIL_BYTES:].decode("utf-8", errors="replace")
-        return [line for line in text.splitlines() if line.strip()][-lines:]
+    def stderr_tail(self, lines: int = 20) -> list[StderrEntry]:
+        """The server's stderr shortened to about `lines` lines, its first ones and its last ones;
+        none when it was shown live or not wanted."""
+        return self._stderr.lines(lines) if self._stderr_mode == "tail" else []
+
+    def stderr_said(self) -> list[str]:
+        """Every line of the server's stderr that was kept, to read what it said."""
+        return self._stderr.said() if self._stderr_mode == "tail" else []
 
     async def begin_close(self) -> None:
         """EOF on the server's stdin, the spec's first step of a stdio shutdown; no waiting."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from mcpprobe.errors import ProbeError, ProtocolFailure
+from mcpprobe.wire.stderrlog import StderrEntry
 
 
 @dataclass
@@ -39,7 +40,9 @@ class Transport(Protocol):
 
     def set_protocol_version(self, version: str) -> None: ...
 
-    def stderr_tail(self, lines: int = 20) -> list[str]: ...
+    def stderr_tail(self, lines: int = 20) -> list[StderrEntry]: ...
+
+    def stderr_said(self) -> list[str]: ...
 
     async def begin_close(self) -> None:
         """Tell the peer we are done (stdio: EOF on its stdin) without waiting for it."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tests.conftest import run_cli
@@ -40,19 +42,28 @@ def test_a_file_name_still_suggests_the_separator() -> None:
 
 
 def test_a_server_that_ends_before_the_handshake_gets_one_wording_and_an_environment_hint() -> None:
+    """A server that ends saying nothing: the one guess left is the minimal environment it got."""
+    silent = [sys.executable, "-c", "import sys; sys.exit(1)"]
+    for protocol in ("legacy", "auto"):
+        result = run_cli(["probe", "--json", "--protocol", protocol, "--", *silent])
+        assert result.exit_code == 4
+        error = result.json["error"]
+        assert error["message"] == "the server process ended (exit status 1)"
+        assert "-e KEY=VALUE" in error["detail"]["hint"] and "--inherit-env" in error["detail"]["hint"]
+    human = run_cli(["probe", "--protocol", "legacy", "--", *silent])
+    assert "hint: " in human.stderr and "--inherit-env" in human.stderr
+    inherited = run_cli(["probe", "--json", "--inherit-env", "--protocol", "legacy", "--", *silent])
+    assert "hint" not in inherited.json["error"]["detail"]  # it had everything already
+
+
+def test_a_server_that_says_what_it_lacks_gets_that_hint_not_a_guess() -> None:
     from tests.conftest import fixture_cmd
 
     for protocol in ("legacy", "auto"):
         result = run_cli(["probe", "--json", "--protocol", protocol, "--", *fixture_cmd("crash-on-start")])
         assert result.exit_code == 4
-        error = result.json["error"]
-        assert error["message"] == "the server process ended (exit status 1)"
-        assert "-e KEY=VALUE" in error["detail"]["hint"] and "--inherit-env" in error["detail"]["hint"]
-    human = run_cli(["probe", "--protocol", "legacy", "--", *fixture_cmd("crash-on-start")])
-    assert "hint: " in human.stderr and "--inherit-env" in human.stderr
-    inherited = run_cli(["probe", "--json", "--inherit-env", "--protocol", "legacy", "--",
-                         *fixture_cmd("crash-on-start")])
-    assert "hint" not in inherited.json["error"]["detail"]  # it had everything already
+        hint = result.json["error"]["detail"]["hint"]
+        assert "cannot find the file /etc/nope.yaml" in hint and "--inherit-env" not in hint
 
 
 def test_a_cold_launcher_that_times_out_suggests_more_time(tmp_path) -> None:

@@ -158,7 +158,7 @@ def test_a_fleet_shows_the_hint_of_a_server_that_ended_before_the_handshake(tmp_
     config = _config(tmp_path, {"good": "full", "broken": "crash-on-start"})
     result = run_cli(["probe", "--all", "--config", str(config), "--protocol", "legacy"])
     assert result.exit_code == 4
-    assert "hint: " in result.stdout and "--inherit-env" in result.stdout
+    assert "hint: " in result.stdout and "/etc/nope.yaml" in result.stdout
 
 
 # ----- --baseline '{server}.json' when one member's snapshot is missing or broken -----
