@@ -37,6 +37,7 @@ OPEN_LOOP_IN_FLIGHT = 100  # --rate without --concurrency: requests allowed in f
 
 def _specs(calls: tuple[str, ...], reads: tuple[str, ...], lists: tuple[str, ...], prompts: tuple[str, ...],
            ping: str | None) -> tuple[Any, ...]:
+    from mcpprobe.errors import UsageProblem
     from mcpprobe.load.work import SpecError, parse_spec
 
     specs = []
@@ -45,8 +46,8 @@ def _specs(calls: tuple[str, ...], reads: tuple[str, ...], lists: tuple[str, ...
         for value in values:
             try:
                 specs.append(parse_spec(kind, value if kind != "ping" else f" {value}"))
-            except (SpecError, click.UsageError, ValueError) as exc:
-                message = exc.message if isinstance(exc, click.UsageError) else str(exc)
+            except (SpecError, UsageProblem, click.UsageError, ValueError) as exc:
+                message = exc.message if isinstance(exc, UsageProblem | click.UsageError) else str(exc)
                 raise click.BadParameter(f"{value!r}: {message}", param_hint=f"'{option}'") from None
     if not specs:
         raise click.UsageError("give the work: at least one of --call 'TOOL KEY=VALUE...', --read URI, --list KIND, "
@@ -181,7 +182,7 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
 
     \b
     Examples:
-      mcpprobe load --call 'get-sum a=1 b=2' --concurrency 10 --requests 5000 -- npx -y @modelcontextprotocol/server-everything
+      mcpprobe load --call 'add a=1 b=2' --concurrency 10 --requests 5000 -- mcpprobe-demo
       mcpprobe load --rate 200 --duration 60 --call 'add a=1 b=2 @9' --read 'demo://readme' -- mcpprobe-demo
       mcpprobe load --list tools --rate 50 --duration 30 --slo 'p99<200ms' --slo 'errors<0.1%' https://example.com/mcp
       mcpprobe load --ping --duration 600 --rate 20 --json -- python server.py > soak.json

@@ -32,6 +32,7 @@ from mcpprobe.wire.target import Settings, Target
 DEFAULT_DURATION = 10.0  # seconds, when neither --requests nor --duration is given
 MAX_ROWS = 10_000  # interval rows and server samples kept; later ones are counted, not kept
 SATURATED = 0.8  # the client's CPU share of one core from which it may be the bottleneck
+MIN_SATURATED_SECONDS = 0.5  # a shorter run's CPU share says more about start-up than about the load
 LATE_SECONDS = 0.010  # an open-loop request that started this much after it was due was late
 LATE_SHARE = 0.01  # the share of late requests that makes a schedule-not-kept finding
 
@@ -333,8 +334,9 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
     seconds = runner.measured_seconds()
     outcome.interrupted = runner.interrupted
     outcome.overall = runner.overall.figures(seconds)
+    pairs = zip(runner.operations, runner.per_op, strict=True)
     outcome.operations = [{"operation": op.label, "method": op.method, "weight": op.weight,
-                           **stats.figures(seconds)} for op, stats in zip(runner.operations, runner.per_op)]
+                           **stats.figures(seconds)} for op, stats in pairs]
     outcome.histogram = runner.overall.histogram
     outcome.intervals = runner.rows
     outcome.samples = runner.samples
@@ -348,7 +350,7 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
     outcome.client = {"cpuSeconds": round(cpu, 3), "wallSeconds": round(wall, 3), "cpuShare": round(share, 3),
                       "cpuPerRequestUs": round(cpu / runner.done * 1e6, 1) if runner.done else None,
                       "saturated": share >= SATURATED}
-    if share >= SATURATED and runner.done:
+    if share >= SATURATED and wall >= MIN_SATURATED_SECONDS:
         outcome.findings.append(Finding(
             "client-saturated",
             f"mcpprobe's own CPU was busy {share:.0%} of the run ({cpu:.2f} s in {wall:.2f} s): the client, not "
@@ -366,8 +368,7 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
                 f"were due at {plan.rate:g}/s: all {plan.concurrency} allowed in flight (--concurrency) were busy, or "
                 "the client was; their latency counts from when they were due, so the figures stay true",
                 kind="server", detail=outcome.schedule))
-    requests = outcome.overall["requests"]
-    outcome.findings.extend(sampler.leak_findings(runner.samples, requests))
+    outcome.findings.extend(sampler.leak_findings(runner.samples, outcome.overall["throughput"]))
     for slo in plan.slos:
         judged = slo.judge(outcome.overall)
         outcome.slos.append(judged)

@@ -44,10 +44,7 @@ class Schedule:
         """(slot index, when it is due, whether it is measured), or None when the run has no more."""
         if self._stopped:
             return None
-        if self.rate:
-            due = self.start + self.issued / self.rate
-        else:
-            due = time.perf_counter()
+        due = self.start + self.issued / self.rate if self.rate else time.perf_counter()
         if due >= self.end:
             return None
         measured = due >= self.measure_start

@@ -192,7 +192,7 @@ def load_document(outcome: LoadOutcome) -> dict[str, Any]:
         "intervals": outcome.intervals,
         "intervalsDropped": outcome.dropped_rows,
         "serverSamples": [sample.to_json() for sample in outcome.samples],
-        "client": outcome.client or None,
+        "clientCost": outcome.client or None,
         "schedule": outcome.schedule or None,
         "slos": outcome.slos,
     })
