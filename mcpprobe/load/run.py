@@ -136,7 +136,6 @@ class Runner:
         self.on_tick = on_tick
         self.cycle = interleave([op.weight for op in operations])
         self.per_op = [Stats() for _ in operations]
-        self.overall = Stats()
         self.window = Stats()  # the current interval's
         self.window_requests = 0
         self.lag = Histogram()
@@ -209,16 +208,22 @@ class Runner:
                 due = sent
             kind: str | None = None
             self.in_flight += 1
+            posted = None
             try:
-                call = await conn.send_request(op.method, op.params, timeout=timeout, headers=op.headers)
-                result = await call.result()
+                posted = conn.post(op.method, op.params, timeout=timeout, headers=op.headers)
+                if posted is not None:
+                    result = await posted.result()
+                else:
+                    call = await conn.send_request(op.method, op.params, timeout=timeout, headers=op.headers)
+                    result = await call.result()
                 if op.is_call and result.get("isError") is True:
                     kind = "isError"
             except ProbeError as exc:
                 kind = error_kind(exc)
             finally:
                 self.in_flight -= 1
-            answered = perf()
+            # Read off the wire, when known: the answer's time, not this task's turn to see it.
+            answered = posted.answered if posted is not None and posted.answered else perf()
             self._record(cycle[index % len(cycle)], int((answered - due) * 1e6), kind, measured, answered)
             if conn.closed_error is not None and self.lost is None:
                 self.lost = conn.closed_error
@@ -231,8 +236,7 @@ class Runner:
             self.first_answer = answered
         self.window.add(micros, kind)
         if measured:
-            self.per_op[op].add(micros, kind)
-            self.overall.add(micros, kind)
+            self.per_op[op].add(micros, kind)  # the overall figures are their sum (`total`)
             self.last_measured = answered
 
     async def _ticker(self) -> None:
@@ -272,6 +276,17 @@ class Runner:
         if len(self.samples) < MAX_ROWS:
             self.samples.append(sample)
 
+    def total(self) -> Stats:
+        """The whole run's figures: the operations' merged (one record per request, not two)."""
+        if len(self.per_op) == 1:
+            return self.per_op[0]
+        total = Stats()
+        for stats in self.per_op:
+            total.histogram.merge(stats.histogram)
+            for kind, n in stats.errors.items():
+                total.errors[kind] = total.errors.get(kind, 0) + n
+        return total
+
     def measured_seconds(self) -> float:
         start = self.schedule.measure_start
         end = self.last_measured if self.last_measured is not None else time.perf_counter()
@@ -280,7 +295,7 @@ class Runner:
     def live(self, now: float) -> dict[str, Any]:
         """The figures so far, for the live line: overall (measured) plus the last interval's rate."""
         seconds = self.measured_seconds()
-        figures = self.overall.figures(seconds)
+        figures = self.total().figures(seconds)
         last = self.rows[-1] if self.rows else {}
         return {"elapsed": round(now - self.started, 3), "done": self.done, "inFlight": self.in_flight,
                 "rate": last.get("throughput", 0.0), "warmup": now <= self.schedule.measure_start, **figures}
@@ -333,11 +348,12 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
     plan = runner.plan
     seconds = runner.measured_seconds()
     outcome.interrupted = runner.interrupted
-    outcome.overall = runner.overall.figures(seconds)
+    overall = runner.total()
+    outcome.overall = overall.figures(seconds)
     pairs = zip(runner.operations, runner.per_op, strict=True)
     outcome.operations = [{"operation": op.label, "method": op.method, "weight": op.weight,
                            **stats.figures(seconds)} for op, stats in pairs]
-    outcome.histogram = runner.overall.histogram
+    outcome.histogram = overall.histogram
     outcome.intervals = runner.rows
     outcome.samples = runner.samples
     outcome.dropped_rows = runner.dropped
