@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.probe import Report
+    from mcpprobe.load.run import LoadOutcome
     from mcpprobe.operations.invoke import InvokeOutcome
     from mcpprobe.operations.probe import Outcome
-    from mcpprobe.load.run import LoadOutcome
     from mcpprobe.watch import WatchResult
 
 

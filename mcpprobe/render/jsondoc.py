@@ -19,8 +19,8 @@ from mcpprobe.safety.sanitize import json_dumps
 if TYPE_CHECKING:
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.probe import Report
-    from mcpprobe.operations.invoke import InvokeOutcome
     from mcpprobe.load.run import LoadOutcome
+    from mcpprobe.operations.invoke import InvokeOutcome
 
 FORMAT_VERSION = 1
 
