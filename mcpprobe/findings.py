@@ -78,6 +78,11 @@ CODES: dict[str, tuple[Severity, str]] = {
     "baseline-invalid": (Severity.ERROR, "a fleet member's --baseline file is not a snapshot: it was not probed"),
     "interrupted": (Severity.ERROR, "the run was interrupted (Ctrl-C, SIGTERM) before this server's probe finished"),
     "config-error": (Severity.ERROR, "a named server's config entry cannot be used (a missing variable, a bad entry)"),
+    # load (mcpprobe.load): what a measurement found.
+    "slo-missed": (Severity.ERROR, "a --slo objective of mcpprobe load was not met"),
+    "server-leak": (Severity.WARNING, "a stdio server's memory or open files grew steadily under constant load"),
+    "client-saturated": (Severity.WARNING, "mcpprobe's own CPU was saturated: the client may have been the limit"),
+    "schedule-not-kept": (Severity.WARNING, "open loop: requests started late (their latency counts from when due)"),
     # watch (mcpprobe.watch): notifications nobody promised.
     "unpromised-notification": (Severity.WARNING, "a change notification the server never promised; not acted on"),
 }

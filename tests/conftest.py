@@ -42,7 +42,8 @@ def fixture_cmd(scenario: str) -> list[str]:
     return [PY, str(FIXTURE), scenario]
 
 
-SCHEMA_COMMANDS = {"probe", "check", "list", "call", "read", "get-prompt", "servers", "auth login", "auth status"}
+SCHEMA_COMMANDS = {"probe", "check", "list", "call", "read", "get-prompt", "servers", "auth login", "auth status",
+                   "load"}
 
 
 @functools.cache

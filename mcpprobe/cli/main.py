@@ -51,6 +51,8 @@ COMMANDS: dict[str, Entry] = {
                         "Expand one prompt (prompts/get) with its arguments and show the messages."),
     "list": Entry("mcpprobe.cli.probe", "list_command",
                   "List one kind (tools, resources, templates, prompts or tasks) to the end, with its completeness."),
+    "load": Entry("mcpprobe.cli.load", "load_command",
+                  "Measure a server under load: latency, throughput, errors, and its memory over time."),
     "probe": Entry("mcpprobe.cli.probe", "probe",
                    "Connect, show what was negotiated, and list every declared kind to the end."),
     "read": Entry("mcpprobe.cli.invoke", "read_command",

@@ -548,7 +548,7 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
         else:
             assert uri is not None
             target_uri = uri
-            await _resolve_uri(session, outcome, uri)
+            await resolve_uri(session, outcome, uri)
         outcome.uri = target_uri
         started = time.perf_counter()
         try:
@@ -574,7 +574,9 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
     return outcome
 
 
-async def _resolve_uri(session: Session, outcome: InvokeOutcome, uri: str) -> None:
+async def resolve_uri(session: Session, outcome: InvokeOutcome, uri: str) -> None:
+    """The catalog check of every resources/read of a URI (`read`, `load --read`): the URI is listed, or
+    matches a listed template; else Refused (unless --force), nothing sent."""
     resources = await _catalog(session, outcome, "resources")
     item = _find(resources, "uri", uri)
     if item is not None:
@@ -650,32 +652,11 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
         if complete is not None:
             session.check("completion/complete")
         listing = await _catalog(session, outcome, "prompts")
-        prompt = _find(listing, "name", name)
-        found = prompt is not None
-        if prompt is None:
-            outcome.findings.append(_not_in_catalog(
-                session, listing, "prompt", name, [p.get("name", "") for p in listing.items], "prompts/get"))
-            prompt = {"name": name}
-        outcome.item = prompt
-        declared = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
-        names = [a["name"] for a in declared]
-        values = argmod.string_arguments(pairs)
-        outcome.arguments = values
+        names, values = checked_prompt(session, outcome, listing, name, pairs, check=complete is None)
         if complete is not None:
             await _complete(session, outcome, {"type": "ref/prompt", "name": name}, complete, names, values,
                             "prompt argument")
             return
-        missing = [a["name"] for a in declared if a.get("required") is True and a["name"] not in values]
-        unknown = [k for k in values if k not in names] if found else []
-        problems = []
-        if missing:
-            problems.append(f"missing required argument{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
-        if unknown:
-            problems.append(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
-                            f" (declared: {', '.join(names) or 'none'})")
-        if problems:
-            _refuse_arguments(session, outcome, f"prompt {name!r}: " + "; ".join(problems),
-                              {"missing": missing, "unknown": unknown, "declared": names}, "prompts/get")
         params: dict[str, Any] = {"name": name}
         if values:
             params["arguments"] = values
@@ -694,6 +675,38 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
 
         save_blocks(outcome, save_dir)  # --save DIR
     return outcome
+
+
+def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, name: str, pairs: list[str], *,
+                   check: bool = True) -> tuple[list[str], dict[str, str]]:
+    """The catalog and argument checks of every prompts/get (`get-prompt`, `load --get-prompt`): the
+    prompt from the complete list, its declared argument names and the values given. With `check`,
+    missing required and unknown arguments are refused (unless --force), nothing sent."""
+    prompt = _find(listing, "name", name)
+    found = prompt is not None
+    if prompt is None:
+        outcome.findings.append(_not_in_catalog(
+            session, listing, "prompt", name, [p.get("name", "") for p in listing.items], "prompts/get"))
+        prompt = {"name": name}
+    outcome.item = prompt
+    declared = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
+    names = [a["name"] for a in declared]
+    values = argmod.string_arguments(pairs)
+    outcome.arguments = values
+    if not check:
+        return names, values
+    missing = [a["name"] for a in declared if a.get("required") is True and a["name"] not in values]
+    unknown = [k for k in values if k not in names] if found else []
+    problems = []
+    if missing:
+        problems.append(f"missing required argument{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    if unknown:
+        problems.append(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
+                        f" (declared: {', '.join(names) or 'none'})")
+    if problems:
+        _refuse_arguments(session, outcome, f"prompt {name!r}: " + "; ".join(problems),
+                          {"missing": missing, "unknown": unknown, "declared": names}, "prompts/get")
+    return names, values
 
 
 async def _complete(session: Session, outcome: InvokeOutcome, ref: dict[str, Any], spec: str, names: list[str],
@@ -723,4 +736,5 @@ async def _complete(session: Session, outcome: InvokeOutcome, ref: dict[str, Any
 
 
 __all__ = ["Hooks", "InvokeOutcome", "call_tool", "read_resource", "get_prompt", "confirmation_needed",
+           "checked_arguments", "checked_prompt", "confirm_call", "resolve_uri",
            "ProbeError"]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.probe import Report
+    from mcpprobe.load.run import LoadOutcome
     from mcpprobe.operations.invoke import InvokeOutcome
     from mcpprobe.operations.probe import Outcome
     from mcpprobe.watch import WatchResult
@@ -54,6 +55,9 @@ OFFERED: dict[str, tuple[Format, ...]] = {
     "get-prompt": PEOPLE_AND_SCRIPTS,
     "watch": PEOPLE_AND_SCRIPTS,
     "check": (Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML),
+    # A load run is a measurement to read, to keep, to scrape and to look at: JUnit's pass/fail per
+    # server says nothing of it (its SLOs are the exit code).
+    "load": (Format.HUMAN, Format.JSON, Format.OPENMETRICS, Format.HTML),
 }
 
 
@@ -139,6 +143,13 @@ class WatchEnded:
 
 
 @dataclass(frozen=True)
+class Loaded:
+    """`load`: what was measured (also when interrupted: outcome.interrupted)."""
+
+    outcome: LoadOutcome
+
+
+@dataclass(frozen=True)
 class Interrupted:
     """A run interrupted before its operation had anything to show."""
 
@@ -152,7 +163,7 @@ class Servers:
     found: Discovery
 
 
-Subject = ProbeRun | Checked | Listed | Invoked | WatchEvent | WatchEnded | Interrupted | Servers
+Subject = ProbeRun | Checked | Listed | Invoked | WatchEvent | WatchEnded | Loaded | Interrupted | Servers
 
 
 class NotOffered(ValueError):
@@ -278,6 +289,15 @@ def human(subject: Subject, view: View) -> Rendered:
             return Rendered([out_text.getvalue()])
         case WatchEnded(result):
             return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
+        case Loaded(outcome):
+            from mcpprobe.render.load import render_load
+
+            out, out_text = _console(view)
+            err, err_text = _console(view, messages=True)
+            if outcome.interrupted:
+                _interrupted(err)
+            render_load(out, err, outcome)
+            return Rendered([out_text.getvalue()], err_text.getvalue())
         case Interrupted():
             return Rendered([], _stderr(view, _interrupted))
         case Servers(found):
@@ -453,6 +473,9 @@ def json(subject: Subject, view: View) -> Rendered:
             if result is not None and result.error is None:
                 return Rendered([])
             return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
+        case Loaded(outcome):
+            return Rendered(jsondoc.pieces(jsondoc.load_document(outcome), pretty=view.terminal),
+                            _outcome_errors(outcome, view))
         case Interrupted(command):
             return Rendered(jsondoc.pieces(jsondoc.interrupted_document(command), pretty=view.terminal),
                             _stderr(view, _interrupted))
@@ -465,7 +488,7 @@ def json(subject: Subject, view: View) -> Rendered:
 def _interrupted_report(fmt: Format, subject: Interrupted, view: View) -> Rendered:
     """A report on servers that were interrupted before any had a result: no report, and a word
     on stderr. (A fleet interrupted midway is reported: the servers not done as interrupted.)"""
-    if subject.command not in ("probe", "check") or fmt not in OFFERED[subject.command]:
+    if subject.command not in ("probe", "check", "load") or fmt not in OFFERED[subject.command]:
         raise NotOffered(fmt, subject)
     return Rendered([], _stderr(view, _interrupted))
 
@@ -487,23 +510,32 @@ def junit(subject: Subject, view: View) -> Rendered:
 def openmetrics(subject: Subject, view: View) -> Rendered:
     if isinstance(subject, Interrupted):
         return _interrupted_report(Format.OPENMETRICS, subject, view)
+    now = time.time() if view.now is None else view.now
+    if isinstance(subject, Loaded):
+        from mcpprobe.render.load import render_openmetrics
+
+        return Rendered([render_openmetrics(subject.outcome, now=now) + "\n"], _outcome_errors(subject.outcome, view))
     if not isinstance(subject, ProbeRun):
         raise NotOffered(Format.OPENMETRICS, subject)
     from mcpprobe.render.openmetrics import render
 
-    now = time.time() if view.now is None else view.now
     return Rendered([render(subject.reports, now=now) + "\n"], _errors(subject.reports, view, many=subject.many))
 
 
 def html(subject: Subject, view: View) -> Rendered:
     if isinstance(subject, Interrupted):
         return _interrupted_report(Format.HTML, subject, view)
-    if not isinstance(subject, ProbeRun | Checked):
-        raise NotOffered(Format.HTML, subject)
     from datetime import UTC, datetime
 
+    when = datetime.fromtimestamp(time.time() if view.now is None else view.now, UTC)
+    if isinstance(subject, Loaded):
+        from mcpprobe.render.load import render_load_html
+
+        return Rendered([render_load_html(subject.outcome, generated=when) + "\n"],
+                        _outcome_errors(subject.outcome, view))
+    if not isinstance(subject, ProbeRun | Checked):
+        raise NotOffered(Format.HTML, subject)
     from mcpprobe.render.html import render_html
 
-    when = datetime.fromtimestamp(time.time() if view.now is None else view.now, UTC)
     return Rendered([render_html(subject.reports, generated=when) + "\n"],
                     _errors(subject.reports, view, many=subject.many))

@@ -19,6 +19,7 @@ from mcpprobe.safety.sanitize import json_dumps
 if TYPE_CHECKING:
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.probe import Report
+    from mcpprobe.load.run import LoadOutcome
     from mcpprobe.operations.invoke import InvokeOutcome
 
 FORMAT_VERSION = 1
@@ -171,6 +172,37 @@ def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
     for key in ("findings", "timings", "error", "serverStderr"):
         doc[key] = base[key]
     return doc
+
+
+def load_document(outcome: LoadOutcome) -> dict[str, Any]:
+    """`load`: the connection's head (as every document), the settings, the overall and per-operation
+    figures, the histogram's buckets, a row per interval, the server's samples and the SLOs."""
+    doc = document(outcome)
+    histogram = outcome.histogram
+    doc.update({
+        "settings": outcome.plan.to_json() if outcome.plan is not None else None,
+        "interrupted": outcome.interrupted,
+        "clock": outcome.clock or None,
+        "overall": outcome.overall,
+        "operations": outcome.operations,
+        "histogram": None if histogram is None else {
+            "unit": "us", "relativeError": _relative_error(),
+            "buckets": [{"fromUs": low, "toUs": high, "count": count} for low, high, count in histogram.buckets()],
+        },
+        "intervals": outcome.intervals,
+        "intervalsDropped": outcome.dropped_rows,
+        "serverSamples": [sample.to_json() for sample in outcome.samples],
+        "clientCost": outcome.client or None,
+        "schedule": outcome.schedule or None,
+        "slos": outcome.slos,
+    })
+    return doc
+
+
+def _relative_error() -> float:
+    from mcpprobe.load.histogram import RELATIVE_ERROR
+
+    return RELATIVE_ERROR
 
 
 def servers_document(found: Discovery) -> dict[str, Any]:

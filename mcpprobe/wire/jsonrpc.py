@@ -6,6 +6,7 @@ an anomaly (a `protocol-violation` finding) and the connection goes on wherever 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import time
@@ -44,7 +45,8 @@ class _Pending:
     method: str
     deadline: float
     progress_token: Any = None
-    done: anyio.Event = field(default_factory=anyio.Event)
+    done: Any = field(default_factory=anyio.Event)  # anyio.Event, or a _Flag (Connection.post)
+    answered: float = 0.0  # time.perf_counter() when the answer was read off the wire
     result: Any = None
     error: ProbeError | None = None
 
@@ -110,6 +112,70 @@ class Call:
         if self._cancellable and conn.closed_error is None:
             with anyio.CancelScope(shield=shielded):
                 await conn._cancel_quietly(self._id, reason)
+
+
+class _Flag:
+    """`_Pending.done` as a bare asyncio future: what `Connection.post` waits on, with no anyio Event
+    (and its own future) in between. The same is_set/set as anyio's Event, which the rest expects."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: Any) -> None:
+        self.future = future
+
+    def is_set(self) -> bool:
+        return bool(self.future.done())
+
+    def set(self) -> None:
+        if not self.future.done():
+            self.future.set_result(None)
+
+
+class Posted:
+    """A request written by `Connection.post`; `result()` waits for its answer under one timer."""
+
+    __slots__ = ("_conn", "_id", "_pending", "_timeout")
+
+    @property
+    def answered(self) -> float:
+        """When the answer was read off the wire (time.perf_counter()), not when the caller woke up to
+        it: a load's latency is the server's and the wire's, not the client's task switch; 0 if none."""
+        return self._pending.answered
+
+    def __init__(self, conn: Connection, request_id: int, pending: _Pending, timeout: float) -> None:
+        self._conn, self._id, self._pending, self._timeout = conn, request_id, pending, timeout
+
+    async def result(self) -> dict[str, Any]:
+        """As `Call.result`: the answer's result; RequestTimeout after `timeout` (with a cancel notice);
+        on cancellation (Ctrl-C) the server is told with notifications/cancelled."""
+        conn, pending = self._conn, self._pending
+        future = pending.done.future  # type: ignore[attr-defined]
+        timer = future.get_loop().call_later(self._timeout, _expire, future)
+        try:
+            await future
+        except asyncio.CancelledError:
+            if future.cancelled() and not _cancelling():  # the timer's doing, not a cancelled task
+                await Call(conn, self._id, pending, self._timeout, True).given_up("timed out", shielded=False)
+                raise RequestTimeout(f"{pending.method}: no answer within {seconds(self._timeout)} s",
+                                     detail={"method": pending.method, "timeout": self._timeout}) from None
+            await Call(conn, self._id, pending, self._timeout, True).given_up("cancelled by the user")
+            raise
+        finally:
+            timer.cancel()
+            conn._pending.pop(self._id, None)
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+
+def _expire(future: Any) -> None:
+    if not future.done():
+        future.cancel()
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 class _OwnTasks:
@@ -292,6 +358,28 @@ class Connection:
             call.undelivered()
         return call
 
+    def post(self, method: str, params: dict[str, Any] | None, *, timeout: float,
+             headers: dict[str, str] | None = None) -> Posted | None:
+        """The hot path of `mcpprobe load`: write the request now, with no task, lock, cancel scope or
+        turn of the event loop, when the transport can take it at once (a stdio pipe with room); None
+        when it cannot (HTTP, a full pipe), and the caller uses `send_request`. The deadline is the
+        same: `timeout` from now, answered or not."""
+        send_nowait = getattr(self.transport, "send_nowait", None)
+        if send_nowait is None or self.closed_error is not None:
+            return None
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        pending = _Pending(method, time.monotonic() + timeout, done=_Flag(asyncio.get_running_loop().create_future()))
+        self._pending[request_id] = pending
+        if self.tracer is not None:
+            self.tracer("send", message)
+        if not send_nowait(message):
+            self._pending.pop(request_id, None)
+            return None
+        return Posted(self, request_id, pending, timeout)
+
     async def _cancel_quietly(self, request_id: Any, reason: str) -> None:
         with contextlib.suppress(ProbeError):
             await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason},
@@ -419,6 +507,7 @@ class Connection:
                 return  # a late answer to a request we gave up on: expected, not a violation
             self._anomaly(f"a response to a request that was never sent (id {_short_json(request_id)})", message)
             return
+        pending.answered = time.perf_counter()
         has_result, has_error = "result" in message, "error" in message
         if has_result and has_error:
             self._anomaly(f"{pending.method}: a response with both result and error", message)

@@ -42,6 +42,17 @@ EXIT_GRACE_SECONDS = 0.05
 TERM_GRACE_SECONDS = 2.0
 
 
+# What the pipe to a server may hold, unwritten, before `send_nowait` leaves a message to `send`,
+# which waits for the server to read (and so is bounded by --timeout).
+NOWAIT_BUFFER_BYTES = 64 * 1024
+
+
+def _stream_writer(stdin: Any) -> asyncio.StreamWriter | None:
+    """The asyncio writer under anyio's stdin stream, or under an adopted server's (_PipeWriter)."""
+    writer = getattr(stdin, "_stream", None) or getattr(stdin, "_writer", None)
+    return writer if isinstance(writer, asyncio.StreamWriter) else None
+
+
 def reap_all() -> None:
     """Kill every process group we started that may still be alive, and every descendant that
     escaped its group. Safe to call repeatedly."""
@@ -140,6 +151,20 @@ class StdioTransport:
                 with anyio.move_on_after(0.5):
                     await self._process.wait()
                 raise self._gone("stdin") from None
+
+    def send_nowait(self, message: dict[str, Any]) -> bool:
+        """Write `message` at once, without a turn of the event loop, when that cannot block: the
+        pipe takes it into its buffer and nothing else is being sent or waiting to be. False when it
+        would have to wait (the caller sends it with `send`). The hot path of `mcpprobe load`."""
+        import json
+
+        writer = _stream_writer(self._process.stdin if self._process is not None else None)
+        if writer is None or writer.is_closing() or self._send_lock.locked() or self._closing:
+            return False
+        if writer.transport.get_write_buffer_size() > NOWAIT_BUFFER_BYTES:
+            return False
+        writer.write((json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
+        return True
 
     def _gone(self, stream: str) -> ConnectionFailed:
         """One wording however the end was noticed (a write to stdin failed, stdout closed, the

@@ -33,6 +33,7 @@ from mcpprobe.render.formats import (
     Interrupted,
     Invoked,
     Listed,
+    Loaded,
     NotOffered,
     ProbeRun,
     Rendered,
@@ -341,6 +342,46 @@ def _watch_ended() -> WatchEnded:
                                   stderr_tail=["notes: fatal: out of memory"]))
 
 
+def _loaded() -> Loaded:
+    """A load run of two operations, with intervals, server samples, an SLO met and one missed."""
+    from mcpprobe.load.run import LoadOutcome, Plan, Stats
+    from mcpprobe.load.sampler import Sample
+    from mcpprobe.load.slo import parse
+    from mcpprobe.load.work import Spec
+
+    plan = Plan(specs=(Spec("call", "add", ("a=1", "b=2"), 3), Spec("ping", "")), requests=400, concurrency=4,
+                slos=(parse("p99<50ms"), parse("errors<0.1%")))
+    ops, overall = [Stats(), Stats()], Stats()
+    for i in range(400):
+        micros, kind = 300 + (i * 37) % 9000, ("rpc -32603" if i % 50 == 0 else None)
+        ops[i % 4 == 3].add(micros, kind)
+        overall.add(micros, kind)
+    outcome = LoadOutcome("load", snapshot=_snapshot("notes"), plan=plan, overall=overall.figures(2.0),
+                          operations=[{"operation": label, "method": method, "weight": weight, **st.figures(2.0)}
+                                      for (label, method, weight), st in
+                                      zip([("call add", "tools/call", 3), ("ping", "ping", 1)], ops, strict=True)],
+                          histogram=overall.histogram,
+                          intervals=[{"t": t, "seconds": 1.0, "requests": 200, "errors": 4, "throughput": 200.0,
+                                      "p50Us": 4000, "p99Us": 8800 + t, "maxUs": 9200, "inFlight": 4,
+                                      "warmup": False} for t in (1.0, 2.0)],
+                          samples=[Sample(t, 2**24 + int(t * 2**20), 12, 3, 1, True) for t in (0.0, 1.0, 2.0)],
+                          client={"cpuSeconds": 0.5, "wallSeconds": 2.0, "cpuShare": 0.25, "cpuPerRequestUs": 1250.0,
+                                  "saturated": False},
+                          clock={"connectMs": 40.0, "firstAnswerMs": 42.5, "loadSeconds": 2.0, "measuredSeconds": 2.0})
+    for slo in plan.slos:
+        outcome.slos.append(slo.judge(outcome.overall))
+    outcome.findings.append(Finding("slo-missed", "SLO errors<0.1% missed: measured 2%", kind="server"))
+    return Loaded(outcome)
+
+
+def _load_failed() -> Loaded:
+    from mcpprobe.load.run import LoadOutcome, Plan
+    from mcpprobe.load.work import Spec
+
+    return Loaded(LoadOutcome("load", plan=Plan(specs=(Spec("ping", ""),)),
+                              error=ConnectionFailed("cannot start the server: command not found: notes")))
+
+
 def _render_watch(fmt: Format, view: View) -> Rendered:
     """The events of a watch through the writer the command uses, as one rendering."""
     shown: list[Rendered] = []
@@ -442,6 +483,7 @@ COMMAND_SUBJECTS = {
     "get-prompt": [_get_prompt, lambda: Interrupted("get-prompt")],
     "watch": [lambda: WatchEvent(WATCH_EVENTS[0], header=True), lambda: WatchEvent(WATCH_EVENTS[-2]),
               _watch_ended, lambda: WatchEnded(None)],
+    "load": [_loaded, _load_failed, lambda: Interrupted("load")],
 }
 PAIRS = [(command, fmt) for command in OFFERED for fmt in Format]
 

@@ -1,0 +1,88 @@
+"""The floor of `mcpprobe load`: a bare pipelined JSON-RPC client, standard library only.
+
+One stdio server, `initialize` (2025-11-25), then N `tools/call` with C in flight on the one pipe: a
+new request goes out as each answer comes in. No validation, no histogram, no rendering: what a
+client cannot do without. Prints one JSON line: requests, seconds, throughput, p50/p99 (ms), the CPU
+seconds this process spent during the load, and per request (µs).
+
+    python bench/load_floor.py --tool get-sum --args '{"a": 1, "b": 2}' -n 5000 -c 10 -- node dist/index.js
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+
+def cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tool", required=True)
+    parser.add_argument("--args", default="{}")
+    parser.add_argument("-n", type=int, default=5000)
+    parser.add_argument("-c", type=int, default=10)
+    parser.add_argument("command", nargs="+")
+    opts = parser.parse_args()
+    proc = subprocess.Popen(opts.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    out, inp = proc.stdin, proc.stdout
+
+    def send(message: dict) -> None:
+        out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        out.flush()
+
+    def answer() -> dict:
+        while True:
+            line = inp.readline()
+            if not line:
+                raise SystemExit("the server closed its stdout")
+            message = json.loads(line)
+            if "id" in message and "method" not in message:
+                return message
+            if "id" in message:  # a request from the server (ping): answered empty
+                send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+
+    send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "floor", "version": "0"}}})
+    answer()
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    params = {"name": opts.tool, "arguments": json.loads(opts.args)}
+    sent_at: dict[int, float] = {}
+    latencies: list[float] = []
+    next_id = 1
+
+    def request() -> None:
+        nonlocal next_id
+        sent_at[next_id] = time.perf_counter()
+        send({"jsonrpc": "2.0", "id": next_id, "method": "tools/call", "params": params})
+        next_id += 1
+
+    cpu_start, start = cpu(), time.perf_counter()
+    for _ in range(min(opts.c, opts.n)):
+        request()
+    while len(latencies) < opts.n:
+        message = answer()
+        latencies.append(time.perf_counter() - sent_at.pop(message["id"]))
+        if next_id <= opts.n:
+            request()
+    seconds, spent = time.perf_counter() - start, cpu() - cpu_start
+    out.close()
+    proc.wait(10)
+    latencies.sort()
+    print(json.dumps({"requests": opts.n, "seconds": round(seconds, 3), "throughput": round(opts.n / seconds, 1),
+                      "p50ms": round(latencies[len(latencies) // 2] * 1000, 3),
+                      "p99ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 3),
+                      "cpuSeconds": round(spent, 3), "cpuPerRequestUs": round(spent / opts.n * 1e6, 1)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""The command line for `load`: click glue over `mcpprobe.load`.
+
+`mcpprobe.cli.main` adds the command to the group. Light at import time (click only): the load package,
+the SDK's neighbours and rich are imported when the command runs. The first Ctrl-C (or SIGTERM,
+SIGHUP) stops the run and reports what was measured, exit 130; a second one ends at once.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mcpprobe.cli.common import CONTEXT, command_line, run_operation, session_extras, trace_checked
+from mcpprobe.cli.options import (
+    TargetCommand,
+    _not_negative,
+    _positive,
+    connection_options,
+    output_options,
+    server_options,
+)
+from mcpprobe.render.formats import OFFERED
+
+if TYPE_CHECKING:
+    from mcpprobe.cli.invocation import ServerInvocation
+    from mcpprobe.load.run import Plan
+
+_WEIGHT_ONLY = re.compile(r"^@\d+$")
+_URL = re.compile(r"^https?://", re.IGNORECASE)
+MAX_CONCURRENCY = 10_000
+OPEN_LOOP_IN_FLIGHT = 100  # --rate without --concurrency: requests allowed in flight at once
+
+
+def _specs(calls: tuple[str, ...], reads: tuple[str, ...], lists: tuple[str, ...], prompts: tuple[str, ...],
+           ping: str | None) -> tuple[Any, ...]:
+    from mcpprobe.errors import UsageProblem
+    from mcpprobe.load.work import SpecError, parse_spec
+
+    specs = []
+    for option, kind, values in (("--call", "call", calls), ("--read", "read", reads), ("--list", "list", lists),
+                                 ("--get-prompt", "get-prompt", prompts), ("--ping", "ping", (ping,) if ping else ())):
+        for value in values:
+            try:
+                specs.append(parse_spec(kind, value if kind != "ping" else f" {value}"))
+            except (SpecError, UsageProblem, click.UsageError, ValueError) as exc:
+                message = exc.message if isinstance(exc, UsageProblem | click.UsageError) else str(exc)
+                raise click.BadParameter(f"{value!r}: {message}", param_hint=f"'{option}'") from None
+    if not specs:
+        raise click.UsageError("give the work: at least one of --call 'TOOL KEY=VALUE...', --read URI, --list KIND, "
+                               "--get-prompt 'NAME KEY=VALUE...' or --ping")
+    return tuple(specs)
+
+
+def _slos(values: tuple[str, ...]) -> tuple[Any, ...]:
+    from mcpprobe.load.slo import SloSyntax, parse
+
+    try:
+        return tuple(parse(value) for value in values)
+    except SloSyntax as exc:
+        raise click.BadParameter(str(exc), param_hint="'--slo'") from None
+
+
+def _live(inv: ServerInvocation) -> Any:
+    """The live line on a terminal's stderr, rewritten in place; None when stderr is not for it."""
+    if not sys.stderr.isatty() or inv.output.trace == "-" or inv.settings.server_stderr == "live":
+        return None
+    from mcpprobe.render.load import live_line
+
+    shown = {"any": False}
+
+    def show(live: dict[str, Any]) -> None:
+        sys.stderr.write("\r\x1b[2K" + live_line(live))
+        sys.stderr.flush()
+        shown["any"] = True
+
+    def clear() -> None:
+        if shown["any"]:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
+
+    show.clear = clear  # type: ignore[attr-defined]
+    return show
+
+
+def _run(inv: ServerInvocation, plan: Plan, session_args: dict[str, Any]) -> Any:
+    from mcpprobe.load.run import run_load
+
+    holder: dict[str, Any] = {}
+
+    def stop() -> bool:
+        # The first signal stops the load and keeps its figures; before the load has started, it
+        # cancels like any other command.
+        runner = holder.get("runner")
+        if runner is None:
+            return False
+        runner.interrupt()
+        return True
+
+    live = _live(inv)
+    try:
+        return run_operation(run_load, inv.target, inv.settings, plan, on_tick=live,
+                             on_start=lambda runner: holder.__setitem__("runner", runner), stop=stop,
+                             signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP), **session_args)
+    finally:
+        if live is not None:
+            live.clear()
+
+
+def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+    """--ping takes an optional @WEIGHT: a URL right after it is the server's, not its value."""
+    if ping is None or _WEIGHT_ONLY.match(ping):
+        return ping, rest
+    if _URL.match(ping):
+        return "@1", (ping, *rest)
+    raise click.BadParameter(f"{ping!r}: --ping takes nothing, or @WEIGHT", param_hint="'--ping'")
+
+
+@click.command("load", cls=TargetCommand, context_settings=CONTEXT)
+@click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
+@click.option("--call", "calls", multiple=True, metavar="'TOOL [KEY=VALUE]... [@WEIGHT]'",
+              help="Call TOOL (repeatable). Checked as `call` checks it: listed, arguments valid by its "
+                   "inputSchema; a tool not marked read-only needs --yes.")
+@click.option("--read", "reads", multiple=True, metavar="'URI [@WEIGHT]'",
+              help="Read a resource (repeatable); it must be listed or match a template unless --force.")
+@click.option("--list", "lists", multiple=True, metavar="'KIND [@WEIGHT]'",
+              help="Ask for the first page of tools, resources, templates or prompts (repeatable).")
+@click.option("--get-prompt", "prompts", multiple=True, metavar="'NAME [KEY=VALUE]... [@WEIGHT]'",
+              help="Expand a prompt (repeatable), checked as `get-prompt` checks it.")
+@click.option("--ping", is_flag=False, flag_value="@1", default=None, metavar="[@WEIGHT]",
+              help="Send ping (protocols before 2026-07-28). @WEIGHT, as for the others, weighs it in the mix.")
+@click.option("--requests", "requests", type=int, default=None, metavar="N", callback=_positive,
+              help="Stop after N measured requests (warm-up not counted).")
+@click.option("--duration", type=float, default=None, metavar="SECONDS", callback=_positive,
+              help="Stop starting requests after SECONDS of measuring; those in flight finish (within --timeout). "
+                   "Default 10 when --requests is not given either; with both, whichever comes first.")
+@click.option("--concurrency", type=int, default=None, metavar="C", callback=_positive,
+              help="Closed loop: C requests in flight at all times (default 1). With --rate: at most C in flight "
+                   f"(default {OPEN_LOOP_IN_FLIGHT}).")
+@click.option("--rate", type=float, default=None, metavar="PER_SECOND", callback=_positive,
+              help="Open loop: start requests at this rate whether or not earlier ones were answered; latency "
+                   "counts from when each was due (no coordinated omission).")
+@click.option("--warmup", type=float, default=0.0, show_default=True, metavar="SECONDS", callback=_not_negative,
+              help="Send load for SECONDS before measuring; those requests are not counted.")
+@click.option("--connections", type=int, default=1, show_default=True, metavar="K", callback=_positive,
+              help="HTTP only: spread the load over K sessions, each with its own handshake (or, in 2026-07-28, "
+                   "its own connection).")
+@click.option("--interval", type=float, default=1.0, show_default=True, metavar="SECONDS", callback=_positive,
+              help="The length of a row of the figures over time, and how often a stdio server is sampled.")
+@click.option("--slo", "slos", multiple=True, metavar="'METRIC<VALUE'",
+              help="An objective (repeatable): p50/p90/p99/p99.9/max/mean<DURATION (us, ms, s), errors<N% or "
+                   "errors<=N, throughput>N/s. A missed one is a finding, exit 1.")
+@click.option("-y", "--yes", is_flag=True, help="Call tools that are not marked read-only.")
+@server_options(many=False)
+@output_options(*OFFERED["load"])
+@connection_options
+@click.pass_context
+def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...], reads: tuple[str, ...],
+                 lists: tuple[str, ...], prompts: tuple[str, ...], ping: str | None, requests: int | None,
+                 duration: float | None, concurrency: int | None, rate: float | None, warmup: float,
+                 connections: int, interval: float, slos: tuple[str, ...], yes: bool, **params: Any) -> int:
+    """Measure a server under load: latency, throughput, errors, and its memory over time.
+
+    \b
+    The work is one or more operations, mixed by weight (@WEIGHT, default 1). Closed loop by
+    default (--concurrency requests in flight, each sent when the last is answered); --rate
+    makes it open loop (requests start on schedule; latency counts from when each was due).
+    Every latency goes into a histogram within 0.4 % of the true value; the report has min,
+    p50, p90, p99, p99.9, max, throughput and errors by kind (rpc CODE, isError, timeout,
+    http STATUS, transport), per operation and overall, a row per --interval, what the client
+    spent, and for a stdio server its memory, open files and threads (a steady growth is a
+    server-leak finding).
+
+    \b
+    Exit: 0 the run worked (request errors are figures, not failures); 1 an --slo missed;
+    2 usage (bad --slo); 3 refused (a check of the operation failed, a tool not read-only
+    without --yes); 4 connection lost; 5, 6, 7 as for every command; 130 Ctrl-C, with what
+    was measured so far.
+
+    \b
+    Examples:
+      mcpprobe load --call 'add a=1 b=2' --concurrency 10 --requests 5000 -- mcpprobe-demo
+      mcpprobe load --rate 200 --duration 60 --call 'add a=1 b=2 @9' --read 'demo://readme' -- mcpprobe-demo
+      mcpprobe load --list tools --rate 50 --duration 30 --slo 'p99<200ms' --slo 'errors<0.1%' https://example.com/mcp
+      mcpprobe load --ping --duration 600 --rate 20 --json -- python server.py > soak.json
+    """
+    from mcpprobe.cli.invocation import resolve
+    from mcpprobe.load.run import Plan
+
+    ping, url = _ping_value(ping, url)
+    specs = _specs(calls, reads, lists, prompts, ping)
+    objectives = _slos(slos)
+    if concurrency is not None and concurrency > MAX_CONCURRENCY:
+        raise click.BadParameter(f"at most {MAX_CONCURRENCY:,}", param_hint="'--concurrency'")
+    inv = resolve(command_line(ctx, url, params))
+    if connections > 1 and inv.target.transport == "stdio":
+        raise click.BadParameter("is for HTTP servers: a stdio server has one connection, its stdin and stdout",
+                                 param_hint="'--connections'")
+    plan = Plan(specs=specs, requests=requests, duration=duration,
+                concurrency=concurrency or (OPEN_LOOP_IN_FLIGHT if rate else 1), rate=rate, warmup=warmup,
+                connections=connections, interval=interval, slos=objectives, yes=yes)
+    inv.tell("loading the server")
+    with session_extras(inv) as (session_args, trace):
+        outcome = _run(inv, plan, session_args)
+    return trace_checked(trace, inv.output, _emit(inv, outcome))
+
+
+def _emit(inv: ServerInvocation, outcome: Any) -> int:
+    from mcpprobe.cli.common import emit_outcome, view_for, write_rendered
+    from mcpprobe.render.formats import Loaded, renderer
+
+    if outcome is None:  # interrupted before the load started
+        return emit_outcome(None, inv.output.as_json, inv.command, redactor=inv.redactor)
+    fmt = inv.output.format
+    write_rendered(renderer(fmt)(Loaded(outcome), view_for(fmt)), inv.redactor)
+    return int(outcome.exit_code)

@@ -1,0 +1,405 @@
+"""`mcpprobe load`: the operation. It connects (one session, or `connections` of them over HTTP),
+checks the work (mcpprobe.load.work), then sends it on a schedule (mcpprobe.load.schedule) and
+measures every request into histograms (mcpprobe.load.histogram); a stdio server's process tree is
+sampled as it goes (mcpprobe.load.sampler); at the end the SLOs are judged (mcpprobe.load.slo).
+
+Like every operation it never prints: `on_tick` is given the figures so far once per interval (the
+live line), and the outcome carries everything the renderers show.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from mcpprobe.client.session import Session, open_session
+from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, RpcError
+from mcpprobe.findings import Finding
+from mcpprobe.load import sampler
+from mcpprobe.load.histogram import Histogram
+from mcpprobe.load.schedule import Schedule
+from mcpprobe.load.slo import Slo
+from mcpprobe.load.work import Operation, Spec, interleave, prepare
+from mcpprobe.operations.probe import Outcome, _guarded
+from mcpprobe.wire.target import Settings, Target
+
+DEFAULT_DURATION = 10.0  # seconds, when neither --requests nor --duration is given
+MAX_ROWS = 10_000  # interval rows and server samples kept; later ones are counted, not kept
+SATURATED = 0.8  # the client's CPU share of one core from which it may be the bottleneck
+MIN_SATURATED_SECONDS = 0.5  # a shorter run's CPU share says more about start-up than about the load
+LATE_SECONDS = 0.010  # an open-loop request that started this much after it was due was late
+LATE_SHARE = 0.01  # the share of late requests that makes a schedule-not-kept finding
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What `load` was asked to do (the command line's load options)."""
+
+    specs: tuple[Spec, ...]
+    requests: int | None = None
+    duration: float | None = None
+    concurrency: int = 1
+    rate: float | None = None
+    warmup: float = 0.0
+    connections: int = 1
+    interval: float = 1.0
+    slos: tuple[Slo, ...] = ()
+    yes: bool = False
+
+    @property
+    def bounded_duration(self) -> float | None:
+        if self.requests is None and self.duration is None:
+            return DEFAULT_DURATION
+        return self.duration
+
+    def to_json(self) -> dict[str, Any]:
+        return {"operations": [{"kind": s.kind, "subject": s.subject, "arguments": list(s.pairs), "weight": s.weight}
+                               for s in self.specs],
+                "loop": "open" if self.rate else "closed", "rate": self.rate, "concurrency": self.concurrency,
+                "requests": self.requests, "duration": self.bounded_duration, "warmup": self.warmup,
+                "connections": self.connections, "interval": self.interval, "slos": [s.text for s in self.slos]}
+
+
+class Stats:
+    """One operation's (or the whole run's) figures: latencies and errors by kind."""
+
+    __slots__ = ("histogram", "errors")
+
+    def __init__(self) -> None:
+        self.histogram = Histogram()
+        self.errors: dict[str, int] = {}
+
+    def add(self, micros: int, kind: str | None) -> None:
+        self.histogram.record(micros)
+        if kind is not None:
+            self.errors[kind] = self.errors.get(kind, 0) + 1
+
+    def figures(self, seconds: float) -> dict[str, Any]:
+        h = self.histogram
+        errors = sum(self.errors.values())
+        return {
+            "requests": h.count, "ok": h.count - errors, "errors": errors,
+            "errorRate": round(errors / h.count, 6) if h.count else 0.0,
+            "errorsByKind": dict(sorted(self.errors.items())),
+            "throughput": round(h.count / seconds, 3) if seconds > 0 else 0.0,
+            "latencyUs": {"min": h.minimum, "p50": h.quantile(0.5), "p90": h.quantile(0.9),
+                          "p99": h.quantile(0.99), "p999": h.quantile(0.999), "max": h.maximum,
+                          "mean": None if h.count == 0 else round(h.total / h.count, 1)},
+        }
+
+
+def error_kind(exc: ProbeError) -> str:
+    """How a failed request is counted: `rpc CODE`, `timeout`, `http STATUS`, `transport` or `protocol`."""
+    if isinstance(exc, RpcError):
+        return f"rpc {exc.rpc_code}"
+    if isinstance(exc, RequestTimeout):
+        return "timeout"
+    status = exc.detail.get("status")
+    if isinstance(status, int):
+        return f"http {status}"
+    if isinstance(exc, ConnectionFailed):
+        return "transport"
+    return "protocol"
+
+
+@dataclass
+class LoadOutcome(Outcome):
+    plan: Plan | None = None
+    overall: dict[str, Any] | None = None
+    operations: list[dict[str, Any]] = field(default_factory=list)
+    histogram: Histogram | None = None
+    intervals: list[dict[str, Any]] = field(default_factory=list)
+    samples: list[sampler.Sample] = field(default_factory=list)
+    dropped_rows: int = 0
+    client: dict[str, Any] = field(default_factory=dict)
+    schedule: dict[str, Any] = field(default_factory=dict)
+    clock: dict[str, Any] = field(default_factory=dict)  # connectMs, firstAnswerMs, loadSeconds, measuredSeconds
+    slos: list[dict[str, Any]] = field(default_factory=list)
+    server_pid: int | None = None
+
+
+class Runner:
+    """One load run over ready sessions: workers take slots from the schedule, send, and record."""
+
+    def __init__(self, plan: Plan, operations: list[Operation], sessions: list[Session], timeout: float,
+                 on_tick: Any = None, server_pid: int | None = None) -> None:
+        self.plan = plan
+        self.operations = operations
+        self.sessions = sessions
+        self.timeout = timeout
+        self.on_tick = on_tick
+        self.cycle = interleave([op.weight for op in operations])
+        self.per_op = [Stats() for _ in operations]
+        self.window = Stats()  # the current interval's
+        self.window_requests = 0
+        self.lag = Histogram()
+        self.late = 0
+        self.in_flight = 0
+        self.done = 0  # answered (or failed), warm-up included
+        self.first_answer: float | None = None
+        self.last_measured: float | None = None
+        self.rows: list[dict[str, Any]] = []
+        self.samples: list[sampler.Sample] = []
+        self.dropped = 0
+        self.lost: ProbeError | None = None
+        self.interrupted = False
+        self.server_pid = server_pid if sampler.available(server_pid) else None
+        self._workers: anyio.CancelScope | None = None
+        self.schedule = Schedule(plan.rate, plan.requests, plan.bounded_duration, plan.warmup)
+        self.started = 0.0
+        self.cpu_started = 0.0
+        self.cpu_seconds = 0.0
+        self.wall_seconds = 0.0
+
+    def interrupt(self) -> None:
+        """Ctrl-C: no more requests; those in flight are given up (with a cancel notice); the figures stay."""
+        self.interrupted = True
+        self._stop()
+
+    def _stop(self) -> None:
+        self.schedule.stop()
+        if self._workers is not None:
+            self._workers.cancel()
+
+    async def run(self) -> None:
+        self.started = time.perf_counter()
+        self.cpu_started = _cpu()
+        self.schedule.begin(self.started)
+        workers = self.plan.concurrency
+        async with anyio.create_task_group() as outer:
+            outer.start_soon(self._ticker)
+            with anyio.CancelScope() as scope:
+                self._workers = scope
+                async with anyio.create_task_group() as group:
+                    for index in range(workers):
+                        group.start_soon(self._worker, self.sessions[index % len(self.sessions)])
+            outer.cancel_scope.cancel()
+        self.wall_seconds = time.perf_counter() - self.started
+        self.cpu_seconds = _cpu() - self.cpu_started
+        self._row(time.perf_counter())
+        self._sample(time.perf_counter())
+
+    async def _worker(self, session: Session) -> None:
+        conn, timeout, operations, cycle = session.conn, self.timeout, self.operations, self.cycle
+        schedule = self.schedule
+        perf = time.perf_counter
+        while True:
+            slot = schedule.next()
+            if slot is None:
+                return
+            index, due, measured = slot
+            wait = due - perf()
+            if wait > 0:
+                await anyio.sleep(wait)
+            op = operations[cycle[index % len(cycle)]]
+            sent = perf()
+            if schedule.open:
+                lag = sent - due
+                self.lag.record(int(lag * 1e6))
+                if lag > LATE_SECONDS:
+                    self.late += 1
+            else:
+                due = sent
+            kind: str | None = None
+            self.in_flight += 1
+            posted = None
+            try:
+                posted = conn.post(op.method, op.params, timeout=timeout, headers=op.headers)
+                if posted is not None:
+                    result = await posted.result()
+                else:
+                    call = await conn.send_request(op.method, op.params, timeout=timeout, headers=op.headers)
+                    result = await call.result()
+                if op.is_call and result.get("isError") is True:
+                    kind = "isError"
+            except ProbeError as exc:
+                kind = error_kind(exc)
+            finally:
+                self.in_flight -= 1
+            # Read off the wire, when known: the answer's time, not this task's turn to see it.
+            answered = posted.answered if posted is not None and posted.answered else perf()
+            self._record(cycle[index % len(cycle)], int((answered - due) * 1e6), kind, measured, answered)
+            if conn.closed_error is not None and self.lost is None:
+                self.lost = conn.closed_error
+                self._stop()
+                return
+
+    def _record(self, op: int, micros: int, kind: str | None, measured: bool, answered: float) -> None:
+        self.done += 1
+        if self.first_answer is None:
+            self.first_answer = answered
+        self.window.add(micros, kind)
+        if measured:
+            self.per_op[op].add(micros, kind)  # the overall figures are their sum (`total`)
+            self.last_measured = answered
+
+    async def _ticker(self) -> None:
+        interval = self.plan.interval
+        tick = self.started
+        self._sample(self.started)
+        while True:
+            tick += interval
+            await anyio.sleep(max(tick - time.perf_counter(), 0))
+            now = time.perf_counter()
+            self._row(now)
+            self._sample(now)
+            if self.on_tick is not None:
+                self.on_tick(self.live(now))
+
+    def _row(self, now: float) -> None:
+        window, self.window = self.window, Stats()
+        begun = self.rows[-1]["t"] if self.rows else 0.0
+        t = now - self.started
+        seconds = t - begun
+        if seconds <= 0 or (window.histogram.count == 0 and self.rows and t - begun < self.plan.interval / 2):
+            return
+        row = {"t": round(t, 3), "seconds": round(seconds, 3), **_row_figures(window, seconds),
+               "inFlight": self.in_flight, "warmup": self.started + t <= self.schedule.measure_start}
+        if len(self.rows) < MAX_ROWS:
+            self.rows.append(row)
+        else:
+            self.dropped += 1
+
+    def _sample(self, now: float) -> None:
+        if self.server_pid is None:
+            return
+        found = sampler.sample_tree(self.server_pid)
+        if found is None:
+            return
+        sample = sampler.Sample(now - self.started, *found, measured=now > self.schedule.measure_start)
+        if len(self.samples) < MAX_ROWS:
+            self.samples.append(sample)
+
+    def total(self) -> Stats:
+        """The whole run's figures: the operations' merged (one record per request, not two)."""
+        if len(self.per_op) == 1:
+            return self.per_op[0]
+        total = Stats()
+        for stats in self.per_op:
+            total.histogram.merge(stats.histogram)
+            for kind, n in stats.errors.items():
+                total.errors[kind] = total.errors.get(kind, 0) + n
+        return total
+
+    def measured_seconds(self) -> float:
+        start = self.schedule.measure_start
+        end = self.last_measured if self.last_measured is not None else time.perf_counter()
+        return max(end - start, 0.0)
+
+    def live(self, now: float) -> dict[str, Any]:
+        """The figures so far, for the live line: overall (measured) plus the last interval's rate."""
+        seconds = self.measured_seconds()
+        figures = self.total().figures(seconds)
+        last = self.rows[-1] if self.rows else {}
+        return {"elapsed": round(now - self.started, 3), "done": self.done, "inFlight": self.in_flight,
+                "rate": last.get("throughput", 0.0), "warmup": now <= self.schedule.measure_start, **figures}
+
+
+def _row_figures(stats: Stats, seconds: float) -> dict[str, Any]:
+    h = stats.histogram
+    errors = sum(stats.errors.values())
+    return {"requests": h.count, "errors": errors, "throughput": round(h.count / seconds, 3),
+            "p50Us": h.quantile(0.5), "p99Us": h.quantile(0.99), "maxUs": h.maximum}
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: Any = None, on_start: Any = None,
+                   **session_args: Any) -> LoadOutcome:
+    """The load run. `on_start(runner)` is called when the first request is about to go (Ctrl-C then
+    stops the runner rather than the operation); `on_tick(live)` once per interval."""
+    outcome = LoadOutcome("load", plan=plan)
+    began = time.perf_counter()
+
+    async def body(session: Session) -> None:
+        operations, findings = await prepare(session, plan.specs, yes=plan.yes)
+        outcome.findings.extend(findings)
+        pid = session.conn.transport.info.detail.get("pid") if session.conn.transport.info.kind == "stdio" else None
+        async with AsyncExitStack() as stack:
+            sessions = [session]
+            for _ in range(plan.connections - 1):
+                sessions.append(await stack.enter_async_context(open_session(target, settings, **session_args)))
+            runner = Runner(plan, operations, sessions, settings.timeout, on_tick, pid)
+            outcome.clock["connectMs"] = round((time.perf_counter() - began) * 1000, 1)
+            if on_start is not None:
+                on_start(runner)
+            try:
+                await runner.run()
+            finally:
+                _absorb(outcome, runner, began)
+        if runner.lost is not None:
+            raise runner.lost
+
+    await _guarded(outcome, target, settings, body, **session_args)
+    return outcome
+
+
+def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
+    """The runner's measurements into the outcome, and the findings they make."""
+    plan = runner.plan
+    seconds = runner.measured_seconds()
+    outcome.interrupted = runner.interrupted
+    overall = runner.total()
+    outcome.overall = overall.figures(seconds)
+    pairs = zip(runner.operations, runner.per_op, strict=True)
+    outcome.operations = [{"operation": op.label, "method": op.method, "weight": op.weight,
+                           **stats.figures(seconds)} for op, stats in pairs]
+    outcome.histogram = overall.histogram
+    outcome.intervals = runner.rows
+    outcome.samples = runner.samples
+    outcome.dropped_rows = runner.dropped
+    outcome.server_pid = runner.server_pid
+    first = runner.first_answer
+    outcome.clock.update({"firstAnswerMs": None if first is None else round((first - began) * 1000, 1),
+                          "loadSeconds": round(runner.wall_seconds, 3), "measuredSeconds": round(seconds, 3)})
+    cpu, wall = runner.cpu_seconds, runner.wall_seconds
+    share = cpu / wall if wall > 0 else 0.0
+    outcome.client = {"cpuSeconds": round(cpu, 3), "wallSeconds": round(wall, 3), "cpuShare": round(share, 3),
+                      "cpuPerRequestUs": round(cpu / runner.done * 1e6, 1) if runner.done else None,
+                      "saturated": share >= SATURATED}
+    if share >= SATURATED and wall >= MIN_SATURATED_SECONDS:
+        outcome.findings.append(Finding(
+            "client-saturated",
+            f"mcpprobe's own CPU was busy {share:.0%} of the run ({cpu:.2f} s in {wall:.2f} s): the client, not "
+            "the server, may have set the throughput and part of the latency. Run the load from more than one "
+            "process (or machine), or lower --concurrency/--rate, to see the server's own limit",
+            kind="server", detail=outcome.client))
+    if plan.rate:
+        lag = runner.lag
+        outcome.schedule = {"late": runner.late, "lateShare": round(runner.late / lag.count, 6) if lag.count else 0.0,
+                            "lagUs": {"p50": lag.quantile(0.5), "p99": lag.quantile(0.99), "max": lag.maximum}}
+        if lag.count and runner.late / lag.count > LATE_SHARE:
+            outcome.findings.append(Finding(
+                "schedule-not-kept",
+                f"{runner.late} of {lag.count} requests started more than {LATE_SECONDS * 1000:.0f} ms after they "
+                f"were due at {plan.rate:g}/s: all {plan.concurrency} allowed in flight (--concurrency) were busy, or "
+                "the client was; their latency counts from when they were due, so the figures stay true",
+                kind="server", detail=outcome.schedule))
+    outcome.findings.extend(sampler.leak_findings(runner.samples, outcome.overall["throughput"]))
+    for slo in plan.slos:
+        judged = slo.judge(outcome.overall)
+        outcome.slos.append(judged)
+        if not judged["met"]:
+            measured = "nothing measured" if judged["measured"] is None else f"measured {_shown(judged)}"
+            outcome.findings.append(Finding("slo-missed", f"SLO {slo.text} missed: {measured}", kind="server",
+                                            detail=judged))
+
+
+def _shown(judged: dict[str, Any]) -> str:
+    value, unit = judged["measured"], judged["unit"]
+    if unit == "s":
+        return f"{value * 1000:.3g} ms" if value < 1 else f"{value:.3g} s"
+    if unit == "%":
+        return f"{value:.3g}%"
+    if unit == "/s":
+        return f"{value:.4g}/s"
+    return f"{value:g} {unit}" if not math.isnan(value) else str(value)

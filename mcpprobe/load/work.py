@@ -1,0 +1,168 @@
+"""The work of a load run: the operations named on the command line, each with a weight, checked once
+against the server before the first request, then sent as often as the schedule asks.
+
+Each kind is checked exactly as its own command checks it (mcpprobe.operations.invoke): `--call` through call's
+catalog, argument and confirmation checks; `--read` through read's (listed, or matching a template);
+`--get-prompt` through get-prompt's; `--list KIND` needs the kind's capability; `--ping` exists only
+before 2026-07-28. One difference: a tool not marked read-only is never called without `--yes`, on a
+terminal or not, for a load run calls it thousands of times. Nothing is sent until every operation
+passed its checks.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from mcpprobe.client.session import Session
+from mcpprobe.errors import Refused
+from mcpprobe.findings import Finding
+
+KINDS = ("call", "read", "list", "get-prompt", "ping")
+LISTABLE = ("tools", "resources", "templates", "prompts")
+_WEIGHT = re.compile(r"\s+@(\d+)\s*$")
+MAX_WEIGHT = 1000
+
+
+class SpecError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One operation as given: `kind` (a KINDS value), its subject (tool, URI, list kind, prompt),
+    its KEY=VALUE pairs and its weight."""
+
+    kind: str
+    subject: str
+    pairs: tuple[str, ...] = ()
+    weight: int = 1
+
+    @property
+    def label(self) -> str:
+        return self.kind if self.kind == "ping" else f"{self.kind} {self.subject}"
+
+
+def parse_spec(kind: str, text: str) -> Spec:
+    """`'get-sum a=1 b=2 @3'` for --call (weight 3), `'demo://readme'` for --read, `'tools'` for --list."""
+    weight = 1
+    match = _WEIGHT.search(text)
+    if match is not None:
+        weight = int(match[1])
+        text = text[:match.start()]
+        if not 1 <= weight <= MAX_WEIGHT:
+            raise SpecError(f"the weight @{weight} is not between 1 and {MAX_WEIGHT}")
+    if kind == "ping":
+        return Spec("ping", "", (), weight)
+    if kind == "read":
+        uri = text.strip()
+        if not uri or " " in uri:
+            raise SpecError("expects one URI (then, optionally, @WEIGHT)")
+        return Spec("read", uri, (), weight)
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise SpecError(str(exc)) from None
+    if not words:
+        raise SpecError("expects a name, then its KEY=VALUE arguments (then, optionally, @WEIGHT)")
+    if kind == "list":
+        if len(words) != 1 or words[0] not in LISTABLE:
+            raise SpecError(f"expects one of {', '.join(LISTABLE)} (then, optionally, @WEIGHT)")
+        return Spec("list", words[0], (), weight)
+    from mcpprobe.operations.arguments import build_arguments, string_arguments
+
+    if kind == "call":
+        build_arguments(words[1:], {}, None)  # KEY=VALUE and KEY:=JSON syntax, before connecting
+    else:
+        string_arguments(words[1:])
+    return Spec(kind, words[0], tuple(words[1:]), weight)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """An operation ready to send: the method, its params and headers in the session's era, built once."""
+
+    label: str
+    method: str
+    params: dict[str, Any] | None
+    headers: dict[str, str]
+    weight: int
+    is_call: bool = False
+
+
+async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tuple[list[Operation], list[Finding]]:
+    """Check every operation against the server (Refused, exit 3, with nothing sent: as the operation's
+    own command would refuse it) and build its request once."""
+    from mcpprobe.client.catalog import LIST_KINDS, Listing, list_kind
+    from mcpprobe.operations.invoke import (
+        Hooks,
+        InvokeOutcome,
+        checked_arguments,
+        checked_prompt,
+        confirm_call,
+        resolve_uri,
+    )
+
+    outcome = InvokeOutcome("load")
+    listings: dict[str, Listing] = {}
+
+    async def listing(kind: str) -> Listing:
+        if kind not in listings:
+            listings[kind] = await list_kind(session, kind)
+        return listings[kind]
+
+    operations = []
+    for spec in specs:
+        params: dict[str, Any] | None
+        if spec.kind == "call":
+            method = "tools/call"
+            session.check(method)
+            tool, arguments = await checked_arguments(session, outcome, await listing("tools"), spec.subject,
+                                                      list(spec.pairs), {})
+            await confirm_call(session, outcome, tool, arguments, Hooks(yes=yes))
+            if outcome.confirmation == "non-interactive":
+                raise Refused(f"tool {spec.subject!r} is not marked read-only (readOnlyHint), and a load run calls it "
+                              "over and over: pass --yes to call it anyway. Nothing was sent.",
+                              code="not-confirmed", severity="error")
+            params = {"name": spec.subject, "arguments": arguments}
+        elif spec.kind == "read":
+            method = "resources/read"
+            session.check(method)
+            await resolve_uri(session, outcome, spec.subject)
+            params = {"uri": spec.subject}
+        elif spec.kind == "get-prompt":
+            method = "prompts/get"
+            session.check(method)
+            _, values = checked_prompt(session, outcome, await listing("prompts"), spec.subject, list(spec.pairs))
+            params = {"name": spec.subject, **({"arguments": values} if values else {})}
+        elif spec.kind == "list":
+            method = LIST_KINDS[spec.subject].list_method
+            session.check(method)
+            params = None
+        else:
+            method = "ping"
+            if session.modern:
+                # basic/utilities/ping.mdx is gone from 2026-07-28: the method no longer exists.
+                raise Refused("--ping: protocol 2026-07-28 has no ping (the server speaks it); nothing was sent. "
+                              "Use --protocol legacy, or another operation.", code="not-declared")
+            params = None
+        enveloped, headers = session.era.envelope(session.snapshot, method, params)
+        operations.append(Operation(spec.label, method, enveloped, headers, spec.weight, spec.kind == "call"))
+    return operations, outcome.findings
+
+
+def interleave(weights: list[int]) -> list[int]:
+    """One cycle of operation indexes in which each index i appears weights[i] times, spread evenly
+    (smooth weighted round robin), so that any stretch of the run has the mix asked for."""
+    total = sum(weights)
+    current = [0] * len(weights)
+    cycle = []
+    for _ in range(total):
+        for i, w in enumerate(weights):
+            current[i] += w
+        best = max(range(len(weights)), key=lambda i: current[i])
+        current[best] -= total
+        cycle.append(best)
+    return cycle

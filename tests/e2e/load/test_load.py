@@ -1,0 +1,368 @@
+"""`mcpprobe load`: real servers over stdio and HTTP, every option, and the figures checked against what
+the fixture server did (tests/fixtures/load_server.py: answers concurrently, or serially, with a fixed
+delay; fails every tenth call; hangs; leaks).
+
+No verdict here depends on the machine's speed: counts are exact (the schedule decides them, not the
+clock), latency bounds are one-sided or generous (a loaded 2-core machine adds milliseconds, never
+subtracts them), and the run that is interrupted is interrupted once the server has seen the load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpprobe.load.histogram import RELATIVE_ERROR, Histogram, bounds_of, bucket_of
+from mcpprobe.load.slo import SloSyntax, parse
+from mcpprobe.load.work import interleave
+from tests.conftest import PY, ROOT, checked, fixture_http, recorded, run_cli
+
+LOAD = ROOT / "tests" / "fixtures" / "load_server.py"
+
+
+def server(*args: str) -> list[str]:
+    return ["--", PY, str(LOAD), *args]
+
+
+def load(args: list[str], *server_args: str, env: dict[str, str] | None = None) -> tuple[int, Any, str]:
+    """Run `mcpprobe load --json` in-process; (exit code, document, stderr). `env` goes to the server (-e).
+    A server that was started is checked gone afterwards (no orphan)."""
+    pid_file = Path("/tmp") / f"mcpprobe-load-{os.getpid()}-{time.monotonic_ns()}.pid"
+    given = {"LOAD_PID_FILE": str(pid_file), **(env or {})}
+    options = [word for key, value in given.items() for word in ("-e", f"{key}={value}")]
+    result = run_cli(["load", "--json", *options, *args, *server(*server_args)])
+    doc = checked(json.loads(result.stdout)) if result.stdout.strip() else None
+    if result.exit_code != 2:
+        assert pid_file.exists(), "the server was never started"
+    if pid_file.exists():
+        pid = int(pid_file.read_text())
+        pid_file.unlink()
+        assert not Path(f"/proc/{pid}").exists(), "the server outlived mcpprobe load"
+    return result.exit_code, doc, result.stderr
+
+
+def codes(doc: Any) -> list[str]:
+    return [f["code"] for f in doc["findings"]]
+
+
+# ----- the histogram, the SLO syntax and the mix: pure functions -----
+
+
+def test_histogram_relative_error_is_bounded_everywhere() -> None:
+    for value in [*range(0, 3000), *(int(1.37 ** k) for k in range(20, 70)), 2**32 - 1]:
+        low, high = bounds_of(bucket_of(value))
+        assert low <= value < high
+        histogram = Histogram()
+        histogram.record(value)
+        histogram.record(value)
+        middle = histogram.quantile(0.5)
+        assert middle is not None and abs(middle - value) <= max(1, value * RELATIVE_ERROR)
+
+
+def test_histogram_quantiles_of_a_known_distribution() -> None:
+    histogram = Histogram()
+    for value in range(1, 100_001):  # 1 µs .. 100 ms, uniform
+        histogram.record(value)
+    for q in (0.5, 0.9, 0.99, 0.999):
+        got = histogram.quantile(q)
+        assert got is not None and abs(got - q * 100_000) <= q * 100_000 * RELATIVE_ERROR + 1
+    assert (histogram.minimum, histogram.maximum, histogram.count) == (1, 100_000, 100_000)
+    assert sum(b["count"] for b in histogram.coarse(20)) == 100_000
+    assert len(histogram.counts) < 4000  # bounded, whatever the count
+
+
+def test_slo_syntax() -> None:
+    assert parse("p99<50ms").value == pytest.approx(0.05)
+    assert parse("p99.9 <= 2s").metric == "p99.9"
+    assert parse("errors<0.1%").percent
+    assert not parse("errors<=5").percent
+    assert parse("throughput>500/s").value == 500
+    for bad in ("p99<50", "latency<5ms", "p99~5ms", "errors<5ms", "throughput>5ms", ""):
+        with pytest.raises(SloSyntax):
+            parse(bad)
+
+
+def test_weights_interleave_evenly() -> None:
+    cycle = interleave([3, 1])
+    assert sorted(cycle) == [0, 0, 0, 1] and cycle != [0, 0, 0, 1][::-1]
+    assert [interleave([1, 2, 1]).count(i) for i in range(3)] == [1, 2, 1]
+
+
+# ----- closed loop, the work, the figures -----
+
+
+def test_closed_loop_counts_every_request_and_documents_them() -> None:
+    code, doc, _ = load(["--call", "work", "--concurrency", "5", "--requests", "200"])
+    assert code == 0, doc["findings"]
+    overall = doc["overall"]
+    assert overall["requests"] == overall["ok"] == 200 and overall["errors"] == 0
+    assert sum(b["count"] for b in doc["histogram"]["buckets"]) == 200
+    latency = overall["latencyUs"]
+    assert 0 < latency["min"] <= latency["p50"] <= latency["p90"] <= latency["p99"] <= latency["max"]
+    assert doc["settings"]["loop"] == "closed" and doc["settings"]["concurrency"] == 5
+    assert doc["clock"]["firstAnswerMs"] >= doc["clock"]["connectMs"] > 0
+    assert doc["clientCost"]["cpuSeconds"] > 0 and doc["serverSamples"], "a stdio server is sampled"
+    assert doc["era"] in ("legacy", "modern")
+
+
+def test_every_operation_kind_mixed_by_weight() -> None:
+    args = ["--call", "work @2", "--read", "load://static", "--list", "tools", "--get-prompt", "greet name=x",
+            "--ping", "@3", "--requests", "160", "--concurrency", "4", "--protocol", "legacy"]
+    code, doc, _ = load(args)
+    assert code == 0, doc["findings"]
+    by_op = {op["operation"]: op for op in doc["operations"]}
+    assert {k: v["requests"] for k, v in by_op.items()} == {
+        "call work": 40, "read load://static": 20, "list tools": 20, "get-prompt greet": 20, "ping": 60}
+    assert by_op["list tools"]["method"] == "tools/list" and by_op["ping"]["weight"] == 3
+    assert all(op["errors"] == 0 for op in doc["operations"])
+
+
+def test_modern_era_sends_the_load_with_its_envelope() -> None:
+    code, doc, _ = load(["--call", "work", "--requests", "50", "--protocol", "modern"])
+    assert code == 0 and doc["era"] == "modern" and doc["overall"]["ok"] == 50
+
+
+def test_errors_counted_by_kind_and_rate() -> None:
+    code, doc, _ = load(["--call", "flaky", "--call", "sometimes", "--requests", "200", "--concurrency", "3"])
+    assert code == 0, "without an SLO, request errors are figures, not a failure of the run"
+    by_op = {op["operation"]: op for op in doc["operations"]}
+    assert by_op["call flaky"]["errorsByKind"] == {"rpc -32603": 10}
+    assert by_op["call sometimes"]["errorsByKind"] == {"isError": 10}
+    assert doc["overall"]["errorsByKind"] == {"isError": 10, "rpc -32603": 10}
+    assert doc["overall"]["errorRate"] == pytest.approx(0.1)
+
+
+def test_a_timeout_is_counted_not_hung() -> None:
+    started = time.monotonic()
+    code, doc, _ = load(["--call", "hang", "--call", "work", "--requests", "6", "--concurrency", "6",
+                         "--timeout", "0.5"])
+    assert code == 0
+    assert doc["operations"][0]["errorsByKind"] == {"timeout": 3}
+    assert doc["operations"][1]["ok"] == 3
+    assert doc["overall"]["latencyUs"]["max"] >= 500_000  # a timeout counts the time it took
+    assert time.monotonic() - started < 30
+
+
+def test_duration_bounds_a_closed_loop_and_intervals_are_rows() -> None:
+    code, doc, _ = load(["--call", "work", "--duration", "1.5", "--interval", "0.5"], "--delay-ms", "5")
+    assert code == 0
+    assert 1.4 <= doc["clock"]["measuredSeconds"] < 10
+    rows = doc["intervals"]
+    assert len(rows) >= 3 and sum(r["requests"] for r in rows) == doc["overall"]["requests"]
+    assert all(r["requests"] > 0 for r in rows[:-1])
+
+
+# ----- open loop: the rate is kept, and latency is not hidden -----
+
+
+def test_open_loop_below_capacity_measures_the_servers_delay() -> None:
+    code, doc, _ = load(["--call", "work", "--rate", "20", "--duration", "3"], "--delay-ms", "20")
+    assert code == 0
+    assert doc["overall"]["requests"] == 60, "one request every 50 ms for 3 s, neither more nor less"
+    p50 = doc["overall"]["latencyUs"]["p50"]
+    assert 19_000 <= p50 <= 30_000, p50
+    assert doc["settings"]["loop"] == "open"
+
+
+def test_open_loop_above_capacity_shows_latency_growing() -> None:
+    # A serial server answers one call per 20 ms (50/s); 200/s for 1 s is four times that. With one
+    # request allowed in flight, a client that measured from when it sent (coordinated omission) would
+    # report about 20 ms; from when each request was due, the queue shows: about 15 ms more per request.
+    code, doc, _ = load(["--call", "work", "--rate", "200", "--duration", "1", "--concurrency", "1",
+                         "--interval", "0.5"], "--delay-ms", "20", "--serial")
+    assert code == 0
+    overall = doc["overall"]
+    assert overall["requests"] == 200
+    assert overall["latencyUs"]["p50"] > 500_000, overall["latencyUs"]
+    assert overall["latencyUs"]["max"] > 2_000_000
+    assert "schedule-not-kept" in codes(doc)
+    p99s = [r["p99Us"] for r in doc["intervals"] if r["p99Us"] is not None]
+    assert p99s[-1] > p99s[0], "latency grows while the queue does"
+
+
+def test_warmup_is_sent_but_not_counted() -> None:
+    code, doc, _ = load(["--call", "work", "--rate", "40", "--warmup", "1", "--duration", "1", "--interval", "0.5"])
+    assert code == 0
+    assert doc["overall"]["requests"] == 40
+    assert any(r["warmup"] for r in doc["intervals"]) and not doc["intervals"][-1]["warmup"]
+    assert sum(r["requests"] for r in doc["intervals"]) == 80
+
+
+# ----- SLOs -----
+
+
+def test_slos_met_exit_zero() -> None:
+    code, doc, _ = load(["--call", "work", "--requests", "50", "--slo", "p99<30s", "--slo", "errors<1%",
+                         "--slo", "throughput>1/s"])
+    assert code == 0 and [s["met"] for s in doc["slos"]] == [True, True, True]
+    assert "slo-missed" not in codes(doc)
+
+
+def test_slos_missed_are_findings_and_exit_one() -> None:
+    code, doc, _ = load(["--call", "flaky", "--requests", "50", "--slo", "p50<1us", "--slo", "errors<=1",
+                         "--slo", "throughput>100000000/s", "--slo", "max<30s"])
+    assert code == 1
+    assert [s["met"] for s in doc["slos"]] == [False, False, False, True]
+    missed = [f for f in doc["findings"] if f["code"] == "slo-missed"]
+    assert len(missed) == 3 and missed[0]["severity"] == "error"
+
+
+def test_bad_slo_is_a_usage_error_before_anything_starts() -> None:
+    code, doc, stderr = load(["--call", "work", "--slo", "p99<50"])
+    assert code == 2 and doc is None and "a latency needs a unit" in stderr
+
+
+# ----- the checks of each operation: refused, nothing sent -----
+
+
+@pytest.mark.parametrize(("args", "code", "finding"), [
+    (["--call", "nosuch"], 3, "not-in-catalog"),
+    (["--call", "write"], 3, "not-confirmed"),
+    (["--read", "load://missing"], 3, "not-in-catalog"),
+    (["--get-prompt", "greet"], 3, "invalid-arguments"),
+    (["--ping", "--protocol", "modern"], 3, "not-declared"),
+])
+def test_refused_before_any_load(args: list[str], code: int, finding: str, tmp_path: Path) -> None:
+    called = tmp_path / "called"
+    exit_code, doc, _ = load([*args, "--requests", "10"], env={"LOAD_MARK": str(called), "LOAD_MARK_AFTER": "1"})
+    assert exit_code == code and finding in codes(doc)
+    assert not called.exists(), "no tools/call may reach the server"
+    assert doc["overall"] is None and doc["operations"] == []
+
+
+def test_yes_calls_a_tool_not_marked_read_only() -> None:
+    code, doc, _ = load(["--call", "write", "--yes", "--requests", "10"])
+    assert code == 0 and doc["overall"]["ok"] == 10
+
+
+def test_list_of_an_undeclared_kind_is_refused() -> None:
+    result = run_cli(["load", "--json", "--list", "prompts", "--requests", "5", "--",
+                      PY, str(ROOT / "tests" / "fixtures" / "fixture_server.py"), "tools-only"])
+    assert result.exit_code == 3 and "not-declared" in result.codes()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "give the work"),
+    (["--call", "work", "--connections", "2"], "is for HTTP servers"),
+    (["--ping", "bogus"], "--ping takes nothing"),
+    (["--call", "work @0"], "not between 1 and"),
+    (["--list", "widgets"], "expects one of"),
+    (["--call", "work x:=[", "--requests", "1"], "--call"),
+    (["--call", "work", "--concurrency", "0"], "greater than 0"),
+    (["--call", "work", "--format", "junit"], "does not apply"),
+])
+def test_usage_errors(args: list[str], message: str) -> None:
+    result = run_cli(["load", *args, *server()])
+    assert result.exit_code == 2 and message in result.stderr
+
+
+# ----- over HTTP: several sessions -----
+
+
+def test_connections_are_sessions_of_their_own(tmp_path: Path) -> None:
+    record = tmp_path / "record"
+    with fixture_http("full", env={"FIXTURE_RECORD": str(record)}) as url:
+        result = run_cli(["load", "--json", "--list", "tools", "--requests", "60", "--concurrency", "6",
+                          "--connections", "3", "--protocol", "legacy", url])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["overall"]["ok"] == 60 and result.json["transport"] == "http"
+    methods = recorded(record)
+    assert methods.count("initialize") == 3 and methods.count("tools/list") == 60
+
+
+# ----- the server's resources, and what the client spent -----
+
+
+def test_a_server_that_leaks_memory_per_call_is_flagged() -> None:
+    code, doc, _ = load(["--call", "leak", "--rate", "50", "--duration", "4", "--interval", "0.25"],
+                        "--leak-kib", "256")
+    assert code == 0, "a leak is a warning: the run itself worked"
+    leaks = [f for f in doc["findings"] if f["code"] == "server-leak"]
+    assert len(leaks) == 1 and leaks[0]["detail"]["resource"] == "memory"
+    assert leaks[0]["detail"]["bytesPerRequest"] > 128 * 1024
+    assert doc["serverSamples"][-1]["rssBytes"] > doc["serverSamples"][0]["rssBytes"] + 30 * 2**20
+
+
+def test_a_server_that_does_not_leak_is_not_flagged() -> None:
+    code, doc, _ = load(["--call", "work", "--rate", "50", "--duration", "4", "--interval", "0.25"])
+    assert code == 0 and "server-leak" not in codes(doc) and len(doc["serverSamples"]) >= 12
+
+
+@pytest.mark.interop
+def test_server_everything_is_not_flagged(everything: Path) -> None:
+    result = run_cli(["load", "--json", "--call", "get-sum a=1 b=2", "--rate", "300", "--duration", "6",
+                      "--interval", "0.25", "--", "node", str(everything)])
+    assert result.exit_code == 0, result.stderr
+    doc = result.json
+    assert doc["overall"]["ok"] == 1800 and "server-leak" not in result.codes()
+
+
+# ----- the other formats -----
+
+
+def test_openmetrics_parses() -> None:
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    result = run_cli(["load", "--format", "openmetrics", "--call", "flaky", "--requests", "20", "--slo",
+                      "p99<30s", *server()])
+    assert result.exit_code == 0
+    families = {f.name: f for f in text_string_to_metric_families(result.stdout)}
+    requests = {s.labels["operation"]: s.value for s in families["mcpprobe_load_requests"].samples}
+    assert requests == {"call flaky": 20, "all": 20}
+    errors = [s for s in families["mcpprobe_load_errors"].samples if s.labels["operation"] == "all"]
+    assert [(s.labels["kind"], s.value) for s in errors] == [("rpc -32603", 2)]
+    quantiles = {s.labels.get("quantile") for s in families["mcpprobe_load_latency_seconds"].samples}
+    assert {"0.5", "0.99"} <= quantiles
+    assert families["mcpprobe_load_slo_met"].samples[0].value == 1
+
+
+def test_html_has_inline_svg_and_no_script() -> None:
+    result = run_cli(["load", "--format", "html", "--call", "work", "--requests", "30", "--interval", "0.1",
+                      *server("--delay-ms", "10")])
+    assert result.exit_code == 0
+    page = result.stdout
+    assert page.count("<svg") >= 2 and "<script" not in page and "http://" not in page.replace(
+        "http://www.w3.org", "")
+
+
+def test_human_output_has_the_table_and_the_histogram() -> None:
+    result = run_cli(["load", "--call", "work", "--call", "flaky", "--requests", "40", *server()])
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "call work" in out and "call flaky" in out and "p99.9" in out and "Latency" in out and "█" in out
+    assert "rpc -32603 × 2" in out
+
+
+# ----- Ctrl-C -----
+
+
+def test_ctrl_c_reports_what_was_measured(tmp_path: Path) -> None:
+    mark, pid_file = tmp_path / "mark", tmp_path / "pid"
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", "load", "--json", "-e", f"LOAD_MARK={mark}", "-e",
+                             f"LOAD_PID_FILE={pid_file}", "--call", "work", "--duration", "120",
+                             "--concurrency", "2", *server("--delay-ms", "2")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert mark.exists(), "the load never reached the server"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    doc = checked(json.loads(out))
+    assert doc["interrupted"] is True and doc["exitCode"] == 130
+    assert doc["overall"]["requests"] >= 48
+    assert not Path(f"/proc/{int(pid_file.read_text())}").exists(), "the server outlived the interrupted load"
