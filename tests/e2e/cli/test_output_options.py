@@ -16,6 +16,7 @@ from mcpprobe.render.formats import OFFERED, Format
 COMMANDS = {
     "probe": ([], set(Format)),
     "check": ([], {Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML}),
+    "load": (["--ping", "--requests", "5"], {Format.HUMAN, Format.JSON, Format.OPENMETRICS, Format.HTML}),
     "list": (["tools"], {Format.HUMAN, Format.JSON}),
     "call": (["echo", "message=hi", "--yes"], {Format.HUMAN, Format.JSON}),
     "read": (["fixture://readme"], {Format.HUMAN, Format.JSON}),
