@@ -296,14 +296,17 @@ CHECKS: tuple[Check, ...] = (
           how="Asks completions for the first argument of the first prompt that has one, or the first variable "
               "of the first template. -32601, or a result without `completion.values` (or more than 100), "
               "fails; another error is a warning. Nothing to complete: skipped."),
-    Check("logging.set-level", "logging/setLevel is answered where logging is declared", Level.MUST,
+    # No revision obliges a server that declares `logging` to implement `logging/setLevel` (the
+    # client MAY send it; docs/findings.md, "Which methods a capability obliges"): a MAY check, and
+    # -32601 passes as an optional part left out.
+    Check("logging.set-level", "logging/setLevel is answered where logging is declared", Level.MAY,
           "server/utilities/logging#setting-log-level",
           (("2024-11-05 to 2025-11-25", "To configure the minimum log level, clients **MAY** send a "
                                         "`logging/setLevel` request; Servers that emit log message notifications "
                                         "**MUST** declare the `logging` capability"),),
           revisions=LEGACY_REVISIONS, capability=("logging",),
-          how="Sends `logging/setLevel` with level `info`. A result passes; an error fails. 2026-07-28 has no "
-              "`logging/setLevel` (n/a)."),
+          how="Sends `logging/setLevel` with level `info`. A result passes, and so does -32601 (an optional part "
+              "of `logging`, not implemented); another error warns. 2026-07-28 has no `logging/setLevel` (n/a)."),
     Check("tasks.list", "tasks/list is answered where tasks.list is declared", Level.MUST,
           "basic/utilities/tasks#listing-tasks",
           (("2025-11-25", "`tasks.list`: Server supports the `tasks/list` operation"),),
