@@ -62,11 +62,16 @@ BIND_LOOPBACK = REPO / "tests" / "fixtures" / "bind_loopback.cjs"
 EVERYTHING = "@modelcontextprotocol/server-everything@2026.8.31"
 INSPECTOR = "@modelcontextprotocol/inspector-cli@1.0.3"
 WATCH_SERVER = REPO / "tests" / "fixtures" / "watch_server.py"
+TASK_SERVER = REPO / "tests" / "fixtures" / "task_server.py"
 RUN_TIMEOUT = 120.0
 LIST_SIZES = {"list-1k": 1_000, "list-10k": 10_000, "list-40k": 40_000, "list-100k": 100_000}
 CASES = ("startup", "stdio", "http", "check", "demo", "legacy", "tools-10k", "tools-20k", *LIST_SIZES, "fleet", "storm",
-         "deadline")
+         "deadline", "task-poll")
 DEADLINE_TIMEOUT = 1.0  # --timeout of the deadline case: the server never answers initialize
+POLL_INTERVAL_MS = 300  # the pollInterval the task-poll case's server asks for (the fixture's default)
+POLL_SLACK_MS = 100  # the task-poll target: the first tasks/get at most this long after the pollInterval
+# Targets that judge a row by its own measurements alone: an --against row is judged by them too.
+SELF_CONTAINED_TARGETS = frozenset(("deadline", "task-poll"))
 FLEET_SIZE = 32
 FLEET_CONCURRENCY = 8
 STORM_NOTIFICATIONS = 10_000
@@ -447,7 +452,37 @@ def build_cases(selected: set[str], modules: Path | None, npm_reason: str, url: 
                       ok_codes=(6,), target="deadline"),
         ]
         cases.append(case)
+
+    if "task-poll" in selected:
+        # How soon after the task's creation the first tasks/get arrives, on the server's clock
+        # (task_server.py's TASK_FIXTURE_TIMES): the tests check it is never before the
+        # pollInterval and that a healthy answer loads no schema models; its lateness is measured here.
+        times = scratch / "task-times.jsonl"
+        server = [py, str(TASK_SERVER), "--poll-interval", str(POLL_INTERVAL_MS)]
+        calling = [*mcpprobe_command(), "call", "research", "steps=1", "delay_ms=0", "--json",
+                   "--protocol", "2025-11-25", "--env", f"TASK_FIXTURE_TIMES={times}"]
+        case = Case("task-poll", f"call a tool that runs as a task (task_server.py research, pollInterval "
+                    f"{POLL_INTERVAL_MS} ms): the first tasks/get after the task's creation")
+        case.contenders = [
+            Contender("mcpprobe call research (a task)", [*calling, "--", *server], role="mcpprobe",
+                      target="task-poll", parse=first_poll_metrics(times)),
+        ]
+        case.notes.append("first poll: milliseconds from the CreateTaskResult made to the first tasks/get received, "
+                          "both on the server's monotonic clock")
+        cases.append(case)
     return cases
+
+
+def first_poll_metrics(times: Path) -> Callable[[bytes], dict[str, Any]]:
+    """The first-poll delay the task server wrote for this run (the file is emptied for the next)."""
+    def parse(stdout: bytes) -> dict[str, Any]:
+        try:
+            lines = times.read_text().splitlines()
+        except OSError:
+            return {}
+        times.unlink()
+        return {"first_poll_ms": json.loads(lines[-1])["firstPollMs"]} if lines else {}
+    return parse
 
 
 def _env_args(env: dict[str, str]) -> list[str]:
@@ -537,6 +572,14 @@ def check(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str
         beyond = med - floor.median
         return (f"floor + <= 1 s (is +{beyond:.2f} s), <= 200 MB (is {contender.peak_mb:.0f})",
                 beyond <= 1.0 and ok_memory)
+    if contender.target == "task-poll":
+        polls = contender.metric("first_poll_ms")
+        limit = POLL_INTERVAL_MS + POLL_SLACK_MS
+        if not polls:
+            return f"first poll <= {limit} ms (unmeasured)", None
+        first = statistics.median(polls)
+        return (f"first poll >= {POLL_INTERVAL_MS} and <= {limit} ms (median {first:.0f} ms, at most "
+                f"{max(polls):.0f})", POLL_INTERVAL_MS <= min(polls) and first <= limit)
     if contender.target == "deadline":
         limit = DEADLINE_TIMEOUT + 1.0  # the timeout, plus a second for start-up and the server's end
         return f"<= --timeout + 1 s ({limit:g} s)", med <= limit
@@ -699,7 +742,9 @@ def against(cases: list[Case], revision: str, scratch: Path) -> None:
             if contender.argv[:len(script)] == script:
                 extended.append(Contender(f"{contender.name} @{revision}", contender.argv,
                                           env={**contender.env, "PYTHONPATH": str(root)}, cwd=contender.cwd,
-                                          ok_codes=contender.ok_codes, parse=contender.parse))
+                                          ok_codes=contender.ok_codes, parse=contender.parse,
+                                          target=contender.target if contender.target in SELF_CONTAINED_TARGETS
+                                          else ""))
         case.contenders = extended
 
 

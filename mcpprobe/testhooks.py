@@ -5,7 +5,16 @@ a real bug or a slow machine would take without replacing any of the code around
 
 - `command`: in the command, before anything is started (outside the event loop);
 - `operation`: inside the operation, once the server is connected (inside the event loop, so the
-  exception arrives wrapped in an exception group, as a real bug there would).
+  exception arrives wrapped in an exception group, as a real bug there would);
+
+and in the tasks that run beside the operation, where a bug once ended the run as if the user had
+interrupted it (docs/exit-codes.md, code 70):
+
+- `progress`: `call` handling a progress notification (on the connection's reader);
+- `keepalive`: `watch` about to send its keep-alive ping (an HTTP server without an event stream);
+- `subscriptions`: `watch` reporting resource updates (`--subscribe`);
+- `relist`: `watch` re-listing a kind after a list_changed notification;
+- `router`: `watch` routing a notification (on the connection's reader).
 
 `MCPPROBE_TEST_INTERRUPT=PHASE` sends mcpprobe a real SIGINT (Ctrl-C) at that phase:
 
@@ -25,7 +34,7 @@ from __future__ import annotations
 import os
 import time
 
-PHASES = ("command", "operation")
+PHASES = ("command", "operation", "progress", "keepalive", "subscriptions", "relist", "router")
 VARIABLE = "MCPPROBE_TEST_CRASH"
 INTERRUPT_PHASES = ("imports", "load")
 INTERRUPT_VARIABLE = "MCPPROBE_TEST_INTERRUPT"

@@ -145,6 +145,10 @@ CANCELLING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 Result = TypeVar("Result")
 
 
+class CancelledWithoutSignal(RuntimeError):
+    """The operation ended cancelled, and not by a signal: a bug, not an interruption."""
+
+
 def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
                   signals: tuple[signal.Signals, ...] = CANCELLING, stop: Callable[[], bool] | None = None,
                   show: ShowWhenReady | None = None, **kwargs: Any) -> Result | None:
@@ -160,6 +164,10 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
 
     `show`, when given, is the operation's hook for "the result is complete" (see ShowWhenReady):
     the result is shown from a worker thread while the operation goes on to end its server.
+
+    Only a signal makes an interruption: an operation that ends without a result although no
+    signal cancelled it was cancelled by a bug (a task group whose failed task cancelled it, the
+    failure lost on the way), and that is raised as one (exit 70), never shown as "interrupted".
     """
     import anyio
 
@@ -167,6 +175,7 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
 
     async def main() -> Result | None:
         result: list[Result] = []
+        signalled: list[bool] = []
         # The receiver outlives the cancellation it causes, so that a second signal is ours too,
         # and not a KeyboardInterrupt in the middle of a shutdown.
         listening = anyio.CancelScope(shield=True)
@@ -178,6 +187,7 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
                         if not first:
                             reap_all()
                         if not first or stop is None or not stop():
+                            signalled.append(True)
                             group.cancel_scope.cancel()
                         first = False
 
@@ -189,6 +199,9 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
             finally:
                 listening.cancel()
             group.cancel_scope.cancel()
+        if not result and not signalled:
+            raise CancelledWithoutSignal("the operation was cancelled, but no signal asked for it: a task that "
+                                         "failed cancelled it, and its failure was lost")
         return result[0] if result else None
 
     try:

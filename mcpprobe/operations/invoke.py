@@ -33,6 +33,7 @@ from mcpprobe.operations import arguments as argmod
 from mcpprobe.operations.probe import Outcome, _guarded
 from mcpprobe.operations.tasks import TaskRun
 from mcpprobe.safety import validation
+from mcpprobe.testhooks import crash_point
 from mcpprobe.wire.target import Settings, Target
 
 ELICIT_MODES = ("decline", "defaults")
@@ -237,6 +238,7 @@ def _follow_progress(session: Session, outcome: InvokeOutcome, token: str, hooks
     def on_notification(method: str, params: dict[str, Any]) -> None:
         if method != "notifications/progress" or params.get("progressToken") != token:
             return
+        crash_point("progress")
         session.conn.extend_deadline_for_progress(token, session.settings.timeout)
         event = {"ms": round((time.perf_counter() - started) * 1000, 1), "progress": params.get("progress"),
                  "total": params.get("total"), "message": params.get("message")}

@@ -5,13 +5,17 @@ asked with `--task`, and the server declared `tasks.requests.tools.call`. Anythi
 asks for a task is refused before sending (exit 3), unless --force.
 
 The flow: `tools/call` with a `task` param answers a `CreateTaskResult`; `tasks/get` is polled
-at the task's own `pollInterval` (a `notifications/tasks/status` naming a terminal or
+at the task's own `pollInterval`, the first one counted from the `CreateTaskResult`, each next one
+from the previous answer (a `notifications/tasks/status` naming a terminal or
 input_required status wakes the poller early; it is never relied on); at a terminal status, or
 at input_required (the server then delivers its requests through `tasks/result`), `tasks/result`
 fetches what the `tools/call` would have returned. Each request has its own `--timeout`; the
 wait for the whole task ends when its ttl (as granted by the server, counted from the
 `CreateTaskResult`) runs out. mcpprobe never leaves behind a task it started: when it stops
 waiting (Ctrl-C, ttl, an error) it sends `tasks/cancel` if the server declared `tasks.cancel`.
+
+Each answer is checked against the 2025-11-25 schema by hand first; the SDK's models, slow to load,
+are asked only about an answer that check doubts, to explain it.
 
 Like `mcpprobe.operations.invoke`, nothing here prints: the status history is kept on the outcome, and
 `Hooks.task_status` shows it as it happens.
@@ -102,14 +106,31 @@ def wants_task(session: Session, tool: dict[str, Any], asked: bool) -> tuple[boo
 
 @cache
 def _adapter(name: str) -> Any:
+    """The SDK's model of a task answer, built once: only an answer the quick check doubts needs it."""
     import mcp_types._v2025_11_25 as wire
     from pydantic import TypeAdapter
 
     return TypeAdapter(getattr(wire, name))
 
 
+def _surely_valid(model: str, value: Any) -> bool:
+    """The quick check of a CreateTaskResult or GetTaskResult: True only for answers the SDK's
+    models accept too (its Task check is `mcpprobe.safety.schema`'s, proven against them). Loading those
+    models costs 0.2-0.4 s of CPU, which would delay the first tasks/get past the pollInterval."""
+    from mcpprobe.safety.schema import surely_valid
+
+    if not isinstance(value, dict):
+        return False
+    meta = value.get("_meta")
+    if meta is not None and not isinstance(meta, dict):
+        return False
+    return surely_valid("tasks", value.get("task") if model == "CreateTaskResult" else value, modern=False)
+
+
 def _violations(model: str, value: Any) -> list[str]:
     """What is wrong with `value` as the 2025-11-25 schema's `model`; empty when nothing is."""
+    if _surely_valid(model, value):
+        return []
     from pydantic import ValidationError
 
     try:
@@ -214,10 +235,11 @@ class TaskCall:
         on the way out unless it reached a terminal status."""
         run = self.run
         assert run is not None
+        last = run.created_at  # the first pollInterval counts from the task's creation, later ones from the answer
         try:
             while run.status not in TERMINAL and run.status != "input_required":
                 expires = self._expires()
-                wait = self._poll_wait()
+                wait = max(0.0, last + self._poll_wait() - time.monotonic())
                 if expires is not None:
                     wait = min(wait, max(0.0, expires - time.monotonic()))
                 with anyio.move_on_after(wait):
@@ -229,6 +251,7 @@ class TaskCall:
                         f"ran out; mcpprobe stopped waiting",
                         detail={"method": "tasks/get", "taskId": run.task_id, "ttl": run.ttl})
                 answer = await self.session.request("tasks/get", {"taskId": run.task_id})
+                last = time.monotonic()
                 run.polls += 1
                 self.see(self._task_from("tasks/get", answer, "GetTaskResult"), "tasks/get")
             if run.status == "cancelled":

@@ -17,6 +17,7 @@ from mcpprobe.client.catalog import KINDS, Listing, list_kind
 from mcpprobe.client.session import Session
 from mcpprobe.errors import RequestTimeout
 from mcpprobe.exitcodes import ExitCode
+from mcpprobe.testhooks import crash_point
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.model import Dropped, KindState, Link, WatchOptions, now_iso
 
@@ -179,6 +180,7 @@ class Lists:
             link.pending[notifier], link.first_at[notifier] = 0, None
             link.wake[notifier] = anyio.Event()
             retry_in = min(delay * 2, RETRY_MAX) if failing else RETRY_FIRST
+            crash_point("relist")
             ok = True
             for kind in relisted:
                 if self.kinds[kind].status == "not-implemented":

@@ -9,9 +9,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpprobe.errors import ProtocolFailure
-from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Finding
+from mcpprobe.testhooks import crash_point
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.logs import LogGate
 from mcpprobe.watch.model import KindState, Link, WatchOptions
@@ -42,11 +41,9 @@ class Router:
     def on_notification(self, link: Link, method: str, params: dict[str, Any]) -> None:
         if link is not self.link or self.events.stopped:
             return
-        try:
-            self._dispatch(link, method, params)
-        except Exception as exc:  # noqa: BLE001 - a bug here must end the run visibly, not kill the reader
-            self.events.stop("error", ExitCode.PROTOCOL,
-                             ProtocolFailure(f"internal error handling {method}: {exc!r}"))
+        # A bug here ends the reader, and the connection raises it when it closes: exit 70 at the edge.
+        crash_point("router")
+        self._dispatch(link, method, params)
 
     def _dispatch(self, link: Link, method: str, params: dict[str, Any]) -> None:
         kind = LIST_CHANGED.get(method)

@@ -20,6 +20,7 @@ from mcpprobe.client.session import Session
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.findings import Finding
 from mcpprobe.operations.arguments import matches_template
+from mcpprobe.testhooks import crash_point
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.lists import LISTEN_KEYS
 from mcpprobe.watch.model import Dropped, KindState, Link, WatchOptions
@@ -188,6 +189,7 @@ class Subscriptions:
         while True:
             await link.updates_wake.wait()
             await anyio.sleep(self.options.settle)
+            crash_point("subscriptions")
             link.updates_wake = anyio.Event()
             updates, link.updates = link.updates, {}
             for uri, count in updates.items():

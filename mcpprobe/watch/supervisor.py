@@ -22,6 +22,7 @@ from mcpprobe.errors import (
     UsageProblem,
 )
 from mcpprobe.exitcodes import ExitCode
+from mcpprobe.testhooks import crash_point
 from mcpprobe.watch.call import Caller
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.lists import RELISTED, RETRY_FIRST, RETRY_MAX, Lists
@@ -288,6 +289,7 @@ class Watcher:
         period = self.options.keepalive
         while True:
             await anyio.sleep(period)
+            crash_point("keepalive")
             try:
                 await session.request("ping", timeout=min(self.settings.timeout, period))
             except (ConnectionFailed, RequestTimeout, AuthFailed) as exc:

@@ -18,10 +18,12 @@ import anyio
 
 from mcpprobe.errors import (
     ConnectionFailed,
+    InternalError,
     ProbeError,
     ProtocolFailure,
     RequestTimeout,
     RpcError,
+    bug_message,
     seconds,
 )
 from mcpprobe.safety.redact import active, clip
@@ -181,12 +183,20 @@ def _cancelling() -> bool:
 class _OwnTasks:
     """The connection's task group (transport readers, HTTP requests, answers to the server),
     whose tasks only the connection's shutdown ends. A caller being cancelled (Ctrl-C, SIGTERM)
-    may still send a last request while it winds down (tasks/cancel) and needs its answer read."""
+    may still send a last request while it winds down (tasks/cancel) and needs its answer read.
 
-    def __init__(self) -> None:
+    A task that raises (a bug in mcpprobe: the tasks report what the server did through the sink)
+    cancels the caller, as any task group does, and its exception is kept as `fault`: the
+    connection's shutdown raises it, so that the run ends on the bug, never as if the user had
+    cancelled it (the caller only ever sees the cancellation). `on_fault(exc)` is told at once: the
+    connection is closed then, so that nothing waits on a reader that is gone."""
+
+    def __init__(self, on_fault: Callable[[Exception], None]) -> None:
+        self._on_fault = on_fault
         self._group = anyio.create_task_group()
         self._scopes: set[anyio.CancelScope] = set()
         self._ended = False
+        self.fault: Exception | None = None  # the first exception of a task, before the shutdown began
 
     async def __aenter__(self) -> _OwnTasks:
         await self._group.__aenter__()
@@ -205,6 +215,11 @@ class _OwnTasks:
             try:
                 with scope:
                     await func(*args)
+            except Exception as exc:
+                if self.fault is None and not self._ended:  # once torn down, a task's error is moot
+                    self.fault = exc
+                    self._on_fault(exc)
+                raise
             finally:
                 self._scopes.discard(scope)
 
@@ -257,7 +272,7 @@ class Connection:
         self.protocol_version: str | None = None  # once negotiated; it decides whether batches are allowed
 
     async def __aenter__(self) -> Connection:
-        self._task_group = _OwnTasks()
+        self._task_group = _OwnTasks(self._on_fault)
         await self._task_group.__aenter__()
         try:
             sink = Sink(self._on_message, self._on_bad_output, self._on_closed, self._on_request_failed,
@@ -277,9 +292,12 @@ class Connection:
         with anyio.CancelScope(shield=True):
             await self.transport.aclose()
         self._task_group.cancel()
-        # Reader tasks are being torn down; an error of theirs is moot now.
+        # The group's exception group is the fault's (kept on its own, raised below) or moot
+        # errors of tasks being torn down.
         with contextlib.suppress(Exception):
             await self._task_group.__aexit__(None, None, None)
+        if self._task_group.fault is not None:
+            raise self._task_group.fault
 
     def set_protocol_version(self, version: str) -> None:
         """The negotiated version: the transport sends it (MCP-Protocol-Version over HTTP), and
@@ -433,6 +451,11 @@ class Connection:
             if not pending.done.is_set():
                 pending.error = error
                 pending.done.set()
+
+    def _on_fault(self, exc: Exception) -> None:
+        """A bug in one of the connection's tasks (it is raised when the connection closes): what
+        waits for an answer, or sends from now on, fails at once instead of waiting out its timeout."""
+        self._on_closed(InternalError(bug_message(exc)))
 
     def _on_request_failed(self, request_id: Any, error: ProbeError) -> None:
         pending = self._pending.get(request_id)

@@ -113,3 +113,36 @@ def test_ordinary_items_take_the_fast_path():
     assert surely_valid("resources", {"uri": "file:///a", "name": "a", "mimeType": "text/plain",
                                       "annotations": {"audience": ["user"], "priority": 0.5}}, modern=False)
     assert surely_valid("prompts", {"name": "p", "arguments": [{"name": "x", "required": True}]}, modern=True)
+
+
+@pytest.mark.parametrize("model", ["CreateTaskResult", "GetTaskResult"])
+def test_the_quick_check_of_task_answers_never_accepts_what_the_sdk_rejects(model):
+    """A task answer (mcpprobe.operations.tasks) skips the SDK's models when the quick check accepts it."""
+    from mcpprobe.operations.tasks import _adapter as task_adapter
+    from mcpprobe.operations.tasks import _surely_valid, _violations
+
+    meta = mostly(st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+    if model == "CreateTaskResult":
+        answers = st.fixed_dictionaries({"task": mostly(ITEMS["tasks"])}, optional={"_meta": meta})
+    else:
+        answers = st.tuples(ITEMS["tasks"], st.fixed_dictionaries({}, optional={"_meta": meta})).map(
+            lambda pair: {**pair[0], **pair[1]})
+    accepted = []
+
+    def sdk_accepts(answer):
+        try:
+            task_adapter(model).validate_python(answer, by_name=False)
+        except ValidationError:
+            return False
+        return True
+
+    @settings(max_examples=400, deadline=None)
+    @given(answers)
+    def check(answer):
+        if _surely_valid(model, answer):
+            accepted.append(answer)
+            assert sdk_accepts(answer), answer
+        assert (_violations(model, answer) == []) == sdk_accepts(answer)
+
+    check()
+    assert len(accepted) >= 20
