@@ -107,9 +107,10 @@ class Raw:
         return message, self.transport.request_headers(extra)
 
     async def send(self, verb: str, *, body: Any = None, headers: dict[str, str | None] | None = None,
-                   base: dict[str, str] | None = None) -> RawAnswer:
+                   base: dict[str, str] | None = None, read_body: bool = True) -> RawAnswer:
         """`verb` to the MCP endpoint with the connection's headers (or `base`) changed by `headers`
-        (a None value removes one). Reads the status and headers, and the body's start; never raises."""
+        (a None value removes one). Reads the status and headers, and the body's start (unless not
+        `read_body`: a GET stream may stay silent); never raises."""
         final = dict(base if base is not None else self.transport.request_headers())
         for key, value in (headers or {}).items():
             for existing in [k for k in final if k.lower() == key.lower()]:
@@ -129,7 +130,8 @@ class Raw:
                     async with client.stream(verb, self.url, content=content, headers=final) as response:
                         answer.status = response.status_code
                         answer.headers = {k.lower(): v for k, v in response.headers.items()}
-                        answer.body = await _body_start(response, answer.content_type, min(timeout, 5.0))
+                        if read_body:
+                            answer.body = await _body_start(response, answer.content_type, min(timeout, 5.0))
         except TimeoutError:
             answer.problem = f"no HTTP answer within --timeout ({timeout:g} s)"
         except Exception as exc:  # noqa: BLE001 - an httpx error of any kind is what the check reports
@@ -277,7 +279,7 @@ async def get_stream(ctx: CheckContext) -> Verdict:
     raw = Raw(ctx)
     base = raw.transport.request_headers()
     base.pop("Content-Type", None)
-    answer = await raw.send("GET", headers={"Accept": "text/event-stream"}, base=base)
+    answer = await raw.send("GET", headers={"Accept": "text/event-stream"}, base=base, read_body=False)
     if answer.status is None:
         return _no_answer(raw, answer)
     if answer.status == 405:
