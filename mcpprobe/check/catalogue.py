@@ -119,7 +119,8 @@ _SECURITY = "basic/transports#security-warning"
 _AUTH = ("2025-06-18", "2025-11-25", *MODERN_VERSIONS)  # RFC 9728 metadata came with 2025-06-18
 _AUTH_DISCOVERY_SECTIONS = {
     "2025-06-18": "basic/authorization#authorization-server-location",
-    "2026-07-28": "basic/authorization/authorization-server-discovery#protected-resource-metadata-discovery-requirements",
+    "2026-07-28": "basic/authorization/authorization-server-discovery"
+                  "#protected-resource-metadata-discovery-requirements",
 }
 _SESSIONS = "basic/transports#session-management"
 _RESPONSES = {"2024-11-05": "basic/messages#responses"}  # the first revision's page of messages

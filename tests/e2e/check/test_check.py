@@ -67,9 +67,8 @@ BROKEN = {
 
 def test_every_check_has_a_breaking_fixture() -> None:
     from mcpprobe.check.catalogue import CHECKS
-    from tests.fixtures.check_server import MODES
-
     from tests.e2e.check.test_check_http import BROKEN_IDS
+    from tests.fixtures.check_server import MODES
 
     covered = {check_id for check_id, *_ in BROKEN.values()} | BROKEN_IDS
     assert covered == {check.id for check in CHECKS}
