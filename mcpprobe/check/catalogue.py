@@ -214,6 +214,17 @@ CHECKS: tuple[Check, ...] = (
           sections={"2026-07-28": "server/tools#listing-tools"},
           how="Lists each declared kind a second time. Items that changed with `listChanged` declared and no "
               "`list_changed` notification is a warning; in 2026-07-28 tools in another order is a warning."),
+    Check("listing.cache-hints", "discover, list and read results carry ttlMs and cacheScope", Level.MUST,
+          "schema#cacheableresult",
+          (("2026-07-28, schema.ts", "export interface CacheableResult extends Result { ttlMs: number; cacheScope: "
+                                     "\"public\" | \"private\"; } ... DiscoverResult extends CacheableResult; "
+                                     "ListToolsResult extends PaginatedResult, CacheableResult (and "
+                                     "ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult, "
+                                     "ReadResourceResult)"),),
+          revisions=MODERN_VERSIONS,
+          how="Looks at every result of the run that is a discover, list or read result (by its `supportedVersions`, "
+              "`tools`, `resources`, `resourceTemplates`, `prompts` or `contents`). `ttlMs` must be a number of "
+              "at least 0 and `cacheScope` `public` or `private`. Sends nothing of its own."),
     Check("listing.icons", "icons use https: or data: URIs", Level.MAY, "basic#icons",
           (("2025-11-25 and later", "Ensure that the icon URI is either a HTTPS or `data:` URI. Clients **MUST** "
                                     "reject icon URIs that use unsafe schemes and redirects, such as `javascript:`, "

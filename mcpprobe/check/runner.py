@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 CheckFunction = Callable[[CheckContext], Awaitable[Verdict]]
 LATE = ("lifecycle.cancel-in-flight", "lifecycle.unknown-method", "lifecycle.invalid-params")
-LAST = ("lifecycle.result-type", "lifecycle.stdin-close-exit", "lifecycle.stdout-clean")
+LAST = ("listing.cache-hints", "lifecycle.result-type", "lifecycle.stdin-close-exit", "lifecycle.stdout-clean")
 ORDER = (*LATE, *LAST)
 
 

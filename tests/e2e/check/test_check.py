@@ -62,6 +62,7 @@ BROKEN = {
     "tasks-list-broken": ("tasks.list", "fail", "legacy", ()),
     "unknown-task-wrong": ("tasks.unknown-task", "fail", "legacy", ()),
     "unportable": ("portability.schema-constructs", "warn", "modern", ()),
+    "no-cache-hints": ("listing.cache-hints", "fail", "modern", ()),
 }
 
 
