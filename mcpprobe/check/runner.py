@@ -198,7 +198,8 @@ def auth_results(outcome: CheckOutcome, settings: Settings, options: CheckOption
             continue
         verdict = FROM_DIAGNOSIS[check.id](data, version)
         status = Status.WARN if verdict.status is Status.FAIL and level is not Level.MUST else verdict.status
-        message = f"{verdict.message} (judged by protocol {version}: none was negotiated)"
+        judged = status in (Status.PASS, Status.FAIL, Status.WARN)
+        message = verdict.message + (f" (judged by protocol {version}: none was negotiated)" if judged else "")
         results.append(Result(check, status, level, message, url, verdict.evidence, verdict.detail))
     return results
 
