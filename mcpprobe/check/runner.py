@@ -16,6 +16,9 @@ ones a fragile server may die on (`lifecycle.cancel-in-flight`, `lifecycle.unkno
 servers on old SDKs end on a notification or a method they do not know), so that such a death costs
 the other checks nothing; the checks after it are then `skipped`, naming the check that ended the
 server (when that one failed), else `error`.
+
+A connection refused with HTTP 401 runs no session at all: then only the `auth` checks are
+reported, judged from the diagnosis of the 401 (`auth_results`, mcpprobe.check.auth).
 """
 
 from __future__ import annotations
