@@ -7,8 +7,10 @@ nothing imports click or rich.
 - `context`: what a check function gets (`CheckContext`: requests that record their evidence, the
   listings shared by every check) and returns (`Verdict`).
 - `runner`: the gate (revision, transport, `--unsafe`, declared capability) and the operation.
-- one module per family (`lifecycle`, `listing`, `reading`, `optional`, `portability`), each with an
-  `IMPLEMENTS` table: check id -> async function.
+- one module per family (`lifecycle`, `listing`, `reading`, `optional`, `http`, `auth`,
+  `portability`), each with an `IMPLEMENTS` table: check id -> async function. `http` sends raw
+  HTTP requests beside the connection's; `auth` judges the diagnosis of a 401, which stops the
+  connection before any session exists (`runner.auth_results`).
 
 A new family is one module with its `IMPLEMENTS` table, its rows in `catalogue.CHECKS` and one
 row in `catalogue.FAMILIES`; `mcpprobe/check/docs.py` writes its page (docs/checks/FAMILY.md).

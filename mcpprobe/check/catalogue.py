@@ -102,11 +102,27 @@ FAMILIES: tuple[Family, ...] = (
     Family("completion", "mcpprobe.check.optional", "Completion", "completion/complete where declared."),
     Family("logging", "mcpprobe.check.optional", "Logging", "logging/setLevel where declared."),
     Family("tasks", "mcpprobe.check.optional", "Tasks (2025-11-25, experimental)", "tasks/list and tasks/get."),
+    Family("http", "mcpprobe.check.http", "Streamable HTTP",
+           "Origin, MCP-Protocol-Version, sessions, DELETE, the GET stream, batches, notifications and the "
+           "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's."),
+    Family("auth", "mcpprobe.check.auth", "Authorization",
+           "the 401 challenge and the metadata documents of a protected server, from mcpprobe's own diagnosis; "
+           "n/a where the server asks for no authorization (which is OPTIONAL in MCP)."),
     Family("portability", "mcpprobe.check.portability", "Portability of tool schemas",
            "JSON Schema constructs that some MCP hosts are known to reject."),
 )
 
 _JSONRPC = "JSON-RPC 2.0, section 5"
+_STREAMABLE = tuple(v for v in ALL_REVISIONS if v >= "2025-03-26")  # streamable HTTP came with 2025-03-26
+_SESSION_REVISIONS = tuple(v for v in HANDSHAKE_VERSIONS if v >= "2025-03-26")  # 2026-07-28 has no sessions
+_SECURITY = "basic/transports#security-warning"
+_AUTH = ("2025-06-18", "2025-11-25", *MODERN_VERSIONS)  # RFC 9728 metadata came with 2025-06-18
+_AUTH_DISCOVERY_SECTIONS = {
+    "2025-06-18": "basic/authorization#authorization-server-location",
+    "2026-07-28": "basic/authorization/authorization-server-discovery"
+                  "#protected-resource-metadata-discovery-requirements",
+}
+_SESSIONS = "basic/transports#session-management"
 _RESPONSES = {"2024-11-05": "basic/messages#responses"}  # the first revision's page of messages
 
 CHECKS: tuple[Check, ...] = (
@@ -198,6 +214,17 @@ CHECKS: tuple[Check, ...] = (
           sections={"2026-07-28": "server/tools#listing-tools"},
           how="Lists each declared kind a second time. Items that changed with `listChanged` declared and no "
               "`list_changed` notification is a warning; in 2026-07-28 tools in another order is a warning."),
+    Check("listing.cache-hints", "discover, list and read results carry ttlMs and cacheScope", Level.MUST,
+          "schema#cacheableresult",
+          (("2026-07-28, schema.ts", "export interface CacheableResult extends Result { ttlMs: number; cacheScope: "
+                                     "\"public\" | \"private\"; } ... DiscoverResult extends CacheableResult; "
+                                     "ListToolsResult extends PaginatedResult, CacheableResult (and "
+                                     "ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult, "
+                                     "ReadResourceResult)"),),
+          revisions=MODERN_VERSIONS,
+          how="Looks at every result of the run that is a discover, list or read result (by its `supportedVersions`, "
+              "`tools`, `resources`, `resourceTemplates`, `prompts` or `contents`). `ttlMs` must be a number of "
+              "at least 0 and `cacheScope` `public` or `private`. Sends nothing of its own."),
     Check("listing.icons", "icons use https: or data: URIs", Level.MAY, "basic#icons",
           (("2025-11-25 and later", "Ensure that the icon URI is either a HTTPS or `data:` URI. Clients **MUST** "
                                     "reject icon URIs that use unsafe schemes and redirects, such as `javascript:`, "
@@ -318,6 +345,151 @@ CHECKS: tuple[Check, ...] = (
                           "cases: Invalid or nonexistent `taskId` in `tasks/get` ...: `-32602` (Invalid params)"),),
           revisions=("2025-11-25",), capability=("tasks",),
           how="Sends `tasks/get` for the task id `mcpprobe-no-such-task`. -32602 passes; anything else fails."),
+    # ----- streamable HTTP -----
+    Check("http.origin", "a request from a foreign Origin is refused", Level.MUST, _SECURITY,
+          (("2025-03-26 to 2025-06-18", "Servers **MUST** validate the `Origin` header on all incoming connections "
+                                        "to prevent DNS rebinding attacks"),
+           ("2025-11-25 and later", "Servers **MUST** validate the `Origin` header on all incoming connections to "
+                                    "prevent DNS rebinding attacks - If the `Origin` header is present and invalid, "
+                                    "servers **MUST** respond with HTTP 403 Forbidden.")),
+          revisions=_STREAMABLE, transports=("http",), safe=False,
+          sections={"2026-07-28": "basic/transports/streamable-http"},
+          how="Sends `ping` (2026-07-28: `server/discover`) in the session with `Origin: "
+              "http://mcpprobe-foreign-origin.invalid` (a name that can be no one's, RFC 2606). Accepted fails. "
+              "Refused with 403 passes; refused with another 4xx passes before 2025-11-25 and is a warning from "
+              "it on (the text names 403). Unsafe: it imitates a cross-site request from a web page, which a "
+              "production server's firewall may log as an attack, or block the client for."),
+    Check("http.protocol-version", "an unsupported MCP-Protocol-Version gets 400", Level.MUST,
+          "basic/transports#protocol-version-header",
+          (("2025-06-18 to 2025-11-25", "If the server receives a request with an invalid or unsupported "
+                                        "`MCP-Protocol-Version`, it **MUST** respond with `400 Bad Request`."),
+           ("2026-07-28", "If the server does not implement the requested protocol version (whether the version is "
+                          "unknown to the server, or is a known version the server has chosen not to support), it "
+                          "**MUST** respond with `400 Bad Request` and an `UnsupportedProtocolVersionError` listing "
+                          "its supported versions.")),
+          revisions=("2025-06-18", "2025-11-25", *MODERN_VERSIONS), transports=("http",),
+          sections={"2026-07-28": "basic/transports/streamable-http#protocol-version-header"},
+          how="Sends `ping` in the session with `MCP-Protocol-Version: 1999-01-01`; 400 passes. 2026-07-28: "
+              "`server/discover` whose header and `_meta` both name 1999-01-01 (so that the two agree and only the "
+              "version is wrong) must get 400 with error -32022 whose `data.supported` lists versions."),
+    Check("http.unknown-session", "a session id the server never issued gets 404", Level.SHOULD, _SESSIONS,
+          (("2025-03-26 to 2025-11-25", "The server **MAY** terminate the session at any time, after which it "
+                                        "**MUST** respond to requests containing that session ID with HTTP 404 Not "
+                                        "Found."),),
+          revisions=_SESSION_REVISIONS, transports=("http",),
+          how="Where the server issued a session at initialize: sends `ping` with `Mcp-Session-Id: "
+              "mcpprobe-unknown-session-0000`. 404 passes; anything else is a warning (the MUST is worded for a "
+              "session the server ended, and an id it never issued is one it does not hold). Without a session: "
+              "skipped."),
+    Check("http.session-delete", "DELETE ends a session, which then gets 404", Level.MUST, _SESSIONS,
+          (("2025-03-26 to 2025-11-25", "Clients that no longer need a particular session ... **SHOULD** send an "
+                                        "HTTP DELETE to the MCP endpoint with the `Mcp-Session-Id` header, to "
+                                        "explicitly terminate the session. The server **MAY** respond to this "
+                                        "request with HTTP 405 Method Not Allowed"),
+           ("2025-03-26 to 2025-11-25", "The server **MAY** terminate the session at any time, after which it "
+                                        "**MUST** respond to requests containing that session ID with HTTP 404 Not "
+                                        "Found.")),
+          revisions=_SESSION_REVISIONS, transports=("http",),
+          how="Opens a second session of its own (`initialize`, `notifications/initialized`), so that the run's "
+              "lives on, and sends DELETE with its id. 405 passes (the server does not let clients end sessions). "
+              "A 2xx, then `ping` with the ended session's id: 404 passes, anything else fails. Another answer to "
+              "DELETE is a warning. Without sessions: skipped."),
+    Check("http.get-stream", "GET answers an event stream or 405", Level.MUST,
+          "basic/transports#listening-for-messages-from-the-server",
+          (("2025-03-26 to 2025-11-25", "The server **MUST** either return `Content-Type: text/event-stream` in "
+                                        "response to this HTTP GET, or else return HTTP 405 Method Not Allowed, "
+                                        "indicating that the server does not offer an SSE stream at this "
+                                        "endpoint."),),
+          revisions=_SESSION_REVISIONS, transports=("http",),
+          how="Sends GET with `Accept: text/event-stream` and the session's headers, and closes the stream as soon "
+              "as its headers are in. 200 `text/event-stream` or 405 passes; anything else fails. 2026-07-28 "
+              "removed the GET stream (n/a)."),
+    Check("http.batch", "a JSON-RPC batch is refused", Level.MAY, "basic/transports#sending-messages-to-the-server",
+          (("2025-06-18 to 2025-11-25", "The body of the POST request **MUST** be a single JSON-RPC _request_, "
+                                        "_notification_, or _response_."),
+           ("2026-07-28", "The body of the HTTP POST **MUST** be a single JSON-RPC _request_ or _notification_.")),
+          revisions=("2025-06-18", "2025-11-25", *MODERN_VERSIONS), transports=("http",),
+          sections={"2026-07-28": "basic/transports/streamable-http#sending-messages"},
+          how="POSTs an array of two `ping` (2026-07-28: `server/discover`) requests. An HTTP error, or a "
+              "JSON-RPC error alone, passes; answers to the batch are a warning. The rule binds clients, and no "
+              "words oblige a server to refuse a batch, so this is no more than a warning at level MAY "
+              "(2025-03-26 allowed batches: n/a)."),
+    Check("http.notification", "a notification gets 202 Accepted with no body", Level.MUST,
+          "basic/transports#sending-messages-to-the-server",
+          (("2025-03-26 to 2025-11-25", "If the input is a JSON-RPC _response_ or _notification_: If the server "
+                                        "accepts the input, the server **MUST** return HTTP status code 202 "
+                                        "Accepted with no body. If the server cannot accept the input, it **MUST** "
+                                        "return an HTTP error status code (e.g., 400 Bad Request)."),
+           ("2026-07-28", "If the body is a JSON-RPC _notification_: If the server accepts it, the server **MUST** "
+                          "return HTTP status code `202 Accepted` with no body.")),
+          revisions=_STREAMABLE, transports=("http",),
+          sections={"2026-07-28": "basic/transports/streamable-http#sending-messages"},
+          how="POSTs `notifications/cancelled` for a request id never sent (\"Invalid cancellation notifications "
+              "SHOULD be ignored\", so it changes nothing). 202 with no body passes, and so does an HTTP error "
+              "(the server cannot accept it, which it may say); 202 with a body, or a 2xx other than 202, fails."),
+    Check("http.method-header", "an Mcp-Method header that contradicts the body gets 400 and -32020", Level.MUST,
+          "basic/transports/streamable-http#server-validation",
+          (("2026-07-28", "Servers that process the request body **MUST** reject requests where the values "
+                          "specified in the headers do not match the corresponding values in the request body. ... "
+                          "servers **MUST** return HTTP status `400 Bad Request` and **MUST** include a JSON-RPC "
+                          "error response using the following error code: `-32020` HeaderMismatch"),),
+          revisions=MODERN_VERSIONS, transports=("http",),
+          how="Sends `server/discover` with `Mcp-Method: tools/list`. 400 with error -32020 passes; anything else "
+              "fails."),
+    Check("http.name-header", "an Mcp-Name header that contradicts the body gets 400 and -32020", Level.MUST,
+          "basic/transports/streamable-http#server-validation",
+          (("2026-07-28", "`Mcp-Name`: `params.name` or `params.uri`, for `tools/call`, `resources/read`, "
+                          "`prompts/get` requests. ... Servers that process the request body **MUST** reject "
+                          "requests where the values specified in the headers do not match the corresponding "
+                          "values in the request body."),),
+          revisions=MODERN_VERSIONS, transports=("http",), capability=("resources", "prompts"),
+          how="Sends `resources/read` of the first listed resource (else `prompts/get` of a listed prompt whose "
+              "arguments are all optional; never `tools/call`) with `Mcp-Name: mcpprobe-mismatched-name`. 400 "
+              "with error -32020 passes; anything else fails. Nothing to read: skipped."),
+    # ----- authorization -----
+    Check("auth.challenge", "a 401 says where the protected resource metadata is", Level.MUST,
+          "basic/authorization#protected-resource-metadata-discovery-requirements",
+          (("2025-06-18", "MCP servers **MUST** use the HTTP header `WWW-Authenticate` when returning a _401 "
+                          "Unauthorized_ to indicate the location of the resource server metadata URL as described in "
+                          "RFC9728 Section 5.1 \"WWW-Authenticate Response\"."),
+           ("2025-11-25 and later", "MCP servers **MUST** implement one of the following discovery mechanisms to "
+                                    "provide authorization server location information to MCP clients: 1. "
+                                    "**WWW-Authenticate Header**: Include the resource metadata URL in the "
+                                    "`WWW-Authenticate` HTTP header under `resource_metadata` when returning `401 "
+                                    "Unauthorized` responses ... 2. **Well-Known URI**: Serve metadata at a "
+                                    "well-known URI as specified in RFC9728.")),
+          revisions=_AUTH, transports=("http", "sse"), sections=_AUTH_DISCOVERY_SECTIONS,
+          how="Judges the server's answer to the connection when it is HTTP 401 (with no token, or a refused one); "
+              "sends nothing of its own. 2025-06-18: the Bearer challenge must carry `resource_metadata`. 2025-11-25 "
+              "on: that, or the metadata served at a well-known URI (RFC 9728). No 401: n/a without credentials "
+              "(authorization is OPTIONAL), skipped with them."),
+    Check("auth.resource-metadata", "the protected resource metadata is valid and names an authorization server",
+          Level.MUST, "basic/authorization#authorization-server-location",
+          (("2025-06-18 and later", "MCP servers **MUST** implement the OAuth 2.0 Protected Resource Metadata "
+                                    "(RFC9728) specification to indicate the locations of authorization servers. The "
+                                    "Protected Resource Metadata document returned by the MCP server **MUST** "
+                                    "include the `authorization_servers` field containing at least one "
+                                    "authorization server."),),
+          revisions=_AUTH, transports=("http", "sse"),
+          sections={"2026-07-28": "basic/authorization/authorization-server-discovery#authorization-server-location"},
+          how="After a 401: the diagnosis fetches the document from the challenge's `resource_metadata`, then the "
+              "path-aware and the root well-known URIs, with none of the user's credentials. A JSON object with an "
+              "http(s) `resource` and a non-empty `authorization_servers` list passes; none found, or none valid, "
+              "fails."),
+    Check("auth.server-metadata", "the authorization server's metadata is reachable and valid", Level.MUST,
+          "basic/authorization#authorization-server-metadata-discovery",
+          (("2025-06-18", "Authorization servers **MUST** provide OAuth 2.0 Authorization Server Metadata (RFC8414)."),
+           ("2025-11-25 and later", "MCP authorization servers **MUST** provide at least one of the following "
+                                    "discovery mechanisms: OAuth 2.0 Authorization Server Metadata (RFC8414), "
+                                    "OpenID Connect Discovery 1.0")),
+          revisions=_AUTH, transports=("http", "sse"),
+          sections={"2025-06-18": "basic/authorization#server-metadata-discovery",
+                    "2026-07-28": "basic/authorization/authorization-server-discovery"
+                                  "#authorization-server-metadata-discovery"},
+          how="After a 401: the diagnosis fetches the first authorization server's RFC 8414 and OpenID Connect "
+              "documents in the specification's order. One with the right `issuer`, a `token_endpoint` and (for "
+              "the code flow) an `authorization_endpoint` passes; none fails. Skipped when no protected resource "
+              "metadata named a server."),
     # ----- portability -----
     Check("portability.schema-constructs", "tool schemas avoid constructs some hosts reject", Level.MAY,
           "basic#json-schema-usage",

@@ -194,11 +194,30 @@ async def call_named(ctx: CheckContext) -> Verdict:
     return await call_each(ctx)
 
 
+CACHEABLE = ("supportedVersions", "tools", "resources", "resourceTemplates", "prompts", "contents")
+
+
+async def cache_hints(ctx: CheckContext) -> Verdict:
+    """2026-07-28 CacheableResult: the results that are one, known by their keys."""
+    cacheable = [(rid, result) for rid, result in ctx.answers if any(key in result for key in CACHEABLE)]
+    wrong = []
+    for rid, result in cacheable:
+        ttl, scope = result.get("ttlMs"), result.get("cacheScope")
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl < 0 or scope not in ("public", "private"):
+            wrong.append(f"the answer to request {inert(rid, 40)}: ttlMs {inert(ttl, 30)}, cacheScope "
+                         f"{inert(scope, 30)}")
+    if wrong:
+        return failed(f"{len(wrong)} of {len(cacheable)} discover, list or read results lack a ttlMs of at least 0 "
+                      f"or a cacheScope of public or private; first {wrong[0]}")
+    return passed(f"all {len(cacheable)} discover, list and read results carry ttlMs and cacheScope")
+
+
 IMPLEMENTS = {
     "pagination.invalid-cursor": invalid_cursor,
     "listing.complete": complete,
     "listing.stable": stable,
     "listing.icons": icons,
+    "listing.cache-hints": cache_hints,
     "tools.name-rules": name_rules,
     "tools.input-schema": input_schema,
     "tools.output-schema": output_schema,

@@ -16,6 +16,9 @@ ones a fragile server may die on (`lifecycle.cancel-in-flight`, `lifecycle.unkno
 servers on old SDKs end on a notification or a method they do not know), so that such a death costs
 the other checks nothing; the checks after it are then `skipped`, naming the check that ended the
 server (when that one failed), else `error`.
+
+A connection refused with HTTP 401 runs no session at all: then only the `auth` checks are
+reported, judged from the diagnosis of the 401 (`auth_results`, mcpprobe.check.auth).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
 
 CheckFunction = Callable[[CheckContext], Awaitable[Verdict]]
 LATE = ("lifecycle.cancel-in-flight", "lifecycle.unknown-method", "lifecycle.invalid-params")
-LAST = ("lifecycle.result-type", "lifecycle.stdin-close-exit", "lifecycle.stdout-clean")
+LAST = ("listing.cache-hints", "lifecycle.result-type", "lifecycle.stdin-close-exit", "lifecycle.stdout-clean")
 ORDER = (*LATE, *LAST)
 
 
@@ -168,7 +171,40 @@ async def check(target: Target, settings: Settings, *, options: CheckOptions | N
         ctx = await run_checks(session, options, outcome.results)
         outcome.listings.update(ctx.listings())
 
-    return await _guarded(outcome, target, replace(settings, force=False), body, **session_args)
+    await _guarded(outcome, target, replace(settings, force=False), body, **session_args)
+    if not outcome.results:
+        outcome.results.extend(auth_results(outcome, settings, options))
+    return outcome
+
+
+def auth_results(outcome: CheckOutcome, settings: Settings, options: CheckOptions) -> list[Result]:
+    """The connection stopped at HTTP 401: the authorization checks, judged from the diagnosis the
+    operation made of it (mcpprobe.check.auth); the other checks could not run, and are not listed."""
+    from mcpprobe.check.auth import FROM_DIAGNOSIS, judged_version
+
+    error = outcome.error
+    data = error.detail.get("authDiagnosis") if error is not None else None
+    if error is None or error.exit_code != ExitCode.AUTH or error.detail.get("status") != 401 \
+            or not isinstance(data, dict):
+        return []
+    version = judged_version(settings.protocol)
+    results = []
+    for check in chosen(options, version):
+        if check.id not in FROM_DIAGNOSIS:
+            continue
+        level, url = check.level_for(version), check.spec_url(version)
+        if version not in check.revisions:
+            results.append(Result(check, Status.NA, level, f"not part of protocol {version}", url))
+            continue
+        if "failed" in data:
+            results.append(Result(check, Status.ERROR, level, f"the diagnosis failed: {data['failed']}", url))
+            continue
+        verdict = FROM_DIAGNOSIS[check.id](data, version)
+        status = Status.WARN if verdict.status is Status.FAIL and level is not Level.MUST else verdict.status
+        judged = status in (Status.PASS, Status.FAIL, Status.WARN)
+        message = verdict.message + (f" (judged by protocol {version}: none was negotiated)" if judged else "")
+        results.append(Result(check, status, level, message, url, verdict.evidence, verdict.detail))
+    return results
 
 
 def check_ids() -> list[str]:

@@ -221,6 +221,21 @@ class StreamableHttpTransport(_HttpBase):
             self._abandoned_session, self._session_id = self._session_id, None
             self.info.detail.pop("sessionId", None)
 
+    @property
+    def session_id(self) -> str | None:
+        """The session the server issued at initialize, if any (never one of 2026-07-28)."""
+        return self._session_id
+
+    def request_headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The headers a POST of this connection carries (session, version, then `extra`): for
+        `mcpprobe check`, which sends requests of its own beside the connection's."""
+        return self._headers(extra)
+
+    def raw_client(self) -> httpx.AsyncClient:
+        """A new client with the target's headers, auth, TLS and redirect rules, for requests that
+        are not the connection's (the caller closes it)."""
+        return self._make_client()
+
     def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
         headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
         if self._session_id:

@@ -62,14 +62,16 @@ BROKEN = {
     "tasks-list-broken": ("tasks.list", "fail", "legacy", ()),
     "unknown-task-wrong": ("tasks.unknown-task", "fail", "legacy", ()),
     "unportable": ("portability.schema-constructs", "warn", "modern", ()),
+    "no-cache-hints": ("listing.cache-hints", "fail", "modern", ()),
 }
 
 
 def test_every_check_has_a_breaking_fixture() -> None:
     from mcpprobe.check.catalogue import CHECKS
+    from tests.e2e.check.test_check_http import BROKEN_IDS
     from tests.fixtures.check_server import MODES
 
-    covered = {check_id for check_id, *_ in BROKEN.values()}
+    covered = {check_id for check_id, *_ in BROKEN.values()} | BROKEN_IDS
     assert covered == {check.id for check in CHECKS}
     assert set(BROKEN) == set(MODES) - {"ok", "setlevel-absent"}
 

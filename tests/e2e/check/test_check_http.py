@@ -1,0 +1,127 @@
+"""`mcpprobe check`'s streamable-HTTP and authorization families: each check fails (or warns) on an
+HTTP fixture on 127.0.0.1 that breaks exactly its rule, and on nothing else; they are n/a where they
+do not apply (stdio, a server that asks for no authorization)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PY, ROOT, checked, http_server, run_cli
+
+HTTP_SERVER = ROOT / "tests" / "fixtures" / "check_http_server.py"
+AUTH_SERVER = ROOT / "tests" / "fixtures" / "auth_server.py"
+BAD = ("fail", "warn", "error")
+
+# mode -> (check id, expected status, protocols it is broken in)
+HTTP_BROKEN = {
+    "origin-ignored": ("http.origin", "fail", ("legacy", "modern")),
+    "version-ignored": ("http.protocol-version", "fail", ("legacy", "modern")),
+    "session-unchecked": ("http.unknown-session", "warn", ("legacy",)),
+    "delete-ignored": ("http.session-delete", "fail", ("legacy",)),
+    "get-wrong": ("http.get-stream", "fail", ("legacy",)),
+    "batch-accepted": ("http.batch", "warn", ("legacy", "modern")),
+    "notification-200": ("http.notification", "fail", ("legacy", "modern")),
+    "method-header-ignored": ("http.method-header", "fail", ("modern",)),
+    "name-header-ignored": ("http.name-header", "fail", ("modern",)),
+}
+# auth_server.py flags -> (check id, the revision judged by)
+AUTH_BROKEN = {
+    ("--prm-at", "path"): ("auth.challenge", "2025-06-18"),
+    ("--prm-malformed",): ("auth.resource-metadata", "legacy"),
+    ("--as-malformed", "missing-token-endpoint"): ("auth.server-metadata", "legacy"),
+}
+BROKEN_IDS = {check_id for check_id, *_ in HTTP_BROKEN.values()} | {check_id for check_id, _ in AUTH_BROKEN.values()}
+
+
+def run_check(url: str, protocol: str, *options: str) -> tuple[int, dict]:
+    result = run_cli(["check", "--json", "--level", "may", "--unsafe", "--timeout", "10", "--protocol", protocol,
+                      *options, url])
+    assert result.stdout, result.stderr
+    return result.exit_code, checked(json.loads(result.stdout))
+
+
+def statuses(doc: dict) -> dict[str, str]:
+    return {entry["id"]: entry["status"] for entry in doc["checks"]}
+
+
+def test_every_http_mode_is_tested() -> None:
+    from tests.fixtures.check_http_server import MODES
+
+    assert set(HTTP_BROKEN) == set(MODES) - {"ok"}
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern", "2025-03-26"])
+def test_a_right_http_server_passes_every_check(protocol: str) -> None:
+    with http_server([PY, str(HTTP_SERVER), "ok"]) as url:
+        code, doc = run_check(url, protocol)
+    found = statuses(doc)
+    assert code == 0 and not {cid: s for cid, s in found.items() if s in BAD}, doc["checks"]
+    http = {cid: s for cid, s in found.items() if cid.startswith("http.")}
+    applies = {"legacy": 7, "modern": 6, "2025-03-26": 5}[protocol]  # batch and version header: 2025-06-18 on
+    assert list(http.values()).count("pass") == applies, http
+    # No 401: authorization is OPTIONAL, so these are n/a, never failures.
+    assert {found["auth.challenge"], found["auth.resource-metadata"], found["auth.server-metadata"]} == {"n/a"}
+
+
+@pytest.mark.parametrize("mode", sorted(HTTP_BROKEN))
+def test_each_http_check_fails_on_its_fixture_and_nothing_else(mode: str) -> None:
+    check_id, expected, protocols = HTTP_BROKEN[mode]
+    with http_server([PY, str(HTTP_SERVER), mode]) as url:
+        for protocol in protocols:
+            code, doc = run_check(url, protocol)
+            found = statuses(doc)
+            assert found[check_id] == expected, [e for e in doc["checks"] if e["id"] == check_id]
+            assert {cid: s for cid, s in found.items() if cid != check_id and s in BAD} == {}
+            entry = next(e for e in doc["checks"] if e["id"] == check_id)
+            assert entry["evidence"] and entry["evidence"][0]["sent"].startswith(("POST ", "GET ", "DELETE "))
+            assert "HTTP " in entry["evidence"][-1]["received"]
+            assert code == (1 if expected == "fail" else 0)
+
+
+def test_origin_is_unsafe_and_not_sent_without_unsafe(tmp_path: Path) -> None:
+    record = tmp_path / "http.jsonl"
+    with http_server([PY, str(HTTP_SERVER), "origin-ignored"], env={"CHECK_HTTP_RECORD": str(record)}) as url:
+        result = run_cli(["check", "--json", "--protocol", "legacy", url])
+    doc = checked(json.loads(result.stdout))
+    assert statuses(doc)["http.origin"] == "skipped" and result.exit_code == 0
+    assert not [line for line in record.read_text().splitlines() if json.loads(line)["origin"]]
+
+
+def test_http_checks_are_na_over_stdio() -> None:
+    result = run_cli(["check", "--json", "--protocol", "legacy", "--unsafe", "--", sys.executable,
+                      str(ROOT / "tests" / "fixtures" / "check_server.py")])
+    found = statuses(checked(json.loads(result.stdout)))
+    assert {s for cid, s in found.items() if cid.startswith(("http.", "auth."))} == {"n/a"}
+
+
+def test_a_protected_server_that_is_right_passes_the_auth_checks() -> None:
+    with http_server([PY, str(AUTH_SERVER)]) as url:
+        code, doc = run_check(url, "auto")
+    found = statuses(doc)
+    assert found == {"auth.challenge": "pass", "auth.resource-metadata": "pass", "auth.server-metadata": "pass"}
+    assert code == 7  # the connection itself stopped at the 401: the auth code, as for every command
+    assert doc["error"]["code"] and "judged by protocol 2025-11-25" in doc["checks"][0]["message"]
+
+
+@pytest.mark.parametrize("flags", sorted(AUTH_BROKEN))
+def test_each_auth_check_fails_on_its_fixture_and_nothing_else(flags: tuple[str, ...]) -> None:
+    check_id, protocol = AUTH_BROKEN[flags]
+    with http_server([PY, str(AUTH_SERVER), *flags]) as url:
+        _, doc = run_check(url, protocol)
+    found = statuses(doc)
+    assert found[check_id] == "fail", doc["checks"]
+    assert {cid: s for cid, s in found.items() if cid != check_id and s in BAD} == {}
+    assert next(e for e in doc["checks"] if e["id"] == check_id)["evidence"]
+
+
+def test_the_well_known_uri_alone_is_enough_from_2025_11_25() -> None:
+    """2025-06-18: the 401 MUST name the metadata in WWW-Authenticate; 2025-11-25: "MCP servers MUST
+    implement one of the following discovery mechanisms", the header or the well-known URI."""
+    with http_server([PY, str(AUTH_SERVER), "--prm-at", "path"]) as url:
+        _, old = run_check(url, "2025-06-18")
+        _, new = run_check(url, "2025-11-25")
+    assert statuses(old)["auth.challenge"] == "fail"
+    assert statuses(new)["auth.challenge"] == "pass"
