@@ -204,7 +204,7 @@ def _check_fleet_baselines(fleet: FleetInvocation, template: str) -> None:
               help="Compare with a snapshot saved earlier: report added, removed and changed items; breaking "
                    "changes exit 1.")
 @click.option("--report", "report_files", multiple=True, metavar="FORMAT=FILE", callback=_parse_reports,
-              help="Also write the result in FORMAT (json, junit, openmetrics, html, human) to FILE, whole or "
+              help="Also write the result in FORMAT (json, junit, openmetrics, html, sarif, human) to FILE, whole or "
                    "not at all; repeatable. stdout keeps --format.")
 @click.option("--lint", "lint_mode", type=click.Choice(["on", "strict"]), is_flag=False, flag_value="on",
               default=None, help="Also vet the text the server gives the model, offline (lint-* findings, "
@@ -213,7 +213,7 @@ def _check_fleet_baselines(fleet: FleetInvocation, template: str) -> None:
 @click.option("--token-budget", type=int, default=None, metavar="N", callback=_positive,
               help="With --lint: a lint-token-budget warning when the catalogue is estimated at more than N "
                    "tokens (characters of its JSON / 4).")
-@output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML)
+@output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML, Format.SARIF)
 @connection_options
 @click.pass_context
 def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_servers: bool, expect_file: str | None,

@@ -35,6 +35,7 @@ class Member:
     target: Target | None
     settings: Settings
     source: str | None = None
+    source_line: int | None = None  # the line of its entry in `source` (SARIF locations), when found
     problem: ProbeError | None = None  # could not be prepared (for example a missing variable)
     baseline: tuple[str, dict[str, Any]] | None = None  # (path, snapshot)
     baseline_missing: str | None = None  # the --baseline file of a fleet member that does not exist
