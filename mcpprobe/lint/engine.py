@@ -150,23 +150,30 @@ def annotation_findings(tool: dict[str, Any], settings: LintSettings) -> list[Fi
     return found
 
 
-def _mentions(text: str, name: str) -> bool:
-    """Whether `text` names the tool `name`: a whole word, and a name distinct enough to mean a
-    tool (it has a separator or a capital inside, or is quoted as code); "search" in "search the
-    web" does not name a tool called search, `search` or search_web does."""
-    if f"`{name}`" in text:
-        return True
-    if not re.search(r"[_\-.]|[a-z][A-Z]", name):
-        return False
-    return re.search(rf"(?<![\w\-.]){re.escape(name)}(?![\w\-])", text) is not None
+_WORD = re.compile(r"[\w\-.]+")
+_CODE = re.compile(r"`([^`\n]{1,200})`")
+
+
+def _distinct(name: str) -> bool:
+    """A name distinct enough to mean a tool when it stands as a word: with a separator or a
+    capital inside (list_files, listFiles). "search" in "search the web" names no tool."""
+    return re.search(r"[_\-.]|[a-z][A-Z]", name) is not None
+
+
+def mentioned(text: str) -> set[str]:
+    """The words of `text` that could name a tool: each quoted as code (`echo`), and each whole
+    word distinct enough to be a name. Linear in the text, whatever the catalogue's size."""
+    words = {word.rstrip(".") for word in _WORD.findall(text)}
+    return {word for word in words if word and _distinct(word)} | set(_CODE.findall(text))
 
 
 def reference_findings(own: str, others: Mapping[str, str], text: Text, settings: LintSettings, *,
                        server: str | None = None) -> list[Finding]:
     """Text of one tool that names other tools (`others`: tool name -> the server offering it)."""
     found = []
-    for name, offered_by in others.items():
-        if name == own or not _mentions(text.value, name):
+    for name in sorted(mentioned(text.value)):
+        offered_by = others.get(name)
+        if offered_by is None or name == own:
             continue
         if offered_by == server:
             message = f"{text.where} names another tool of this server: {visible(name)}"

@@ -127,3 +127,12 @@ def test_fleet_shadowing_and_foreign_names() -> None:
     assert [(f.code, f.detail.get("server")) for f in found["b"]] == [("fleet-shadowed-tool", None),
                                                                      ("fleet-names-foreign-tool", "a")]
     assert found["c"] == []
+
+
+def test_a_large_catalogue_is_linted_in_one_pass() -> None:
+    # 20,000 tools, each naming the next: names are looked up from the words of each text, never
+    # by trying every name on every text (which would be 400 million searches).
+    tools = [{"name": f"tool_{i:05d}", "description": f"Then call tool_{i + 1:05d}."} for i in range(20_000)]
+    found = lint(None, _listings(*tools), LintSettings())
+    names = [f for f in found if f.code == "lint-names-tool"]
+    assert len(names) == 19_999 and names[0].detail["names"] == "tool_00001"
