@@ -83,6 +83,21 @@ CODES: dict[str, tuple[Severity, str]] = {
     "server-leak": (Severity.WARNING, "a stdio server's memory or open files grew steadily under constant load"),
     "client-saturated": (Severity.WARNING, "mcpprobe's own CPU was saturated: the client may have been the limit"),
     "schedule-not-kept": (Severity.WARNING, "open loop: requests started late (their latency counts from when due)"),
+    # lint (mcpprobe.lint, probe --lint): heuristics on the text a server gives the model; never errors
+    # unless --lint=strict (docs/findings.md, "Lint").
+    "lint-override-instructions": (Severity.WARNING, "text tells the model to set aside its instructions"),
+    "lint-conceal-from-user": (Severity.WARNING, "text tells the model to keep something from the user"),
+    "lint-read-sensitive-file": (Severity.WARNING, "text asks for keys, credentials or client configs"),
+    "lint-send-data": (Severity.WARNING, "text tells the model to send data to a fixed address"),
+    "lint-shouting-markup": (Severity.WARNING, "markup aimed at a model, such as <IMPORTANT> or [SYSTEM]"),
+    "lint-long-description": (Severity.INFO, "a description far longer than a tool needs"),
+    "lint-names-tool": (Severity.INFO, "a tool's text names another tool of the same server"),
+    "lint-annotations-conflict": (Severity.WARNING, "a tool's annotations contradict each other"),
+    "lint-annotation-vs-name": (Severity.WARNING, "a tool's readOnlyHint contradicts its name"),
+    "lint-tokens": (Severity.INFO, "the catalogue's estimated size in tokens"),
+    "lint-token-budget": (Severity.WARNING, "the catalogue's estimated size is over --token-budget"),
+    "fleet-shadowed-tool": (Severity.WARNING, "a tool name offered by more than one server of the fleet"),
+    "fleet-names-foreign-tool": (Severity.WARNING, "a tool's text names a tool of another server of the fleet"),
     # watch (mcpprobe.watch): notifications nobody promised.
     "unpromised-notification": (Severity.WARNING, "a change notification the server never promised; not acted on"),
 }

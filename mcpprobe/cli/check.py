@@ -87,7 +87,7 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
                    "arguments' names.")
 @click.option("--rate", type=float, default=None, metavar="N", callback=_positive,
               help="Send at most N requests a second (default: one at a time, as fast as answered).")
-@output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML)
+@output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML, Format.SARIF)
 @connection_options
 @click.pass_context
 def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, only: tuple[str, ...],

@@ -165,6 +165,15 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
     return ServerInvocation(line, redactor, target)
 
 
+def _entry_member(entry: ServerEntry, target: Any, line: CommandLine, **extra: Any) -> Member:
+    """A fleet member from a config entry, with the line of its entry for reports that point at it."""
+    from mcpprobe.fleet.config import entry_line
+    from mcpprobe.fleet.probe import Member
+
+    return Member(entry.name, target, line.settings, source=entry.source,
+                  source_line=entry_line(entry.source, entry.name), **extra)
+
+
 def resolve_fleet(line: CommandLine) -> FleetInvocation:
     """The servers of a `probe`: one from the command line, or named ones from the configs."""
     from mcpprobe.errors import UsageProblem
@@ -187,22 +196,22 @@ def resolve_fleet(line: CommandLine) -> FleetInvocation:
     if not many:
         one = resolve(line, discovery)
         entry = discovery.get(names[0])
-        member = Member(entry.name, one.target, line.settings, source=entry.source)
+        member = _entry_member(entry, one.target, line)
         return FleetInvocation(line, one.redactor, (member,), many=False)
     members, secrets = [], []
     for entry in (discovery.get(name) for name in names):
         if entry.disabled and choice.all_servers:
             # Named with -s it is probed anyway: the user asked for it.
-            members.append(Member(entry.name, None, line.settings, source=entry.source,
-                                  skipped='"disabled": true in its config entry'))
+            members.append(_entry_member(entry, None, line,
+                                        skipped='"disabled": true in its config entry'))
             continue
         try:
             target, extra = named_target(entry, line)
         except UsageProblem as exc:
-            members.append(Member(entry.name, None, line.settings, source=entry.source, problem=exc))
+            members.append(_entry_member(entry, None, line, problem=exc))
             continue
         secrets.extend([*target.secrets(), *extra])
-        members.append(Member(entry.name, target, line.settings, source=entry.source))
+        members.append(_entry_member(entry, target, line))
     redactor = Redactor(secrets)
     redact.use(redactor)
     warn_insecure(line)

@@ -183,6 +183,7 @@ FORMAT_HELP = {
     Format.JUNIT: "junit (JUnit XML)",
     Format.OPENMETRICS: "openmetrics (Prometheus text)",
     Format.HTML: "html (one self-contained page)",
+    Format.SARIF: "sarif (SARIF 2.1.0 for code scanning)",
 }
 
 

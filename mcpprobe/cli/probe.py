@@ -204,14 +204,21 @@ def _check_fleet_baselines(fleet: FleetInvocation, template: str) -> None:
               help="Compare with a snapshot saved earlier: report added, removed and changed items; breaking "
                    "changes exit 1.")
 @click.option("--report", "report_files", multiple=True, metavar="FORMAT=FILE", callback=_parse_reports,
-              help="Also write the result in FORMAT (json, junit, openmetrics, html, human) to FILE, whole or "
+              help="Also write the result in FORMAT (json, junit, openmetrics, html, sarif, human) to FILE, whole or "
                    "not at all; repeatable. stdout keeps --format.")
-@output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML)
+@click.option("--lint", "lint_mode", type=click.Choice(["on", "strict"]), is_flag=False, flag_value="on",
+              default=None, help="Also vet the text the server gives the model, offline (lint-* findings, "
+                                 "`mcpprobe docs findings`); warnings never change the exit code, with "
+                                 "--lint=strict they are errors (exit 1). With a fleet, also fleet-* findings.")
+@click.option("--token-budget", type=int, default=None, metavar="N", callback=_positive,
+              help="With --lint: a lint-token-budget warning when the catalogue is estimated at more than N "
+                   "tokens (characters of its JSON / 4).")
+@output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML, Format.SARIF)
 @connection_options
 @click.pass_context
 def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_servers: bool, expect_file: str | None,
           save_snapshot: str | None, baseline: str | None, report_files: tuple[tuple[Format, str], ...],
-          **params: Any) -> int:
+          lint_mode: str | None, token_budget: int | None, **params: Any) -> int:
     """Connect, show what was negotiated, and list every declared kind to the end.
 
     Never calls a tool. Exit 0 when nothing is wrong, 1 when there are error findings. With several
@@ -227,6 +234,8 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
     """
     from mcpprobe.cli.invocation import resolve_fleet
 
+    if token_budget is not None and lint_mode is None:
+        raise click.UsageError("--token-budget needs --lint")
     line = command_line(ctx, url, params)
     if list_servers:
         return _show_servers(line.server.config_files, line.output.verbose, line.output.as_json)
@@ -237,7 +246,8 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
     fmt, many, members = line.output.format, fleet.many, list(fleet.members)
     trace = open_trace(fleet)
     extras = Extras(expectations, trace=trace, stderr_writer=server_stderr_writer(fleet),
-                    say=fleet.say if line.output.verbose else None, label_traces=many, traceback=line.traceback)
+                    say=fleet.say if line.output.verbose else None, label_traces=many, traceback=line.traceback,
+                    lint=_lint_settings(lint_mode, token_budget))
     if many:
         fleet.say(f"probing {len(members)} servers, at most {concurrency} at once")
     show = None
@@ -279,6 +289,14 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
     shown = show.code if show is not None else None
     code = shown if shown is not None else _emit_reports(reports, fmt, many, fleet.redactor, report_files)
     return trace_checked(trace, line.output, code)
+
+
+def _lint_settings(mode: str | None, token_budget: int | None) -> Any:
+    if mode is None:
+        return None
+    from mcpprobe.lint.engine import LintSettings
+
+    return LintSettings(strict=mode == "strict", token_budget=token_budget)
 
 
 def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor,

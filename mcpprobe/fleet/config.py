@@ -439,3 +439,24 @@ def resolve(entry: ServerEntry, *, env: Mapping[str, str] | None = None, prompt:
     secrets = [v for v in expand.secrets if v]
     return Resolved(entry, url, command, [f"{k}={v}" for k, v in env_pairs], headers, cwd, entry.transport,
                     secrets)
+
+
+def entry_line(source: str, name: str) -> int | None:
+    """The 1-based line of the server `name`'s key in the config file `source`, for reports that
+    point at it (SARIF): the first line holding the name as a JSON key ("name":) or a YAML key
+    (name:). None when the file cannot be read again or the key is not on a line of its own."""
+    import json
+    import re
+
+    try:
+        with open(source, encoding="utf-8", errors="replace") as file:
+            text = file.read(1 << 22)
+    except OSError:
+        return None
+    keys = (re.escape(json.dumps(name)), re.escape(f"'{name}'"), rf"(?<![\w\-.]){re.escape(name)}")
+    pattern = re.compile(rf"^\s*(?:-\s*)?(?:{'|'.join(keys)})\s*:", re.MULTILINE)
+    match = pattern.search(text)
+    if match is None:
+        # Compact JSON: the key anywhere on a line.
+        match = re.search(rf"{re.escape(json.dumps(name))}\s*:", text)
+    return text.count("\n", 0, match.start()) + 1 if match else None

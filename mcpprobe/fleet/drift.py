@@ -103,6 +103,7 @@ class Change:
     change: str  # added | removed | changed
     breaking: bool
     details: list[str] = field(default_factory=list)
+    previous: str | None = None  # a renamed item: its identity in the baseline (`renames`)
 
     def message(self) -> str:
         what = f"{_singular(self.kind)} {self.ident!r}"
@@ -111,8 +112,11 @@ class Change:
         return f"{what} {self.change}" + (f": {'; '.join(self.details)}" if self.details else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.ident, "change": self.change, "breaking": self.breaking,
+        data = {"kind": self.kind, "id": self.ident, "change": self.change, "breaking": self.breaking,
                 "details": self.details}
+        if self.previous is not None:
+            data["previousId"] = self.previous
+        return data
 
 
 @dataclass
@@ -170,14 +174,85 @@ def compare(baseline: dict[str, Any], current: dict[str, Any], source: str) -> D
             continue
         old_items, new_items = _by_id(kind, old.get("items")), _by_id(kind, new.get("items"))
         diff = kinds.diff(old_items, new_items)
-        drift.changes.extend(Change(kind, ident, "removed", True) for ident in diff.removed)
+        renamed = renames(old_items, new_items, diff) if kind == "tools" else {}
+        was = {new_ident: old_ident for old_ident, new_ident in renamed.items()}
+        drift.changes.extend(Change(kind, ident, "removed", True) for ident in diff.removed if ident not in renamed)
         for ident in new_items:  # added and changed in the order of the new list
             if ident in diff.changed:
                 breaking, other = _item_changes(kind, *diff.changed[ident])
                 drift.changes.append(Change(kind, ident, "changed", bool(breaking), breaking + other))
+            elif ident in was:
+                drift.changes.append(_renamed(kind, was[ident], ident, old_items[was[ident]], new_items[ident]))
             elif ident not in old_items:
                 drift.changes.append(Change(kind, ident, "added", False))
     return drift
+
+
+# ----- the same tool under another name -----
+#
+# A tool is more than its name: its input schema's shape (the schema without its descriptions and
+# titles), its annotations (without their title) and its description. A tool removed and a tool
+# added are one tool renamed when they are each other's only match, where two tools match when
+#   - their schema shapes and annotations are equal, and the shape has at least one argument or the
+#     descriptions are equal too (two tools without arguments are not told apart by shape), or
+#   - their descriptions are equal and not empty.
+# A rename is a breaking change (a client calling the old name fails), reported as a change of the
+# tool under its new name with what else changed (its description, say) and `previousId`.
+
+_PROSE = frozenset({"description", "title", "examples", "$comment"})
+
+
+def _shape(schema: Any, depth: int = 0) -> Any:
+    """A JSON Schema without the prose in it: what arguments a call takes, not how they are told."""
+    if depth > 32:
+        return None
+    if isinstance(schema, dict):
+        return {key: _shape(value, depth + 1) for key, value in schema.items() if key not in _PROSE}
+    if isinstance(schema, list):
+        return [_shape(value, depth + 1) for value in schema]
+    return schema
+
+
+def _annotations(tool: dict[str, Any]) -> Any:
+    value = tool.get("annotations")
+    return {k: v for k, v in value.items() if k != "title"} if isinstance(value, dict) else None
+
+
+def _description(tool: dict[str, Any]) -> str:
+    value = tool.get("description")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def same_tool(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two tools of different names are one tool (the rule above)."""
+    shape = _shape(old.get("inputSchema"))
+    described = bool(_description(old)) and _description(old) == _description(new)
+    if shape == _shape(new.get("inputSchema")) and _annotations(old) == _annotations(new):
+        properties = shape.get("properties") if isinstance(shape, dict) else None
+        if (isinstance(properties, dict) and properties) or described:
+            return True
+    return described
+
+
+def renames(old_items: dict[str, dict[str, Any]], new_items: dict[str, dict[str, Any]],
+            diff: kinds.Diff) -> dict[str, str]:
+    """Old name -> new name of the tools renamed between two lists: pairs of a removed and an added
+    tool that are each other's only match (`same_tool`); an ambiguous match is no rename."""
+    removed, added = diff.removed, diff.added
+    if not removed or not added or len(removed) * len(added) > 250_000:
+        return {}  # bounded: a hostile catalogue must not make this quadratic without end
+    matches = {old: [new for new in added if same_tool(old_items[old], new_items[new])] for old in removed}
+    by_new: dict[str, list[str]] = {}
+    for old, news in matches.items():
+        for new in news:
+            by_new.setdefault(new, []).append(old)
+    return {old: news[0] for old, news in matches.items() if len(news) == 1 and len(by_new[news[0]]) == 1}
+
+
+def _renamed(kind: str, old_ident: str, new_ident: str, old: dict[str, Any], new: dict[str, Any]) -> Change:
+    breaking, other = _item_changes(kind, {**old, "name": new_ident}, new)
+    return Change(kind, new_ident, "changed", True, [f"renamed from {old_ident!r}", *breaking, *other],
+                  previous=old_ident)
 
 
 def _by_id(kind: str, items: Any) -> dict[str, dict[str, Any]]:

@@ -22,6 +22,7 @@ from mcpprobe.wire.target import Settings, Target
 if TYPE_CHECKING:  # loaded when a run asks for expectations, a baseline or a snapshot
     from mcpprobe.fleet.drift import Drift
     from mcpprobe.fleet.expect import Check, Expectations
+    from mcpprobe.lint.engine import LintSettings
 
 Say = Callable[[str], None]
 
@@ -34,6 +35,7 @@ class Member:
     target: Target | None
     settings: Settings
     source: str | None = None
+    source_line: int | None = None  # the line of its entry in `source` (SARIF locations), when found
     problem: ProbeError | None = None  # could not be prepared (for example a missing variable)
     baseline: tuple[str, dict[str, Any]] | None = None  # (path, snapshot)
     baseline_missing: str | None = None  # the --baseline file of a fleet member that does not exist
@@ -89,6 +91,7 @@ class Extras:
     # same signature and an Outcome of its own; `command` names it in the reports of members not run.
     operation: Callable[..., Any] | None = None
     command: str = "probe"
+    lint: LintSettings | None = None  # --lint: the catalogue's text vetted offline (mcpprobe.lint)
 
 
 def fleet_exit_code(reports: list[Report]) -> ExitCode:
@@ -124,7 +127,21 @@ async def run(members: list[Member], *, concurrency: int, extras: Extras,
     async with anyio.create_task_group() as group:
         for index, member in enumerate(members):
             group.start_soon(one, index, member)
-    return [report for report in reports if report is not None]
+    done = [report for report in reports if report is not None]
+    if extras.lint is not None and len(members) > 1:
+        _fleet_lint(done, extras.lint)
+    return done
+
+
+def _fleet_lint(reports: list[Report], settings: LintSettings) -> None:
+    """Findings between the members of a fleet (shadowed tools, one naming another's), added to
+    the report of each member they concern. Members with the same label are counted once."""
+    from mcpprobe.lint.engine import fleet_lint
+
+    by_label = {report.member.label: report for report in reports if report.outcome.snapshot is not None}
+    found = fleet_lint({label: report.outcome.listings for label, report in by_label.items()}, settings)
+    for label, findings in found.items():
+        by_label[label].outcome.findings.extend(findings)
 
 
 async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], None] | None = None) -> Report:
@@ -181,6 +198,10 @@ def _finish(member: Member, outcome: Outcome, elapsed: float, extras: Extras) ->
         outcome.findings.extend(expect.findings(report.checks))
     if member.baseline is not None or member.baseline_missing or member.snapshot_path:
         _drift_and_snapshot(member, outcome, report, say)
+    if extras.lint is not None and outcome.snapshot is not None:
+        from mcpprobe.lint.engine import lint
+
+        outcome.findings.extend(lint(outcome.snapshot.instructions, outcome.listings, extras.lint))
     say(f"{member.label}: exit {int(report.exit_code)} in {report.elapsed:.2f} s")
     return report
 

@@ -40,6 +40,7 @@ class Format(StrEnum):
     JUNIT = "junit"
     OPENMETRICS = "openmetrics"
     HTML = "html"
+    SARIF = "sarif"
 
 
 # The formats each command offers. JUnit, OpenMetrics and HTML report on servers (a health check,
@@ -54,7 +55,7 @@ OFFERED: dict[str, tuple[Format, ...]] = {
     "read": PEOPLE_AND_SCRIPTS,
     "get-prompt": PEOPLE_AND_SCRIPTS,
     "watch": PEOPLE_AND_SCRIPTS,
-    "check": (Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML),
+    "check": (Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML, Format.SARIF),
     # A load run is a measurement to read, to keep, to scrape and to look at: JUnit's pass/fail per
     # server says nothing of it (its SLOs are the exit code).
     "load": (Format.HUMAN, Format.JSON, Format.OPENMETRICS, Format.HTML),
@@ -200,6 +201,8 @@ def renderer(fmt: Format) -> Renderer:
             return openmetrics
         case Format.HTML:
             return html
+        case Format.SARIF:
+            return sarif
         case _:
             assert_never(fmt)
 
@@ -539,3 +542,17 @@ def html(subject: Subject, view: View) -> Rendered:
 
     return Rendered([render_html(subject.reports, generated=when) + "\n"],
                     _errors(subject.reports, view, many=subject.many))
+
+
+def sarif(subject: Subject, view: View) -> Rendered:
+    if isinstance(subject, Interrupted):
+        return _interrupted_report(Format.SARIF, subject, view)
+    if isinstance(subject, Checked):
+        from mcpprobe.render.sarif import render_checks
+
+        return Rendered([render_checks(subject.reports) + "\n"], _errors(subject.reports, view, many=subject.many))
+    if not isinstance(subject, ProbeRun):
+        raise NotOffered(Format.SARIF, subject)
+    from mcpprobe.render.sarif import render_probe
+
+    return Rendered([render_probe(subject.reports) + "\n"], _errors(subject.reports, view, many=subject.many))

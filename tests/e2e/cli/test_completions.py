@@ -67,7 +67,7 @@ def test_bash_completes_through_the_script(configs: dict[str, str]) -> None:
     assert _bash(configs, "mcpprobe probe -s ") == ["alpha", "beta", "gamma"]
     assert _bash(configs, "mcpprobe list tools --server g") == ["gamma"]
     assert set(_bash(configs, "mcpprobe probe --for")) == {"--format", "--force"}
-    assert _bash(configs, "mcpprobe probe --format ") == ["human", "json", "junit", "openmetrics", "html"]
+    assert _bash(configs, "mcpprobe probe --format ") == ["human", "json", "junit", "openmetrics", "html", "sarif"]
     assert {"--expect", "--baseline", "--save-snapshot", "--trace"} <= set(_bash(configs, "mcpprobe probe --"))
     assert _bash(configs, "mcpprobe probe --protocol ") == ["auto", "legacy", "modern", "2024-11-05", "2025-03-26",
                                                             "2025-06-18", "2025-11-25", "2026-07-28"]

@@ -15,7 +15,7 @@ from mcpprobe.render.formats import OFFERED, Format
 # Each command that talks to a server, with what it needs before the target, and the formats it offers.
 COMMANDS = {
     "probe": ([], set(Format)),
-    "check": ([], {Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML}),
+    "check": ([], {Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML, Format.SARIF}),
     "load": (["--ping", "--requests", "5"], {Format.HUMAN, Format.JSON, Format.OPENMETRICS, Format.HTML}),
     "list": (["tools"], {Format.HUMAN, Format.JSON}),
     "call": (["echo", "message=hi", "--yes"], {Format.HUMAN, Format.JSON}),

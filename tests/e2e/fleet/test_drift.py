@@ -158,3 +158,53 @@ def test_duplicate_identities_keep_the_first_item() -> None:
     old = _snap([{"name": "t", "description": "first"}, {"name": "t", "description": "second"}])
     new = _snap([{"name": "t", "description": "first"}])
     assert compare(old, new, "base.json").changes == []
+
+
+def test_a_renamed_tool_is_one_change_not_a_removal_and_an_addition(tmp_path: Path) -> None:
+    _, snapshot = _save(tmp_path)
+    echo = snapshot["kinds"]["tools"]["items"][0]
+    assert echo["name"] == "echo"
+    # In the baseline the tool was called `repeat` and said something else: the server renamed it
+    # and changed its description, and its schema and annotations are what identify it.
+    echo["name"], echo["description"] = "repeat", "Repeat the message."
+    result = _probe(_baseline(tmp_path, snapshot), "full", "--json")
+    assert result.exit_code == 1
+    changes = result.json["drift"]
+    assert changes["removed"] == [] and changes["added"] == []
+    assert changes["changed"] == [{"kind": "tools", "id": "echo", "change": "changed", "breaking": True,
+                                   "details": ["renamed from 'repeat'", "description changed"],
+                                   "previousId": "repeat"}]
+    assert [f["message"] for f in result.json["findings"] if f["code"] == "breaking-change"] == [
+        "tool 'echo' changed: renamed from 'repeat'; description changed"]
+
+
+def test_a_description_change_alone_is_reported(tmp_path: Path) -> None:
+    _, snapshot = _save(tmp_path)
+    snapshot["kinds"]["tools"]["items"][1]["description"] = "Add two integers, approved version."
+    result = _probe(_baseline(tmp_path, snapshot), "full", "--json")
+    assert result.exit_code == 0
+    assert [(f["code"], f["message"]) for f in result.json["findings"] if f["code"] == "drift"] == [
+        ("drift", "tool 'add' changed: description changed")]
+
+
+def test_renames_need_an_unambiguous_match() -> None:
+    from mcpprobe.fleet.drift import same_tool
+
+    schema = {"type": "object", "properties": {"x": {"type": "integer", "description": "X."}}}
+    prose = {"type": "object", "properties": {"x": {"type": "integer", "description": "Another X."}}}
+    assert same_tool({"name": "a", "inputSchema": schema}, {"name": "b", "inputSchema": prose})
+    # Without arguments the shape tells nothing: only an equal description makes two tools one.
+    empty = {"type": "object"}
+    assert not same_tool({"name": "a", "inputSchema": empty, "description": "One."},
+                         {"name": "b", "inputSchema": empty, "description": "Two."})
+    assert same_tool({"name": "a", "inputSchema": empty, "description": "One."},
+                     {"name": "b", "inputSchema": {"type": "object", "properties": {"y": {}}}, "description": "One."})
+    assert not same_tool({"name": "a", "inputSchema": schema, "annotations": {"readOnlyHint": True}},
+                         {"name": "b", "inputSchema": schema})
+    # Two added tools that both match one removed tool: no rename, a removal and two additions.
+    def snap(*tools: dict[str, Any]) -> dict[str, Any]:
+        return {"capabilities": {"tools": {}}, "kinds": {"tools": {"declared": True, "complete": True,
+                                                                   "items": list(tools)}}}
+    drift = compare(snap({"name": "a", "inputSchema": schema}),
+                    snap({"name": "b", "inputSchema": schema}, {"name": "c", "inputSchema": schema}), "x")
+    assert sorted((c.change, c.ident) for c in drift.changes) == [("added", "b"), ("added", "c"), ("removed", "a")]

@@ -70,7 +70,7 @@ def _snapshot(name: str) -> Snapshot:
 
 
 def _member(name: str) -> Member:
-    return Member(name, StdioTarget((f"{name}-server", "--stdio")), Settings(), source="mcpprobe.yaml")
+    return Member(name, StdioTarget((f"{name}-server", "--stdio")), Settings(), source="mcpprobe.yaml", source_line=2)
 
 
 def _healthy() -> Report:
@@ -163,7 +163,8 @@ def _checked(many: bool = False) -> Checked:
 RUNS = {"one": lambda: ([_healthy()], False), "fleet": lambda: ([_healthy(), _broken(), _unreachable()], True),
         "titled": lambda: ([_titled()], False)}
 CASES = [
-    *[(fmt, width) for fmt in (Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML) for width in (160,)],
+    *[(fmt, width) for fmt in (Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML, Format.SARIF)
+      for width in (160,)],
     *[(Format.HUMAN, width) for width in (60, 100, 160)],
 ]
 
@@ -550,3 +551,49 @@ def test_check_results_for_people_wrap_under_their_own_column(width):
         if line and not line.startswith(("pass", "fail", "warn", "skipped", "n/a", "error")) and "checks:" not in line:
             assert line.startswith(" ") or line.startswith(("Server", "Transport", "Protocol", "Client",
                                                             "Capabilities", "Instructions")), line
+
+
+SARIF_SCHEMA = Path(__file__).parents[2] / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
+
+
+def sarif_errors(text: str) -> list[str]:
+    """What the SARIF 2.1.0 schema (OASIS, vendored under tests/fixtures/sarif/) finds wrong."""
+    import jsonschema
+
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker())
+    return [f"{list(error.absolute_path)}: {error.message}" for error in validator.iter_errors(json.loads(text))]
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+def test_sarif_of_a_probe_is_valid_sarif_2_1_0(run):
+    reports, many = RUNS[run]()
+    text = renderer(Format.SARIF)(ProbeRun(reports, many), View(now=NOW)).text()
+    assert sarif_errors(text) == []
+    doc = json.loads(text)
+    rules = [rule["id"] for rule in doc["runs"][0]["tool"]["driver"]["rules"]]
+    results = doc["runs"][0]["results"]
+    codes = [f.code for report in reports for f in report.outcome.all_findings()]
+    assert [r["ruleId"] for r in results] == codes and sorted(set(codes)) == sorted(rules)
+    assert all(rules[r["ruleIndex"]] == r["ruleId"] for r in results)
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_sarif_of_a_check_is_valid_sarif_2_1_0(many):
+    subject = _checked(many)
+    text = renderer(Format.SARIF)(subject, View(now=NOW)).text()
+    assert sarif_errors(text) == []
+    _check(f"check-sarif{'-fleet' if many else ''}.out", text)
+    results = json.loads(text)["runs"][0]["results"]
+    failed = [r.check.id for report in subject.reports for r in getattr(report.outcome, "results", [])
+              if r.status.value in ("fail", "warn", "error")]
+    assert [r["ruleId"] for r in results if not r["ruleId"].startswith("finding/")] == failed
+    assert any(r["ruleId"] == "finding/connection-failed" for r in results) is many
+
+
+def test_the_sarif_validation_catches_a_broken_document():
+    # The schema check is real: a result without its message is refused.
+    reports, many = RUNS["fleet"]()
+    doc = json.loads(renderer(Format.SARIF)(ProbeRun(reports, many), View(now=NOW)).text())
+    del doc["runs"][0]["results"][0]["message"]
+    assert sarif_errors(json.dumps(doc))
