@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import orjson
 import anyio.lowlevel
 
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
@@ -28,7 +29,16 @@ from mcpprobe.safety.redact import SplitWrites, clip
 from mcpprobe.wire import orphans, prestart
 from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
 from mcpprobe.wire.target import StdioTarget
-from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
+from mcpprobe.wire.transport import (
+    MAX_NESTING,
+    Sink,
+    TooDeep,
+    TransportInfo,
+    decode_message,
+    encode_line,
+    refuse_too_deep,
+    took_non_finite,
+)
 
 # Process groups still alive; the CLI's last act ends any left (see `reap_all`).
 _LIVE_GROUPS: set[int] = set()
@@ -90,6 +100,7 @@ class StdioTransport:
         self._closing = False
         self._eof_at: float | None = None
         self._marker = orphans.new_marker()
+        self._outbox: list[bytes] = []  # queue_nowait's messages, written together by _flush
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink = sink
@@ -166,6 +177,31 @@ class StdioTransport:
         writer.write((json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
         return True
 
+    def queue_nowait(self, message: dict[str, Any]) -> bool:
+        """Queue `message` to be written with the others queued in this turn of the event loop: one
+        write (one system call) for all the answers' follow-ups that one chunk of stdout brings. False
+        when the pipe is gone or closing. The closed loop of `mcpprobe load` keeps at most its
+        concurrency in flight, so what waits in the pipe's buffer is bounded by that."""
+        writer = _stream_writer(self._process.stdin if self._process is not None else None)
+        if writer is None or writer.is_closing() or self._closing:
+            return False
+        if not self._outbox:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._outbox.append(encode_line(message))
+        return True
+
+    def flush(self) -> None:
+        """Write what queue_nowait queued, now (before the connection closes)."""
+        self._flush()
+
+    def _flush(self) -> None:
+        if not self._outbox:
+            return
+        data, self._outbox = b"".join(self._outbox), []
+        writer = _stream_writer(self._process.stdin if self._process is not None else None)
+        if writer is not None and not writer.is_closing():
+            writer.write(data)
+
     def _gone(self, stream: str) -> ConnectionFailed:
         """One wording however the end was noticed (a write to stdin failed, stdout closed, the
         process was reaped): the process ended, with its exit status once it is known."""
@@ -215,6 +251,17 @@ class StdioTransport:
         line = line.rstrip(b"\r")
         if not line.strip():
             return
+        if line.count(b"[") + line.count(b"{") <= MAX_NESTING:
+            # The common case, at C speed: orjson takes what json takes, bar NaN/Infinity, lone
+            # surrogates and integers past 64 bits, which fall to the exact path below.
+            try:
+                message = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                took_non_finite()  # none in this one: clear what an earlier one left
+                self._sink.message(message)
+                return
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
