@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from mcpprobe.client.session import Session, open_session
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, RpcError
@@ -329,13 +330,13 @@ class Runner:
     async def _ticker(self) -> None:
         interval = self.plan.interval
         tick = self.started
-        self._sample(self.started)
+        await self._sample_aside(self.started)
         while True:
             tick += interval
             await anyio.sleep(max(tick - time.perf_counter(), 0))
             now = time.perf_counter()
             self._row(now)
-            self._sample(now)
+            await self._sample_aside(now)
             if self.on_tick is not None:
                 self.on_tick(self.live(now))
 
@@ -353,10 +354,17 @@ class Runner:
         else:
             self.dropped += 1
 
-    def _sample(self, now: float) -> None:
+    async def _sample_aside(self, now: float) -> None:
+        """A sample read in a worker thread: reading /proc for every process takes milliseconds, during
+        which the event loop would hold every answer of the load (and put the stall in its latency)."""
+        if self.server_pid is not None:
+            self._sample(now, await anyio.to_thread.run_sync(sampler.sample_tree, self.server_pid))
+
+    def _sample(self, now: float, found: tuple[int, int, int, int] | None = None) -> None:
         if self.server_pid is None:
             return
-        found = sampler.sample_tree(self.server_pid)
+        if found is None:
+            found = sampler.sample_tree(self.server_pid)
         if found is None:
             return
         sample = sampler.Sample(now - self.started, *found, measured=now > self.schedule.measure_start)

@@ -101,6 +101,8 @@ class StdioTransport:
         self._eof_at: float | None = None
         self._marker = orphans.new_marker()
         self._outbox: list[bytes] = []  # queue_nowait's messages, written together by _flush
+        self._writer: asyncio.StreamWriter | None = None
+        self._reading = False  # the reader is handing on a chunk's lines: it flushes after the last
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink = sink
@@ -182,10 +184,16 @@ class StdioTransport:
         write (one system call) for all the answers' follow-ups that one chunk of stdout brings. False
         when the pipe is gone or closing. The closed loop of `mcpprobe load` keeps at most its
         concurrency in flight, so what waits in the pipe's buffer is bounded by that."""
-        writer = _stream_writer(self._process.stdin if self._process is not None else None)
-        if writer is None or writer.is_closing() or self._closing:
+        if self._closing or self._process is None:
             return False
-        if not self._outbox:
+        writer = self._writer
+        if writer is None:
+            writer = self._writer = _stream_writer(self._process.stdin)
+            if writer is None:
+                return False
+        if writer.is_closing():
+            return False
+        if not self._outbox and not self._reading:
             asyncio.get_running_loop().call_soon(self._flush)
         self._outbox.append(encode_line(message))
         return True
@@ -217,12 +225,19 @@ class StdioTransport:
         try:
             async for chunk in self._process.stdout:
                 buffer += chunk
-                while (newline := buffer.find(b"\n")) >= 0:
-                    if newline > self._max:
-                        break
-                    line = bytes(buffer[:newline])
-                    del buffer[: newline + 1]
-                    self._line(line)
+                self._reading = True
+                try:
+                    while (newline := buffer.find(b"\n")) >= 0:
+                        if newline > self._max:
+                            break
+                        line = bytes(buffer[:newline])
+                        del buffer[: newline + 1]
+                        self._line(line)
+                finally:
+                    self._reading = False
+                # What the answers of this chunk queued (a load's next requests) goes out as one write,
+                # in this turn rather than the next.
+                self._flush()
                 if len(buffer) > self._max and (buffer.find(b"\n") < 0 or buffer.find(b"\n") > self._max):
                     self._sink.closed(ProtocolFailure(
                         f"the server sent a message larger than the limit of {self._max} bytes "
