@@ -95,7 +95,9 @@ def compare(opts: argparse.Namespace, server: list[str]) -> int:
     print(f"p50        {ratios(runs, 'mcpprobe', 'p50ms'):.2f}x the floor (target <= 1.3)")
     print(f"CPU/req    {ratios(runs, 'mcpprobe', 'cpuUs'):.2f}x the floor (target <= 2)")
     if "inspector" in medians and medians["inspector"]["throughput"]:
-        print(f"throughput {us['throughput'] / medians['inspector']['throughput']:.2f}x the Inspector (target >= 1.5)")
+        pairs = zip(runs["mcpprobe"], runs["inspector"], strict=True)
+        versus = statistics.median(a["throughput"] / b["throughput"] for a, b in pairs if b["throughput"])
+        print(f"throughput {versus:.2f}x the Inspector (target >= 1.5)")
     return 0
 
 

@@ -110,7 +110,7 @@ def http_main(opts: argparse.Namespace) -> int:
             return None, session
         if (response.getheader("Content-Type") or "").startswith("text/event-stream"):
             for line in body.split(b"\n"):
-                if line.startswith(b"data:"):
+                if line.startswith(b"data:") and line[5:].strip():  # an empty one primes a resumable stream
                     reply = json.loads(line[5:])
                     if "id" in reply and "method" not in reply:
                         return reply, session

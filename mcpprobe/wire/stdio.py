@@ -21,8 +21,8 @@ from typing import Any
 
 import anyio
 import anyio.abc
-import orjson
 import anyio.lowlevel
+import orjson
 
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.safety.redact import SplitWrites, clip
