@@ -2,6 +2,10 @@
 
 Lenient in what it accepts, exact in what it reports: a message that breaks the rules is kept as
 an anomaly (a `protocol-violation` finding) and the connection goes on wherever it sensibly can.
+
+One room: the request paths (send_request/Call, post/Posted, enqueue/_Callback for load) and the
+dispatch of what comes in share one pending table and one set of abandoned ids; apart, each would
+reach into the other's private state.
 """
 
 from __future__ import annotations
