@@ -6,16 +6,23 @@ client cannot do without. Prints one JSON line: requests, seconds, throughput, p
 seconds this process spent during the load, and per request (µs).
 
     python bench/load_floor.py --tool get-sum --args '{"a": 1, "b": 2}' -n 5000 -c 10 -- node dist/index.js
+    python bench/load_floor.py --tool get-sum --args '{"a": 1, "b": 2}' -n 5000 -c 10 http://127.0.0.1:PORT/mcp
+
+Over streamable HTTP: one session (initialize), then C threads, each with its own keep-alive
+connection (http.client), POST a request and read its answer (JSON or the SSE event that carries it).
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import resource
 import subprocess
 import sys
+import threading
 import time
+from urllib.parse import urlsplit
 
 
 def cpu() -> float:
@@ -31,6 +38,8 @@ def main() -> int:
     parser.add_argument("-c", type=int, default=10)
     parser.add_argument("command", nargs="+")
     opts = parser.parse_args()
+    if opts.command[0].startswith("http"):
+        return http_main(opts)
     proc = subprocess.Popen(opts.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
     out, inp = proc.stdin, proc.stdout
@@ -76,11 +85,75 @@ def main() -> int:
     seconds, spent = time.perf_counter() - start, cpu() - cpu_start
     out.close()
     proc.wait(10)
+    report(opts.n, seconds, spent, latencies)
+    return 0
+
+
+def report(n: int, seconds: float, spent: float, latencies: list[float]) -> None:
     latencies.sort()
-    print(json.dumps({"requests": opts.n, "seconds": round(seconds, 3), "throughput": round(opts.n / seconds, 1),
+    print(json.dumps({"requests": n, "seconds": round(seconds, 3), "throughput": round(n / seconds, 1),
                       "p50ms": round(latencies[len(latencies) // 2] * 1000, 3),
                       "p99ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 3),
-                      "cpuSeconds": round(spent, 3), "cpuPerRequestUs": round(spent / opts.n * 1e6, 1)}))
+                      "cpuSeconds": round(spent, 3), "cpuPerRequestUs": round(spent / n * 1e6, 1)}))
+
+
+def http_main(opts: argparse.Namespace) -> int:
+    url = urlsplit(opts.command[0])
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+    def post(conn: http.client.HTTPConnection, message: dict) -> tuple[dict | None, str | None]:
+        conn.request("POST", url.path or "/", json.dumps(message, separators=(",", ":")).encode(), headers)
+        response = conn.getresponse()
+        body = response.read()
+        session = response.getheader("Mcp-Session-Id")
+        if not body:
+            return None, session
+        if (response.getheader("Content-Type") or "").startswith("text/event-stream"):
+            for line in body.split(b"\n"):
+                if line.startswith(b"data:") and line[5:].strip():  # an empty one primes a resumable stream
+                    reply = json.loads(line[5:])
+                    if "id" in reply and "method" not in reply:
+                        return reply, session
+            return None, session
+        return json.loads(body), session
+
+    def connect() -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=60)
+
+    first = connect()
+    _, session = post(first, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "floor", "version": "0"}}})
+    if session:
+        headers["Mcp-Session-Id"] = session
+    headers["MCP-Protocol-Version"] = "2025-11-25"
+    post(first, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    params = {"name": opts.tool, "arguments": json.loads(opts.args)}
+    latencies: list[float] = []
+    lock = threading.Lock()
+    ids = iter(range(1, opts.n + 1))
+
+    def worker() -> None:
+        conn = connect()
+        while True:
+            with lock:
+                request_id = next(ids, None)
+            if request_id is None:
+                return
+            sent = time.perf_counter()
+            reply, _ = post(conn, {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+            took = time.perf_counter() - sent
+            if reply is None or reply.get("id") != request_id:
+                raise SystemExit(f"no answer to request {request_id}")
+            latencies.append(took)
+
+    threads = [threading.Thread(target=worker) for _ in range(min(opts.c, opts.n))]
+    cpu_start, start = cpu(), time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds, spent = time.perf_counter() - start, cpu() - cpu_start
+    report(opts.n, seconds, spent, latencies)
     return 0
 
 

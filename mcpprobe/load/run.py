@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from mcpprobe.client.session import Session, open_session
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, RpcError
@@ -176,9 +177,12 @@ class Runner:
             outer.start_soon(self._ticker)
             with anyio.CancelScope() as scope:
                 self._workers = scope
-                async with anyio.create_task_group() as group:
-                    for index in range(workers):
-                        group.start_soon(self._worker, self.sessions[index % len(self.sessions)])
+                if self._pipelined():
+                    await self._pipeline(self.sessions[0].conn)
+                else:
+                    async with anyio.create_task_group() as group:
+                        for index in range(workers):
+                            group.start_soon(self._worker, self.sessions[index % len(self.sessions)])
             outer.cancel_scope.cancel()
         self.wall_seconds = time.perf_counter() - self.started
         self.cpu_seconds = _cpu() - self.cpu_started
@@ -230,6 +234,90 @@ class Runner:
                 self._stop()
                 return
 
+    def _pipelined(self) -> bool:
+        """A closed loop on one session whose transport queues writes (stdio) runs as a pipeline."""
+        return (not self.schedule.open and len(self.sessions) == 1
+                and hasattr(self.sessions[0].conn.transport, "queue_nowait"))
+
+    async def _pipeline(self, conn: Any) -> None:
+        """The closed loop without a task per request: `concurrency` requests are queued, and each
+        answer, as the reader parses it, is recorded and queues the next one (the writes of one chunk
+        of answers go out as one). One watchdog ends the requests past their timeout, oldest first
+        (all have the same timeout, so the order they were sent in is the order they expire in)."""
+        from collections import deque
+
+        timeout, operations, cycle, schedule = self.timeout, self.operations, self.cycle, self.schedule
+        perf, clock = time.perf_counter, time.monotonic
+        flying: dict[int, tuple[int, float, bool]] = {}  # id -> (operation, sent, measured)
+        expiry: deque[tuple[float, int]] = deque()  # (deadline, id), in the order sent
+        finished = anyio.Event()
+
+        def issue() -> None:
+            slot = schedule.next()
+            if slot is None:
+                if not flying:
+                    finished.set()
+                return
+            which = cycle[slot[0] % len(cycle)]
+            op = operations[which]
+            sent = perf()
+            request_id = conn.enqueue(op.method, op.params, timeout=timeout, on_answer=answered)
+            if request_id is None:  # the connection is gone: what is in flight is failing with it
+                schedule.stop()
+                self.lost = self.lost or conn.closed_error
+                if not flying:
+                    finished.set()
+                return
+            flying[request_id] = (which, sent, slot[2])
+            expiry.append((clock() + timeout, request_id))
+            self.in_flight = len(flying)
+
+        def ended(request_id: int, kind: str | None, at: float) -> None:
+            which, sent, measured = flying.pop(request_id)
+            self.in_flight = len(flying)
+            while expiry and expiry[0][1] not in flying:  # answered in order: the queue stays short
+                expiry.popleft()
+            self._record(which, int((at - sent) * 1e6), kind, measured, at)
+            if conn.closed_error is not None and self.lost is None:
+                self.lost = conn.closed_error
+                self._stop()
+            issue()
+
+        def answered(request_id: int, pending: Any) -> None:
+            if request_id not in flying:
+                return
+            kind: str | None = None
+            if pending.error is not None:
+                kind = error_kind(pending.error)
+            elif operations[flying[request_id][0]].is_call and pending.result.get("isError") is True:
+                kind = "isError"
+            ended(request_id, kind, pending.answered or perf())
+
+        async def watchdog() -> None:
+            tick = min(0.05, timeout / 10)
+            while True:
+                await anyio.sleep(tick)
+                now = clock()
+                while expiry and expiry[0][0] <= now:
+                    _, request_id = expiry.popleft()
+                    if request_id in flying:
+                        conn.give_up(request_id, "timed out")
+                        ended(request_id, "timeout", perf())
+
+        try:
+            for _ in range(self.plan.concurrency):
+                issue()
+            async with anyio.create_task_group() as group:
+                group.start_soon(watchdog)
+                await finished.wait()
+                group.cancel_scope.cancel()
+        finally:
+            for request_id in list(flying):  # Ctrl-C: the server is told, and the figures stay
+                conn.give_up(request_id, "cancelled by the user")
+                flying.pop(request_id)
+            self.in_flight = 0
+            conn.flush()
+
     def _record(self, op: int, micros: int, kind: str | None, measured: bool, answered: float) -> None:
         self.done += 1
         if self.first_answer is None:
@@ -242,13 +330,13 @@ class Runner:
     async def _ticker(self) -> None:
         interval = self.plan.interval
         tick = self.started
-        self._sample(self.started)
+        await self._sample_aside(self.started)
         while True:
             tick += interval
             await anyio.sleep(max(tick - time.perf_counter(), 0))
             now = time.perf_counter()
             self._row(now)
-            self._sample(now)
+            await self._sample_aside(now)
             if self.on_tick is not None:
                 self.on_tick(self.live(now))
 
@@ -266,10 +354,17 @@ class Runner:
         else:
             self.dropped += 1
 
-    def _sample(self, now: float) -> None:
+    async def _sample_aside(self, now: float) -> None:
+        """A sample read in a worker thread: reading /proc for every process takes milliseconds, during
+        which the event loop would hold every answer of the load (and put the stall in its latency)."""
+        if self.server_pid is not None:
+            self._sample(now, await anyio.to_thread.run_sync(sampler.sample_tree, self.server_pid))
+
+    def _sample(self, now: float, found: tuple[int, int, int, int] | None = None) -> None:
         if self.server_pid is None:
             return
-        found = sampler.sample_tree(self.server_pid)
+        if found is None:
+            found = sampler.sample_tree(self.server_pid)
         if found is None:
             return
         sample = sampler.Sample(now - self.started, *found, measured=now > self.schedule.measure_start)

@@ -38,6 +38,7 @@ from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 SNIPPET = 300
+DRAIN_SECONDS = 0.05  # after an answer, how long its event stream is read on for its end (_pump)
 # Resuming a broken event stream (GET with Last-Event-ID): the wait when the server named none
 # with `retry:`, and how many resumptions in a row may bring nothing new before giving up.
 DEFAULT_RETRY_MS = 1000
@@ -99,36 +100,50 @@ class _HttpBase:
                     on_other: Callable[[str, str], None] | None = None, *,
                     parser: EventParser | None = None, answer_to: Any = _NO_ID) -> bool:
         """Deliver an event stream's `message` events to the connection until it ends; other
-        named events (the legacy `endpoint`) go to `on_other`. Returns True, and stops reading,
-        once the answer to the request `answer_to` has been delivered."""
+        named events (the legacy `endpoint`) go to `on_other`. Returns True once the answer to the
+        request `answer_to` has been delivered, having read on for DRAIN_SECONDS at most."""
         assert self._sink is not None
         parser = parser or EventParser(self._max)
-        async for chunk in response.aiter_bytes():
-            try:
-                events = parser.feed(chunk)
-            except ValueError as exc:
-                raise ProtocolFailure(f"{what}: an SSE {exc} (--max-message-size)",
-                                      detail={"limit": self._max}) from None
-            answered = False
-            for event in events:
-                if event.event != "message":
-                    if on_other is not None:
-                        on_other(event.event, event.data)
-                elif event.data.strip():
-                    try:
-                        message = decode_message(event.data)
-                    except TooDeep as exc:
-                        self._sink.bad_output(f"an SSE event that is not JSON-RPC: {exc}", clip(event.data, 200))
-                        refuse_too_deep(self._sink, event.data, exc)
-                        continue
-                    except ValueError:
-                        self._sink.bad_output("an SSE event that is not JSON-RPC", clip(event.data, 200))
-                        continue
-                    self._sink.message(message)
-                    answered = answered or _answers(message, answer_to)
-            if answered:
+        chunks = response.aiter_bytes()
+        async for chunk in chunks:
+            if self._feed(parser, chunk, what, on_other, answer_to):
+                # A stream read to its end leaves its connection for the next request; one given up
+                # mid-way is closed, and the next request pays a new TCP connection. Most servers
+                # end the stream right after the answer: a moment to see that end (what else comes
+                # meanwhile is delivered as ever).
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    async for more in chunks:
+                        self._feed(parser, more, what, on_other, answer_to)
                 return True
         return False
+
+    def _feed(self, parser: EventParser, chunk: bytes, what: str, on_other: Callable[[str, str], None] | None,
+              answer_to: Any) -> bool:
+        """One chunk of an event stream delivered; True when it held the answer to `answer_to`."""
+        assert self._sink is not None
+        try:
+            events = parser.feed(chunk)
+        except ValueError as exc:
+            raise ProtocolFailure(f"{what}: an SSE {exc} (--max-message-size)",
+                                  detail={"limit": self._max}) from None
+        answered = False
+        for event in events:
+            if event.event != "message":
+                if on_other is not None:
+                    on_other(event.event, event.data)
+            elif event.data.strip():
+                try:
+                    message = decode_message(event.data)
+                except TooDeep as exc:
+                    self._sink.bad_output(f"an SSE event that is not JSON-RPC: {exc}", clip(event.data, 200))
+                    refuse_too_deep(self._sink, event.data, exc)
+                    continue
+                except ValueError:
+                    self._sink.bad_output("an SSE event that is not JSON-RPC", clip(event.data, 200))
+                    continue
+                self._sink.message(message)
+                answered = answered or _answers(message, answer_to)
+        return answered
 
     def _transport_error(self, exc: Exception, url: str) -> ProbeError:
         if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):

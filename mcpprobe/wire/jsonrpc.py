@@ -2,6 +2,10 @@
 
 Lenient in what it accepts, exact in what it reports: a message that breaks the rules is kept as
 an anomaly (a `protocol-violation` finding) and the connection goes on wherever it sensibly can.
+
+One room: the request paths (send_request/Call, post/Posted, enqueue/_Callback for load) and the
+dispatch of what comes in share one pending table and one set of abandoned ids; apart, each would
+reach into the other's private state.
 """
 
 from __future__ import annotations
@@ -131,6 +135,28 @@ class _Flag:
     def set(self) -> None:
         if not self.future.done():
             self.future.set_result(None)
+
+
+class _Callback:
+    """`_Pending.done` for `Connection.enqueue`: setting it calls back at once, in the reader's turn,
+    with the request out of the pending table: no future, no task woken, no timer per request."""
+
+    __slots__ = ("_fired", "_conn", "_id", "_pending", "_on_answer")
+
+    def __init__(self, conn: Connection, request_id: int, on_answer: Callable[[int, _Pending], None]) -> None:
+        self._fired = False
+        self._conn, self._id, self._on_answer = conn, request_id, on_answer
+        self._pending: _Pending | None = None
+
+    def is_set(self) -> bool:
+        return self._fired
+
+    def set(self) -> None:
+        if self._fired or self._pending is None:
+            return
+        self._fired = True
+        self._conn._pending.pop(self._id, None)
+        self._on_answer(self._id, self._pending)
 
 
 class Posted:
@@ -398,6 +424,50 @@ class Connection:
             return None
         return Posted(self, request_id, pending, timeout)
 
+    def enqueue(self, method: str, params: dict[str, Any] | None, *, timeout: float,
+                on_answer: Callable[[int, _Pending], None]) -> int | None:
+        """The closed loop of `mcpprobe load` on a transport that queues writes (stdio): the request is
+        queued now and written with the others of this turn; `on_answer(id, pending)` is called when
+        its answer (`pending.result`, or `pending.error`, also when the connection is lost) is read.
+        The caller keeps the time: a request it stops waiting for is ended with `give_up`. None when
+        the transport cannot queue (the caller uses `post` or `send_request`)."""
+        queue = getattr(self.transport, "queue_nowait", None)
+        if queue is None or self.closed_error is not None:
+            return None
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        done = _Callback(self, request_id, on_answer)
+        pending = done._pending = _Pending(method, time.monotonic() + timeout, done=done)
+        self._pending[request_id] = pending
+        if self.tracer is not None:
+            self.tracer("send", message)
+        if not queue(message):
+            self._pending.pop(request_id, None)
+            return None
+        return request_id
+
+    def give_up(self, request_id: int, reason: str) -> None:
+        """An enqueued request no longer awaited (timed out, or the user stopped): forgotten, a late
+        answer expected rather than a violation, and the server told (notifications/cancelled), queued."""
+        pending = self._pending.pop(request_id, None)
+        self._abandoned.add(request_id)
+        if pending is not None:
+            pending.done._fired = True
+        queue = getattr(self.transport, "queue_nowait", None)
+        if queue is not None and self.closed_error is None:
+            notice = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": request_id, "reason": reason}}
+            self._trace("send", notice)
+            queue(notice)
+
+    def flush(self) -> None:
+        """Write what was queued now, not at the end of this turn (the run is ending)."""
+        flush = getattr(self.transport, "flush", None)
+        if flush is not None:
+            flush()
+
     async def _cancel_quietly(self, request_id: Any, reason: str) -> None:
         with contextlib.suppress(ProbeError):
             await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason},
@@ -447,7 +517,7 @@ class Connection:
         if self.closed_error is None:
             self.closed_error = error
         self.closed.set()
-        for pending in self._pending.values():
+        for pending in list(self._pending.values()):  # an enqueued request's callback leaves the table
             if not pending.done.is_set():
                 pending.error = error
                 pending.done.set()

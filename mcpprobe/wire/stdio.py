@@ -22,13 +22,23 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.lowlevel
+import orjson
 
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.safety.redact import SplitWrites, clip
 from mcpprobe.wire import orphans, prestart
 from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
 from mcpprobe.wire.target import StdioTarget
-from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
+from mcpprobe.wire.transport import (
+    MAX_NESTING,
+    Sink,
+    TooDeep,
+    TransportInfo,
+    decode_message,
+    encode_line,
+    refuse_too_deep,
+    took_non_finite,
+)
 
 # Process groups still alive; the CLI's last act ends any left (see `reap_all`).
 _LIVE_GROUPS: set[int] = set()
@@ -90,6 +100,9 @@ class StdioTransport:
         self._closing = False
         self._eof_at: float | None = None
         self._marker = orphans.new_marker()
+        self._outbox: list[bytes] = []  # queue_nowait's messages, written together by _flush
+        self._writer: asyncio.StreamWriter | None = None
+        self._reading = False  # the reader is handing on a chunk's lines: it flushes after the last
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink = sink
@@ -166,6 +179,37 @@ class StdioTransport:
         writer.write((json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
         return True
 
+    def queue_nowait(self, message: dict[str, Any]) -> bool:
+        """Queue `message` to be written with the others queued in this turn of the event loop: one
+        write (one system call) for all the answers' follow-ups that one chunk of stdout brings. False
+        when the pipe is gone or closing. The closed loop of `mcpprobe load` keeps at most its
+        concurrency in flight, so what waits in the pipe's buffer is bounded by that."""
+        if self._closing or self._process is None:
+            return False
+        writer = self._writer
+        if writer is None:
+            writer = self._writer = _stream_writer(self._process.stdin)
+            if writer is None:
+                return False
+        if writer.is_closing():
+            return False
+        if not self._outbox and not self._reading:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._outbox.append(encode_line(message))
+        return True
+
+    def flush(self) -> None:
+        """Write what queue_nowait queued, now (before the connection closes)."""
+        self._flush()
+
+    def _flush(self) -> None:
+        if not self._outbox:
+            return
+        data, self._outbox = b"".join(self._outbox), []
+        writer = _stream_writer(self._process.stdin if self._process is not None else None)
+        if writer is not None and not writer.is_closing():
+            writer.write(data)
+
     def _gone(self, stream: str) -> ConnectionFailed:
         """One wording however the end was noticed (a write to stdin failed, stdout closed, the
         process was reaped): the process ended, with its exit status once it is known."""
@@ -181,12 +225,19 @@ class StdioTransport:
         try:
             async for chunk in self._process.stdout:
                 buffer += chunk
-                while (newline := buffer.find(b"\n")) >= 0:
-                    if newline > self._max:
-                        break
-                    line = bytes(buffer[:newline])
-                    del buffer[: newline + 1]
-                    self._line(line)
+                self._reading = True
+                try:
+                    while (newline := buffer.find(b"\n")) >= 0:
+                        if newline > self._max:
+                            break
+                        line = bytes(buffer[:newline])
+                        del buffer[: newline + 1]
+                        self._line(line)
+                finally:
+                    self._reading = False
+                # What the answers of this chunk queued (a load's next requests) goes out as one write,
+                # in this turn rather than the next.
+                self._flush()
                 if len(buffer) > self._max and (buffer.find(b"\n") < 0 or buffer.find(b"\n") > self._max):
                     self._sink.closed(ProtocolFailure(
                         f"the server sent a message larger than the limit of {self._max} bytes "
@@ -215,6 +266,17 @@ class StdioTransport:
         line = line.rstrip(b"\r")
         if not line.strip():
             return
+        if line.count(b"[") + line.count(b"{") <= MAX_NESTING:
+            # The common case, at C speed: orjson takes what json takes, bar NaN/Infinity, lone
+            # surrogates and integers past 64 bits, which fall to the exact path below.
+            try:
+                message = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                took_non_finite()  # none in this one: clear what an earlier one left
+                self._sink.message(message)
+                return
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:

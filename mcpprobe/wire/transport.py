@@ -108,6 +108,19 @@ def decode_message(raw: bytes | str) -> Any:
         raise ValueError("JSON nested too deeply") from exc
 
 
+def encode_line(message: Any) -> bytes:
+    """One message as a line of compact UTF-8 JSON; orjson's speed, json's reach (integers past 64
+    bits, keys that are not strings)."""
+    import orjson
+
+    try:
+        return orjson.dumps(message) + b"\n"
+    except TypeError:
+        import json
+
+        return (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+
 NO_ID = object()
 
 

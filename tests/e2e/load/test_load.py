@@ -9,20 +9,25 @@ subtracts them), and the run that is interrupted is interrupted once the server 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from mcpprobe.load.histogram import RELATIVE_ERROR, Histogram, bounds_of, bucket_of
 from mcpprobe.load.slo import SloSyntax, parse
 from mcpprobe.load.work import interleave
-from tests.conftest import PY, ROOT, checked, fixture_http, recorded, run_cli
+from tests.conftest import BIND_LOOPBACK, PY, ROOT, checked, fixture_http, http_server, recorded, run_cli
 
 LOAD = ROOT / "tests" / "fixtures" / "load_server.py"
 
@@ -366,3 +371,50 @@ def test_ctrl_c_reports_what_was_measured(tmp_path: Path) -> None:
     assert doc["interrupted"] is True and doc["exitCode"] == 130
     assert doc["overall"]["requests"] >= 48
     assert not Path(f"/proc/{int(pid_file.read_text())}").exists(), "the server outlived the interrupted load"
+
+
+# ----- over HTTP: the connections are kept -----
+
+
+@contextlib.contextmanager
+def counting_proxy(upstream: str) -> Iterator[tuple[str, list[int]]]:
+    """A TCP forwarder on 127.0.0.1 in front of `upstream` (http://HOST:PORT/PATH); yields its own URL
+    and a one-item list counting the connections it accepted."""
+    parts = urlsplit(upstream)
+    accepted = [0]
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def pipe(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = listener.accept()
+                accepted[0] += 1
+                server_side = socket.create_connection((parts.hostname, parts.port))
+                threading.Thread(target=pipe, args=(client, server_side), daemon=True).start()
+                threading.Thread(target=pipe, args=(server_side, client), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}{parts.path}", accepted
+    finally:
+        listener.close()
+
+
+def test_http_answers_in_event_streams_keep_their_connection(everything: Path) -> None:
+    """server-everything answers each POST with an event stream that ends after the answer: read to
+    its end, the connection serves the next request (before, each request opened a new one)."""
+    env = {"PORT": "0", "NODE_OPTIONS": f"--require {BIND_LOOPBACK}", "BIND_LOOPBACK_ANNOUNCE": "1"}
+    with http_server(["node", str(everything), "streamableHttp"], env=env) as base, \
+            counting_proxy(f"{base}/mcp") as (url, accepted):
+        result = run_cli(["load", "--json", "--call", "get-sum a=1 b=2", "--requests", "40", "--concurrency", "1",
+                          "--protocol", "legacy", url])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["overall"]["ok"] == 40
+    assert accepted[0] < 10, f"{accepted[0]} TCP connections for 40 requests one at a time"
