@@ -138,3 +138,43 @@ PRERELEASE_SCENARIOS: dict[str, tuple[str, list]] = {
 @pytest.mark.parametrize("scenario, command", _params(PRERELEASE_SCENARIOS))
 def test_prerelease_auth_scenario(conformance_prerelease, tmp_path, scenario, command):
     test_auth_scenario(conformance_prerelease, tmp_path, scenario, command)
+
+
+# The rest of the newest pre-release's client scenarios (issue #25, part 1), at their default spec version;
+# the outcomes were seen with the suite's own CLI (`conformance client --scenario X --command ...`).
+NO_MRTR = xfail("mcpprobe does not implement SEP-2322 multi round-trip requests (incomplete results carrying "
+                "requestState that the client must echo on a retry)")
+NO_PARAM_HEADERS = xfail("mcpprobe does not mirror x-mcp-header tool parameters into Mcp-Param-* headers (SEP-2243)")
+NO_AS_MIGRATION = xfail("mcpprobe does not re-register when the authorization server changes (SEP-2352)")
+NO_JWT_BEARER = xfail("mcpprobe has no jwt-bearer grant for workload identity federation (SEP-1933)")
+NO_SCHEMA_ECHO = xfail("the scenario wants the client to echo a tool's inputSchema back as an argument; "
+                       "mcpprobe call takes arguments from the user, so nothing a user types echoes it")
+SKILLS = pytest.mark.skip(reason="n/a: concerns an agent host loading skills (SEP-2640), not a diagnostic client")
+
+PRERELEASE_CLIENT_SCENARIOS: dict[str, tuple[str, list]] = {
+    "request-metadata": (PROBE, []),
+    "sep-2322-client-request-state": (f"{CALL} test_mrtr_echo_state", [NO_MRTR]),
+    "http-standard-headers": (PROBE, []),
+    "http-custom-headers": (PROBE, [NO_PARAM_HEADERS]),
+    "http-invalid-tool-headers": ("mcpprobe list tools", [NO_PARAM_HEADERS]),
+    "json-schema-ref-no-deref": (PROBE, []),
+    "json-schema-2020-12-preservation": (PROBE, [NO_SCHEMA_ECHO]),
+    "sep-2640-client-no-prefetch": (PROBE, [SKILLS]),
+    "sep-2640-client-verify-digest": (PROBE, [SKILLS]),
+    "sep-2640-client-verify-size": (PROBE, [SKILLS]),
+    "sep-2640-client-verify-frontmatter": (PROBE, [SKILLS]),
+    "auth/authorization-server-migration": (LOGIN, [NO_AS_MIGRATION]),
+    "auth/iss-supported": (LOGIN, []),
+    "auth/iss-not-advertised": (LOGIN, []),
+    "auth/iss-supported-missing": (LOGIN, []),
+    "auth/iss-wrong-issuer": (LOGIN, []),
+    "auth/iss-unexpected": (LOGIN, []),
+    "auth/iss-normalized": (LOGIN, []),
+    "auth/metadata-issuer-mismatch": (LOGIN, []),
+    "auth/wif-jwt-bearer": (LOGIN, [NO_JWT_BEARER]),
+}
+
+
+@pytest.mark.parametrize("scenario, command", _params(PRERELEASE_CLIENT_SCENARIOS))
+def test_prerelease_client_scenario(conformance_prerelease, tmp_path, scenario, command):
+    test_auth_scenario(conformance_prerelease, tmp_path, scenario, command)
