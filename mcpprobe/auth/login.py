@@ -133,7 +133,7 @@ async def contact(url: str, opts: LoginOptions, token: str | None = None, auth: 
     a server that speaks only 2026-07-28, or that protects lists but not the handshake, is met
     exactly as the probing commands will meet it."""
     from mcpprobe.client.capabilities import missing_for
-    from mcpprobe.client.session import open_session
+    from mcpprobe.client.connect import open_session
     from mcpprobe.errors import RpcError
     from mcpprobe.wire.target import HttpTarget, Settings
 

@@ -19,7 +19,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from mcpprobe.client.session import Session, open_session
+from mcpprobe.client.connect import open_session
+from mcpprobe.client.session import Session
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, RpcError
 from mcpprobe.findings import Finding
 from mcpprobe.load import sampler

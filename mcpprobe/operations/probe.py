@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 import anyio
 
 from mcpprobe.client.catalog import KINDS, LIST_KINDS, Listing, PageFeed, list_kind, suspicious_text, timing_for
-from mcpprobe.client.session import Session, Snapshot, Timing, open_session
+from mcpprobe.client.connect import open_session
+from mcpprobe.client.session import Session, Snapshot, Timing
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import CODES, Finding, Severity, has_errors

@@ -10,7 +10,8 @@ from typing import Any
 
 import anyio
 
-from mcpprobe.client.session import Session, open_session
+from mcpprobe.client.connect import open_session
+from mcpprobe.client.session import Session
 from mcpprobe.errors import (
     AuthFailed,
     ConnectionFailed,
