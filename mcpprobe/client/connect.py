@@ -2,7 +2,8 @@
 
 `open_session` is the one way every subcommand reaches a server: it starts the transport,
 installs the client's own request handlers, has `mcpprobe.client.negotiate` settle the era, and
-yields the session; every exit path closes the transport.
+yields the session; every exit path closes the transport. What a command hangs on it (tracing,
+live stderr, handlers installed before the first message) is one `SessionHooks`.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.negotiate import DiedOnDiscover, initialize, negotiate
 from mcpprobe.client.session import Session, Snapshot, Timing, client_capabilities, client_info
@@ -22,16 +24,65 @@ from mcpprobe.wire.jsonrpc import Connection, Tracer
 from mcpprobe.wire.protocols import LATEST_HANDSHAKE
 from mcpprobe.wire.stderrlog import Said, read_said
 from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget, Target
+from mcpprobe.wire.transport import HttpHooks, Transport
+
+if TYPE_CHECKING:
+    from mcpprobe.wire.trace import TraceWriter
 
 
-def make_transport(target: Target, settings: Settings, stderr_writer: Any = None,
-                   http_hooks: dict[str, list[Any]] | None = None) -> Any:
+@dataclass(frozen=True)
+class SessionHooks:
+    """What a command hangs on the sessions it opens; each is optional.
+
+    `tracer` sees every message sent and received (--trace; a spinner that follows the phases).
+    `http_hooks` are httpx event hooks for the HTTP transports (--trace's request and status lines).
+    `stderr_writer` gets a stdio server's stderr as it comes (--server-stderr live).
+    `on_connection(conn)` runs before the first message is sent, so that handlers are in place
+    before anything can arrive (no silent window); again on the connection of a restart.
+    An operation adds its own to its caller's (`adding`), never in their place.
+    """
+
+    tracer: Tracer | None = None
+    http_hooks: HttpHooks | None = None
+    stderr_writer: Callable[[str], None] | None = None
+    on_connection: Callable[[Connection], None] | None = None
+
+    @classmethod
+    def of_run(cls, trace: TraceWriter | None, stderr_writer: Callable[[str], None] | None = None,
+               *, server: str = "") -> SessionHooks:
+        """The hooks of a command line: its --trace writer (lines prefixed with `server`, in a
+        fleet) and its --server-stderr live writer."""
+        if trace is None:
+            return cls(stderr_writer=stderr_writer)
+        return cls(tracer=trace.tracer(server), http_hooks=trace.http_hooks(server), stderr_writer=stderr_writer)
+
+    def adding(self, *, tracer: Tracer | None = None,
+               on_connection: Callable[[Connection], None] | None = None) -> SessionHooks:
+        """These hooks with an operation's own: each of its own runs first, then the caller's."""
+        return replace(self, tracer=_both(tracer, self.tracer), on_connection=_both(on_connection, self.on_connection))
+
+
+NO_HOOKS = SessionHooks()
+
+
+def _both(first: Callable[..., None] | None, then: Callable[..., None] | None) -> Callable[..., None] | None:
+    if first is None or then is None:
+        return first or then
+
+    def both(*args: Any) -> None:
+        first(*args)
+        then(*args)
+
+    return both
+
+
+def make_transport(target: Target, settings: Settings, hooks: SessionHooks = NO_HOOKS) -> Transport:
     if isinstance(target, StdioTarget):
         from mcpprobe.wire.stdio import StdioTransport
 
         return StdioTransport(
             target, max_message_bytes=settings.max_message_bytes, stderr_mode=settings.server_stderr,
-            stderr_writer=stderr_writer,
+            stderr_writer=hooks.stderr_writer,
         )
     assert isinstance(target, HttpTarget)
     from mcpprobe.wire.http import LegacySseTransport, StreamableHttpTransport
@@ -40,30 +91,22 @@ def make_transport(target: Target, settings: Settings, stderr_writer: Any = None
     # Connecting is part of the handshake's budget, which --timeout caps too.
     connect_timeout = min(settings.connect_timeout, settings.timeout)
     return cls(target, max_message_bytes=settings.max_message_bytes, connect_timeout=connect_timeout,
-               http_hooks=http_hooks)
+               http_hooks=hooks.http_hooks)
 
 
 @asynccontextmanager
 async def open_session(
     target: Target,
     settings: Settings,
-    *,
-    tracer: Tracer | None = None,
-    stderr_writer: Any = None,
-    on_connection: Any = None,
-    http_hooks: dict[str, list[Any]] | None = None,
+    hooks: SessionHooks = NO_HOOKS,
 ) -> AsyncIterator[Session]:
     """Connect, negotiate, and yield a ready Session. Every exit path closes the transport.
-
-    `on_connection(conn)` runs before the first message is sent, so that notification handlers
-    are in place before anything can arrive (no silent window). `http_hooks` are httpx event
-    hooks ({"request": [...], "response": [...]}) for the HTTP transports, for tracing.
 
     A stdio server that exits on the `server/discover` of `--protocol auto` is started once more
     and handshaken with `initialize` (a `discover-crash` finding): the first process is ended
     before the second starts, and the session yielded stands on the second.
     """
-    transport = make_transport(target, settings, stderr_writer, http_hooks)
+    transport = make_transport(target, settings, hooks)
     snapshot = Snapshot(
         transport=transport.info.kind,
         target=target.describe(),
@@ -76,11 +119,11 @@ async def open_session(
 
     def ready(new: Connection) -> None:
         _install_client_handlers(new, settings)
-        if on_connection is not None:
-            on_connection(new)
+        if hooks.on_connection is not None:
+            hooks.on_connection(new)
 
     try:
-        conn = await Connection(transport, tracer=tracer, send_timeout=settings.timeout).__aenter__()
+        conn = await Connection(transport, tracer=hooks.tracer, send_timeout=settings.timeout).__aenter__()
         try:
             # Looking up the SDK's version costs tens of milliseconds: done once the server is
             # starting, not before.
@@ -97,8 +140,8 @@ async def open_session(
                 first, conn = conn, None
                 await first.__aexit__(None, None, None)
                 restarted = time.perf_counter()
-                transport = make_transport(target, settings, stderr_writer, http_hooks)
-                conn = await Connection(transport, tracer=tracer, send_timeout=settings.timeout).__aenter__()
+                transport = make_transport(target, settings, hooks)
+                conn = await Connection(transport, tracer=hooks.tracer, send_timeout=settings.timeout).__aenter__()
                 session.conn = conn
                 session.timings.append(Timing("restart", (time.perf_counter() - restarted) * 1000))
                 ready(conn)

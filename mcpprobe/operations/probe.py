@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import anyio
 
 from mcpprobe.client.catalog import KINDS, LIST_KINDS, Listing, PageFeed, list_kind, suspicious_text, timing_for
-from mcpprobe.client.connect import open_session
+from mcpprobe.client.connect import NO_HOOKS, SessionHooks, open_session
 from mcpprobe.client.session import Session, Snapshot, Timing
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
@@ -106,7 +106,8 @@ def snapshot_suspicious(snapshot: Snapshot) -> list[Finding]:
 
 
 async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body: Any, *,
-                   on_ready: Callable[[AnyOutcome], None] | None = None, **session_args: Any) -> AnyOutcome:
+                   session_hooks: SessionHooks = NO_HOOKS,
+                   on_ready: Callable[[AnyOutcome], None] | None = None) -> AnyOutcome:
     """Run `body(session)` inside a session; any ProbeError becomes the outcome's error.
 
     `on_ready(outcome)`, when given, is called once the outcome is complete but before the
@@ -116,7 +117,7 @@ async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body
     transport_tail: list[StderrEntry] = []
     entered = False
     try:
-        async with open_session(target, settings, **session_args) as session:
+        async with open_session(target, settings, session_hooks) as session:
             entered = True
             outcome.snapshot = session.snapshot
             outcome.findings.extend(snapshot_suspicious(session.snapshot))
@@ -167,7 +168,8 @@ def _has_failures(outcome: Outcome) -> bool:
         listing.error is not None for listing in outcome.listings.values())
 
 
-async def probe(target: Target, settings: Settings, **session_args: Any) -> Outcome:
+async def probe(target: Target, settings: Settings, *, session_hooks: SessionHooks = NO_HOOKS,
+                on_ready: Callable[[Outcome], None] | None = None) -> Outcome:
     """Snapshot, then every declared kind listed to the end, concurrently."""
     outcome = Outcome("probe")
 
@@ -183,11 +185,12 @@ async def probe(target: Target, settings: Settings, **session_args: Any) -> Outc
         outcome.listings = {kind: outcome.listings[kind] for kind in KINDS}
         outcome.timings.extend(timing_for(listing) for listing in outcome.listings.values() if listing.pages)
 
-    return await _guarded(outcome, target, settings, body, **session_args)
+    return await _guarded(outcome, target, settings, body, session_hooks=session_hooks, on_ready=on_ready)
 
 
 async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageFeed | None = None,
-                   **session_args: Any) -> Outcome:
+                   session_hooks: SessionHooks = NO_HOOKS,
+                   on_ready: Callable[[Outcome], None] | None = None) -> Outcome:
     """One kind, to the end. Refused (exit 3, nothing sent) when its capability is not declared.
     `feed`: given each page of kept items as it is kept (the human table's cells)."""
     outcome = Outcome("list", kind=kind, feed=feed)
@@ -199,4 +202,4 @@ async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageF
         outcome.listings[kind] = listing
         outcome.timings.append(timing_for(listing))
 
-    return await _guarded(outcome, target, settings, body, **session_args)
+    return await _guarded(outcome, target, settings, body, session_hooks=session_hooks, on_ready=on_ready)

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from mcpprobe.client.connect import open_session
+from mcpprobe.client.connect import NO_HOOKS, SessionHooks, open_session
 from mcpprobe.client.session import Session
 from mcpprobe.errors import (
     AuthFailed,
@@ -42,15 +42,13 @@ class Watcher:
     across connections; a `Link` is made per connection and dropped with it."""
 
     def __init__(self, target: Target, settings: Settings, options: WatchOptions, emit: Emit,
-                 *, stderr_writer: Any = None, tracer: Any = None, http_hooks: dict[str, list[Any]] | None = None,
+                 *, session_hooks: SessionHooks = NO_HOOKS,
                  ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
                  preview: Callable[..., None] | None = None) -> None:
         self.target = target
         self.settings = settings
         self.options = options
-        self.stderr_writer = stderr_writer
-        self._outer_tracer = tracer  # --trace
-        self._http_hooks = http_hooks
+        self._outer = session_hooks  # --trace, --server-stderr live
         self.events = Events(emit, options)
         self.lists = Lists(self.events, options)
         self.router = Router(self.events, options, self.lists.kinds)
@@ -94,9 +92,8 @@ class Watcher:
             error: ProbeError | None = None
             established = False
             try:
-                async with open_session(self.target, self.settings, tracer=self._tracer,
-                                        stderr_writer=self.stderr_writer, http_hooks=self._http_hooks,
-                                        on_connection=self.router.installer(link)) as session:
+                hooks = self._outer.adding(tracer=self._saw, on_connection=self.router.installer(link))
+                async with open_session(self.target, self.settings, hooks) as session:
                     established = True
                     self._attempt, attempt = attempt, 0
                     await self._connected(link, session)
@@ -130,9 +127,7 @@ class Watcher:
                         attempt=attempt, retryInSeconds=delay)
             await anyio.sleep(delay)
 
-    def _tracer(self, direction: str, message: Any) -> None:
-        if self._outer_tracer is not None:
-            self._outer_tracer(direction, message)
+    def _saw(self, direction: str, message: Any) -> None:
         if direction == "send" and self.link is not None:
             self.subscriptions.saw_sent(self.link, message)
 

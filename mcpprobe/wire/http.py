@@ -34,7 +34,7 @@ from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from mcpprobe.wire.sse import EventParser
 from mcpprobe.wire.stderrlog import StderrEntry
 from mcpprobe.wire.target import HttpTarget
-from mcpprobe.wire.transport import Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
+from mcpprobe.wire.transport import HttpHooks, Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 SNIPPET = 300
@@ -53,7 +53,7 @@ def _origin(url: str) -> tuple[str, str]:
 
 class _HttpBase:
     def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float,
-                 http_hooks: dict[str, list[Any]] | None = None) -> None:
+                 http_hooks: HttpHooks | None = None) -> None:
         self.target = target
         self._max = max_message_bytes
         self._connect_timeout = connect_timeout
@@ -210,7 +210,7 @@ class _HttpBase:
 
 class StreamableHttpTransport(_HttpBase):
     def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float,
-                 http_hooks: dict[str, list[Any]] | None = None) -> None:
+                 http_hooks: HttpHooks | None = None) -> None:
         super().__init__(target, max_message_bytes=max_message_bytes, connect_timeout=connect_timeout,
                          http_hooks=http_hooks)
         self.info = TransportInfo("http", {"url": target.url})
@@ -521,7 +521,7 @@ class LegacySseTransport(_HttpBase):
     """HTTP+SSE (2024-11-05): GET an event stream, POST messages to the endpoint it names."""
 
     def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float,
-                 http_hooks: dict[str, list[Any]] | None = None) -> None:
+                 http_hooks: HttpHooks | None = None) -> None:
         super().__init__(target, max_message_bytes=max_message_bytes, connect_timeout=connect_timeout,
                          http_hooks=http_hooks)
         self.info = TransportInfo("sse", {"url": target.url})

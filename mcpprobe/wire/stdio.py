@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -85,7 +86,7 @@ class StdioTransport:
         *,
         max_message_bytes: int,
         stderr_mode: str = "tail",
-        stderr_writer: Any = None,
+        stderr_writer: Callable[[str], None] | None = None,
     ) -> None:
         self.target = target
         self.info = TransportInfo("stdio", {"command": list(target.command)})
@@ -295,22 +296,22 @@ class StdioTransport:
         self._sink.message(message)
 
     async def _read_stderr(self) -> None:
-        live = self._stderr_mode == "live" and self._stderr_writer is not None
+        live = self._stderr_writer if self._stderr_mode == "live" else None
         # Live: decoded across chunk boundaries, and masked across them too (a secret the server
         # writes in two pieces is still one secret).
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         pieces = SplitWrites()
         try:
             async for chunk in self._process.stderr:
-                if live:
-                    self._stderr_writer(pieces.feed(decoder.decode(chunk)))
+                if live is not None:
+                    live(pieces.feed(decoder.decode(chunk)))
                 elif self._stderr_mode == "tail":
                     self._stderr.feed(chunk)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass
         finally:
-            if live:
-                self._stderr_writer(pieces.end(decoder.decode(b"", final=True)))
+            if live is not None:
+                live(pieces.end(decoder.decode(b"", final=True)))
 
     def stderr_tail(self, lines: int = 20) -> list[StderrEntry]:
         """The server's stderr shortened to about `lines` lines, its first ones and its last ones;

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from mcpprobe.errors import ProbeError, ProtocolFailure
 from mcpprobe.wire.stderrlog import StderrEntry
+
+# httpx event hooks an HTTP transport adds to its client: {"request": [...], "response": [...]}.
+HttpHooks = dict[str, list[Callable[[Any], Awaitable[None]]]]
 
 
 @dataclass
