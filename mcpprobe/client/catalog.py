@@ -447,7 +447,7 @@ def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str, ms
         listing.state = "failed"
         listing.findings.append(Finding(
             "list-failed", f"{method} failed on the first page: {exc.message}", kind=kind,
-            detail={"page": 1, "cause": cause, **_plain(exc.detail)}))
+            detail={"page": 1, "cause": cause, **exc.detail}))
         return
     _incomplete(listing, f"page {number} failed: {exc.message}", cause, number)
 
@@ -469,10 +469,6 @@ def _incomplete(listing: Listing, why: str, cause: str, number: int, **evidence:
         "list-incomplete",
         f"{why}; kept {read} items from {pages_read} complete page(s)",
         kind=listing.kind, detail={"page": number, "cause": cause, "itemsKept": read, **evidence}))
-
-
-def _plain(detail: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in detail.items() if k not in ("snapshot",)}
 
 
 def _short(text: str, limit: int = 40) -> str:

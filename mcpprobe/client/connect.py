@@ -3,7 +3,8 @@
 `open_session` is the one way every subcommand reaches a server: it starts the transport,
 installs the client's own request handlers, has `mcpprobe.client.negotiate` settle the era, and
 yields the session; every exit path closes the transport. What a command hangs on it (tracing,
-live stderr, handlers installed before the first message) is one `SessionHooks`.
+live stderr, handlers installed before the first message) is one `SessionHooks`; a handshake that
+fails is a `HandshakeFailed`, with what the wire showed until then.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 from mcpprobe.client.negotiate import DiedOnDiscover, initialize, negotiate
 from mcpprobe.client.session import Session, Snapshot, Timing, client_capabilities, client_info
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, seconds
+from mcpprobe.findings import Finding
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.jsonrpc import Connection, Tracer
 from mcpprobe.wire.protocols import LATEST_HANDSHAKE
-from mcpprobe.wire.stderrlog import Said, read_said
+from mcpprobe.wire.stderrlog import Said, StderrEntry, read_said
 from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget, Target
 from mcpprobe.wire.transport import HttpHooks, Transport
 
@@ -65,6 +67,27 @@ class SessionHooks:
 NO_HOOKS = SessionHooks()
 
 
+@dataclass(frozen=True)
+class Handshake:
+    """What the wire showed until a handshake failed: the snapshot as far as it got (the server's
+    chosen version, say), the findings and timings so far, the server's stderr (shortened)."""
+
+    snapshot: Snapshot
+    findings: tuple[Finding, ...] = ()
+    timings: tuple[Timing, ...] = ()
+    stderr_tail: tuple[StderrEntry, ...] = ()
+
+
+class HandshakeFailed(Exception):
+    """open_session never yielded a session. `error` says why, and its class carries the exit
+    code; `handshake` is what the wire showed before, which often explains it."""
+
+    def __init__(self, error: ProbeError, handshake: Handshake) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.handshake = handshake
+
+
 def _both(first: Callable[..., None] | None, then: Callable[..., None] | None) -> Callable[..., None] | None:
     if first is None or then is None:
         return first or then
@@ -102,6 +125,9 @@ async def open_session(
 ) -> AsyncIterator[Session]:
     """Connect, negotiate, and yield a ready Session. Every exit path closes the transport.
 
+    A ProbeError before the session is yielded is raised as a HandshakeFailed that carries it;
+    one raised inside the `async with` comes out as it was.
+
     A stdio server that exits on the `server/discover` of `--protocol auto` is started once more
     and handshaken with `initialize` (a `discover-crash` finding): the first process is ended
     before the second starts, and the session yielded stands on the second.
@@ -116,6 +142,7 @@ async def open_session(
     started = time.perf_counter()
     session: Session | None = None
     conn: Connection | None = None
+    yielded = False
 
     def ready(new: Connection) -> None:
         _install_client_handlers(new, settings)
@@ -147,25 +174,23 @@ async def open_session(
                 ready(conn)
                 await initialize(session, LATEST_HANDSHAKE, died.reason, deadline)
                 session.findings.append(died.finding())
+            yielded = True
             yield session
         finally:
             if conn is not None:
                 await conn.__aexit__(None, None, None)
     except ProbeError as exc:
+        if yielded:
+            raise
         snapshot.client_info = snapshot.client_info or client_info()
-        tail = transport.stderr_tail(settings.stderr_tail_lines)
-        if tail and "serverStderr" not in exc.detail:
-            exc.detail["serverStderr"] = tail
         if not snapshot.negotiated:
             hint = _early_failure_hint(exc, target, settings, transport.stderr_said())
             if hint:
                 exc.detail.setdefault("hint", hint)
-        exc.detail.setdefault("snapshot", snapshot)
-        if session is not None and "findings" not in exc.detail:
-            # What the wire showed before the failure often explains it: keep it.
-            exc.detail["findings"] = session.findings + session.wire_findings()
-            exc.detail["timings"] = session.timings
-        raise
+        seen = Handshake(snapshot, stderr_tail=tuple(transport.stderr_tail(settings.stderr_tail_lines)))
+        if session is not None:
+            seen = replace(seen, findings=(*session.findings, *session.wire_findings()), timings=tuple(session.timings))
+        raise HandshakeFailed(exc, seen) from exc
 
 
 COLD_STARTERS = ("npx", "uvx", "docker", "podman", "bunx", "pnpm", "pipx", "uv", "deno")

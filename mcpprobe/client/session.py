@@ -16,6 +16,7 @@ from mcpprobe.client.era import Era, era_named
 from mcpprobe.client.versions import sdk_version
 from mcpprobe.findings import Finding
 from mcpprobe.wire.jsonrpc import MAX_SERVER_REQUESTS, Call, Connection
+from mcpprobe.wire.stderrlog import StderrEntry
 from mcpprobe.wire.target import Settings, Target
 from mcpprobe.wire.transport import ServerStream, server_stream
 
@@ -139,6 +140,10 @@ class Session:
             method, params, timeout=timeout or self.settings.timeout, headers=headers,
             reset_on_progress=reset_on_progress, request_id=request_id,
         )
+
+    def stderr_tail(self) -> list[StderrEntry]:
+        """The server's stderr, shortened to its first and last lines, for a failure they may explain."""
+        return self.conn.transport.stderr_tail(self.settings.stderr_tail_lines)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         params, headers = self.era.envelope(self.snapshot, method, params)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import anyio
 
 from mcpprobe.client.catalog import KINDS, LIST_KINDS, Listing, PageFeed, list_kind, suspicious_text, timing_for
-from mcpprobe.client.connect import NO_HOOKS, SessionHooks, open_session
+from mcpprobe.client.connect import NO_HOOKS, HandshakeFailed, SessionHooks, open_session
 from mcpprobe.client.session import Session, Snapshot, Timing
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
@@ -52,7 +52,7 @@ class Outcome:
             # before the metadata lookups it caused).
             found.insert(0, Finding(self.error.code if self.error.code in CODES else "protocol-error",
                                  self.error.message, kind=self.error_kind(), severity=Severity(self.error.severity),
-                                 detail=_public_detail(self.error.detail)))
+                                 detail=dict(self.error.detail)))
         order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
         return sorted(found, key=lambda f: order[f.severity or Severity.INFO])
 
@@ -79,10 +79,6 @@ class Outcome:
 
 # _guarded returns the outcome it was given, of whichever kind (invoke.InvokeOutcome too).
 AnyOutcome = TypeVar("AnyOutcome", bound=Outcome)
-
-
-def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr", "findings", "timings")}
 
 
 def suspicious_findings(listing: Listing) -> list[Finding]:
@@ -115,10 +111,10 @@ async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body
     EOF first), instead of after. On failure paths it is not called; the caller reports then.
     """
     transport_tail: list[StderrEntry] = []
-    entered = False
+    opened: Session | None = None
     try:
         async with open_session(target, settings, session_hooks) as session:
-            entered = True
+            opened = session
             outcome.snapshot = session.snapshot
             outcome.findings.extend(snapshot_suspicious(session.snapshot))
             try:
@@ -128,20 +124,25 @@ async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body
                 outcome.findings.extend(session.findings)
                 outcome.findings.extend(session.wire_findings())
                 outcome.timings[:0] = session.timings
-                transport_tail = session.conn.transport.stderr_tail(settings.stderr_tail_lines)
+                transport_tail = session.stderr_tail()
             if on_ready is not None:
                 if _has_failures(outcome):
                     outcome.stderr_tail = transport_tail
                 await session.conn.transport.begin_close()
                 await _diagnose_auth(outcome, target, settings)
                 on_ready(outcome)
+    except HandshakeFailed as failed:
+        outcome.error = failed.error
+        transport_tail = list(failed.handshake.stderr_tail)
+        if opened is None:  # this session's own handshake: keep what the wire showed before it failed
+            outcome.snapshot = failed.handshake.snapshot
+            outcome.findings.extend(failed.handshake.findings)
+            outcome.timings[:0] = failed.handshake.timings
+        # else one the body opened failed (`load`'s further connections): its error and stderr
     except ProbeError as exc:
         outcome.error = exc
-        outcome.snapshot = outcome.snapshot or exc.detail.get("snapshot")
-        if not entered:  # the handshake failed: keep what the wire showed before it did
-            outcome.findings.extend(exc.detail.get("findings", []))
-            outcome.timings[:0] = exc.detail.get("timings", [])
-        transport_tail = exc.detail.get("serverStderr", transport_tail)
+        if opened is not None:  # read once the server has ended: its last words included
+            transport_tail = opened.stderr_tail() or transport_tail
     await _diagnose_auth(outcome, target, settings)
     if _has_failures(outcome):
         outcome.stderr_tail = transport_tail

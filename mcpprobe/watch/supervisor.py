@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 
-from mcpprobe.client.connect import NO_HOOKS, SessionHooks, open_session
+from mcpprobe.client.connect import NO_HOOKS, HandshakeFailed, SessionHooks, open_session
 from mcpprobe.client.session import Session
 from mcpprobe.errors import (
     AuthFailed,
@@ -90,20 +90,25 @@ class Watcher:
             link = Link(events.next_connection())
             self.link = link
             error: ProbeError | None = None
-            established = False
+            opened: Session | None = None
             try:
                 hooks = self._outer.adding(tracer=self._saw, on_connection=self.router.installer(link))
                 async with open_session(self.target, self.settings, hooks) as session:
-                    established = True
+                    opened = session
                     self._attempt, attempt = attempt, 0
                     await self._connected(link, session)
             except Dropped as dropped:
                 error = dropped.error
+            except HandshakeFailed as failed:
+                error = failed.error
+                if failed.handshake.stderr_tail:
+                    events.result.stderr_tail = list(failed.handshake.stderr_tail)
             except ProbeError as exc:
                 error = exc
-                tail = exc.detail.get("serverStderr")
+                tail = opened.stderr_tail() if opened is not None else []
                 if tail:
-                    events.result.stderr_tail = list(tail)
+                    events.result.stderr_tail = tail
+            established = opened is not None
             if events.stopped:
                 return
             if error is None:
