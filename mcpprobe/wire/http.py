@@ -30,11 +30,12 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.safety.redact import clip
+from mcpprobe.wire.decode import TooDeep, decode_message, refuse_too_deep
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from mcpprobe.wire.sse import EventParser
 from mcpprobe.wire.stderrlog import StderrEntry
 from mcpprobe.wire.target import HttpTarget
-from mcpprobe.wire.transport import HttpHooks, Sink, TooDeep, TransportInfo, decode_message, refuse_too_deep
+from mcpprobe.wire.transport import HttpHooks, Sink, TransportInfo
 
 ACCEPT_BOTH = "application/json, text/event-stream"
 SNIPPET = 300

@@ -31,7 +31,8 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.safety.redact import active, clip
-from mcpprobe.wire.transport import Sink, Transport, took_non_finite
+from mcpprobe.wire.decode import took_non_finite
+from mcpprobe.wire.transport import Sink, Transport
 
 MAX_ANOMALIES = 50
 BATCH_VERSION = "2025-03-26"  # the one protocol version whose messages may be JSON-RPC batches

@@ -28,18 +28,10 @@ import orjson
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.safety.redact import SplitWrites, clip
 from mcpprobe.wire import orphans, prestart
+from mcpprobe.wire.decode import MAX_NESTING, TooDeep, decode_message, encode_line, refuse_too_deep, took_non_finite
 from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
 from mcpprobe.wire.target import StdioTarget
-from mcpprobe.wire.transport import (
-    MAX_NESTING,
-    Sink,
-    TooDeep,
-    TransportInfo,
-    decode_message,
-    encode_line,
-    refuse_too_deep,
-    took_non_finite,
-)
+from mcpprobe.wire.transport import Sink, TransportInfo
 
 # Process groups still alive; the CLI's last act ends any left (see `reap_all`).
 _LIVE_GROUPS: set[int] = set()
