@@ -1,6 +1,7 @@
 """Decoding one message off the wire: JSON text to a value, refused before parsing when it nests
-deeper than any stack should go, with NaN and Infinity read (as the SDK reads them) and noted;
-and the one way a message is encoded as a line.
+deeper than any stack should go, with NaN and Infinity read (as the SDK reads them) and noted
+in what it returns, not in any state kept between messages; and the one way a message is encoded
+as a line.
 
 Every transport decodes through `decode_message`, so stdio lines, HTTP bodies and SSE events are
 read the same way; none of this knows where the text came from.
@@ -8,15 +9,13 @@ read the same way; none of this knows where the text came from.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mcpprobe.errors import ProtocolFailure
 
 if TYPE_CHECKING:
     from mcpprobe.wire.transport import Sink
 
-
-_non_finite = [False]
 
 # Deepest nesting of arrays and objects accepted in one message. The stack is never at risk below
 # it (not in the parser, the sanitizer, --trace or a renderer: tested at the limit), and a tool
@@ -29,27 +28,42 @@ class TooDeep(ValueError):
     """A message nested deeper than MAX_NESTING."""
 
 
-def _note_non_finite(name: str) -> float:
-    _non_finite[0] = True
-    return float(name)
+class Decoded(NamedTuple):
+    """One decoded message, and whether it held NaN, Infinity or -Infinity (not JSON numbers)."""
+
+    value: Any
+    non_finite: bool
 
 
-def decode_message(raw: bytes | str) -> Any:
+def decode_message(raw: bytes | str) -> Decoded:
     """Parse one JSON text; raises ValueError on anything that is not JSON, and TooDeep on a text
     nested more than MAX_NESTING levels, checked on the text before anything parses it.
 
-    NaN, Infinity and -Infinity are read, as the SDK reads them, and noted: `took_non_finite()`
-    says whether the message just decoded held one (a transport hands each message on before it
-    decodes the next, with no await in between)."""
+    NaN, Infinity and -Infinity are read, as the SDK reads them, and noted in the result."""
     import json
 
-    _non_finite[0] = False
     if _nested_too_deep(raw):
         raise TooDeep(f"a message nested more than {MAX_NESTING} levels deep")
     try:
-        return json.loads(raw, parse_constant=_note_non_finite)
+        if not _may_be_non_finite(raw):  # the common case: nothing to note, parsed as it is
+            return Decoded(json.loads(raw), False)
+        noted: list[str] = []
+
+        def note(name: str) -> float:
+            noted.append(name)
+            return float(name)
+
+        return Decoded(json.loads(raw, parse_constant=note), bool(noted))
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
+
+
+def _may_be_non_finite(raw: bytes | str) -> bool:
+    """Whether the text spells NaN or Infinity anywhere (in a string too): only then is it parsed
+    with a hook that notes them."""
+    if isinstance(raw, str):
+        return "NaN" in raw or "Infinity" in raw
+    return b"NaN" in raw or b"Infinity" in raw
 
 
 def encode_line(message: Any) -> bytes:
@@ -91,12 +105,6 @@ def refuse_too_deep(sink: Sink, text: str, error: TooDeep) -> None:
     if request_id is not NO_ID:
         sink.request_failed(request_id, ProtocolFailure(
             f"the answer was refused before parsing: {error}", detail={"maxNesting": MAX_NESTING}))
-
-
-def took_non_finite() -> bool:
-    """Whether the last decoded message held NaN or Infinity; asking clears it."""
-    seen, _non_finite[0] = _non_finite[0], False
-    return seen
 
 
 def _nested_too_deep(raw: bytes | str) -> bool:

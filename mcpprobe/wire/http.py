@@ -134,7 +134,7 @@ class _HttpBase:
                     on_other(event.event, event.data)
             elif event.data.strip():
                 try:
-                    message = decode_message(event.data)
+                    message, non_finite = decode_message(event.data)
                 except TooDeep as exc:
                     self._sink.bad_output(f"an SSE event that is not JSON-RPC: {exc}", clip(event.data, 200))
                     refuse_too_deep(self._sink, event.data, exc)
@@ -142,7 +142,7 @@ class _HttpBase:
                 except ValueError:
                     self._sink.bad_output("an SSE event that is not JSON-RPC", clip(event.data, 200))
                     continue
-                self._sink.message(message)
+                self._sink.message(message, non_finite)
                 answered = answered or _answers(message, answer_to)
         return answered
 
@@ -327,7 +327,7 @@ class StreamableHttpTransport(_HttpBase):
         if content_type == "application/json":
             body = await _read_limited(response, self._max)
             try:
-                data = decode_message(body)
+                data, non_finite = decode_message(body)
             except ValueError:
                 if status >= 400:
                     raise await self._http_problem(response, method) from None
@@ -348,7 +348,7 @@ class StreamableHttpTransport(_HttpBase):
                     detail={"status": status,
                             "bodyStart": clip(body[:SNIPPET + 4096].decode("utf-8", "replace"), SNIPPET)},
                 )
-            self._sink.message(data)
+            self._sink.message(data, non_finite)
             return
         if content_type == "text/event-stream" and status < 300:
             parser = EventParser(self._max)

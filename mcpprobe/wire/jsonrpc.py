@@ -31,7 +31,6 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.safety.redact import active, clip
-from mcpprobe.wire.decode import took_non_finite
 from mcpprobe.wire.transport import Sink, Transport
 
 MAX_ANOMALIES = 50
@@ -538,9 +537,9 @@ class Connection:
         pending = self._pending.get(request_id) if _hashable(request_id) else None
         return pending.deadline if pending is not None and not pending.done.is_set() else None
 
-    def _on_message(self, message: Any) -> None:
+    def _on_message(self, message: Any, non_finite: bool) -> None:
         self._trace("recv", message)
-        if took_non_finite():
+        if non_finite:
             self._anomaly("a message with NaN or Infinity, which are not JSON numbers (RFC 8259); written as null",
                           message)
         if isinstance(message, list):

@@ -28,7 +28,7 @@ import orjson
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.safety.redact import SplitWrites, clip
 from mcpprobe.wire import orphans, prestart
-from mcpprobe.wire.decode import MAX_NESTING, TooDeep, decode_message, encode_line, refuse_too_deep, took_non_finite
+from mcpprobe.wire.decode import MAX_NESTING, TooDeep, decode_message, encode_line, refuse_too_deep
 from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
 from mcpprobe.wire.target import StdioTarget
 from mcpprobe.wire.transport import Sink, TransportInfo
@@ -267,8 +267,7 @@ class StdioTransport:
             except orjson.JSONDecodeError:
                 pass
             else:
-                took_non_finite()  # none in this one: clear what an earlier one left
-                self._sink.message(message)
+                self._sink.message(message, False)  # orjson reads no NaN or Infinity
                 return
         try:
             text = line.decode("utf-8")
@@ -277,7 +276,7 @@ class StdioTransport:
                                   clip(line[:4096].decode("utf-8", "replace"), 200))
             return
         try:
-            message = decode_message(text)
+            decoded = decode_message(text)
         except TooDeep as exc:
             self._sink.bad_output(f"a line on stdout that is not JSON-RPC: {exc}", clip(text, 200))
             refuse_too_deep(self._sink, text, exc)
@@ -285,7 +284,7 @@ class StdioTransport:
         except ValueError:
             self._sink.bad_output("a line on stdout that is not JSON-RPC", clip(text, 200))
             return
-        self._sink.message(message)
+        self._sink.message(decoded.value, decoded.non_finite)
 
     async def _read_stderr(self) -> None:
         live = self._stderr_writer if self._stderr_mode == "live" else None

@@ -21,7 +21,7 @@ HttpHooks = dict[str, list[Callable[[Any], Awaitable[None]]]]
 class Sink:
     """Callbacks from a transport into the connection above it."""
 
-    message: Callable[[Any], None]
+    message: Callable[[Any, bool], None]  # (message, non_finite): it held NaN or Infinity
     bad_output: Callable[[str, str], None]  # (what, sample): a line or body that is not JSON-RPC
     closed: Callable[[ProbeError], None]  # the transport is gone; pending requests fail with this
     request_failed: Callable[[Any, ProbeError], None]  # one request's delivery failed (HTTP)
