@@ -126,7 +126,8 @@ class Items(Sequence[dict[str, Any]]):
         if page == len(self._pages):
             return self._open[index - (self._ends[-1] if self._ends else 0)]
         start = self._ends[page - 1] if page else 0
-        return json.loads(self._pages[page])[index - start]
+        item: dict[str, Any] = json.loads(self._pages[page])[index - start]
+        return item
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Items, list, tuple)):

@@ -53,7 +53,7 @@ class _Pending:
     progress_token: Any = None
     done: Any = field(default_factory=anyio.Event)  # anyio.Event, or a _Flag (Connection.post)
     answered: float = 0.0  # time.perf_counter() when the answer was read off the wire
-    result: Any = None
+    result: dict[str, Any] | None = None  # set, with error None, when the answer has come
     error: ProbeError | None = None
 
 
@@ -103,6 +103,7 @@ class Call:
             conn._pending.pop(request_id, None)
         if pending.error is not None:
             raise pending.error
+        assert pending.result is not None  # answered without an error: with its result
         return pending.result
 
     def abandon(self) -> None:
@@ -177,7 +178,7 @@ class Posted:
         """As `Call.result`: the answer's result; RequestTimeout after `timeout` (with a cancel notice);
         on cancellation (Ctrl-C) the server is told with notifications/cancelled."""
         conn, pending = self._conn, self._pending
-        future = pending.done.future  # type: ignore[attr-defined]
+        future = pending.done.future
         timer = future.get_loop().call_later(self._timeout, _expire, future)
         try:
             await future
@@ -193,6 +194,7 @@ class Posted:
             conn._pending.pop(self._id, None)
         if pending.error is not None:
             raise pending.error
+        assert pending.result is not None  # answered without an error: with its result
         return pending.result
 
 
