@@ -108,7 +108,8 @@ def make_transport(target: Target, settings: Settings, hooks: SessionHooks = NO_
             stderr_writer=hooks.stderr_writer,
         )
     assert isinstance(target, HttpTarget)
-    from mcpprobe.wire.http import LegacySseTransport, StreamableHttpTransport
+    from mcpprobe.wire.legacy_sse import LegacySseTransport
+    from mcpprobe.wire.streamable_http import StreamableHttpTransport
 
     cls = LegacySseTransport if target.transport == "sse" else StreamableHttpTransport
     # Connecting is part of the handshake's budget, which --timeout caps too.
