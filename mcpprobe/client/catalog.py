@@ -150,7 +150,7 @@ def compact(value: Any) -> str:
     small tool): the same JSON, but for how a few floats are spelled (`1e-7`, not `1e-07`). What
     it does not write as the standard library would, it refuses or writes raw, and then the
     standard library writes it: DEL and text beyond ASCII (escaped as \\uXXXX, which the page's
-    scan for hidden characters relies on: `_maybe_hidden`), a lone surrogate, an integer beyond
+    scan for hidden characters relies on: `maybe_hidden`), a lone surrogate, an integer beyond
     64 bits."""
     try:
         data = orjson.dumps(value)
@@ -358,7 +358,7 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
     listing.items.append(item)
 
 
-def _maybe_hidden(text: str) -> bool:
+def maybe_hidden(text: str) -> bool:
     """Whether a page's compact ASCII text can hold a string with anything but printable ASCII,
     newline and tab: such a character shows there as a \\uXXXX, \\r, \\b or \\f escape (DEL too
     is written \\u007f). A page with no backslash at all is settled by one memchr."""
@@ -378,7 +378,7 @@ def _seal(listing: Listing, feed: PageFeed | None = None) -> None:
     if sealed is None:
         return
     start, page, text = sealed
-    if _maybe_hidden(text):
+    if maybe_hidden(text):
         for offset, item in enumerate(page):
             _scan(listing, item, start + offset)
     if feed is not None:
