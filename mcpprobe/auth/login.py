@@ -133,7 +133,7 @@ async def contact(url: str, opts: LoginOptions, token: str | None = None, auth: 
     a server that speaks only 2026-07-28, or that protects lists but not the handshake, is met
     exactly as the probing commands will meet it."""
     from mcpprobe.client.capabilities import missing_for
-    from mcpprobe.client.session import open_session
+    from mcpprobe.client.connect import HandshakeFailed, open_session
     from mcpprobe.errors import RpcError
     from mcpprobe.wire.target import HttpTarget, Settings
 
@@ -154,9 +154,12 @@ async def contact(url: str, opts: LoginOptions, token: str | None = None, auth: 
                 with contextlib.suppress(RpcError):  # answered, if not well: not an authorization question
                     await session.request(method, {})
                 found.answered.append(method)
-    except AuthFailed as exc:
-        found.status = exc.detail.get("status") if isinstance(exc.detail.get("status"), int) else 401
-        found.challenge = str(exc.detail.get("wwwAuthenticate") or "")
+    except (HandshakeFailed, AuthFailed) as exc:
+        error = exc.error if isinstance(exc, HandshakeFailed) else exc
+        if not isinstance(error, AuthFailed):
+            raise error from None
+        found.status = error.detail.get("status") if isinstance(error.detail.get("status"), int) else 401
+        found.challenge = str(error.detail.get("wwwAuthenticate") or "")
         return found
     found.method = ""
     return found

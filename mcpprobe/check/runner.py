@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from mcpprobe.check.catalogue import BY_ID, CHECKS, FAMILIES, Check, Level, Status, selected
 from mcpprobe.check.context import CheckContext, CheckOptions, Result, Verdict
 from mcpprobe.client.capabilities import declared
+from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.errors import ProbeError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.operations.probe import Outcome, _guarded
@@ -161,7 +162,8 @@ class CheckOutcome(Outcome):
 
 
 async def check(target: Target, settings: Settings, *, options: CheckOptions | None = None,
-                **session_args: Any) -> CheckOutcome:
+                session_hooks: SessionHooks = NO_HOOKS,
+                on_ready: Callable[[Outcome], None] | None = None) -> CheckOutcome:
     """Connect as `probe` does and run the catalogue. Never --force: a check whose capability was
     not declared sends nothing, whatever the command line says."""
     options = options or CheckOptions()
@@ -171,7 +173,8 @@ async def check(target: Target, settings: Settings, *, options: CheckOptions | N
         ctx = await run_checks(session, options, outcome.results)
         outcome.listings.update(ctx.listings())
 
-    await _guarded(outcome, target, replace(settings, force=False), body, **session_args)
+    await _guarded(outcome, target, replace(settings, force=False), body, session_hooks=session_hooks,
+                   on_ready=on_ready)
     if not outcome.results:
         outcome.results.extend(auth_results(outcome, settings, options))
     return outcome

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
     from rich.console import Console
 
     from mcpprobe.cli.invocation import CommandLine, Invocation, Output, ServerInvocation
+    from mcpprobe.client.connect import SessionHooks
     from mcpprobe.operations.probe import Outcome
     from mcpprobe.render.formats import Format, Rendered, Screen, View
     from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
@@ -441,15 +442,14 @@ def open_trace(inv: Invocation) -> TraceWriter | None:
 
 
 @contextlib.contextmanager
-def session_extras(inv: Invocation) -> Iterator[tuple[dict[str, Any], TraceWriter | None]]:
+def session_extras(inv: Invocation) -> Iterator[tuple[SessionHooks, TraceWriter | None]]:
     """What one server's session takes from the command line: --server-stderr, and --trace (its
     writer feeds the session and is closed after the run; `trace_checked` then asks it)."""
+    from mcpprobe.client.connect import SessionHooks
+
     writer = open_trace(inv)
-    args: dict[str, Any] = {"stderr_writer": server_stderr_writer(inv)}
-    if writer is not None:
-        args.update(tracer=writer.tracer(), http_hooks=writer.http_hooks())
     try:
-        yield args, writer
+        yield SessionHooks.of_run(writer, server_stderr_writer(inv)), writer
     finally:
         if writer is not None:
             writer.close()

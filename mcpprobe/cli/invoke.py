@@ -188,9 +188,9 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
                   task_status=task_status)
     inv.tell(f"calling tool {tool}")
     try:
-        with session_extras(inv) as (session_args, trace):
+        with session_extras(inv) as (session_hooks, trace):
             outcome = run_operation(call_tool, inv.target, inv.settings, tool, pairs, base, hooks=hooks,
-                                    elicit=elicit, task=as_task, save_dir=save_dir, **session_args)
+                                    elicit=elicit, task=as_task, save_dir=save_dir, session_hooks=session_hooks)
     finally:
         progress.stop()
     return trace_checked(trace, inv.output, _finish(inv, outcome, started))
@@ -246,10 +246,10 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
 
     started: list[Any] = []
     inv.tell(f"reading {uri or template}")
-    with session_extras(inv) as (session_args, trace):
+    with session_extras(inv) as (session_hooks, trace):
         outcome = run_operation(read_resource, inv.target, inv.settings, uri, template=template, pairs=pairs,
                                 complete=complete, hooks=Hooks(started=started.append), elicit=elicit, output=output,
-                                **session_args)
+                                session_hooks=session_hooks)
     # Written to -o PATH by the operation; when that failed, the contents go to stdout, not lost.
     written = bool(outcome is not None and output and outcome.result is not None
                    and outcome.completion is None and outcome.save_error is None)
@@ -292,7 +292,8 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], com
 
     started: list[Any] = []
     inv.tell(f"getting prompt {name}")
-    with session_extras(inv) as (session_args, trace):
+    with session_extras(inv) as (session_hooks, trace):
         outcome = run_operation(get_prompt, inv.target, inv.settings, name, pairs, complete=complete,
-                                hooks=Hooks(started=started.append), elicit=elicit, save_dir=save_dir, **session_args)
+                                hooks=Hooks(started=started.append), elicit=elicit, save_dir=save_dir,
+                                session_hooks=session_hooks)
     return trace_checked(trace, inv.output, _finish(inv, outcome, started))

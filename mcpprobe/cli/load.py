@@ -27,6 +27,7 @@ from mcpprobe.render.formats import OFFERED
 
 if TYPE_CHECKING:
     from mcpprobe.cli.invocation import ServerInvocation
+    from mcpprobe.client.connect import SessionHooks
     from mcpprobe.load.run import Plan
 
 _WEIGHT_ONLY = re.compile(r"^@\d+$")
@@ -86,7 +87,7 @@ def _live(inv: ServerInvocation) -> Any:
     return show
 
 
-def _run(inv: ServerInvocation, plan: Plan, session_args: dict[str, Any]) -> Any:
+def _run(inv: ServerInvocation, plan: Plan, session_hooks: SessionHooks) -> Any:
     from mcpprobe.load.run import run_load
 
     holder: dict[str, Any] = {}
@@ -104,7 +105,7 @@ def _run(inv: ServerInvocation, plan: Plan, session_args: dict[str, Any]) -> Any
     try:
         return run_operation(run_load, inv.target, inv.settings, plan, on_tick=live,
                              on_start=lambda runner: holder.__setitem__("runner", runner), stop=stop,
-                             signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP), **session_args)
+                             signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP), session_hooks=session_hooks)
     finally:
         if live is not None:
             live.clear()
@@ -203,8 +204,8 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
                 concurrency=concurrency or (OPEN_LOOP_IN_FLIGHT if rate else 1), rate=rate, warmup=warmup,
                 connections=connections, interval=interval, slos=objectives, yes=yes)
     inv.tell("loading the server")
-    with session_extras(inv) as (session_args, trace):
-        outcome = _run(inv, plan, session_args)
+    with session_extras(inv) as (session_hooks, trace):
+        outcome = _run(inv, plan, session_hooks)
     return trace_checked(trace, inv.output, _emit(inv, outcome))
 
 

@@ -8,6 +8,7 @@ Light at import time (click only): the SDK, jsonschema and rich are loaded only 
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -382,10 +383,10 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
     from mcpprobe.operations.probe import list_one
 
     inv.tell(f"listing {kind}")
-    with session_extras(inv) as (session_args, trace):
+    with session_extras(inv) as (session_hooks, trace):
         spinner = phase_spinner(inv, inv.target.describe())
         if spinner is not None:
-            session_args["tracer"] = spinner.watch(session_args.get("tracer"))
+            session_hooks = replace(session_hooks, tracer=spinner.watch(session_hooks.tracer))
         feed = None
         if not inv.output.as_json:
             from mcpprobe.render.cells import Cells
@@ -394,5 +395,5 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
             if not may_be_plain(sys.stdout):  # else most likely written without rich
                 preload("mcpprobe.render.human")
             feed = Cells(kind)  # the table's cells, built as the pages arrive
-        code = run_and_emit(list_one, inv, kind, spinner=spinner, feed=feed, **session_args)
+        code = run_and_emit(list_one, inv, kind, spinner=spinner, feed=feed, session_hooks=session_hooks)
     return trace_checked(trace, inv.output, code)

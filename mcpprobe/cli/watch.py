@@ -48,10 +48,12 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import ServerInvocation
+    from mcpprobe.client.connect import SessionHooks
     from mcpprobe.watch import WatchOptions
 
 
-def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_args: dict[str, Any]) -> Any:
+def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_hooks: SessionHooks,
+               confirm: tuple[Any, Any]) -> Any:
     from mcpprobe.cli.common import run_operation
     from mcpprobe.watch import watch
 
@@ -82,8 +84,9 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_
                         return
 
             group.start_soon(check)
-            result = await watch(inv.target, inv.settings, options, emit, **session_args,
-                                 on_start=lambda w: holder.__setitem__("watcher", w))
+            preview, ask = confirm
+            result = await watch(inv.target, inv.settings, options, emit, session_hooks=session_hooks,
+                                 preview=preview, ask=ask, on_start=lambda w: holder.__setitem__("watcher", w))
             group.cancel_scope.cancel()
         return result
 
@@ -173,9 +176,9 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
 
     emit = EventLines(fmt, view, write)
     inv.tell("watching")
-    with session_extras(inv) as (session_args, trace):
-        preview, ask = confirmation_hooks(stderr_console(inv.redactor), inv.output.as_json)
-        result = _run_watch(inv, options, emit, {**session_args, "preview": preview, "ask": ask})
+    with session_extras(inv) as (session_hooks, trace):
+        confirm = confirmation_hooks(stderr_console(inv.redactor), inv.output.as_json)
+        result = _run_watch(inv, options, emit, session_hooks, confirm)
     write_rendered(renderer(fmt)(WatchEnded(result), view), inv.redactor)
     if result is None:
         return 0

@@ -126,7 +126,8 @@ class Items(Sequence[dict[str, Any]]):
         if page == len(self._pages):
             return self._open[index - (self._ends[-1] if self._ends else 0)]
         start = self._ends[page - 1] if page else 0
-        return json.loads(self._pages[page])[index - start]
+        item: dict[str, Any] = json.loads(self._pages[page])[index - start]
+        return item
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Items, list, tuple)):
@@ -149,7 +150,7 @@ def compact(value: Any) -> str:
     small tool): the same JSON, but for how a few floats are spelled (`1e-7`, not `1e-07`). What
     it does not write as the standard library would, it refuses or writes raw, and then the
     standard library writes it: DEL and text beyond ASCII (escaped as \\uXXXX, which the page's
-    scan for hidden characters relies on: `_maybe_hidden`), a lone surrogate, an integer beyond
+    scan for hidden characters relies on: `maybe_hidden`), a lone surrogate, an integer beyond
     64 bits."""
     try:
         data = orjson.dumps(value)
@@ -357,7 +358,7 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
     listing.items.append(item)
 
 
-def _maybe_hidden(text: str) -> bool:
+def maybe_hidden(text: str) -> bool:
     """Whether a page's compact ASCII text can hold a string with anything but printable ASCII,
     newline and tab: such a character shows there as a \\uXXXX, \\r, \\b or \\f escape (DEL too
     is written \\u007f). A page with no backslash at all is settled by one memchr."""
@@ -377,7 +378,7 @@ def _seal(listing: Listing, feed: PageFeed | None = None) -> None:
     if sealed is None:
         return
     start, page, text = sealed
-    if _maybe_hidden(text):
+    if maybe_hidden(text):
         for offset, item in enumerate(page):
             _scan(listing, item, start + offset)
     if feed is not None:
@@ -447,7 +448,7 @@ def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str, ms
         listing.state = "failed"
         listing.findings.append(Finding(
             "list-failed", f"{method} failed on the first page: {exc.message}", kind=kind,
-            detail={"page": 1, "cause": cause, **_plain(exc.detail)}))
+            detail={"page": 1, "cause": cause, **exc.detail}))
         return
     _incomplete(listing, f"page {number} failed: {exc.message}", cause, number)
 
@@ -469,10 +470,6 @@ def _incomplete(listing: Listing, why: str, cause: str, number: int, **evidence:
         "list-incomplete",
         f"{why}; kept {read} items from {pages_read} complete page(s)",
         kind=listing.kind, detail={"page": number, "cause": cause, "itemsKept": read, **evidence}))
-
-
-def _plain(detail: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in detail.items() if k not in ("snapshot",)}
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcpprobe.client.connect import SessionHooks
 from mcpprobe.errors import REPORT_HINT, InternalError, Interrupted, ProbeError, bug_message
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.operations.probe import Outcome
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # loaded when a run asks for expectations, a baseline or a sn
     from mcpprobe.fleet.drift import Drift
     from mcpprobe.fleet.expect import Check, Expectations
     from mcpprobe.lint.engine import LintSettings
+    from mcpprobe.wire.trace import TraceWriter
 
 Say = Callable[[str], None]
 
@@ -79,8 +81,8 @@ class Extras:
     """What every member's run adds to the plain probe."""
 
     expectations: Expectations | None = None
-    trace: Any = None  # a trace.TraceWriter
-    stderr_writer: Any = None
+    trace: TraceWriter | None = None
+    stderr_writer: Callable[[str], None] | None = None
     say: Say | None = None
     label_traces: bool = False  # prefix trace lines with the server's name (a fleet)
     on_report: Callable[[Report], None] | None = None  # each report as soon as it is complete
@@ -156,15 +158,10 @@ async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], 
         say(f"{member.label}: not probed: {member.problem.message if member.problem else 'no target'}")
         return Report(member, Outcome(extras.command, error=member.problem))
     say(f"{member.label}: probing {member.target.transport}: {member.target.describe()}")
-    session_args: dict[str, Any] = {}
-    if extras.trace is not None:
-        label = member.label if extras.label_traces else ""
-        session_args["tracer"] = extras.trace.tracer(label)
-        session_args["http_hooks"] = extras.trace.http_hooks(label)
-    if extras.stderr_writer is not None:
-        session_args["stderr_writer"] = extras.stderr_writer
+    hooks = SessionHooks.of_run(extras.trace, extras.stderr_writer,
+                                server=member.label if extras.label_traces else "")
     if extras.watch is not None:
-        session_args["tracer"] = extras.watch(session_args.get("tracer"))
+        hooks = replace(hooks, tracer=extras.watch(hooks.tracer))
     started = time.perf_counter()
     finished: list[Report] = []
 
@@ -178,7 +175,7 @@ async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], 
             extras.on_report(finished[0])
 
     try:
-        outcome = await operation(member.target, member.settings, on_ready=on_ready, **session_args)
+        outcome = await operation(member.target, member.settings, session_hooks=hooks, on_ready=on_ready)
     except Exception as exc:  # noqa: BLE001 - a bug in one member must not end the fleet
         if extras.traceback:
             raise

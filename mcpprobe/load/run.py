@@ -19,7 +19,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from mcpprobe.client.session import Session, open_session
+from mcpprobe.client.connect import NO_HOOKS, SessionHooks, open_session
+from mcpprobe.client.session import Session
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, RpcError
 from mcpprobe.findings import Finding
 from mcpprobe.load import sampler
@@ -409,7 +410,7 @@ def _cpu() -> float:
 
 
 async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: Any = None, on_start: Any = None,
-                   **session_args: Any) -> LoadOutcome:
+                   session_hooks: SessionHooks = NO_HOOKS) -> LoadOutcome:
     """The load run. `on_start(runner)` is called when the first request is about to go (Ctrl-C then
     stops the runner rather than the operation); `on_tick(live)` once per interval."""
     outcome = LoadOutcome("load", plan=plan)
@@ -422,7 +423,7 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
         async with AsyncExitStack() as stack:
             sessions = [session]
             for _ in range(plan.connections - 1):
-                sessions.append(await stack.enter_async_context(open_session(target, settings, **session_args)))
+                sessions.append(await stack.enter_async_context(open_session(target, settings, session_hooks)))
             runner = Runner(plan, operations, sessions, settings.timeout, on_tick, pid)
             outcome.clock["connectMs"] = round((time.perf_counter() - began) * 1000, 1)
             if on_start is not None:
@@ -434,7 +435,7 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
         if runner.lost is not None:
             raise runner.lost
 
-    await _guarded(outcome, target, settings, body, **session_args)
+    await _guarded(outcome, target, settings, body, session_hooks=session_hooks)
     return outcome
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 
 from mcpprobe.client.catalog import Listing, list_kind, timing_for
+from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.client.session import Session, Timing
 from mcpprobe.errors import (
     ProbeError,
@@ -358,7 +359,7 @@ def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None
 
 async def call_tool(target: Target, settings: Settings, name: str, pairs: list[str], base_args: dict[str, Any],
                     *, hooks: Hooks | None = None, elicit: str | None = None, task: bool = False,
-                    save_dir: str | None = None, **session_args: Any) -> InvokeOutcome:
+                    save_dir: str | None = None, session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
     """`task`: ask for task execution (--task), for a tool whose taskSupport is "optional".
     `save_dir` (--save): the result's binary content is written there (mcpprobe.operations.saving)."""
     hooks, settings, outcome, broker = _begin("call", "tools", settings, hooks, elicit)
@@ -385,7 +386,7 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
         if result is not None:
             await _judge_tool_result(session, outcome, tool, result)
 
-    await _run(outcome, target, settings, body, broker, session_args)
+    await _run(outcome, target, settings, body, broker, session_hooks)
     if save_dir and outcome.result is not None:
         from mcpprobe.operations.saving import save_blocks
 
@@ -494,30 +495,20 @@ judge_tool_result = _judge_tool_result  # for `check --call`, which calls named 
 
 
 async def _run(outcome: InvokeOutcome, target: Target, settings: Settings, body: Any, broker: InputBroker,
-               session_args: dict[str, Any]) -> InvokeOutcome:
-    outer = session_args.pop("on_connection", None)
-    outer_tracer = session_args.pop("tracer", None)
-
-    def on_connection(conn: Any) -> None:
-        broker.install(conn)
-        if outer is not None:
-            outer(conn)
-
+               outer: SessionHooks) -> InvokeOutcome:
     def tracer(direction: str, message: Any) -> None:
         # The request exactly as it went on the wire (the era's _meta envelope included).
         planned = outcome.request
         if direction == "send" and isinstance(message, dict) and planned and message.get("method") == planned.get(
                 "method") and "id" in message:
             outcome.request = {key: message[key] for key in ("id", "method", "params") if key in message}
-        if outer_tracer is not None:
-            outer_tracer(direction, message)
 
     async def listening(session: Session) -> None:
         await _listen_for_server(session)
         await body(session)
 
-    return await _guarded(outcome, target, settings, listening, on_connection=on_connection, tracer=tracer,
-                          **session_args)
+    hooks = outer.adding(tracer=tracer, on_connection=broker.install)
+    return await _guarded(outcome, target, settings, listening, session_hooks=hooks)
 
 
 async def _listen_for_server(session: Session) -> None:
@@ -535,7 +526,7 @@ async def _listen_for_server(session: Session) -> None:
 async def read_resource(target: Target, settings: Settings, uri: str | None, *, template: str | None = None,
                         pairs: list[str] = (), complete: str | None = None,  # type: ignore[assignment]
                         hooks: Hooks | None = None, elicit: str | None = None, output: str | None = None,
-                        **session_args: Any) -> InvokeOutcome:
+                        session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
     """Read `uri`, or expand `template` with `pairs` and read that; `complete` asks for a variable's values."""
     hooks, settings, outcome, broker = _begin("read", "templates" if template else "resources", settings, hooks, elicit)
 
@@ -568,7 +559,7 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
         if result.get("resultType") != "input_required":
             _judge_contents(outcome, result)
 
-    await _run(outcome, target, settings, body, broker, session_args)
+    await _run(outcome, target, settings, body, broker, session_hooks)
     if output and outcome.result is not None and outcome.completion is None:
         from mcpprobe.operations.saving import save_contents
 
@@ -646,7 +637,7 @@ def _judge_contents(outcome: InvokeOutcome, result: dict[str, Any]) -> None:
 
 async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[str], *, complete: str | None = None,
                      hooks: Hooks | None = None, elicit: str | None = None, save_dir: str | None = None,
-                     **session_args: Any) -> InvokeOutcome:
+                     session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
     hooks, settings, outcome, broker = _begin("get-prompt", "prompts", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
@@ -671,7 +662,7 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
         if result.get("resultType") != "input_required" and not isinstance(result.get("messages"), list):
             raise ProtocolFailure("prompts/get: the result has no messages list", detail={"keys": sorted(result)})
 
-    await _run(outcome, target, settings, body, broker, session_args)
+    await _run(outcome, target, settings, body, broker, session_hooks)
     if save_dir and outcome.result is not None and outcome.completion is None:
         from mcpprobe.operations.saving import save_blocks
 

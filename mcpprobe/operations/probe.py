@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 import anyio
 
 from mcpprobe.client.catalog import KINDS, LIST_KINDS, Listing, PageFeed, list_kind, suspicious_text, timing_for
-from mcpprobe.client.session import Session, Snapshot, Timing, open_session
+from mcpprobe.client.connect import NO_HOOKS, HandshakeFailed, SessionHooks, open_session
+from mcpprobe.client.session import Session, Snapshot, Timing
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import CODES, Finding, Severity, has_errors
@@ -51,7 +52,7 @@ class Outcome:
             # before the metadata lookups it caused).
             found.insert(0, Finding(self.error.code if self.error.code in CODES else "protocol-error",
                                  self.error.message, kind=self.error_kind(), severity=Severity(self.error.severity),
-                                 detail=_public_detail(self.error.detail)))
+                                 detail=dict(self.error.detail)))
         order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
         return sorted(found, key=lambda f: order[f.severity or Severity.INFO])
 
@@ -80,10 +81,6 @@ class Outcome:
 AnyOutcome = TypeVar("AnyOutcome", bound=Outcome)
 
 
-def _public_detail(detail: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr", "findings", "timings")}
-
-
 def suspicious_findings(listing: Listing) -> list[Finding]:
     """Hidden characters or escape sequences in names and descriptions: signs of tool poisoning.
     Each item is checked as it is read (`catalog._scan`); this hands over what was found."""
@@ -105,7 +102,8 @@ def snapshot_suspicious(snapshot: Snapshot) -> list[Finding]:
 
 
 async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body: Any, *,
-                   on_ready: Callable[[AnyOutcome], None] | None = None, **session_args: Any) -> AnyOutcome:
+                   session_hooks: SessionHooks = NO_HOOKS,
+                   on_ready: Callable[[AnyOutcome], None] | None = None) -> AnyOutcome:
     """Run `body(session)` inside a session; any ProbeError becomes the outcome's error.
 
     `on_ready(outcome)`, when given, is called once the outcome is complete but before the
@@ -113,10 +111,10 @@ async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body
     EOF first), instead of after. On failure paths it is not called; the caller reports then.
     """
     transport_tail: list[StderrEntry] = []
-    entered = False
+    opened: Session | None = None
     try:
-        async with open_session(target, settings, **session_args) as session:
-            entered = True
+        async with open_session(target, settings, session_hooks) as session:
+            opened = session
             outcome.snapshot = session.snapshot
             outcome.findings.extend(snapshot_suspicious(session.snapshot))
             try:
@@ -126,20 +124,25 @@ async def _guarded(outcome: AnyOutcome, target: Target, settings: Settings, body
                 outcome.findings.extend(session.findings)
                 outcome.findings.extend(session.wire_findings())
                 outcome.timings[:0] = session.timings
-                transport_tail = session.conn.transport.stderr_tail(settings.stderr_tail_lines)
+                transport_tail = session.stderr_tail()
             if on_ready is not None:
                 if _has_failures(outcome):
                     outcome.stderr_tail = transport_tail
                 await session.conn.transport.begin_close()
                 await _diagnose_auth(outcome, target, settings)
                 on_ready(outcome)
+    except HandshakeFailed as failed:
+        outcome.error = failed.error
+        transport_tail = list(failed.handshake.stderr_tail)
+        if opened is None:  # this session's own handshake: keep what the wire showed before it failed
+            outcome.snapshot = failed.handshake.snapshot
+            outcome.findings.extend(failed.handshake.findings)
+            outcome.timings[:0] = failed.handshake.timings
+        # else one the body opened failed (`load`'s further connections): its error and stderr
     except ProbeError as exc:
         outcome.error = exc
-        outcome.snapshot = outcome.snapshot or exc.detail.get("snapshot")
-        if not entered:  # the handshake failed: keep what the wire showed before it did
-            outcome.findings.extend(exc.detail.get("findings", []))
-            outcome.timings[:0] = exc.detail.get("timings", [])
-        transport_tail = exc.detail.get("serverStderr", transport_tail)
+        if opened is not None:  # read once the server has ended: its last words included
+            transport_tail = opened.stderr_tail() or transport_tail
     await _diagnose_auth(outcome, target, settings)
     if _has_failures(outcome):
         outcome.stderr_tail = transport_tail
@@ -166,7 +169,8 @@ def _has_failures(outcome: Outcome) -> bool:
         listing.error is not None for listing in outcome.listings.values())
 
 
-async def probe(target: Target, settings: Settings, **session_args: Any) -> Outcome:
+async def probe(target: Target, settings: Settings, *, session_hooks: SessionHooks = NO_HOOKS,
+                on_ready: Callable[[Outcome], None] | None = None) -> Outcome:
     """Snapshot, then every declared kind listed to the end, concurrently."""
     outcome = Outcome("probe")
 
@@ -182,11 +186,12 @@ async def probe(target: Target, settings: Settings, **session_args: Any) -> Outc
         outcome.listings = {kind: outcome.listings[kind] for kind in KINDS}
         outcome.timings.extend(timing_for(listing) for listing in outcome.listings.values() if listing.pages)
 
-    return await _guarded(outcome, target, settings, body, **session_args)
+    return await _guarded(outcome, target, settings, body, session_hooks=session_hooks, on_ready=on_ready)
 
 
 async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageFeed | None = None,
-                   **session_args: Any) -> Outcome:
+                   session_hooks: SessionHooks = NO_HOOKS,
+                   on_ready: Callable[[Outcome], None] | None = None) -> Outcome:
     """One kind, to the end. Refused (exit 3, nothing sent) when its capability is not declared.
     `feed`: given each page of kept items as it is kept (the human table's cells)."""
     outcome = Outcome("list", kind=kind, feed=feed)
@@ -198,4 +203,4 @@ async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageF
         outcome.listings[kind] = listing
         outcome.timings.append(timing_for(listing))
 
-    return await _guarded(outcome, target, settings, body, **session_args)
+    return await _guarded(outcome, target, settings, body, session_hooks=session_hooks, on_ready=on_ready)

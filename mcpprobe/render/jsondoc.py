@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.capabilities import missing_for
 from mcpprobe.client.catalog import KINDS, LIST_KINDS, Items, Listing
-from mcpprobe.operations.probe import Outcome, _public_detail
+from mcpprobe.operations.probe import Outcome
 from mcpprobe.safety.sanitize import json_dumps
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def document(outcome: Outcome) -> dict[str, Any]:
             "code": outcome.error.code,
             "message": outcome.error.message,
             "exitCode": int(outcome.error.exit_code),
-            "detail": _public_detail(outcome.error.detail),
+            "detail": outcome.error.detail,
         }
     doc["serverStderr"] = outcome.stderr_tail
     return doc

@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.watch.logs import LOG_LEVELS
 from mcpprobe.watch.model import Emit, WatchOptions, WatchResult
 from mcpprobe.watch.supervisor import Watcher
@@ -45,14 +46,12 @@ from mcpprobe.wire.target import Settings, Target
 
 
 async def watch(target: Target, settings: Settings, options: WatchOptions, emit: Emit, *,
-                stderr_writer: Any = None, on_start: Callable[[Watcher], None] | None = None,
-                tracer: Any = None, http_hooks: dict[str, list[Any]] | None = None,
+                session_hooks: SessionHooks = NO_HOOKS, on_start: Callable[[Watcher], None] | None = None,
                 ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
                 preview: Callable[..., None] | None = None) -> WatchResult:
     """Run a watch until a limit, a stop request or a fatal error; every event goes to `emit`.
     `ask` and `preview` are --call's confirmation hooks, as for `call` (mcpprobe.operations.invoke.Hooks)."""
-    watcher = Watcher(target, settings, options, emit, stderr_writer=stderr_writer, tracer=tracer,
-                      http_hooks=http_hooks, ask=ask, preview=preview)
+    watcher = Watcher(target, settings, options, emit, session_hooks=session_hooks, ask=ask, preview=preview)
     if on_start is not None:
         on_start(watcher)
     return await watcher.run()

@@ -72,13 +72,10 @@ class Events:
         data: dict[str, Any] = {"code": finding.code, "severity": str(finding.severity or "info"),
                                 "message": finding.message}
         if finding.detail:
-            data["detail"] = plain(finding.detail)
+            data["detail"] = dict(finding.detail)
         self.emit("finding", finding.kind, **data)
 
     def error(self, kind: str, exc: ProbeError, what: str) -> None:
         """An error event for one request that failed while the connection goes on."""
         self.emit("error", kind, code=exc.code, message=f"{what}: {exc.message}")
 
-
-def plain(detail: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in detail.items() if k not in ("snapshot", "serverStderr", "findings", "timings")}

@@ -10,7 +10,8 @@ from typing import Any
 
 import anyio
 
-from mcpprobe.client.session import Session, open_session
+from mcpprobe.client.connect import NO_HOOKS, HandshakeFailed, SessionHooks, open_session
+from mcpprobe.client.session import Session
 from mcpprobe.errors import (
     AuthFailed,
     ConnectionFailed,
@@ -41,15 +42,13 @@ class Watcher:
     across connections; a `Link` is made per connection and dropped with it."""
 
     def __init__(self, target: Target, settings: Settings, options: WatchOptions, emit: Emit,
-                 *, stderr_writer: Any = None, tracer: Any = None, http_hooks: dict[str, list[Any]] | None = None,
+                 *, session_hooks: SessionHooks = NO_HOOKS,
                  ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
                  preview: Callable[..., None] | None = None) -> None:
         self.target = target
         self.settings = settings
         self.options = options
-        self.stderr_writer = stderr_writer
-        self._outer_tracer = tracer  # --trace
-        self._http_hooks = http_hooks
+        self._outer = session_hooks  # --trace, --server-stderr live
         self.events = Events(emit, options)
         self.lists = Lists(self.events, options)
         self.router = Router(self.events, options, self.lists.kinds)
@@ -91,21 +90,25 @@ class Watcher:
             link = Link(events.next_connection())
             self.link = link
             error: ProbeError | None = None
-            established = False
+            opened: Session | None = None
             try:
-                async with open_session(self.target, self.settings, tracer=self._tracer,
-                                        stderr_writer=self.stderr_writer, http_hooks=self._http_hooks,
-                                        on_connection=self.router.installer(link)) as session:
-                    established = True
+                hooks = self._outer.adding(tracer=self._saw, on_connection=self.router.installer(link))
+                async with open_session(self.target, self.settings, hooks) as session:
+                    opened = session
                     self._attempt, attempt = attempt, 0
                     await self._connected(link, session)
             except Dropped as dropped:
                 error = dropped.error
+            except HandshakeFailed as failed:
+                error = failed.error
+                if failed.handshake.stderr_tail:
+                    events.result.stderr_tail = list(failed.handshake.stderr_tail)
             except ProbeError as exc:
                 error = exc
-                tail = exc.detail.get("serverStderr")
+                tail = opened.stderr_tail() if opened is not None else []
                 if tail:
-                    events.result.stderr_tail = list(tail)
+                    events.result.stderr_tail = tail
+            established = opened is not None
             if events.stopped:
                 return
             if error is None:
@@ -129,9 +132,7 @@ class Watcher:
                         attempt=attempt, retryInSeconds=delay)
             await anyio.sleep(delay)
 
-    def _tracer(self, direction: str, message: Any) -> None:
-        if self._outer_tracer is not None:
-            self._outer_tracer(direction, message)
+    def _saw(self, direction: str, message: Any) -> None:
         if direction == "send" and self.link is not None:
             self.subscriptions.saw_sent(self.link, message)
 

@@ -31,7 +31,7 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.safety.redact import active, clip
-from mcpprobe.wire.transport import Sink, Transport, took_non_finite
+from mcpprobe.wire.transport import Sink, Transport
 
 MAX_ANOMALIES = 50
 BATCH_VERSION = "2025-03-26"  # the one protocol version whose messages may be JSON-RPC batches
@@ -53,7 +53,7 @@ class _Pending:
     progress_token: Any = None
     done: Any = field(default_factory=anyio.Event)  # anyio.Event, or a _Flag (Connection.post)
     answered: float = 0.0  # time.perf_counter() when the answer was read off the wire
-    result: Any = None
+    result: dict[str, Any] | None = None  # set, with error None, when the answer has come
     error: ProbeError | None = None
 
 
@@ -103,6 +103,7 @@ class Call:
             conn._pending.pop(request_id, None)
         if pending.error is not None:
             raise pending.error
+        assert pending.result is not None  # answered without an error: with its result
         return pending.result
 
     def abandon(self) -> None:
@@ -177,7 +178,7 @@ class Posted:
         """As `Call.result`: the answer's result; RequestTimeout after `timeout` (with a cancel notice);
         on cancellation (Ctrl-C) the server is told with notifications/cancelled."""
         conn, pending = self._conn, self._pending
-        future = pending.done.future  # type: ignore[attr-defined]
+        future = pending.done.future
         timer = future.get_loop().call_later(self._timeout, _expire, future)
         try:
             await future
@@ -193,6 +194,7 @@ class Posted:
             conn._pending.pop(self._id, None)
         if pending.error is not None:
             raise pending.error
+        assert pending.result is not None  # answered without an error: with its result
         return pending.result
 
 
@@ -537,9 +539,9 @@ class Connection:
         pending = self._pending.get(request_id) if _hashable(request_id) else None
         return pending.deadline if pending is not None and not pending.done.is_set() else None
 
-    def _on_message(self, message: Any) -> None:
+    def _on_message(self, message: Any, non_finite: bool) -> None:
         self._trace("recv", message)
-        if took_non_finite():
+        if non_finite:
             self._anomaly("a message with NaN or Infinity, which are not JSON numbers (RFC 8259); written as null",
                           message)
         if isinstance(message, list):

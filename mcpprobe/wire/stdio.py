@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -27,18 +28,10 @@ import orjson
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.safety.redact import SplitWrites, clip
 from mcpprobe.wire import orphans, prestart
+from mcpprobe.wire.decode import MAX_NESTING, TooDeep, decode_message, encode_line, refuse_too_deep
 from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
 from mcpprobe.wire.target import StdioTarget
-from mcpprobe.wire.transport import (
-    MAX_NESTING,
-    Sink,
-    TooDeep,
-    TransportInfo,
-    decode_message,
-    encode_line,
-    refuse_too_deep,
-    took_non_finite,
-)
+from mcpprobe.wire.transport import Sink, TransportInfo
 
 # Process groups still alive; the CLI's last act ends any left (see `reap_all`).
 _LIVE_GROUPS: set[int] = set()
@@ -85,7 +78,7 @@ class StdioTransport:
         *,
         max_message_bytes: int,
         stderr_mode: str = "tail",
-        stderr_writer: Any = None,
+        stderr_writer: Callable[[str], None] | None = None,
     ) -> None:
         self.target = target
         self.info = TransportInfo("stdio", {"command": list(target.command)})
@@ -274,8 +267,7 @@ class StdioTransport:
             except orjson.JSONDecodeError:
                 pass
             else:
-                took_non_finite()  # none in this one: clear what an earlier one left
-                self._sink.message(message)
+                self._sink.message(message, False)  # orjson reads no NaN or Infinity
                 return
         try:
             text = line.decode("utf-8")
@@ -284,7 +276,7 @@ class StdioTransport:
                                   clip(line[:4096].decode("utf-8", "replace"), 200))
             return
         try:
-            message = decode_message(text)
+            decoded = decode_message(text)
         except TooDeep as exc:
             self._sink.bad_output(f"a line on stdout that is not JSON-RPC: {exc}", clip(text, 200))
             refuse_too_deep(self._sink, text, exc)
@@ -292,25 +284,25 @@ class StdioTransport:
         except ValueError:
             self._sink.bad_output("a line on stdout that is not JSON-RPC", clip(text, 200))
             return
-        self._sink.message(message)
+        self._sink.message(decoded.value, decoded.non_finite)
 
     async def _read_stderr(self) -> None:
-        live = self._stderr_mode == "live" and self._stderr_writer is not None
+        live = self._stderr_writer if self._stderr_mode == "live" else None
         # Live: decoded across chunk boundaries, and masked across them too (a secret the server
         # writes in two pieces is still one secret).
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         pieces = SplitWrites()
         try:
             async for chunk in self._process.stderr:
-                if live:
-                    self._stderr_writer(pieces.feed(decoder.decode(chunk)))
+                if live is not None:
+                    live(pieces.feed(decoder.decode(chunk)))
                 elif self._stderr_mode == "tail":
                     self._stderr.feed(chunk)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass
         finally:
-            if live:
-                self._stderr_writer(pieces.end(decoder.decode(b"", final=True)))
+            if live is not None:
+                live(pieces.end(decoder.decode(b"", final=True)))
 
     def stderr_tail(self, lines: int = 20) -> list[StderrEntry]:
         """The server's stderr shortened to about `lines` lines, its first ones and its last ones;

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mcpprobe.safety.redact import MASK, Redactor, secret_name
 from mcpprobe.safety.sanitize import json_dumps, visible
+
+if TYPE_CHECKING:
+    from mcpprobe.wire.jsonrpc import Tracer
+    from mcpprobe.wire.transport import HttpHooks
 
 
 class TraceWriter:
@@ -37,15 +41,15 @@ class TraceWriter:
         except OSError as exc:
             self.error = exc.strerror or str(exc)
 
-    def tracer(self, server: str = "") -> Any:
-        """A `session.Tracer` for one server: ("send"|"recv", message)."""
+    def tracer(self, server: str = "") -> Tracer:
+        """A `Tracer` for one server: ("send"|"recv", message)."""
 
         def trace(direction: str, message: Any) -> None:
             self.line(server, direction, json_dumps(message, ensure_ascii=True, default=str))
 
         return trace
 
-    def http_hooks(self, server: str = "") -> dict[str, list[Any]]:
+    def http_hooks(self, server: str = "") -> HttpHooks:
         """httpx event hooks: the request line and headers, the status line and headers."""
 
         async def on_request(request: Any) -> None:

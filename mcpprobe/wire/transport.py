@@ -1,20 +1,27 @@
-"""What every transport offers the JSON-RPC connection, and what it reports back."""
+"""What every transport offers the JSON-RPC connection, and what it reports back.
+
+Bytes and messages only: reading a message's JSON is `mcpprobe.wire.decode`, and what a message
+means is the connection's (`mcpprobe.wire.jsonrpc`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from mcpprobe.errors import ProbeError, ProtocolFailure
+from mcpprobe.errors import ProbeError
 from mcpprobe.wire.stderrlog import StderrEntry
+
+# httpx event hooks an HTTP transport adds to its client: {"request": [...], "response": [...]}.
+HttpHooks = dict[str, list[Callable[[Any], Awaitable[None]]]]
 
 
 @dataclass
 class Sink:
     """Callbacks from a transport into the connection above it."""
 
-    message: Callable[[Any], None]
+    message: Callable[[Any, bool], None]  # (message, non_finite): it held NaN or Infinity
     bad_output: Callable[[str, str], None]  # (what, sample): a line or body that is not JSON-RPC
     closed: Callable[[ProbeError], None]  # the transport is gone; pending requests fail with this
     request_failed: Callable[[Any, ProbeError], None]  # one request's delivery failed (HTTP)
@@ -70,108 +77,3 @@ class ServerStream(Protocol):
 def server_stream(transport: Any) -> ServerStream | None:
     """The transport's server stream, if it has that ability."""
     return transport if isinstance(transport, ServerStream) else None
-
-
-_non_finite = [False]
-
-# Deepest nesting of arrays and objects accepted in one message. The stack is never at risk below
-# it (not in the parser, the sanitizer, --trace or a renderer: tested at the limit), and a tool
-# schema nested a few hundred levels still reaches the schema checks, which report it as one
-# unusable tool instead of failing the whole list (serde_json's 128 would refuse the whole page).
-MAX_NESTING = 512
-
-
-class TooDeep(ValueError):
-    """A message nested deeper than MAX_NESTING."""
-
-
-def _note_non_finite(name: str) -> float:
-    _non_finite[0] = True
-    return float(name)
-
-
-def decode_message(raw: bytes | str) -> Any:
-    """Parse one JSON text; raises ValueError on anything that is not JSON, and TooDeep on a text
-    nested more than MAX_NESTING levels, checked on the text before anything parses it.
-
-    NaN, Infinity and -Infinity are read, as the SDK reads them, and noted: `took_non_finite()`
-    says whether the message just decoded held one (a transport hands each message on before it
-    decodes the next, with no await in between)."""
-    import json
-
-    _non_finite[0] = False
-    if _nested_too_deep(raw):
-        raise TooDeep(f"a message nested more than {MAX_NESTING} levels deep")
-    try:
-        return json.loads(raw, parse_constant=_note_non_finite)
-    except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
-
-
-def encode_line(message: Any) -> bytes:
-    """One message as a line of compact UTF-8 JSON; orjson's speed, json's reach (integers past 64
-    bits, keys that are not strings)."""
-    import orjson
-
-    try:
-        return orjson.dumps(message) + b"\n"
-    except TypeError:
-        import json
-
-        return (json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
-
-
-NO_ID = object()
-
-
-def leading_id(text: str) -> Any:
-    """The id of a JSON-RPC message refused before parsing (nested too deep), when it comes first
-    among its keys, as every SDK writes it (after "jsonrpc"): so the request it answers can fail at
-    once instead of waiting out its timeout. NO_ID when it cannot be read without parsing."""
-    import json
-    import re
-
-    found = re.match(r'\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")\s*,',
-                     text[:512])
-    if found is None:
-        return NO_ID
-    try:
-        return json.loads(found.group(1))
-    except ValueError:
-        return NO_ID
-
-
-def refuse_too_deep(sink: Sink, text: str, error: TooDeep) -> None:
-    """A message refused for its nesting fails the request it answers, if its id can be read."""
-    request_id = leading_id(text)
-    if request_id is not NO_ID:
-        sink.request_failed(request_id, ProtocolFailure(
-            f"the answer was refused before parsing: {error}", detail={"maxNesting": MAX_NESTING}))
-
-
-def took_non_finite() -> bool:
-    """Whether the last decoded message held NaN or Infinity; asking clears it."""
-    seen, _non_finite[0] = _non_finite[0], False
-    return seen
-
-
-def _nested_too_deep(raw: bytes | str) -> bool:
-    from itertools import accumulate, count
-    from operator import sub
-
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
-    if data.count(b"[") + data.count(b"{") <= MAX_NESTING:
-        return False  # cannot nest deeper than it has brackets: the common case, at C speed
-    # Brackets inside strings do not nest. Without escaped backslashes and quotes, a bracket is in a
-    # string when an odd number of quotes comes before it. Keep only quotes and brackets; dropping
-    # two adjacent quotes changes no bracket's side, and leaves only strings that hold brackets.
-    kept = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE).replace(b'""', b"")
-    if b'"' in kept:
-        kept = b"".join(kept.split(b'"')[::2])
-    steps = kept.translate(_STEPS)  # an opening bracket is 2, a closing one 0
-    # The depth after n brackets is the sum of the first n steps minus n.
-    return max(map(sub, accumulate(steps), count(1)), default=0) > MAX_NESTING
-
-
-_STEPS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
-_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')

@@ -247,7 +247,7 @@ def test_discover_results_are_read_as_the_sdk_reads_them(result):
     import mcp_types
     from pydantic import ValidationError
 
-    from mcpprobe.client.session import discover_result_problem
+    from mcpprobe.client.negotiate import discover_result_problem
 
     try:
         mcp_types.DiscoverResult.model_validate(dict(result))

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from mcpprobe.client.connect import make_transport
 from mcpprobe.client.era import LEGACY, MODERN, era_named
-from mcpprobe.client.session import Snapshot, make_transport
+from mcpprobe.client.session import Snapshot
 from mcpprobe.errors import RpcError
 from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget
 from mcpprobe.wire.transport import server_stream

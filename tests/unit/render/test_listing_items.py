@@ -81,12 +81,12 @@ def test_a_paged_listing_keeps_every_item_in_order_with_its_findings():
 def test_a_page_is_scanned_exactly_when_its_text_can_hold_hidden_characters():
     """The look at a page's text that lets clean pages skip the scan never misses a string that
     the scan would look at: it agrees with `plain()` for every character up to U+0800 and more."""
-    from mcpprobe.client.catalog import _maybe_hidden, compact
+    from mcpprobe.client.catalog import compact, maybe_hidden
     from mcpprobe.safety.sanitize import plain
 
     for text in _SAMPLES:
         page = compact([{"name": "x", "description": text}])  # as a sealed page is written
-        assert _maybe_hidden(page) == (not plain(text)), repr(text)
+        assert maybe_hidden(page) == (not plain(text)), repr(text)
 
 
 _SAMPLES = [f"a{chr(c)}b" for c in [*range(0x800), 0x200B, 0x202E, 0xFEFF, 0xE0041, 0x1F600, 0xD800]]

@@ -1,0 +1,370 @@
+"""Streamable HTTP (MCP 2025-03-26 and later): each message a POST, answered with JSON or an event
+stream; the session id the server assigns; the standalone GET stream; broken streams resumed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from typing import Any
+
+import anyio
+import httpx2 as httpx
+
+from mcpprobe.errors import ConnectionFailed, ProbeError, ProtocolFailure, seconds
+from mcpprobe.safety.redact import clip
+from mcpprobe.wire.decode import decode_message
+from mcpprobe.wire.http import SNIPPET, HttpBase
+from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from mcpprobe.wire.sse import EventParser
+from mcpprobe.wire.target import HttpTarget
+from mcpprobe.wire.transport import HttpHooks, Sink, TransportInfo
+
+ACCEPT_BOTH = "application/json, text/event-stream"
+# Resuming a broken event stream (GET with Last-Event-ID): the wait when the server named none
+# with `retry:`, and how many resumptions in a row may bring nothing new before giving up.
+DEFAULT_RETRY_MS = 1000
+MAX_FRUITLESS_RESUMPTIONS = 2
+
+
+class StreamableHttpTransport(HttpBase):
+    def __init__(self, target: HttpTarget, *, max_message_bytes: int, connect_timeout: float,
+                 http_hooks: HttpHooks | None = None) -> None:
+        super().__init__(target, max_message_bytes=max_message_bytes, connect_timeout=connect_timeout,
+                         http_hooks=http_hooks)
+        self.info = TransportInfo("http", {"url": target.url})
+        self._session_id: str | None = None
+        # A session the handshake opened while server/discover was still out, when discover won:
+        # never sent with a 2026-07-28 request, ended with DELETE at close.
+        self._abandoned_session: str | None = None
+        self._stateless = False  # the 2026-07-28 era: no sessions
+        # The standalone GET stream, kept across its re-openings: a reopened stream resumes with
+        # Last-Event-ID after the server's retry: time, as for a request's stream.
+        self._standalone: EventParser | None = None
+        self._standalone_ended = 0.0
+
+    async def start(self, task_group: Any, sink: Sink) -> None:
+        self._sink, self._task_group = sink, task_group
+        self._client = self._make_client()
+
+    def set_protocol_version(self, version: str) -> None:
+        super().set_protocol_version(version)
+        if version in MODERN_VERSIONS and not self._stateless:
+            # 2026-07-28 has no sessions: a session the parallel initialize opened is not this one.
+            self._stateless = True
+            self._abandoned_session, self._session_id = self._session_id, None
+            self.info.detail.pop("sessionId", None)
+
+    @property
+    def session_id(self) -> str | None:
+        """The session the server issued at initialize, if any (never one of 2026-07-28)."""
+        return self._session_id
+
+    def request_headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The headers a POST of this connection carries (session, version, then `extra`): for
+        `mcpprobe check`, which sends requests of its own beside the connection's."""
+        return self._headers(extra)
+
+    def raw_client(self) -> httpx.AsyncClient:
+        """A new client with the target's headers, auth, TLS and redirect rules, for requests that
+        are not the connection's (the caller closes it)."""
+        return self._make_client()
+
+    def _headers(self, extra: dict[str, str] | None) -> dict[str, str]:
+        headers = {"Accept": ACCEPT_BOTH, "Content-Type": "application/json"}
+        if self._session_id:
+            headers["Mcp-Session-Id"] = self._session_id
+        if self._protocol_version:
+            headers["MCP-Protocol-Version"] = self._protocol_version
+        if extra:
+            headers.update(extra)
+        return headers
+
+    def _get_headers(self, last_event_id: str | None = None) -> dict[str, str]:
+        headers = {"Accept": "text/event-stream"}
+        if self._session_id:
+            headers["Mcp-Session-Id"] = self._session_id
+        if self._protocol_version:
+            headers["MCP-Protocol-Version"] = self._protocol_version
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        return headers
+
+    async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        is_request = "method" in message and "id" in message
+        if is_request:
+            # Requests run concurrently; each POST delivers its own answer (JSON or an SSE stream).
+            self._task_group.start_soon(self._post_request, message, self._headers(headers))
+        else:
+            await self._post_other(message, self._headers(headers))
+
+    async def _post_other(self, message: dict[str, Any], headers: dict[str, str]) -> None:
+        assert self._client is not None
+        import json
+
+        try:
+            response = await self._client.post(self.target.url, content=json.dumps(message), headers=headers)
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, self.target.url) from None
+        if response.status_code >= 400 and response.status_code not in (404, 405):
+            raise await self._http_problem(response, message.get("method", "response"))
+
+    async def _post_request(self, message: dict[str, Any], headers: dict[str, str]) -> None:
+        assert self._client is not None and self._sink is not None
+        import json
+
+        request_id, method = message["id"], message["method"]
+        try:
+            async with self._client.stream(
+                "POST", self.target.url, content=json.dumps(message), headers=headers
+            ) as response:
+                if method == "initialize" and (session := response.headers.get("mcp-session-id")) is not None:
+                    if self._stateless:  # a late answer to the handshake, after discover won
+                        self._abandoned_session = _checked_session_id(session)
+                    else:
+                        self._session_id = _checked_session_id(session)
+                        self.info.detail["sessionId"] = True
+                # Resumption with Last-Event-ID is of the handshake era: 2026-07-28 dropped it.
+                version = headers.get("MCP-Protocol-Version")
+                await self._deliver(response, request_id, method,
+                                    resumable=version is None or version in HANDSHAKE_VERSIONS)
+        except ProbeError as exc:
+            self._sink.request_failed(request_id, exc)
+        except httpx.HTTPError as exc:
+            self._sink.request_failed(request_id, self._transport_error(exc, self.target.url))
+
+    async def _deliver(self, response: httpx.Response, request_id: Any, method: str, *,
+                       resumable: bool = True) -> None:
+        assert self._sink is not None
+        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        status = response.status_code
+        if status in (401, 403, 421, 429):
+            raise await self._http_problem(response, method)
+        if status == 404 and self._session_id and method != "initialize":
+            raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)")
+        if content_type == "application/json":
+            body = await _read_limited(response, self._max)
+            try:
+                data, non_finite = decode_message(body)
+            except ValueError:
+                if status >= 400:
+                    raise await self._http_problem(response, method) from None
+                self._sink.bad_output("an HTTP body that is not JSON",
+                                      clip(body[:4096].decode("utf-8", "replace"), 200))
+                raise ProtocolFailure(f"{method}: the server's JSON body does not parse") from None
+            if isinstance(data, dict) and _is_error_object(data.get("error")) and (
+                    data.get("id") is None or status >= 400):
+                # An error in the HTTP answer to this very POST is about this request, whatever
+                # id it names: null (not parsed yet), or a placeholder such as "server-error"
+                # from servers that refuse a request before any session exists. So it answers
+                # the request now, as in the SDK, instead of leaving it to time out. (A JSON body
+                # whose "error" is no JSON-RPC error object is reported below with its status.)
+                data = {**data, "id": request_id}
+            if status >= 400 and not _is_jsonrpc_answer(data):
+                raise ProtocolFailure(
+                    f"{method}: HTTP {status} with a JSON body that is not a JSON-RPC answer",
+                    detail={"status": status,
+                            "bodyStart": clip(body[:SNIPPET + 4096].decode("utf-8", "replace"), SNIPPET)},
+                )
+            self._sink.message(data, non_finite)
+            return
+        if content_type == "text/event-stream" and status < 300:
+            parser = EventParser(self._max)
+            if await self._pump(response, method, parser=parser, answer_to=request_id):
+                return
+            if not resumable:
+                raise ConnectionFailed(f"{method}: the server's event stream ended without an answer")
+            await self._resume(request_id, method, parser)
+            return
+        if status == 202:
+            raise ProtocolFailure(f"{method}: HTTP 202 Accepted for a request: the server sent no answer")
+        raise await self._http_problem(response, method)
+
+    async def _resume(self, request_id: Any, method: str, parser: EventParser) -> None:
+        """The request's event stream ended before its answer: resume it as the spec says (GET
+        with Last-Event-ID, after the server's `retry` time), until the answer arrives, the server
+        cannot resume it, MAX_FRUITLESS_RESUMPTIONS in a row bring nothing, or the connection
+        stops waiting for the answer. Raises ConnectionFailed when it gives up."""
+        assert self._client is not None and self._sink is not None
+        if parser.last_event_id is None:
+            raise ConnectionFailed(f"{method}: the server's event stream ended without an answer (and without an "
+                                   "event id, so it cannot be resumed)")
+        fruitless, why = 0, ""
+        while fruitless < MAX_FRUITLESS_RESUMPTIONS:
+            last = parser.last_event_id
+            delay = (parser.retry_ms if parser.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
+            deadline = self._sink.deadline(request_id) if self._sink.deadline is not None else math.inf
+            if deadline is None:
+                return  # nobody waits for this answer any more
+            if time.monotonic() + delay > deadline:
+                raise ConnectionFailed(
+                    f"{method}: the server's event stream ended before the answer, and the server asks to wait "
+                    f"{seconds(delay)} s (retry: {parser.retry_ms}) before resuming it: past the request's deadline",
+                    code="resume-failed", detail={"lastEventId": last, "retryMs": parser.retry_ms})
+            await anyio.sleep(delay)
+            parser.reconnected()
+            try:
+                async with self._client.stream("GET", self.target.url, headers=self._get_headers(last)) as response:
+                    status = response.status_code
+                    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                    if status in (401, 403, 421, 429) or (status == 404 and self._session_id):
+                        raise await self._http_problem(response, f"{method} (resuming with GET)")
+                    if status != 200 or content_type != "text/event-stream":
+                        problem = await self._http_problem(response, f"GET {self.target.url}")
+                        if status == 405:
+                            why = "the server does not offer resumption (HTTP 405 to the GET)"
+                            break
+                        fruitless, why = fruitless + 1, problem.message
+                        continue
+                    if await self._pump(response, method, parser=parser, answer_to=request_id):
+                        return
+            except httpx.HTTPError as exc:
+                fruitless, why = fruitless + 1, self._transport_error(exc, self.target.url).message
+                continue
+            if parser.last_event_id != last:
+                fruitless, why = 0, ""
+            else:
+                fruitless, why = fruitless + 1, "the resumed stream ended with nothing new"
+        raise ConnectionFailed(
+            f"{method}: the server's event stream ended before the answer, and resuming it with Last-Event-ID "
+            f"{parser.last_event_id!r} failed: {why}",
+            code="resume-failed", detail={"lastEventId": parser.last_event_id})
+
+    async def open_server_stream(self, *, on_open: Any = None, on_streaming: Any = None) -> str:
+        """The standalone GET event stream (2025-03-26 to 2025-11-25): server-to-client messages
+        that belong to no request (list_changed, resources/updated, log messages, server requests).
+
+        Call after the handshake: it carries the session id and the negotiated MCP-Protocol-Version.
+        Each message goes to the connection like any other. `on_open(status)` is called once the
+        response headers are in, `on_streaming()` once they show an event stream. Runs until the
+        stream ends and returns "unsupported" when the server offers none (HTTP 405, which the spec
+        allows) or "ended" when the server closed it (it may; open it again if wanted). Raises a
+        ProbeError otherwise: ConnectionFailed for a network error or an expired session (404),
+        AuthFailed for 401 (and 403 with a Bearer challenge), HttpForbidden for 403/421 without one,
+        ProtocolFailure for a non-SSE answer.
+
+        Opened again, the stream is resumed as the spec asks: not before the server's `retry:`
+        time has passed since it ended, and with `Last-Event-ID` when the server gave event ids,
+        so that a server with an event store replays what was sent in between.
+        """
+        assert self._client is not None and self._sink is not None
+        url = self.target.url
+        parser = self._standalone
+        if parser is None:
+            parser = self._standalone = EventParser(self._max)
+        else:
+            parser.reconnected()
+            if parser.retry_ms is not None:
+                await anyio.sleep(max(0.0, self._standalone_ended + parser.retry_ms / 1000 - time.monotonic()))
+        try:
+            async with self._client.stream("GET", url, headers=self._get_headers(parser.last_event_id)) as response:
+                status = response.status_code
+                if on_open is not None:
+                    on_open(status)
+                if status == 405:
+                    return "unsupported"
+                if status == 404 and self._session_id:
+                    raise ConnectionFailed(f"GET {url}: HTTP 404: the server no longer knows this session")
+                content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if status != 200 or content_type != "text/event-stream":
+                    raise await self._http_problem(response, f"GET {url}")
+                if on_streaming is not None:
+                    on_streaming()
+                await self._pump(response, f"GET {url}", parser=parser)
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, url) from None
+        finally:
+            self._standalone_ended = time.monotonic()
+        return "ended"
+
+    async def listen(self, wait: float) -> None:
+        """Open the standalone GET stream in the background for the rest of the connection, so
+        that server requests sent there (ping, roots/list, elicitation) are seen and answered.
+        Waits at most `wait` seconds for the server to answer the GET, so that nothing it sends
+        there before the next request is lost. A stream the server closes is opened again
+        (resumed, see open_server_stream) until two openings in a row bring no new event id.
+        The stream is optional: a server that offers none (405) or refuses it is left alone; a
+        stream that breaks the protocol once open (an event over --max-message-size) ends the
+        connection with that error."""
+        assert self._task_group is not None and self._sink is not None
+        opened = anyio.Event()
+        streaming = False
+
+        def on_streaming() -> None:
+            nonlocal streaming
+            streaming = True
+
+        async def run() -> None:
+            nonlocal streaming
+            fruitless = 0
+            while fruitless < MAX_FRUITLESS_RESUMPTIONS:
+                streaming = False
+                before = self._standalone.last_event_id if self._standalone is not None else None
+                try:
+                    how = await self.open_server_stream(on_open=lambda status: opened.set(),
+                                                        on_streaming=on_streaming)
+                except ProtocolFailure as exc:
+                    if streaming and self._sink is not None:
+                        self._sink.closed(exc)
+                    return
+                except ProbeError:
+                    return  # the answers to requests say what went wrong with the server, if anything
+                finally:
+                    opened.set()
+                if how == "unsupported" or self._standalone is None:
+                    return
+                fruitless = 0 if self._standalone.last_event_id != before else fruitless + 1
+                if self._standalone.retry_ms is None:
+                    await anyio.sleep(DEFAULT_RETRY_MS / 1000)
+
+        self._task_group.start_soon(run)
+        with anyio.move_on_after(wait):
+            await opened.wait()
+
+    async def aclose(self) -> None:
+        if self._client is None:
+            return
+        with anyio.CancelScope(shield=True):
+            if self._session_id:
+                with anyio.move_on_after(2):
+                    with contextlib.suppress(httpx.HTTPError):
+                        await self._client.delete(self.target.url, headers=self._headers(None))
+            if self._abandoned_session:
+                with anyio.move_on_after(2):
+                    with contextlib.suppress(httpx.HTTPError):
+                        await self._client.delete(self.target.url, headers={"Mcp-Session-Id": self._abandoned_session})
+            await self._client.aclose()
+
+
+def _is_jsonrpc_answer(data: Any) -> bool:
+    return isinstance(data, dict) and ("result" in data or _is_error_object(data.get("error"))) and "id" in data
+
+
+def _is_error_object(error: Any) -> bool:
+    code = error.get("code") if isinstance(error, dict) else None
+    return isinstance(code, int) and not isinstance(code, bool)
+
+
+def _checked_session_id(value: str) -> str:
+    """The spec allows only visible ASCII (0x21 to 0x7E) in a session id; anything else could
+    not be sent back in a header as it was received."""
+    if value and all("\x21" <= c <= "\x7e" for c in value):
+        return value
+    raise ProtocolFailure(
+        f"initialize: the server's Mcp-Session-Id {value!r} is not visible ASCII (0x21 to 0x7E), as the spec "
+        "requires; it cannot be sent back, so the session cannot go on",
+        detail={"sessionId": value.encode("unicode_escape").decode("ascii")[:200]})
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    declared = response.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise ProtocolFailure(f"an HTTP body of {declared} bytes, larger than the limit of {limit} bytes "
+                              "(--max-message-size); not read")
+    data = bytearray()
+    async for chunk in response.aiter_bytes():
+        data += chunk
+        if len(data) > limit:
+            raise ProtocolFailure(f"an HTTP body larger than the limit of {limit} bytes (--max-message-size)")
+    return bytes(data)
