@@ -16,15 +16,12 @@ from mcpprobe.cli.common import (
     command_line,
     confirmation_hooks,
     open_trace,
-    phase_spinner,
     run_operation,
     server_stderr_writer,
-    stderr_console,
     trace_checked,
-    view_for,
-    write_rendered,
 )
 from mcpprobe.cli.options import Format, TargetCommand, _positive, connection_options, output_options, server_options
+from mcpprobe.cli.output import phase_spinner, stderr_console, view_for, write_rendered
 
 if TYPE_CHECKING:
     from mcpprobe.check.context import CheckOptions

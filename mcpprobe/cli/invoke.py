@@ -19,11 +19,11 @@ from mcpprobe.cli.common import (
     looks_like_address,
     run_operation,
     session_extras,
-    stderr_console,
     trace_checked,
     with_scheme,
 )
 from mcpprobe.cli.options import TargetCommand, connection_options, output_options, server_options
+from mcpprobe.cli.output import emit_outcome, stderr_console, view_for, write_rendered
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import ServerInvocation
@@ -94,7 +94,6 @@ class _ProgressView:
 
 def _finish(inv: ServerInvocation, outcome: Any, started: list[Any] | None = None, *, written: bool = False) -> int:
     """Print the outcome in the chosen format (mcpprobe.render.formats); its exit code."""
-    from mcpprobe.cli.common import emit_outcome, view_for, write_rendered
     from mcpprobe.render.formats import Invoked, renderer
 
     fmt = inv.output.format

@@ -209,7 +209,7 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
 
 
 def _emit(inv: ServerInvocation, outcome: Any) -> int:
-    from mcpprobe.cli.common import emit_outcome, view_for, write_rendered
+    from mcpprobe.cli.output import emit_outcome, view_for, write_rendered
     from mcpprobe.render.formats import Loaded, renderer
 
     if outcome is None:  # interrupted before the load started

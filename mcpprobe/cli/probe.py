@@ -16,17 +16,13 @@ from mcpprobe.cli.common import (
     CONTEXT,
     ShowWhenReady,
     command_line,
-    fleet_spinner,
     open_trace,
-    phase_spinner,
     preload,
     run_and_emit,
     run_operation,
     server_stderr_writer,
     session_extras,
     trace_checked,
-    view_for,
-    write_rendered,
 )
 from mcpprobe.cli.edge import EdgeCommand
 from mcpprobe.cli.options import (
@@ -38,6 +34,7 @@ from mcpprobe.cli.options import (
     output_options,
     server_options,
 )
+from mcpprobe.cli.output import fleet_spinner, phase_spinner, view_for, write_rendered
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import FleetInvocation

@@ -1,6 +1,6 @@
-"""Human output for `watch` (a status header, then one timestamped line per event), and the
-writer of every format's events as they happen (`EventLines`). The JSON lines are built in
-mcpprobe.render.jsondoc.
+"""Human output for `watch`: a status header, then one timestamped line per event. The JSON lines
+are built in mcpprobe.render.jsondoc; the writer that shows each event as it happens, in any format,
+is the command's (`EventLines`, mcpprobe.cli.watch).
 
 Every string from the server is made inert: in JSON by `ensure_ascii=True` (no control character
 reaches a terminal raw), in human output by `sanitize.visible` inside rich `Text` objects, never
@@ -9,9 +9,8 @@ through rich's markup parser.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.padding import Padding
@@ -20,9 +19,11 @@ from rich.text import Text
 
 from mcpprobe.client.kinds import LIST_KINDS
 from mcpprobe.render.console import keyed
-from mcpprobe.render.formats import Format, Rendered, View, WatchEvent, renderer
 from mcpprobe.render.human import capabilities_text, safe
 from mcpprobe.render.styled import NOT_IMPLEMENTED
+
+if TYPE_CHECKING:
+    from mcpprobe.render.formats import WatchEvent
 
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Templates", "prompts": "Prompts",
                "server": "server"}
@@ -48,55 +49,6 @@ def render_event(console: Console, subject: WatchEvent, now: float) -> None:
     console.print(keyed(KIND_TITLES.get(str(event.get("kind")), str(event.get("kind"))), _kind_text(event)))
     if subject.header_ends:
         console.print(Text("Watching for changes (Ctrl-C to stop)", style="dim"))
-
-
-HEADER_KINDS = 4  # tools, resources, templates, prompts: their first snapshots end the header
-
-
-class EventLines:
-    """The watch's `emit`: each event rendered by the chosen format and written as it happens.
-
-    For people the first snapshots make a status header, and the events that come before the
-    header is complete are held and shown under it, in order; a script (JSON) gets every event
-    at once. `write` writes what the renderer returns, and raises BrokenPipeError when nobody
-    reads any more (the watch then stops)."""
-
-    def __init__(self, fmt: Format, view: View, write: Callable[[Rendered], None]) -> None:
-        self.render = renderer(fmt)
-        self.view = view
-        self.write = write
-        self.header_done = fmt is not Format.HUMAN
-        self.kinds_seen: set[str] = set()
-        self.held: list[dict[str, Any]] = []
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        if self.header_done:
-            self._show(WatchEvent(event))
-            return
-        name = event.get("event")
-        if name == "snapshot":
-            kind = str(event.get("kind"))
-            if kind != "server":
-                self.kinds_seen.add(kind)
-            ends = kind != "server" and len(self.kinds_seen) == HEADER_KINDS
-            self._show(WatchEvent(event, header=True, header_ends=ends))
-            if ends:
-                self.header_done = True
-                self._release()
-            return
-        if name not in ("end", "error", "reconnect"):
-            self.held.append(event)  # shown under the header, in order
-            return
-        self._release()
-        self._show(WatchEvent(event))
-
-    def _release(self) -> None:
-        held, self.held = self.held, []
-        for event in held:
-            self._show(WatchEvent(event))
-
-    def _show(self, subject: WatchEvent) -> None:
-        self.write(self.render(subject, self.view))
 
 
 def _server_header(console: Console, event: dict[str, Any]) -> None:

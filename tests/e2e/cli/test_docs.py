@@ -200,7 +200,7 @@ def test_schema_rejects_a_broken_document(
 def test_interrupted_document_matches_the_schema(
     validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from mcpprobe.cli.common import emit_outcome
+    from mcpprobe.cli.output import emit_outcome
 
     assert emit_outcome(None, True, "list") == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)
@@ -242,7 +242,7 @@ def test_call_read_and_get_prompt_documents_match_the_schema(case: str, validato
 def test_an_interrupted_invocation_matches_the_schema(
     command: str, validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from mcpprobe.cli.common import emit_outcome
+    from mcpprobe.cli.output import emit_outcome
 
     assert emit_outcome(None, True, command) == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)

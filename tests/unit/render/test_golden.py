@@ -17,6 +17,7 @@ from typing import get_args
 
 import pytest
 
+from mcpprobe.cli.watch import EventLines
 from mcpprobe.client.catalog import Listing, Page
 from mcpprobe.client.session import Snapshot, Timing
 from mcpprobe.errors import ConnectionFailed, Refused
@@ -44,7 +45,6 @@ from mcpprobe.render.formats import (
     WatchEvent,
     renderer,
 )
-from mcpprobe.render.watch import EventLines
 from mcpprobe.watch import WatchResult
 from mcpprobe.wire.target import Settings, StdioTarget
 
