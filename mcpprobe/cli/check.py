@@ -179,7 +179,8 @@ def _run(fleet: Any, options: CheckOptions, concurrency: int, line: Any) -> int:
 def _emit(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor) -> int:
     from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet.probe import fleet_exit_code
-    from mcpprobe.render.formats import Checked, Interrupted, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import Checked, Interrupted
 
     if reports is None:
         write_rendered(renderer(fmt)(Interrupted("check"), view_for(fmt)), redactor)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpprobe.auth.settings import AuthSettings
-from mcpprobe.render.formats import Format
+from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:
     from mcpprobe.fleet.config import Discovery, ServerEntry

@@ -94,7 +94,8 @@ class _ProgressView:
 
 def _finish(inv: ServerInvocation, outcome: Any, started: list[Any] | None = None, *, written: bool = False) -> int:
     """Print the outcome in the chosen format (mcpprobe.render.formats); its exit code."""
-    from mcpprobe.render.formats import Invoked, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import Invoked
 
     fmt = inv.output.format
     if outcome is None:

@@ -23,7 +23,7 @@ from mcpprobe.cli.options import (
     output_options,
     server_options,
 )
-from mcpprobe.render.formats import OFFERED
+from mcpprobe.render.interface import OFFERED
 
 if TYPE_CHECKING:
     from mcpprobe.cli.invocation import ServerInvocation
@@ -210,7 +210,8 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
 
 def _emit(inv: ServerInvocation, outcome: Any) -> int:
     from mcpprobe.cli.output import emit_outcome, view_for, write_rendered
-    from mcpprobe.render.formats import Loaded, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import Loaded
 
     if outcome is None:  # interrupted before the load started
         return emit_outcome(None, inv.output.as_json, inv.command, redactor=inv.redactor)

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from mcpprobe.cli.edge import EdgeCommand
-from mcpprobe.render.formats import OFFERED, Format
+from mcpprobe.render.interface import OFFERED, Format
 
 # mcpprobe.wire.target.TRANSPORTS (a test keeps them equal): importing that module (dataclasses, url
 # parsing, regexes) is 4-8 ms that --help and completion do not need.
@@ -188,7 +188,7 @@ FORMAT_HELP = {
 
 
 class FormatChoice(click.Choice):  # type: ignore[type-arg]
-    """--format's choices: the formats the command offers (mcpprobe.render.formats.OFFERED). A
+    """--format's choices: the formats the command offers (mcpprobe.render.interface.OFFERED). A
     format of mcpprobe's that the command does not offer is refused with where it applies."""
 
     def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:

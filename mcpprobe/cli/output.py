@@ -20,14 +20,15 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
 
     from mcpprobe.cli.invocation import Invocation
     from mcpprobe.operations.probe import Outcome
-    from mcpprobe.render.formats import Format, Rendered, Screen, View
+    from mcpprobe.render.interface import Format, Rendered, Screen, View
     from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
     from mcpprobe.safety.redact import Redactor
 
 
 def emit_outcome(outcome: Outcome | None, as_json: bool, command: str, redactor: Redactor | None = None) -> int:
     """Print a `list` (or `probe`) outcome, or an interruption (None), in human or JSON form; its exit code."""
-    from mcpprobe.render.formats import Format, Interrupted, Listed, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import Format, Interrupted, Listed
 
     fmt = Format.JSON if as_json else Format.HUMAN
     subject = Interrupted(command) if outcome is None else Listed(outcome)
@@ -70,7 +71,7 @@ def view_for(fmt: Format) -> View:
     """How stdout and stderr show text: a terminal's width and colours; in a pipe, plain, as wide
     as COLUMNS or a terminal behind the pipe allows, else unbounded (mcpprobe.render.console).
     stderr's is looked at only when something is shown on it: a document alone loads no rich."""
-    from mcpprobe.render.formats import Format, View
+    from mcpprobe.render.interface import Format, View
 
     err = functools.partial(_screen, sys.stderr)
     if not sys.stdout.isatty() and fmt is not Format.HUMAN:
@@ -80,7 +81,7 @@ def view_for(fmt: Format) -> View:
 
 
 def _screen(stream: TextIO) -> Screen:
-    from mcpprobe.render.formats import Screen
+    from mcpprobe.render.interface import Screen
 
     if not stream.isatty():
         from mcpprobe.render.width import output_width

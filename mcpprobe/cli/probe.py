@@ -104,7 +104,8 @@ def _write_reports(reports: list[Report], files: tuple[tuple[Format, str], ...],
     or not at all, secrets masked); False, with one `error:` line each, when one cannot be."""
     if not files:
         return True
-    from mcpprobe.render.formats import ProbeRun, View, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import ProbeRun, View
     from mcpprobe.safety.outfiles import WriteFailed, write_file
     from mcpprobe.safety.sanitize import visible
 
@@ -302,7 +303,8 @@ def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redacto
     --report files; their exit code (2 when a --report file cannot be written)."""
     from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet.probe import fleet_exit_code
-    from mcpprobe.render.formats import Interrupted, ProbeRun, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import Interrupted, ProbeRun
 
     if reports is None:
         write_rendered(renderer(fmt)(Interrupted("probe"), view_for(fmt)), redactor)
@@ -314,7 +316,8 @@ def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redacto
 
 
 def _show_servers(config_files: tuple[str, ...], verbose: bool, as_json: bool) -> int:
-    from mcpprobe.render.formats import Format, Servers, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import Format, Servers
 
     found = _discover(config_files, verbose)
     fmt = Format.JSON if as_json else Format.HUMAN

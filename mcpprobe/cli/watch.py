@@ -24,7 +24,7 @@ from mcpprobe.cli.options import (
     server_options,
 )
 from mcpprobe.exitcodes import ExitCode
-from mcpprobe.render.formats import Format, WatchEvent
+from mcpprobe.render.interface import Format, WatchEvent
 
 UNREAD_CHECK_SECONDS = 0.5
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -51,7 +51,7 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import ServerInvocation
-    from mcpprobe.render.formats import Rendered, View
+    from mcpprobe.render.interface import Rendered, View
     from mcpprobe.watch import WatchOptions
 
 
@@ -209,7 +209,8 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
     from mcpprobe.cli.invocation import resolve
     from mcpprobe.cli.output import stderr_console, view_for, write_rendered
     from mcpprobe.cli.streams import reader_gone
-    from mcpprobe.render.formats import WatchEnded, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import WatchEnded
     from mcpprobe.watch import WatchOptions
 
     inv = resolve(command_line(ctx, url, params))

@@ -23,7 +23,7 @@ from mcpprobe.render.human import capabilities_text, safe
 from mcpprobe.render.styled import NOT_IMPLEMENTED
 
 if TYPE_CHECKING:
-    from mcpprobe.render.formats import WatchEvent
+    from mcpprobe.render.interface import WatchEvent
 
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Templates", "prompts": "Prompts",
                "server": "server"}

@@ -98,7 +98,8 @@ def test_structured_content_is_shown_once_and_as_exact_json() -> None:
 
 
 def test_a_watch_log_line_keeps_its_level_apart_from_the_message() -> None:
-    from mcpprobe.render.formats import Format, View, WatchEvent, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import Format, View, WatchEvent
 
     shown = [renderer(Format.HUMAN)(WatchEvent({"event": "log", "kind": "server", "level": level,
                                                 "data": f"{level.title()}-level message"}), View(width=200)).text()

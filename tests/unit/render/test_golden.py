@@ -27,7 +27,8 @@ from mcpprobe.fleet.expect import Check
 from mcpprobe.fleet.probe import Member, Report
 from mcpprobe.operations.invoke import InvokeOutcome
 from mcpprobe.operations.probe import Outcome
-from mcpprobe.render.formats import (
+from mcpprobe.render.formats import renderer
+from mcpprobe.render.interface import (
     OFFERED,
     Checked,
     Format,
@@ -43,7 +44,6 @@ from mcpprobe.render.formats import (
     View,
     WatchEnded,
     WatchEvent,
-    renderer,
 )
 from mcpprobe.watch import WatchResult
 from mcpprobe.wire.target import Settings, StdioTarget
@@ -428,11 +428,10 @@ PREVIEW_WIDTHS = [60, 100, 160, None]  # None: a pipe with no terminal behind it
 def test_the_call_preview_fits_the_width(width):
     """The preview shown before a tool is called (stderr, live): each value wraps under itself, the
     annotations only between two hints; into a pipe, one line each."""
-    from mcpprobe.render.console import UNBOUNDED
-    from mcpprobe.render.formats import _console
+    from mcpprobe.render.console import UNBOUNDED, buffered_console
     from mcpprobe.render.invoke import render_preview
 
-    err, buffer = _console(View(width=width or UNBOUNDED), messages=True)
+    err, buffer = buffered_console(View(width=width or UNBOUNDED), messages=True)
     server = {"name": "notes", "version": "1.2.3"}
     render_preview(err, TOOLS[1], {"id": 3, "reason": "a note nobody reads any more, kept since last year"},
                    "prompt", server)

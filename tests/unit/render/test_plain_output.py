@@ -21,7 +21,8 @@ from mcpprobe.client.session import Snapshot, Timing
 from mcpprobe.findings import Finding
 from mcpprobe.operations.probe import Outcome
 from mcpprobe.render import human, styled
-from mcpprobe.render.formats import Format, Listed, Pieces, Rendered, View, renderer
+from mcpprobe.render.formats import Pieces, renderer
+from mcpprobe.render.interface import Format, Listed, Rendered, View
 from mcpprobe.render.plain import plain_list
 from mcpprobe.render.width import UNBOUNDED
 
@@ -49,12 +50,12 @@ def _outcome(items: list[dict[str, Any]], **snapshot: Any) -> Outcome:
 
 def _rich(outcome: Outcome) -> str:
     """What rich's renderer writes for `outcome` with no width and no colours."""
-    from mcpprobe.render.formats import _console, _console_into
+    from mcpprobe.render.console import buffered_console, console_into
 
     view = View(width=UNBOUNDED)
     pieces = Pieces()
-    err, err_text = _console(view, messages=True)
-    human.render_outcome(_console_into(pieces, view), err, outcome)
+    err, err_text = buffered_console(view, messages=True)
+    human.render_outcome(console_into(pieces, view), err, outcome)
     assert err_text.getvalue() == ""
     return "".join(pieces)
 
