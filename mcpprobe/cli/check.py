@@ -25,8 +25,10 @@ from mcpprobe.cli.output import phase_spinner, stderr_console, view_for, write_r
 
 if TYPE_CHECKING:
     from mcpprobe.check.context import CheckOptions
+    from mcpprobe.cli.invocation import Connection, NamedServers, Output
     from mcpprobe.fleet.probe import Report
     from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.target import Settings
 
 LEVELS = ("must", "should", "may")
 # The catalogue is data (standard library only): --help names the unsafe checks from it.
@@ -89,7 +91,8 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @click.pass_context
 def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, only: tuple[str, ...],
                   skip: tuple[str, ...], level: str, strict: bool, unsafe: bool, calls: tuple[str, ...], yes: bool,
-                  sample_arguments: bool, rate: float | None, **params: Any) -> int:
+                  sample_arguments: bool, rate: float | None, all_servers: bool, named: NamedServers, output: Output,
+                  connection: Connection, settings: Settings) -> int:
     """Check the server's behaviour against the specification, rule by rule, gated on what it declared.
 
     \b
@@ -116,7 +119,7 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
     from mcpprobe.check.context import CheckOptions
     from mcpprobe.cli.invocation import resolve_fleet
 
-    line = command_line(ctx, url, params)
+    line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers)
     fleet = resolve_fleet(line)
     hooks = None
     if calls:

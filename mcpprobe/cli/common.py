@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -26,54 +26,39 @@ from mcpprobe.exitcodes import ExitCode
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from rich.console import Console
 
-    from mcpprobe.cli.invocation import CommandLine, Invocation, Output, ServerInvocation
+    from mcpprobe.cli.invocation import CommandLine, Connection, Invocation, NamedServers, Output, ServerInvocation
     from mcpprobe.operations.probe import Outcome
     from mcpprobe.render.progress import PhaseSpinner
+    from mcpprobe.wire.target import Settings
     from mcpprobe.wire.trace import TraceWriter
 
 
 
-def command_line(ctx: click.Context, positionals: tuple[str, ...], params: Mapping[str, Any]) -> CommandLine:
-    """The options every server command shares (`mcpprobe.cli.options`), read from click's values here and
-    nowhere else, checked, and frozen. Nothing is read or started yet (`mcpprobe.cli.invocation.resolve`)."""
-    from mcpprobe.auth.settings import AuthSettings
-    from mcpprobe.cli.invocation import CommandLine, Connection, Output, ServerChoice
-    from mcpprobe.wire.target import Settings, parse_protocol, root_uri
+def command_line(ctx: click.Context, positionals: tuple[str, ...], named: NamedServers, connection: Connection,
+                 settings: Settings, output: Output, *, all_servers: bool = False) -> CommandLine:
+    """The options every server command shares (`mcpprobe.cli.options`, each already a typed value) and
+    the server they name: a URL among `positionals`, the command after `--`, or names from the configs
+    (`-s`, `--all`); checked, and frozen. Nothing is read or started yet (`mcpprobe.cli.invocation.resolve`)."""
+    from mcpprobe.cli.invocation import CommandLine, ServerChoice
 
     command: list[str] = ctx.meta.get("server_command", [])
-    many = "servers" in params  # probe: -s repeatable, and --all
-    names = tuple(dict.fromkeys(params["servers"] if many else filter(None, [params.get("server")])))
-    all_servers = bool(params.get("all_servers"))
     url = None
-    if all_servers and names:
+    if all_servers and named.names:
         raise click.UsageError("give either --all or -s/--server NAME, not both")
-    if names or all_servers:
+    if named.names or all_servers:
         if positionals or command:
             raise click.UsageError(
-                "give either named servers (-s/--server, --all) or a URL or a command after '--', not both" if many
-                else "give either -s/--server NAME or a URL or a command after '--', not both")
+                "give either named servers (-s/--server, --all) or a URL or a command after '--', not both"
+                if named.fleet else "give either -s/--server NAME or a URL or a command after '--', not both")
     else:
         url = _url(ctx, positionals)
-    settings = Settings(
-        protocol=parse_protocol(params["protocol"]),
-        timeout=params["timeout"],
-        connect_timeout=params["connect_timeout"],
-        discover_timeout=params["discover_timeout"],
-        max_pages=params["max_pages"],
-        max_message_bytes=params["max_message_size"],
-        force=params["force"],
-        roots=tuple(root_uri(r) for r in params["roots"]),
-        server_stderr=params["server_stderr"],
-    )
     return CommandLine(
         command=ctx.info_name or "",
-        server=ServerChoice(url=url, command=tuple(command), names=names, all_servers=all_servers,
-                            config_files=tuple(params.get("config_files") or ())),
-        connection=Connection(transport=params["transport"], headers=tuple(params["headers"]),
-                              env=tuple(params["env"]), cwd=params["cwd"], inherit_env=params["inherit_env"],
-                              insecure=params["insecure"], auth=AuthSettings.from_params(params)),
+        server=ServerChoice(url=url, command=tuple(command), names=named.names, all_servers=all_servers,
+                            config_files=named.config_files),
+        connection=connection,
         settings=settings,
-        output=Output(format=params["output_format"], trace=params.get("trace"), verbose=bool(params.get("verbose"))),
+        output=output,
         traceback=bool(ctx.meta.get(TRACEBACK)),
     )
 

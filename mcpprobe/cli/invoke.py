@@ -26,7 +26,8 @@ from mcpprobe.cli.options import TargetCommand, connection_options, output_optio
 from mcpprobe.cli.output import emit_outcome, stderr_console, view_for, write_rendered
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
-    from mcpprobe.cli.invocation import ServerInvocation
+    from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
+    from mcpprobe.wire.target import Settings
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
 POSITIONALS = "[KEY=VALUE | KEY:=JSON]... [URL] [-- COMMAND [ARGS]...]"
@@ -134,7 +135,8 @@ _elicit_option = click.option(
 @connection_options
 @click.pass_context
 def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec: str | None, yes: bool, as_task: bool,
-                 save_dir: str | None, elicit: str | None, **params: Any) -> int:
+                 save_dir: str | None, elicit: str | None, named: NamedServers, output: Output,
+                 connection: Connection, settings: Settings) -> int:
     """Call one tool (tools/call), after checking it against the tool list and its inputSchema.
 
     \b
@@ -168,7 +170,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     from mcpprobe.operations.arguments import build_arguments, load_args
 
     pairs, urls = _split(ctx, rest)
-    inv = resolve(command_line(ctx, urls, params))
+    inv = resolve(command_line(ctx, urls, named, connection, settings, output))
     base = load_args(args_spec, stdin=sys.stdin)
     build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
     from mcpprobe.operations.invoke import Hooks, call_tool
@@ -202,7 +204,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
               help="A URI template from the server's resources/templates/list, expanded (RFC 6570) with VAR=VALUE.")
 @click.option("--complete", "complete", metavar="VAR=PREFIX",
               help="With --template: ask completion/complete for values of one template variable, and print them.")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=True), metavar="PATH",
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=True), metavar="PATH",
               help="Write the contents to PATH (a directory when there are several), decoded, byte for byte.")
 @_elicit_option
 @server_options(many=False)
@@ -210,7 +212,8 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
 @connection_options
 @click.pass_context
 def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None, complete: str | None,
-                 output: str | None, elicit: str | None, **params: Any) -> int:
+                 output_path: str | None, elicit: str | None, named: NamedServers, output: Output,
+                 connection: Connection, settings: Settings) -> int:
     """Read one resource (resources/read). The URI must be listed or match a listed template.
 
     \b
@@ -238,7 +241,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     pairs, urls = _split(ctx, rest)
     if template is None and (pairs or complete):
         raise click.UsageError("VAR=VALUE and --complete go with --template TEMPLATE")
-    inv = resolve(command_line(ctx, urls, params))
+    inv = resolve(command_line(ctx, urls, named, connection, settings, output))
     string_arguments(pairs)
     if template is not None:
         template_variables(template)
@@ -248,10 +251,10 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     inv.tell(f"reading {uri or template}")
     with session_extras(inv) as (session_args, trace):
         outcome = run_operation(read_resource, inv.target, inv.settings, uri, template=template, pairs=pairs,
-                                complete=complete, hooks=Hooks(started=started.append), elicit=elicit, output=output,
-                                **session_args)
+                                complete=complete, hooks=Hooks(started=started.append), elicit=elicit,
+                                output=output_path, **session_args)
     # Written to -o PATH by the operation; when that failed, the contents go to stdout, not lost.
-    written = bool(outcome is not None and output and outcome.result is not None
+    written = bool(outcome is not None and output_path and outcome.result is not None
                    and outcome.completion is None and outcome.save_error is None)
     return trace_checked(trace, inv.output, _finish(inv, outcome, started, written=written))
 
@@ -268,7 +271,8 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
 @connection_options
 @click.pass_context
 def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], complete: str | None, save_dir: str | None,
-                       elicit: str | None, **params: Any) -> int:
+                       elicit: str | None, named: NamedServers, output: Output, connection: Connection,
+                       settings: Settings) -> int:
     """Expand one prompt (prompts/get) with its arguments and show the messages.
 
     \b
@@ -286,7 +290,7 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], com
     from mcpprobe.operations.arguments import string_arguments
 
     pairs, urls = _split(ctx, rest)
-    inv = resolve(command_line(ctx, urls, params))
+    inv = resolve(command_line(ctx, urls, named, connection, settings, output))
     string_arguments(pairs)
     from mcpprobe.operations.invoke import Hooks, get_prompt
 

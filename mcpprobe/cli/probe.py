@@ -37,11 +37,12 @@ from mcpprobe.cli.options import (
 from mcpprobe.cli.output import fleet_spinner, phase_spinner, view_for, write_rendered
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
-    from mcpprobe.cli.invocation import FleetInvocation
+    from mcpprobe.cli.invocation import Connection, FleetInvocation, NamedServers, Output
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.expect import Expectations
     from mcpprobe.fleet.probe import Member, Report
     from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.target import Settings
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 
@@ -216,7 +217,8 @@ def _check_fleet_baselines(fleet: FleetInvocation, template: str) -> None:
 @click.pass_context
 def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_servers: bool, expect_file: str | None,
           save_snapshot: str | None, baseline: str | None, report_files: tuple[tuple[Format, str], ...],
-          lint_mode: str | None, token_budget: int | None, **params: Any) -> int:
+          lint_mode: str | None, token_budget: int | None, all_servers: bool, named: NamedServers, output: Output,
+          connection: Connection, settings: Settings) -> int:
     """Connect, show what was negotiated, and list every declared kind to the end.
 
     Never calls a tool. Exit 0 when nothing is wrong, 1 when there are error findings. With several
@@ -234,7 +236,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
 
     if token_budget is not None and lint_mode is None:
         raise click.UsageError("--token-budget needs --lint")
-    line = command_line(ctx, url, params)
+    line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers)
     if list_servers:
         return _show_servers(line.server.config_files, line.output.verbose, line.output.as_json)
     fleet = resolve_fleet(line)
@@ -363,7 +365,8 @@ def servers_command(config_files: tuple[str, ...], as_json: bool, verbose: bool)
 @output_options()
 @connection_options
 @click.pass_context
-def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: Any) -> int:
+def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], named: NamedServers, output: Output,
+                 connection: Connection, settings: Settings) -> int:
     """List one kind (tools, resources, templates, prompts or tasks) to the end, with its completeness.
 
     Refused with exit 3, sending nothing, when the server did not declare the capability
@@ -378,7 +381,7 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
     """
     from mcpprobe.cli.invocation import resolve
 
-    inv = resolve(command_line(ctx, url, params))
+    inv = resolve(command_line(ctx, url, named, connection, settings, output))
     from mcpprobe.operations.probe import list_one
 
     inv.tell(f"listing {kind}")

@@ -50,9 +50,10 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
-    from mcpprobe.cli.invocation import ServerInvocation
+    from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.render.interface import Rendered, View
     from mcpprobe.watch import WatchOptions
+    from mcpprobe.wire.target import Settings
 
 
 HEADER_KINDS = 4  # tools, resources, templates, prompts: their first snapshots end the header
@@ -181,7 +182,8 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_
 @click.pass_context
 def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, subscribe: tuple[str, ...],
                   log_level: str | None, settle: float, keepalive: float, no_reconnect: bool, duration: float | None,
-                  count: int | None, exit_on_change: bool, calls: tuple[str, ...], yes: bool, **params: Any) -> int:
+                  count: int | None, exit_on_change: bool, calls: tuple[str, ...], yes: bool, named: NamedServers,
+                  output: Output, connection: Connection, settings: Settings) -> int:
     """Stay connected and report what changes, live, until stopped.
 
     \b
@@ -213,7 +215,7 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
     from mcpprobe.render.interface import WatchEnded
     from mcpprobe.watch import WatchOptions
 
-    inv = resolve(command_line(ctx, url, params))
+    inv = resolve(command_line(ctx, url, named, connection, settings, output))
     options = WatchOptions(
         poll=poll, subscribe=tuple(subscribe), log_level=log_level, settle=settle, reconnect=not no_reconnect,
         duration=duration, count=count, exit_on_change=exit_on_change, calls=_calls(calls), yes=yes,
