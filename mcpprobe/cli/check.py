@@ -21,7 +21,7 @@ from mcpprobe.cli.common import (
     trace_checked,
 )
 from mcpprobe.cli.options import Format, TargetCommand, _positive, connection_options, output_options, server_options
-from mcpprobe.cli.output import phase_spinner, stderr_console, view_for, write_rendered
+from mcpprobe.cli.output import phase_spinner, show, stderr_console
 
 if TYPE_CHECKING:
     from mcpprobe.check.context import CheckOptions
@@ -125,7 +125,7 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
     if calls:
         from mcpprobe.operations.invoke import Hooks
 
-        preview, ask = confirmation_hooks(stderr_console(fleet.redactor), line.output.as_json)
+        preview, ask = confirmation_hooks(stderr_console(fleet.redactor), fleet.redactor, line.output.as_json)
         hooks = Hooks(preview=preview, ask=ask, yes=yes)
     options = CheckOptions(only=only, skip=skip, level=Level(level.upper()), strict=strict, unsafe=unsafe,
                            sample_arguments=sample_arguments, calls=calls, rate=rate, hooks=hooks)
@@ -182,11 +182,10 @@ def _run(fleet: Any, options: CheckOptions, concurrency: int, line: Any) -> int:
 def _emit(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor) -> int:
     from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet.probe import fleet_exit_code
-    from mcpprobe.render.formats import renderer
     from mcpprobe.render.interface import Checked, Interrupted
 
     if reports is None:
-        write_rendered(renderer(fmt)(Interrupted("check"), view_for(fmt)), redactor)
+        show(Interrupted("check"), fmt, redactor)
         return ExitCode.INTERRUPTED
-    write_rendered(renderer(fmt)(Checked(reports, many), view_for(fmt)), redactor)
+    show(Checked(reports, many), fmt, redactor)
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))

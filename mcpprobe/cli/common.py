@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
     from mcpprobe.cli.invocation import CommandLine, Connection, Invocation, NamedServers, Output, ServerInvocation
     from mcpprobe.operations.probe import Outcome
     from mcpprobe.render.progress import PhaseSpinner
+    from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings
     from mcpprobe.wire.trace import TraceWriter
 
@@ -103,20 +104,23 @@ def with_scheme(word: str) -> str:
     return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
 
 
-def confirmation_hooks(err: Console, as_json: bool, stdin_taken: bool = False,
+def confirmation_hooks(err: Console, redactor: Redactor, as_json: bool, stdin_taken: bool = False,
                        ) -> tuple[Callable[..., None], Callable[..., bool] | None]:
-    """How a tools/call is shown and confirmed (`call`, `watch --call`): the preview on stderr
-    (with --json only when a question follows), and the question, asked only on a terminal (and not
-    when stdin is taken by `--args -`)."""
+    """How a tools/call is shown and confirmed (`call`, `watch --call`, `check --call`): the preview
+    on stderr (with --json only when a question follows), and the question, asked only on a terminal
+    (and not when stdin is taken by `--args -`); the server's text in them with `redactor`'s secrets masked."""
+    from mcpprobe.render.cells import Safe
     from mcpprobe.render.invoke import confirm_question, is_terminal, render_preview
+
+    safe = Safe(redactor)
 
     def preview(tool_item: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
         if not as_json or how == "prompt":
-            render_preview(err, tool_item, arguments, how, server)
+            render_preview(err, tool_item, arguments, how, server, safe)
 
     def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
         try:
-            return click.confirm(confirm_question(tool_item), default=False, err=True)
+            return click.confirm(confirm_question(tool_item, safe), default=False, err=True)
         except click.Abort:  # end of input (Ctrl-D): what follows starts on a line of its own
             click.echo(err=True)
             raise
@@ -244,7 +248,7 @@ def run_and_emit(operation: Callable[..., Awaitable[Outcome]], inv: ServerInvoca
     def show_outcome(outcome: Outcome) -> int:
         if spinner is not None:
             spinner.stop()
-        return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
+        return emit_outcome(outcome, as_json, inv.command, inv.redactor)
 
     show = ShowWhenReady(show_outcome)
     if spinner is not None:
@@ -256,7 +260,7 @@ def run_and_emit(operation: Callable[..., Awaitable[Outcome]], inv: ServerInvoca
             spinner.stop()
     if show.code is not None:
         return show.code
-    return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
+    return emit_outcome(outcome, as_json, inv.command, inv.redactor)
 
 
 def preload(*modules: str) -> None:

@@ -170,7 +170,7 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
                               insecure=c.insecure)
         target, secrets = authorized(target, line)
     redactor = Redactor([*target.secrets(), *secrets])
-    redact.use(redactor)
+    redact.use(redactor)  # for what is not handed it: the edge's last line, and the layers below (redact.active)
     warn_insecure(line)
     return ServerInvocation(line, redactor, target)
 
@@ -223,7 +223,7 @@ def resolve_fleet(line: CommandLine) -> FleetInvocation:
         secrets.extend([*target.secrets(), *extra])
         members.append(_entry_member(entry, target, line))
     redactor = Redactor(secrets)
-    redact.use(redactor)
+    redact.use(redactor)  # as in resolve
     warn_insecure(line)
     return FleetInvocation(line, redactor, tuple(members), many=True)
 

@@ -23,10 +23,11 @@ from mcpprobe.cli.common import (
     with_scheme,
 )
 from mcpprobe.cli.options import TargetCommand, connection_options, output_options, server_options
-from mcpprobe.cli.output import emit_outcome, stderr_console, view_for, write_rendered
+from mcpprobe.cli.output import emit_outcome, show, stderr_console
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
+    from mcpprobe.render.cells import Safe
     from mcpprobe.wire.target import Settings
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
@@ -57,8 +58,9 @@ def _split(ctx: click.Context, rest: tuple[str, ...]) -> tuple[list[str], tuple[
 class _ProgressView:
     """A progress bar on a terminal's stderr, created on the first notification."""
 
-    def __init__(self, err: Any, enabled: bool) -> None:
+    def __init__(self, err: Any, safe: Safe, enabled: bool) -> None:
         self.err = err
+        self.safe = safe
         self.enabled = enabled
         self.bar: Any = None
         self.task: Any = None
@@ -67,8 +69,6 @@ class _ProgressView:
         if not self.enabled:
             return
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        from mcpprobe.render.cells import safe
 
         if self.bar is None:
             # markup=False: the description is the server's message, never rich markup ([link] would
@@ -85,7 +85,7 @@ class _ProgressView:
         message = event.get("message")
         self.bar.update(self.task, completed=progress if isinstance(progress, int | float) else None,
                         total=total if isinstance(total, int | float) else None, counts=counts,
-                        description=safe(message, 60) if isinstance(message, str) else "progress")
+                        description=self.safe(message, 60) if isinstance(message, str) else "progress")
 
     def stop(self) -> None:
         if self.bar is not None:
@@ -95,17 +95,16 @@ class _ProgressView:
 
 def _finish(inv: ServerInvocation, outcome: Any, started: list[Any] | None = None, *, written: bool = False) -> int:
     """Print the outcome in the chosen format (mcpprobe.render.formats); its exit code."""
-    from mcpprobe.render.formats import renderer
     from mcpprobe.render.interface import Invoked
 
     fmt = inv.output.format
     if outcome is None:
         if not started:
-            return emit_outcome(None, inv.output.as_json, inv.command, redactor=inv.redactor)
+            return emit_outcome(None, inv.output.as_json, inv.command, inv.redactor)
         # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
         outcome = started[0]
         outcome.interrupted = True
-    write_rendered(renderer(fmt)(Invoked(outcome, written=written), view_for(fmt)), inv.redactor)
+    show(Invoked(outcome, written=written), fmt, inv.redactor)
     return int(outcome.exit_code)
 
 
@@ -174,16 +173,18 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     base = load_args(args_spec, stdin=sys.stdin)
     build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
     from mcpprobe.operations.invoke import Hooks, call_tool
+    from mcpprobe.render.cells import Safe
     from mcpprobe.render.invoke import is_terminal, render_task_status
 
     as_json = inv.output.as_json
     err = stderr_console(inv.redactor)
-    progress = _ProgressView(err, enabled=not as_json and is_terminal(sys.stderr))
-    preview, ask = confirmation_hooks(err, as_json, stdin_taken=args_spec == "-")
+    safe = Safe(inv.redactor)
+    progress = _ProgressView(err, safe, enabled=not as_json and is_terminal(sys.stderr))
+    preview, ask = confirmation_hooks(err, inv.redactor, as_json, stdin_taken=args_spec == "-")
 
     def task_status(entry: dict[str, Any]) -> None:
         if not as_json:
-            render_task_status(err, entry)
+            render_task_status(err, entry, safe)
 
     started: list[Any] = []
     hooks = Hooks(preview=preview, ask=ask, progress=progress, yes=yes, started=started.append,

@@ -211,12 +211,10 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
 
 
 def _emit(inv: ServerInvocation, outcome: Any) -> int:
-    from mcpprobe.cli.output import emit_outcome, view_for, write_rendered
-    from mcpprobe.render.formats import renderer
+    from mcpprobe.cli.output import emit_outcome, show
     from mcpprobe.render.interface import Loaded
 
     if outcome is None:  # interrupted before the load started
-        return emit_outcome(None, inv.output.as_json, inv.command, redactor=inv.redactor)
-    fmt = inv.output.format
-    write_rendered(renderer(fmt)(Loaded(outcome), view_for(fmt)), inv.redactor)
+        return emit_outcome(None, inv.output.as_json, inv.command, inv.redactor)
+    show(Loaded(outcome), inv.output.format, inv.redactor)
     return int(outcome.exit_code)

@@ -1,6 +1,6 @@
-"""What a command prints and how: a renderer's text written through the run's secrets redactor
-(`write_rendered`), the `View` of stdout and stderr (`view_for`), and what is shown live on a
-terminal's stderr while the operation runs (spinners, `stderr_console`).
+"""What a command prints and how: a subject rendered and written through the run's secrets
+redactor (`show`, `write_rendered`), the `View` of stdout and stderr (`view_for`), and what is
+shown live on a terminal's stderr while the operation runs (spinners, `stderr_console`).
 
 The renderers (mcpprobe.render) return text and never write; this is the one place their text
 goes out. Standard library only at import time: rich and the renderers are loaded when something
@@ -20,23 +20,28 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
 
     from mcpprobe.cli.invocation import Invocation
     from mcpprobe.operations.probe import Outcome
-    from mcpprobe.render.interface import Format, Rendered, Screen, View
+    from mcpprobe.render.interface import Format, Rendered, Screen, Subject, View
     from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
     from mcpprobe.safety.redact import Redactor
 
 
-def emit_outcome(outcome: Outcome | None, as_json: bool, command: str, redactor: Redactor | None = None) -> int:
+def emit_outcome(outcome: Outcome | None, as_json: bool, command: str, redactor: Redactor) -> int:
     """Print a `list` (or `probe`) outcome, or an interruption (None), in human or JSON form; its exit code."""
-    from mcpprobe.render.formats import renderer
     from mcpprobe.render.interface import Format, Interrupted, Listed
 
-    fmt = Format.JSON if as_json else Format.HUMAN
-    subject = Interrupted(command) if outcome is None else Listed(outcome)
-    write_rendered(renderer(fmt)(subject, view_for(fmt)), redactor)
+    show(Interrupted(command) if outcome is None else Listed(outcome), Format.JSON if as_json else Format.HUMAN,
+         redactor)
     return ExitCode.INTERRUPTED if outcome is None else int(outcome.exit_code)
 
 
-def write_rendered(rendered: Rendered, redactor: Redactor | None = None) -> None:
+def show(subject: Subject, fmt: Format, redactor: Redactor) -> None:
+    """Render `subject` in `fmt` for this process's stdout and stderr, and write it, masking `redactor`'s secrets."""
+    from mcpprobe.render.formats import renderer
+
+    write_rendered(renderer(fmt)(subject, view_for(fmt, redactor)), redactor)
+
+
+def write_rendered(rendered: Rendered, redactor: Redactor) -> None:
     """Print what a renderer returned: stdout (text through the secrets redactor, even a secret
     split across two pieces; decoded blobs as the bytes they are), flushed now, then stderr.
 
@@ -44,7 +49,6 @@ def write_rendered(rendered: Rendered, redactor: Redactor | None = None) -> None
     (`| jq`) should not wait for that."""
     from mcpprobe.safety.redact import RedactingStream, SplitWrites
 
-    redactor = redactor or current_redactor()
     stdout = RedactingStream(sys.stdout, redactor)
     masked = SplitWrites(redactor)
     for piece in rendered.stdout:
@@ -67,17 +71,18 @@ def write_rendered(rendered: Rendered, redactor: Redactor | None = None) -> None
         stderr.flush()
 
 
-def view_for(fmt: Format) -> View:
+def view_for(fmt: Format, redactor: Redactor) -> View:
     """How stdout and stderr show text: a terminal's width and colours; in a pipe, plain, as wide
     as COLUMNS or a terminal behind the pipe allows, else unbounded (mcpprobe.render.console).
-    stderr's is looked at only when something is shown on it: a document alone loads no rich."""
+    stderr's is looked at only when something is shown on it: a document alone loads no rich.
+    The renderer masks `redactor`'s secrets before it cuts or lays out what the server sent."""
     from mcpprobe.render.interface import Format, View
 
     err = functools.partial(_screen, sys.stderr)
     if not sys.stdout.isatty() and fmt is not Format.HUMAN:
-        return View(stderr=err)  # the width is for people
+        return View(stderr=err, redactor=redactor)  # the width is for people
     out = _screen(sys.stdout)
-    return View(width=out.width, color=out.color, terminal=sys.stdout.isatty(), stderr=err)
+    return View(width=out.width, color=out.color, terminal=sys.stdout.isatty(), stderr=err, redactor=redactor)
 
 
 def _screen(stream: TextIO) -> Screen:
@@ -99,9 +104,10 @@ def phase_spinner(inv: Invocation, label: str) -> PhaseSpinner | None:
     --server-stderr live)."""
     if not _spinning(inv):
         return None
+    from mcpprobe.render.cells import Safe
     from mcpprobe.render.progress import PhaseSpinner
 
-    return PhaseSpinner(_spinner_console(inv), label)
+    return PhaseSpinner(_spinner_console(inv), label, Safe(inv.redactor))
 
 
 def fleet_spinner(inv: Invocation, count: int) -> FleetSpinner | None:
@@ -109,9 +115,10 @@ def fleet_spinner(inv: Invocation, count: int) -> FleetSpinner | None:
     and not with -v either (which says the same on stderr)."""
     if not _spinning(inv) or inv.output.verbose:
         return None
+    from mcpprobe.render.cells import Safe
     from mcpprobe.render.progress import FleetSpinner
 
-    return FleetSpinner(_spinner_console(inv), count)
+    return FleetSpinner(_spinner_console(inv), count, Safe(inv.redactor))
 
 
 def _spinning(inv: Invocation) -> bool:
@@ -133,8 +140,3 @@ def stderr_console(redactor: Redactor) -> Console:
     # A text stream in all but name (write, flush, isatty): what rich's Console writes to.
     return make_console(cast("TextIO", RedactingStream(sys.stderr, redactor)), messages=True)
 
-
-def current_redactor() -> Redactor:
-    """The secrets of the running command (`mcpprobe.cli.invocation.resolve` sets them; none before)."""
-    from mcpprobe.safety import redact
-    return redact.active()

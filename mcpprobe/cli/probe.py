@@ -34,7 +34,7 @@ from mcpprobe.cli.options import (
     output_options,
     server_options,
 )
-from mcpprobe.cli.output import fleet_spinner, phase_spinner, view_for, write_rendered
+from mcpprobe.cli.output import fleet_spinner, phase_spinner, show
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import Connection, FleetInvocation, NamedServers, Output
@@ -112,7 +112,7 @@ def _write_reports(reports: list[Report], files: tuple[tuple[Format, str], ...],
 
     written = True
     for fmt, path in files:
-        rendered = renderer(fmt)(ProbeRun(reports, many), View(width=100))
+        rendered = renderer(fmt)(ProbeRun(reports, many), View(width=100, redactor=redactor))
         text = "".join(piece for piece in rendered.stdout if isinstance(piece, str))
         try:
             write_file(path, redactor(text).encode("utf-8", "surrogateescape"))
@@ -305,25 +305,24 @@ def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redacto
     --report files; their exit code (2 when a --report file cannot be written)."""
     from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet.probe import fleet_exit_code
-    from mcpprobe.render.formats import renderer
     from mcpprobe.render.interface import Interrupted, ProbeRun
 
     if reports is None:
-        write_rendered(renderer(fmt)(Interrupted("probe"), view_for(fmt)), redactor)
+        show(Interrupted("probe"), fmt, redactor)
         return ExitCode.INTERRUPTED
-    write_rendered(renderer(fmt)(ProbeRun(reports, many), view_for(fmt)), redactor)
+    show(ProbeRun(reports, many), fmt, redactor)
     if not _write_reports(reports, files, many, redactor):
         return ExitCode.USAGE
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
 
 
 def _show_servers(config_files: tuple[str, ...], verbose: bool, as_json: bool) -> int:
-    from mcpprobe.render.formats import renderer
     from mcpprobe.render.interface import Format, Servers
+    from mcpprobe.safety.redact import Redactor
 
     found = _discover(config_files, verbose)
     fmt = Format.JSON if as_json else Format.HUMAN
-    write_rendered(renderer(fmt)(Servers(found), view_for(fmt)))
+    show(Servers(found), fmt, Redactor(()))  # no secrets: no server of the configs was resolved
     return 0
 
 
@@ -391,11 +390,11 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], named: Nam
             session_args["tracer"] = spinner.watch(session_args.get("tracer"))
         feed = None
         if not inv.output.as_json:
-            from mcpprobe.render.cells import Cells
+            from mcpprobe.render.cells import Cells, Safe
             from mcpprobe.render.plain import may_be_plain
 
             if not may_be_plain(sys.stdout):  # else most likely written without rich
                 preload("mcpprobe.render.human")
-            feed = Cells(kind)  # the table's cells, built as the pages arrive
+            feed = Cells(kind, Safe(inv.redactor))  # the table's cells, built as the pages arrive
         code = run_and_emit(list_one, inv, kind, spinner=spinner, feed=feed, **session_args)
     return trace_checked(trace, inv.output, code)

@@ -209,9 +209,8 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
       mcpprobe watch --subscribe demo://readme --log-level info -- mcpprobe-demo
     """
     from mcpprobe.cli.invocation import resolve
-    from mcpprobe.cli.output import stderr_console, view_for, write_rendered
+    from mcpprobe.cli.output import show, stderr_console, view_for, write_rendered
     from mcpprobe.cli.streams import reader_gone
-    from mcpprobe.render.formats import renderer
     from mcpprobe.render.interface import WatchEnded
     from mcpprobe.watch import WatchOptions
 
@@ -219,10 +218,10 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
     options = WatchOptions(
         poll=poll, subscribe=tuple(subscribe), log_level=log_level, settle=settle, reconnect=not no_reconnect,
         duration=duration, count=count, exit_on_change=exit_on_change, calls=_calls(calls), yes=yes,
-        keepalive=keepalive,
+        keepalive=keepalive, redactor=inv.redactor,
     )
     fmt = inv.output.format
-    view = view_for(fmt)
+    view = view_for(fmt, inv.redactor)
 
     def write(rendered: Rendered) -> None:
         write_rendered(rendered, inv.redactor)
@@ -232,9 +231,9 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
     emit = EventLines(fmt, view, write)
     inv.tell("watching")
     with session_extras(inv) as (session_args, trace):
-        preview, ask = confirmation_hooks(stderr_console(inv.redactor), inv.output.as_json)
+        preview, ask = confirmation_hooks(stderr_console(inv.redactor), inv.redactor, inv.output.as_json)
         result = _run_watch(inv, options, emit, {**session_args, "preview": preview, "ask": ask})
-    write_rendered(renderer(fmt)(WatchEnded(result), view), inv.redactor)
+    show(WatchEnded(result), fmt, inv.redactor)
     if result is None:
         return 0
     return trace_checked(trace, inv.output, int(result.exit_code))

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from mcpprobe.fleet.probe import Report
     from mcpprobe.operations.invoke import InvokeOutcome
     from mcpprobe.operations.probe import Outcome
+    from mcpprobe.render.cells import Safe
     from mcpprobe.watch import WatchResult
 
 
@@ -93,6 +94,13 @@ class Pieces:
                 yield from piece()
 
 
+def _safe(view: View) -> Safe:
+    """Server text made inert for this rendering, with the secrets the view names masked."""
+    from mcpprobe.render.cells import Safe
+
+    return Safe(view.secrets)
+
+
 def _stderr(view: View, write: Callable[[Console], None]) -> str:
     from mcpprobe.render.console import buffered_console
 
@@ -113,7 +121,7 @@ def human(subject: Subject, view: View) -> Rendered:
         case Listed(outcome):
             from mcpprobe.render.plain import plain_list
 
-            simple = plain_list(outcome, view.color, view.width)
+            simple = plain_list(outcome, view.color, view.width, _safe(view))
             if simple is not None:  # written without rich: mcpprobe.render.plain says when
                 return Rendered(Pieces(simple))
             from mcpprobe.render.console import buffered_console, console_into
@@ -121,7 +129,7 @@ def human(subject: Subject, view: View) -> Rendered:
 
             pieces = Pieces()
             err, err_text = buffered_console(view, messages=True)
-            render_outcome(console_into(pieces, view), err, outcome)
+            render_outcome(console_into(pieces, view), err, outcome, _safe(view))
             return Rendered(pieces, err_text.getvalue())
         case Invoked():
             return _invoked_human(subject, view)
@@ -130,7 +138,7 @@ def human(subject: Subject, view: View) -> Rendered:
             from mcpprobe.render.watch import render_event
 
             out, out_text = buffered_console(view)
-            render_event(out, subject, time.time() if view.now is None else view.now)
+            render_event(out, subject, time.time() if view.now is None else view.now, _safe(view))
             return Rendered([out_text.getvalue()])
         case WatchEnded(result):
             return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
@@ -142,7 +150,7 @@ def human(subject: Subject, view: View) -> Rendered:
             err, err_text = buffered_console(view, messages=True)
             if outcome.interrupted:
                 _interrupted(err)
-            render_load(out, err, outcome)
+            render_load(out, err, outcome, _safe(view))
             return Rendered([out_text.getvalue()], err_text.getvalue())
         case Interrupted():
             return Rendered([], _stderr(view, _interrupted))
@@ -151,7 +159,7 @@ def human(subject: Subject, view: View) -> Rendered:
             from mcpprobe.render.fleet import render_servers
 
             out, out_text = buffered_console(view)
-            render_servers(out, found)
+            render_servers(out, found, _safe(view))
             return Rendered([out_text.getvalue()])
         case _:
             assert_never(subject)
@@ -162,17 +170,18 @@ def _probe_human(reports: list[Report], many: bool, view: View) -> Rendered:
 
     out, out_text = buffered_console(view)
     err, err_text = buffered_console(view, messages=True)
+    safe = _safe(view)
     if many:
         from mcpprobe.render.fleet import render_fleet
 
-        render_fleet(out, reports)
+        render_fleet(out, reports, safe)
     else:
         from mcpprobe.render.fleet import render_extras
         from mcpprobe.render.human import render_outcome
 
-        render_outcome(out, err, reports[0].outcome)
-        render_extras(out, reports[0])
-    _snapshot_errors(err, reports)
+        render_outcome(out, err, reports[0].outcome, safe)
+        render_extras(out, reports[0], safe)
+    _snapshot_errors(err, reports, safe)
     return Rendered([out_text.getvalue()], err_text.getvalue())
 
 
@@ -183,9 +192,9 @@ def _check_human(reports: list[Report], many: bool, view: View) -> Rendered:
     out, out_text = buffered_console(view)
     err, err_text = buffered_console(view, messages=True)
     if many:
-        render_check_fleet(out, reports)
+        render_check_fleet(out, reports, _safe(view))
     else:
-        render_check(out, err, reports[0])
+        render_check(out, err, reports[0], _safe(view))
     return Rendered([out_text.getvalue()], err_text.getvalue())
 
 
@@ -205,16 +214,16 @@ def _invoked_human(subject: Invoked, view: View) -> Rendered:
         buffer.truncate()
         pieces.append(raw)
 
-    outcome = subject.outcome
+    outcome, safe = subject.outcome, _safe(view)
     if outcome.interrupted:
         _interrupted(err)
     match outcome.command:
         case "call":
-            render_call(out, err, outcome, terminal=view.terminal)
+            render_call(out, err, outcome, safe, terminal=view.terminal)
         case "get-prompt":
-            render_prompt(out, err, outcome, terminal=view.terminal)
+            render_prompt(out, err, outcome, safe, terminal=view.terminal)
         case _:
-            render_read(out, err, outcome, written=subject.written, terminal=view.terminal, data=data)
+            render_read(out, err, outcome, safe, written=subject.written, terminal=view.terminal, data=data)
     _save_error(err, outcome)
     pieces.append(buffer.getvalue())
     return Rendered([piece for piece in pieces if piece], err_text.getvalue())
@@ -250,11 +259,9 @@ def _interrupted(err: Console) -> None:
     err.print("interrupted", style="yellow")  # the command's exit code (130) says the rest
 
 
-def _snapshot_errors(err: Console, reports: list[Report]) -> None:
+def _snapshot_errors(err: Console, reports: list[Report], safe: Safe) -> None:
     """A snapshot not saved, on stderr in every format: the report on stdout may be going to a file."""
     from rich.text import Text
-
-    from mcpprobe.render.cells import safe
 
     for report in reports:
         if report.snapshot_error:
@@ -268,16 +275,17 @@ def _errors(reports: list[Report], view: View, *, many: bool) -> str:
     from rich.text import Text
 
     from mcpprobe.render.console import buffered_console
-    from mcpprobe.render.human import render_error, safe
+    from mcpprobe.render.human import render_error
 
     err, text = buffered_console(view, messages=True)
+    safe = _safe(view)
     for report in reports:
         if many and report.outcome.error is not None:
             err.print(Text(f"{safe(report.member.label)}: error: ", style="bold red")
                       + Text(safe(report.outcome.error.message)))
         elif not many:
             render_error(err, report.outcome)
-    _snapshot_errors(err, reports)
+    _snapshot_errors(err, reports, safe)
     return text.getvalue()
 
 
@@ -389,7 +397,7 @@ def html(subject: Subject, view: View) -> Rendered:
         raise NotOffered(Format.HTML, subject)
     from mcpprobe.render.html import render_html
 
-    return Rendered([render_html(subject.reports, generated=when) + "\n"],
+    return Rendered([render_html(subject.reports, redact=view.secrets, generated=when) + "\n"],
                     _errors(subject.reports, view, many=subject.many))
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mcpprobe.load.run import LoadOutcome
     from mcpprobe.operations.invoke import InvokeOutcome
     from mcpprobe.operations.probe import Outcome
+    from mcpprobe.safety.redact import Redactor
     from mcpprobe.watch import WatchResult
 
 
@@ -66,7 +67,8 @@ class Screen:
 
 @dataclass(frozen=True)
 class View:
-    """Where the text will be shown: how wide, whether in colour, and the time of the run."""
+    """Where the text will be shown: how wide, whether in colour, the time of the run, and the
+    secrets to keep out of it."""
 
     width: int = 160
     color: bool = False
@@ -75,6 +77,17 @@ class View:
     # stderr's width and colour when not stdout's: or how to find them, asked only when something
     # is shown on stderr (a terminal's colours are rich's to tell, and a document loads no rich).
     stderr: Screen | Callable[[], Screen] | None = None
+    # The run's secrets, masked in server text before it is cut short or laid out in columns: the
+    # writer masks everything once more, but not a secret cut in two. None: no secrets (a test).
+    redactor: Redactor | None = None
+
+    @property
+    def secrets(self) -> Redactor:
+        if self.redactor is None:
+            from mcpprobe.safety.redact import Redactor
+
+            return Redactor(())
+        return self.redactor
 
     @property
     def err(self) -> Screen:

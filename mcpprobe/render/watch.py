@@ -19,10 +19,11 @@ from rich.text import Text
 
 from mcpprobe.client.kinds import LIST_KINDS
 from mcpprobe.render.console import keyed
-from mcpprobe.render.human import capabilities_text, safe
+from mcpprobe.render.human import capabilities_text
 from mcpprobe.render.styled import NOT_IMPLEMENTED
 
 if TYPE_CHECKING:
+    from mcpprobe.render.cells import Safe
     from mcpprobe.render.interface import WatchEvent
 
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Templates", "prompts": "Prompts",
@@ -37,21 +38,21 @@ LEVEL_STYLE = {"debug": "dim", "info": "", "notice": "cyan", "warning": "yellow"
 MAX_NAMES = 20
 
 
-def render_event(console: Console, subject: WatchEvent, now: float) -> None:
+def render_event(console: Console, subject: WatchEvent, now: float, safe: Safe) -> None:
     """One event for people: a part of the status header, or one line stamped with `now`."""
     event = subject.event
     if not subject.header:
-        console.print(_line(event, now))
+        console.print(_line(event, now, safe))
         return
     if event.get("kind") == "server":
-        _server_header(console, event)
+        _server_header(console, event, safe)
         return
-    console.print(keyed(KIND_TITLES.get(str(event.get("kind")), str(event.get("kind"))), _kind_text(event)))
+    console.print(keyed(KIND_TITLES.get(str(event.get("kind")), str(event.get("kind"))), _kind_text(event, safe)))
     if subject.header_ends:
         console.print(Text("Watching for changes (Ctrl-C to stop)", style="dim"))
 
 
-def _server_header(console: Console, event: dict[str, Any]) -> None:
+def _server_header(console: Console, event: dict[str, Any], safe: Safe) -> None:
     info = event.get("serverInfo") or {}
     server = Text()
     server.append(safe(info.get("name", "(no serverInfo)")), style="bold")
@@ -62,10 +63,10 @@ def _server_header(console: Console, event: dict[str, Any]) -> None:
     console.print(keyed("Transport", Text(where)))
     era = "modern era" if event.get("era") == "modern" else "legacy era"
     console.print(keyed("Protocol", Text(f"{safe(event.get('protocolVersion') or '?')}  ({era})")))
-    console.print(keyed("Capabilities", capabilities_text(event.get("capabilities") or {})))
+    console.print(keyed("Capabilities", capabilities_text(event.get("capabilities") or {}, safe)))
 
 
-def _kind_text(event: dict[str, Any]) -> Text:
+def _kind_text(event: dict[str, Any], safe: Safe) -> Text:
     text = Text()
     if not event.get("declared"):
         text.append("not declared; nothing sent", style="dim")
@@ -118,7 +119,7 @@ class _Line:
 MESSAGE_INDENT = 14  # under the event's name
 
 
-def _line(event: dict[str, Any], now: float) -> _Line:
+def _line(event: dict[str, Any], now: float, safe: Safe) -> _Line:
     name = str(event.get("event"))
     line = Text()
     line.append(datetime.fromtimestamp(now).strftime("%H:%M:%S.%f")[:-3] + "  ", style="dim")
@@ -130,17 +131,17 @@ def _line(event: dict[str, Any], now: float) -> _Line:
     line.append(f"{name:<20}", style=style)
     kind = event.get("kind")
     line.append(f"{kind if kind and kind != 'server' else '':<10} ", style="bold")
-    return _Line(line, _message(name, event))
+    return _Line(line, _message(name, event, safe))
 
 
-def _message(name: str, event: dict[str, Any]) -> Text:
+def _message(name: str, event: dict[str, Any], safe: Safe) -> Text:
     text = Text()
     if name == "snapshot":
         if event.get("kind") == "server":
             text.append(f"connected again: {safe(event.get('protocolVersion') or '?')} ")
-            text.append_text(capabilities_text(event.get("capabilities") or {}))
+            text.append_text(capabilities_text(event.get("capabilities") or {}, safe))
         else:
-            text.append_text(_kind_text(event))
+            text.append_text(_kind_text(event, safe))
     elif name == "list_changed":
         n = event.get("notifications", 1)
         text.append(f"re-listing ({n} notification{'s' if n != 1 else ''})")
@@ -148,7 +149,7 @@ def _message(name: str, event: dict[str, Any]) -> Text:
         if not event.get("changes"):
             text.append(f"no difference ({_items(event.get('count'))}; trigger: {event.get('trigger')})")
         else:
-            parts = [p for p in (_names(event.get("added", []), "+"), _names(event.get("removed", []), "-"))
+            parts = [p for p in (_names(event.get("added", []), "+", safe), _names(event.get("removed", []), "-", safe))
                      if p]
             for change in event.get("changed", [])[:MAX_NAMES]:
                 fields = ", ".join(safe(f) for f in change.get("fields", []))
@@ -191,7 +192,7 @@ def _message(name: str, event: dict[str, Any]) -> Text:
             pv = event["protocolVersion"]
             bits.append(f"protocol {safe(pv.get('before'))} -> {safe(pv.get('after'))}")
         text.append(" ".join(bits) + "  now: ")
-        text.append_text(capabilities_text(event.get("after") or {}))
+        text.append_text(capabilities_text(event.get("after") or {}, safe))
     elif name == "finding":
         text.append(f"{event.get('code')}: ", style="bold")
         text.append(safe(event.get("message"), 500))
@@ -213,7 +214,7 @@ def _message(name: str, event: dict[str, Any]) -> Text:
     return text
 
 
-def _names(names: list[Any], sign: str) -> str:
+def _names(names: list[Any], sign: str, safe: Safe) -> str:
     shown = [sign + safe(name, 80) for name in names[:MAX_NAMES]]
     if len(names) > MAX_NAMES:
         shown.append(f"…(+{len(names) - MAX_NAMES})")

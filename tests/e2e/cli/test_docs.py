@@ -201,8 +201,9 @@ def test_interrupted_document_matches_the_schema(
     validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
     from mcpprobe.cli.output import emit_outcome
+    from mcpprobe.safety.redact import Redactor
 
-    assert emit_outcome(None, True, "list") == ExitCode.INTERRUPTED
+    assert emit_outcome(None, True, "list", Redactor(())) == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)
     assert _errors(validator, doc) == []
     assert doc["exitCode"] == 130
@@ -243,8 +244,9 @@ def test_an_interrupted_invocation_matches_the_schema(
     command: str, validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
     from mcpprobe.cli.output import emit_outcome
+    from mcpprobe.safety.redact import Redactor
 
-    assert emit_outcome(None, True, command) == ExitCode.INTERRUPTED
+    assert emit_outcome(None, True, command, Redactor(())) == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)
     assert doc["command"] == command
     assert _errors(validator, doc) == []
