@@ -1,6 +1,6 @@
 """Authentication for HTTP servers: a diagnosis of 401/403, OAuth 2.1 login flows, a token store.
 
-Modules (each loaded only when used; `mcpprobe --help` never imports any of them but `options`):
+Modules (each loaded only when used; `mcpprobe --help` never imports any of them but `settings`):
 
 - `challenge`: the `WWW-Authenticate` header parsed (RFC 9110 11.6.1, RFC 6750 3, RFC 9728 5.1).
 - `discovery`: protected resource metadata (RFC 9728) and authorization server metadata
@@ -12,5 +12,6 @@ Modules (each loaded only when used; `mcpprobe --help` never imports any of them
 - `dpop`: DPoP proofs (RFC 9449) for tokens bound to a key.
 - `apply`: the token a session sends (`--bearer-env`, or the stored token, refreshed), and the
   httpx auth that renews it when the server refuses it during a run.
-- `options`: the click options (`auth_options`).
+- `settings`: the authentication settings of a command or a config entry (`AuthSettings`); their
+  options are the command line's (mcpprobe.cli.options.auth_options).
 """

@@ -1,52 +1,20 @@
-"""The authentication options, as one stacked decorator, and their values resolved.
+"""The authentication settings (`AuthSettings`), from the command line's options
+(mcpprobe.cli.options.auth_options) or a config entry's keys, and their values resolved.
 
-`auth_options` adds `--bearer-env`, `--client-id`, `--client-secret-env`, `--client-key-file`,
-`--client-key-env`, `--no-browser`, `--no-auth-cache` and `--scope`. Secrets are never taken on the
-command line (where `ps` and shell history would keep them): only the *name* of an environment
-variable that holds them, or of a file (a client's private key). Click only
-at import time: `mcpprobe --help` and completion load this module.
+Secrets are never taken on the command line (where `ps` and shell history would keep them): only
+the *name* of an environment variable that holds them, or of a file (a client's private key).
+Standard library only at import time: `--help` and completion load this module.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import click
-
 ENV_NAME_HELP = "the name of an environment variable, not the value"
-
-
-def auth_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    decorators = [
-        click.option("--bearer-env", metavar="VAR", default=None,
-                     help="Send 'Authorization: Bearer <token>' with the token read from environment variable VAR "
-                          f"({ENV_NAME_HELP}), so it never shows in ps or shell history."),
-        click.option("--client-id", metavar="ID", default=None,
-                     help="A pre-registered OAuth client ID (otherwise: a client ID metadata document or dynamic "
-                          "registration, where the authorization server offers them)."),
-        click.option("--client-secret-env", metavar="VAR", default=None,
-                     help="The client secret is in environment variable VAR; with --client-id this selects the "
-                          "client credentials grant (for CI)."),
-        click.option("--client-key-file", metavar="PATH", default=None,
-                     help="A PEM private key (RSA, EC or Ed25519) to authenticate --client-id with a signed JWT "
-                          "(private_key_jwt, RFC 7523) in the client credentials grant."),
-        click.option("--client-key-env", metavar="VAR", default=None,
-                     help=f"Like --client-key-file, the PEM key read from environment variable VAR ({ENV_NAME_HELP})."),
-        click.option("--no-browser", is_flag=True,
-                     help="Only print the authorization URL; do not try to open a browser."),
-        click.option("--no-auth-cache", is_flag=True,
-                     help="Neither read nor write stored tokens (for CI): tokens live for this run only."),
-        click.option("--scope", "auth_scope", metavar="'SCOPE ...'", default=None,
-                     help="OAuth scopes to request, space-separated (default: the server's challenge, else its "
-                          "scopes_supported)."),
-    ]
-    for decorator in reversed(decorators):
-        func = decorator(func)
-    return func
 
 
 @dataclass(frozen=True)
@@ -59,14 +27,6 @@ class AuthSettings:
     scope: str | None = None
     client_key_file: str | None = None
     client_key_env: str | None = None
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> AuthSettings:
-        """From the click parameters of a command decorated with `auth_options`."""
-        return cls(bearer_env=params.get("bearer_env"), client_id=params.get("client_id"),
-                   client_secret_env=params.get("client_secret_env"), no_browser=bool(params.get("no_browser")),
-                   no_auth_cache=bool(params.get("no_auth_cache")), scope=params.get("auth_scope"),
-                   client_key_file=params.get("client_key_file"), client_key_env=params.get("client_key_env"))
 
     @classmethod
     def from_config(cls, server: Mapping[str, Any]) -> AuthSettings:

@@ -10,14 +10,16 @@ import contextlib
 import functools
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpprobe.auth.settings import auth_options
 from mcpprobe.cli.edge import CONTEXT, EdgeGroup
-from mcpprobe.cli.options import _positive
+from mcpprobe.cli.options import _positive, auth_options
 from mcpprobe.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from mcpprobe.auth.settings import AuthSettings
 
 
 def _stream_pair(secrets: list[str]) -> tuple[Any, Any]:
@@ -93,7 +95,7 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
                   headers: tuple[str, ...], grant: str | None, issuer: str | None, idp_token_endpoint: str | None,
                   idp_client_id: str | None, idp_client_secret_env: str | None, id_token_env: str | None,
                   id_token_file: str | None, dpop: bool, force: bool, insecure: bool, as_json: bool,
-                  **auth_params: Any) -> int:
+                  auth: AuthSettings) -> int:
     """Log in to the MCP server at URL and store the token.
 
     \b
@@ -124,7 +126,7 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
     from mcpprobe.errors import ProbeError, UsageProblem
     from mcpprobe.wire.target import parse_header
 
-    settings = AuthSettings.from_params(auth_params)  # the options of auth_options
+    settings = auth  # auth_options; named as the rest of login names it
     extra = [os.environ.get(name or "", "") for name in (idp_client_secret_env, id_token_env)]
     with contextlib.suppress(Exception):  # an unreadable file is reported below
         extra.append(_id_token(None, id_token_file) or "")

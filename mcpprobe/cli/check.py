@@ -16,20 +16,19 @@ from mcpprobe.cli.common import (
     command_line,
     confirmation_hooks,
     open_trace,
-    phase_spinner,
     run_operation,
     server_stderr_writer,
-    stderr_console,
     trace_checked,
-    view_for,
-    write_rendered,
 )
 from mcpprobe.cli.options import Format, TargetCommand, _positive, connection_options, output_options, server_options
+from mcpprobe.cli.output import phase_spinner, show, stderr_console
 
 if TYPE_CHECKING:
     from mcpprobe.check.context import CheckOptions
+    from mcpprobe.cli.invocation import Connection, NamedServers, Output
     from mcpprobe.fleet.probe import Report
     from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.target import Settings
 
 LEVELS = ("must", "should", "may")
 # The catalogue is data (standard library only): --help names the unsafe checks from it.
@@ -92,7 +91,8 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @click.pass_context
 def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, only: tuple[str, ...],
                   skip: tuple[str, ...], level: str, strict: bool, unsafe: bool, calls: tuple[str, ...], yes: bool,
-                  sample_arguments: bool, rate: float | None, **params: Any) -> int:
+                  sample_arguments: bool, rate: float | None, all_servers: bool, named: NamedServers, output: Output,
+                  connection: Connection, settings: Settings) -> int:
     """Check the server's behaviour against the specification, rule by rule, gated on what it declared.
 
     \b
@@ -119,13 +119,13 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
     from mcpprobe.check.context import CheckOptions
     from mcpprobe.cli.invocation import resolve_fleet
 
-    line = command_line(ctx, url, params)
+    line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers)
     fleet = resolve_fleet(line)
     hooks = None
     if calls:
         from mcpprobe.operations.invoke import Hooks
 
-        preview, ask = confirmation_hooks(stderr_console(fleet.redactor), line.output.as_json)
+        preview, ask = confirmation_hooks(stderr_console(fleet.redactor), fleet.redactor, line.output.as_json)
         hooks = Hooks(preview=preview, ask=ask, yes=yes)
     options = CheckOptions(only=only, skip=skip, level=Level(level.upper()), strict=strict, unsafe=unsafe,
                            sample_arguments=sample_arguments, calls=calls, rate=rate, hooks=hooks)
@@ -182,10 +182,10 @@ def _run(fleet: Any, options: CheckOptions, concurrency: int, line: Any) -> int:
 def _emit(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor) -> int:
     from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet.probe import fleet_exit_code
-    from mcpprobe.render.formats import Checked, Interrupted, renderer
+    from mcpprobe.render.interface import Checked, Interrupted
 
     if reports is None:
-        write_rendered(renderer(fmt)(Interrupted("check"), view_for(fmt)), redactor)
+        show(Interrupted("check"), fmt, redactor)
         return ExitCode.INTERRUPTED
-    write_rendered(renderer(fmt)(Checked(reports, many), view_for(fmt)), redactor)
+    show(Checked(reports, many), fmt, redactor)
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))

@@ -1,81 +1,66 @@
 """What every command that talks to a server shares: its options read once into a `CommandLine`
 (`command_line`; `mcpprobe.cli.invocation` resolves that into the server to talk to), the run of one
-operation with its signals, --trace and --server-stderr for the session, and printing an outcome.
+operation with its signals, and --trace and --server-stderr for the session. What it prints goes
+out through `mcpprobe.cli.output`.
 
-Imported by the command modules (`cli_probe`, `cli_invoke`, `cli_watch`), never by `mcpprobe.cli.main`
-and never back from them; light at import time (click only), so a command's `--help` never loads
-the MCP SDK.
+Imported by the command modules (`mcpprobe.cli.probe`, `.invoke`, `.watch`), never by
+`mcpprobe.cli.main` and never back from them; light at import time (click only), so a command's
+`--help` never loads the MCP SDK.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from mcpprobe.cli.edge import CONTEXT as CONTEXT  # the commands' modules take it from here
 from mcpprobe.cli.edge import TRACEBACK
+from mcpprobe.cli.output import emit_outcome
 from mcpprobe.exitcodes import ExitCode
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from rich.console import Console
 
-    from mcpprobe.cli.invocation import CommandLine, Invocation, Output, ServerInvocation
+    from mcpprobe.cli.invocation import CommandLine, Connection, Invocation, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
     from mcpprobe.operations.probe import Outcome
-    from mcpprobe.render.formats import Format, Rendered, Screen, View
-    from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
+    from mcpprobe.render.progress import PhaseSpinner
     from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.target import Settings
     from mcpprobe.wire.trace import TraceWriter
 
 
 
-def command_line(ctx: click.Context, positionals: tuple[str, ...], params: Mapping[str, Any]) -> CommandLine:
-    """The options every server command shares (`mcpprobe.cli.options`), read from click's values here and
-    nowhere else, checked, and frozen. Nothing is read or started yet (`mcpprobe.cli.invocation.resolve`)."""
-    from mcpprobe.auth.settings import AuthSettings
-    from mcpprobe.cli.invocation import CommandLine, Connection, Output, ServerChoice
-    from mcpprobe.wire.target import Settings, parse_protocol, root_uri
+def command_line(ctx: click.Context, positionals: tuple[str, ...], named: NamedServers, connection: Connection,
+                 settings: Settings, output: Output, *, all_servers: bool = False) -> CommandLine:
+    """The options every server command shares (`mcpprobe.cli.options`, each already a typed value) and
+    the server they name: a URL among `positionals`, the command after `--`, or names from the configs
+    (`-s`, `--all`); checked, and frozen. Nothing is read or started yet (`mcpprobe.cli.invocation.resolve`)."""
+    from mcpprobe.cli.invocation import CommandLine, ServerChoice
 
     command: list[str] = ctx.meta.get("server_command", [])
-    many = "servers" in params  # probe: -s repeatable, and --all
-    names = tuple(dict.fromkeys(params["servers"] if many else filter(None, [params.get("server")])))
-    all_servers = bool(params.get("all_servers"))
     url = None
-    if all_servers and names:
+    if all_servers and named.names:
         raise click.UsageError("give either --all or -s/--server NAME, not both")
-    if names or all_servers:
+    if named.names or all_servers:
         if positionals or command:
             raise click.UsageError(
-                "give either named servers (-s/--server, --all) or a URL or a command after '--', not both" if many
-                else "give either -s/--server NAME or a URL or a command after '--', not both")
+                "give either named servers (-s/--server, --all) or a URL or a command after '--', not both"
+                if named.fleet else "give either -s/--server NAME or a URL or a command after '--', not both")
     else:
         url = _url(ctx, positionals)
-    settings = Settings(
-        protocol=parse_protocol(params["protocol"]),
-        timeout=params["timeout"],
-        connect_timeout=params["connect_timeout"],
-        discover_timeout=params["discover_timeout"],
-        max_pages=params["max_pages"],
-        max_message_bytes=params["max_message_size"],
-        force=params["force"],
-        roots=tuple(root_uri(r) for r in params["roots"]),
-        server_stderr=params["server_stderr"],
-    )
     return CommandLine(
         command=ctx.info_name or "",
-        server=ServerChoice(url=url, command=tuple(command), names=names, all_servers=all_servers,
-                            config_files=tuple(params.get("config_files") or ())),
-        connection=Connection(transport=params["transport"], headers=tuple(params["headers"]),
-                              env=tuple(params["env"]), cwd=params["cwd"], inherit_env=params["inherit_env"],
-                              insecure=params["insecure"], auth=AuthSettings.from_params(params)),
+        server=ServerChoice(url=url, command=tuple(command), names=named.names, all_servers=all_servers,
+                            config_files=named.config_files),
+        connection=connection,
         settings=settings,
-        output=Output(format=params["output_format"], trace=params.get("trace"), verbose=bool(params.get("verbose"))),
+        output=output,
         traceback=bool(ctx.meta.get(TRACEBACK)),
     )
 
@@ -120,20 +105,23 @@ def with_scheme(word: str) -> str:
     return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
 
 
-def confirmation_hooks(err: Console, as_json: bool, stdin_taken: bool = False,
+def confirmation_hooks(err: Console, redactor: Redactor, as_json: bool, stdin_taken: bool = False,
                        ) -> tuple[Callable[..., None], Callable[..., bool] | None]:
-    """How a tools/call is shown and confirmed (`call`, `watch --call`): the preview on stderr
-    (with --json only when a question follows), and the question, asked only on a terminal (and not
-    when stdin is taken by `--args -`)."""
+    """How a tools/call is shown and confirmed (`call`, `watch --call`, `check --call`): the preview
+    on stderr (with --json only when a question follows), and the question, asked only on a terminal
+    (and not when stdin is taken by `--args -`); the server's text in them with `redactor`'s secrets masked."""
+    from mcpprobe.render.cells import Safe
     from mcpprobe.render.invoke import confirm_question, is_terminal, render_preview
+
+    safe = Safe(redactor)
 
     def preview(tool_item: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
         if not as_json or how == "prompt":
-            render_preview(err, tool_item, arguments, how, server)
+            render_preview(err, tool_item, arguments, how, server, safe)
 
     def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
         try:
-            return click.confirm(confirm_question(tool_item), default=False, err=True)
+            return click.confirm(confirm_question(tool_item, safe), default=False, err=True)
         except click.Abort:  # end of input (Ctrl-D): what follows starts on a line of its own
             click.echo(err=True)
             raise
@@ -213,73 +201,6 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
         reap_all()
 
 
-def emit_outcome(outcome: Outcome | None, as_json: bool, command: str, redactor: Redactor | None = None) -> int:
-    """Print a `list` (or `probe`) outcome, or an interruption (None), in human or JSON form; its exit code."""
-    from mcpprobe.render.formats import Format, Interrupted, Listed, renderer
-
-    fmt = Format.JSON if as_json else Format.HUMAN
-    subject = Interrupted(command) if outcome is None else Listed(outcome)
-    write_rendered(renderer(fmt)(subject, view_for(fmt)), redactor)
-    return ExitCode.INTERRUPTED if outcome is None else int(outcome.exit_code)
-
-
-def write_rendered(rendered: Rendered, redactor: Redactor | None = None) -> None:
-    """Print what a renderer returned: stdout (text through the secrets redactor, even a secret
-    split across two pieces; decoded blobs as the bytes they are), flushed now, then stderr.
-
-    Now, not at exit: a stdio server may still be shutting down, and the reader of a pipe
-    (`| jq`) should not wait for that."""
-    from mcpprobe.safety.redact import RedactingStream, SplitWrites
-
-    redactor = redactor or current_redactor()
-    stdout = RedactingStream(sys.stdout, redactor)
-    masked = SplitWrites(redactor)
-    for piece in rendered.stdout:
-        if isinstance(piece, str):
-            stdout.write(masked.feed(piece))
-            continue
-        stdout.write(masked.end())
-        stdout.flush()
-        binary = getattr(sys.stdout, "buffer", None)
-        if binary is None:  # a text-only stream: say so rather than corrupt it
-            stdout.write(f"[blob: {len(piece)} bytes]\n")
-        else:
-            binary.write(piece)
-            binary.flush()
-    stdout.write(masked.end())
-    stdout.flush()
-    if rendered.stderr:
-        stderr = RedactingStream(sys.stderr, redactor)
-        stderr.write(rendered.stderr)
-        stderr.flush()
-
-
-def view_for(fmt: Format) -> View:
-    """How stdout and stderr show text: a terminal's width and colours; in a pipe, plain, as wide
-    as COLUMNS or a terminal behind the pipe allows, else unbounded (mcpprobe.render.console).
-    stderr's is looked at only when something is shown on it: a document alone loads no rich."""
-    from mcpprobe.render.formats import Format, View
-
-    err = functools.partial(_screen, sys.stderr)
-    if not sys.stdout.isatty() and fmt is not Format.HUMAN:
-        return View(stderr=err)  # the width is for people
-    out = _screen(sys.stdout)
-    return View(width=out.width, color=out.color, terminal=sys.stdout.isatty(), stderr=err)
-
-
-def _screen(stream: TextIO) -> Screen:
-    from mcpprobe.render.formats import Screen
-
-    if not stream.isatty():
-        from mcpprobe.render.width import output_width
-
-        return Screen(width=output_width(stream) or 160)
-    from rich.console import Console
-
-    console = Console(file=stream)
-    return Screen(width=console.width, color=console.color_system is not None and not console.no_color)
-
-
 class ShowWhenReady:
     """Shows a result as soon as the operation says it is complete, while a stdio server is
     still shutting down, not after; and once, whatever happens during the shutdown.
@@ -328,7 +249,7 @@ def run_and_emit(operation: Callable[..., Awaitable[Outcome]], inv: ServerInvoca
     def show_outcome(outcome: Outcome) -> int:
         if spinner is not None:
             spinner.stop()
-        return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
+        return emit_outcome(outcome, as_json, inv.command, inv.redactor)
 
     show = ShowWhenReady(show_outcome)
     if spinner is not None:
@@ -340,48 +261,7 @@ def run_and_emit(operation: Callable[..., Awaitable[Outcome]], inv: ServerInvoca
             spinner.stop()
     if show.code is not None:
         return show.code
-    return emit_outcome(outcome, as_json, inv.command, redactor=inv.redactor)
-
-
-def phase_spinner(inv: Invocation, label: str) -> PhaseSpinner | None:
-    """A spinner naming the phase on stderr, when stderr is a terminal and the output is for a
-    person; None otherwise, and when something else writes to stderr as it goes (--trace -,
-    --server-stderr live)."""
-    if not _spinning(inv):
-        return None
-    from mcpprobe.render.progress import PhaseSpinner
-
-    return PhaseSpinner(_spinner_console(inv), label)
-
-
-def fleet_spinner(inv: Invocation, count: int) -> FleetSpinner | None:
-    """A fleet's spinner: how many of its `count` servers were probed so far; as `phase_spinner`,
-    and not with -v either (which says the same on stderr)."""
-    if not _spinning(inv) or inv.output.verbose:
-        return None
-    from mcpprobe.render.progress import FleetSpinner
-
-    return FleetSpinner(_spinner_console(inv), count)
-
-
-def _spinning(inv: Invocation) -> bool:
-    output = inv.output
-    return (output.human and sys.stderr.isatty() and output.trace != "-"
-            and inv.settings.server_stderr != "live")
-
-
-def _spinner_console(inv: Invocation) -> Console:
-    return stderr_console(inv.redactor)
-
-
-def stderr_console(redactor: Redactor) -> Console:
-    """stderr through the user's secrets redactor, for what is shown live: spinners, the preview
-    and confirmation of a tools/call, progress and task status (results are rendered after the run)."""
-    from mcpprobe.render.console import make_console
-    from mcpprobe.safety.redact import RedactingStream
-
-    # A text stream in all but name (write, flush, isatty): what rich's Console writes to.
-    return make_console(cast("TextIO", RedactingStream(sys.stderr, redactor)), messages=True)
+    return emit_outcome(outcome, as_json, inv.command, inv.redactor)
 
 
 def preload(*modules: str) -> None:
@@ -400,17 +280,6 @@ def preload(*modules: str) -> None:
                 importlib.import_module(name)
 
     threading.Thread(target=load, name="mcpprobe-preload").start()
-
-
-def current_redactor() -> Redactor:
-    """The secrets of the running command (`mcpprobe.cli.invocation.resolve` sets them; none before)."""
-    from mcpprobe.safety import redact
-    return redact.active()
-
-
-def write_line(stream: TextIO, text: str) -> None:
-    stream.write(text + "\n")
-    stream.flush()
 
 
 def server_stderr_writer(inv: Invocation) -> Callable[[str], None] | None:

@@ -130,7 +130,9 @@ def _say_bug(exc: BaseException) -> None:
     from mcpprobe.safety import redact
     from mcpprobe.safety.sanitize import visible
 
-    # The exception's text can quote a server or a secret: inert, and redacted.
+    # The exception's text can quote a server or a secret: inert, and redacted. The one place the
+    # CLI reads the run's secrets from the global (mcpprobe.safety.redact.active): an exception
+    # that reached the edge came from anywhere, carrying no invocation, and this is the last line.
     click.echo(visible(redact.active()(f"mcpprobe: {bug_message(exc)} ({REPORT_HINT})")), err=True)
 
 

@@ -2,8 +2,9 @@
 
 Two steps, each done once per run:
 
-1. `CommandLine`: the options every server command shares, read from click's values by
-   `mcpprobe.cli.common.command_line` (the only reader of them) and checked; no I/O.
+1. `CommandLine`: the options every server command shares, as the option decorators give them
+   (mcpprobe.cli.options: `NamedServers`, `Output`, `Connection`, a Settings), put together with
+   the server's URL or command by `mcpprobe.cli.common.command_line` and checked; no I/O.
 2. `resolve(line)` (one server) or `resolve_fleet(line)` (`probe -s A -s B`, `--all`): the configs
    read, the target built and authorized, the secrets gathered into the redactor. The result, an
    `Invocation`, is all that the rest of the command reads: target, settings, output options,
@@ -23,13 +24,22 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from mcpprobe.auth.settings import AuthSettings
-from mcpprobe.render.formats import Format
+from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:
     from mcpprobe.fleet.config import Discovery, ServerEntry
     from mcpprobe.fleet.probe import Member
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings, Target
+
+
+@dataclass(frozen=True)
+class NamedServers:
+    """-s/--server and --config, as `server_options` gives them: servers named in the configs."""
+
+    names: tuple[str, ...] = ()
+    config_files: tuple[str, ...] = ()  # --config; empty: the search path
+    fleet: bool = False  # -s is repeatable, with --all beside it: `probe` and `check`
 
 
 @dataclass(frozen=True)
@@ -160,7 +170,7 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
                               insecure=c.insecure)
         target, secrets = authorized(target, line)
     redactor = Redactor([*target.secrets(), *secrets])
-    redact.use(redactor)
+    redact.use(redactor)  # for what is not handed it: the edge's last line, and the layers below (redact.active)
     warn_insecure(line)
     return ServerInvocation(line, redactor, target)
 
@@ -213,7 +223,7 @@ def resolve_fleet(line: CommandLine) -> FleetInvocation:
         secrets.extend([*target.secrets(), *extra])
         members.append(_entry_member(entry, target, line))
     redactor = Redactor(secrets)
-    redact.use(redactor)
+    redact.use(redactor)  # as in resolve
     warn_insecure(line)
     return FleetInvocation(line, redactor, tuple(members), many=True)
 

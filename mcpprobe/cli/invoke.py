@@ -19,14 +19,16 @@ from mcpprobe.cli.common import (
     looks_like_address,
     run_operation,
     session_extras,
-    stderr_console,
     trace_checked,
     with_scheme,
 )
 from mcpprobe.cli.options import TargetCommand, connection_options, output_options, server_options
+from mcpprobe.cli.output import emit_outcome, show, stderr_console
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
-    from mcpprobe.cli.invocation import ServerInvocation
+    from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
+    from mcpprobe.render.cells import Safe
+    from mcpprobe.wire.target import Settings
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
 POSITIONALS = "[KEY=VALUE | KEY:=JSON]... [URL] [-- COMMAND [ARGS]...]"
@@ -56,8 +58,9 @@ def _split(ctx: click.Context, rest: tuple[str, ...]) -> tuple[list[str], tuple[
 class _ProgressView:
     """A progress bar on a terminal's stderr, created on the first notification."""
 
-    def __init__(self, err: Any, enabled: bool) -> None:
+    def __init__(self, err: Any, safe: Safe, enabled: bool) -> None:
         self.err = err
+        self.safe = safe
         self.enabled = enabled
         self.bar: Any = None
         self.task: Any = None
@@ -66,8 +69,6 @@ class _ProgressView:
         if not self.enabled:
             return
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        from mcpprobe.render.cells import safe
 
         if self.bar is None:
             # markup=False: the description is the server's message, never rich markup ([link] would
@@ -84,7 +85,7 @@ class _ProgressView:
         message = event.get("message")
         self.bar.update(self.task, completed=progress if isinstance(progress, int | float) else None,
                         total=total if isinstance(total, int | float) else None, counts=counts,
-                        description=safe(message, 60) if isinstance(message, str) else "progress")
+                        description=self.safe(message, 60) if isinstance(message, str) else "progress")
 
     def stop(self) -> None:
         if self.bar is not None:
@@ -94,17 +95,16 @@ class _ProgressView:
 
 def _finish(inv: ServerInvocation, outcome: Any, started: list[Any] | None = None, *, written: bool = False) -> int:
     """Print the outcome in the chosen format (mcpprobe.render.formats); its exit code."""
-    from mcpprobe.cli.common import emit_outcome, view_for, write_rendered
-    from mcpprobe.render.formats import Invoked, renderer
+    from mcpprobe.render.interface import Invoked
 
     fmt = inv.output.format
     if outcome is None:
         if not started:
-            return emit_outcome(None, inv.output.as_json, inv.command, redactor=inv.redactor)
+            return emit_outcome(None, inv.output.as_json, inv.command, inv.redactor)
         # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
         outcome = started[0]
         outcome.interrupted = True
-    write_rendered(renderer(fmt)(Invoked(outcome, written=written), view_for(fmt)), inv.redactor)
+    show(Invoked(outcome, written=written), fmt, inv.redactor)
     return int(outcome.exit_code)
 
 
@@ -134,7 +134,8 @@ _elicit_option = click.option(
 @connection_options
 @click.pass_context
 def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec: str | None, yes: bool, as_task: bool,
-                 save_dir: str | None, elicit: str | None, **params: Any) -> int:
+                 save_dir: str | None, elicit: str | None, named: NamedServers, output: Output,
+                 connection: Connection, settings: Settings) -> int:
     """Call one tool (tools/call), after checking it against the tool list and its inputSchema.
 
     \b
@@ -168,20 +169,22 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     from mcpprobe.operations.arguments import build_arguments, load_args
 
     pairs, urls = _split(ctx, rest)
-    inv = resolve(command_line(ctx, urls, params))
+    inv = resolve(command_line(ctx, urls, named, connection, settings, output))
     base = load_args(args_spec, stdin=sys.stdin)
     build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
     from mcpprobe.operations.invoke import Hooks, call_tool
+    from mcpprobe.render.cells import Safe
     from mcpprobe.render.invoke import is_terminal, render_task_status
 
     as_json = inv.output.as_json
     err = stderr_console(inv.redactor)
-    progress = _ProgressView(err, enabled=not as_json and is_terminal(sys.stderr))
-    preview, ask = confirmation_hooks(err, as_json, stdin_taken=args_spec == "-")
+    safe = Safe(inv.redactor)
+    progress = _ProgressView(err, safe, enabled=not as_json and is_terminal(sys.stderr))
+    preview, ask = confirmation_hooks(err, inv.redactor, as_json, stdin_taken=args_spec == "-")
 
     def task_status(entry: dict[str, Any]) -> None:
         if not as_json:
-            render_task_status(err, entry)
+            render_task_status(err, entry, safe)
 
     started: list[Any] = []
     hooks = Hooks(preview=preview, ask=ask, progress=progress, yes=yes, started=started.append,
@@ -202,7 +205,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
               help="A URI template from the server's resources/templates/list, expanded (RFC 6570) with VAR=VALUE.")
 @click.option("--complete", "complete", metavar="VAR=PREFIX",
               help="With --template: ask completion/complete for values of one template variable, and print them.")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=True), metavar="PATH",
+@click.option("-o", "--output", "output_path", type=click.Path(dir_okay=True), metavar="PATH",
               help="Write the contents to PATH (a directory when there are several), decoded, byte for byte.")
 @_elicit_option
 @server_options(many=False)
@@ -210,7 +213,8 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
 @connection_options
 @click.pass_context
 def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None, complete: str | None,
-                 output: str | None, elicit: str | None, **params: Any) -> int:
+                 output_path: str | None, elicit: str | None, named: NamedServers, output: Output,
+                 connection: Connection, settings: Settings) -> int:
     """Read one resource (resources/read). The URI must be listed or match a listed template.
 
     \b
@@ -238,7 +242,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     pairs, urls = _split(ctx, rest)
     if template is None and (pairs or complete):
         raise click.UsageError("VAR=VALUE and --complete go with --template TEMPLATE")
-    inv = resolve(command_line(ctx, urls, params))
+    inv = resolve(command_line(ctx, urls, named, connection, settings, output))
     string_arguments(pairs)
     if template is not None:
         template_variables(template)
@@ -248,10 +252,10 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     inv.tell(f"reading {uri or template}")
     with session_extras(inv) as (session_hooks, trace):
         outcome = run_operation(read_resource, inv.target, inv.settings, uri, template=template, pairs=pairs,
-                                complete=complete, hooks=Hooks(started=started.append), elicit=elicit, output=output,
-                                session_hooks=session_hooks)
+                                complete=complete, hooks=Hooks(started=started.append), elicit=elicit,
+                                output=output_path, session_hooks=session_hooks)
     # Written to -o PATH by the operation; when that failed, the contents go to stdout, not lost.
-    written = bool(outcome is not None and output and outcome.result is not None
+    written = bool(outcome is not None and output_path and outcome.result is not None
                    and outcome.completion is None and outcome.save_error is None)
     return trace_checked(trace, inv.output, _finish(inv, outcome, started, written=written))
 
@@ -268,7 +272,8 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
 @connection_options
 @click.pass_context
 def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], complete: str | None, save_dir: str | None,
-                       elicit: str | None, **params: Any) -> int:
+                       elicit: str | None, named: NamedServers, output: Output, connection: Connection,
+                       settings: Settings) -> int:
     """Expand one prompt (prompts/get) with its arguments and show the messages.
 
     \b
@@ -286,7 +291,7 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], com
     from mcpprobe.operations.arguments import string_arguments
 
     pairs, urls = _split(ctx, rest)
-    inv = resolve(command_line(ctx, urls, params))
+    inv = resolve(command_line(ctx, urls, named, connection, settings, output))
     string_arguments(pairs)
     from mcpprobe.operations.invoke import Hooks, get_prompt
 

@@ -23,12 +23,13 @@ from mcpprobe.cli.options import (
     output_options,
     server_options,
 )
-from mcpprobe.render.formats import OFFERED
+from mcpprobe.render.interface import OFFERED
 
 if TYPE_CHECKING:
-    from mcpprobe.cli.invocation import ServerInvocation
+    from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
     from mcpprobe.load.run import Plan
+    from mcpprobe.wire.target import Settings
 
 _WEIGHT_ONLY = re.compile(r"^@\d+$")
 _URL = re.compile(r"^https?://", re.IGNORECASE)
@@ -162,7 +163,8 @@ def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tu
 def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...], reads: tuple[str, ...],
                  lists: tuple[str, ...], prompts: tuple[str, ...], ping: str | None, requests: int | None,
                  duration: float | None, concurrency: int | None, rate: float | None, warmup: float,
-                 connections: int, interval: float, slos: tuple[str, ...], yes: bool, **params: Any) -> int:
+                 connections: int, interval: float, slos: tuple[str, ...], yes: bool, named: NamedServers,
+                 output: Output, connection: Connection, settings: Settings) -> int:
     """Measure a server under load: latency, throughput, errors, and its memory over time.
 
     \b
@@ -196,7 +198,7 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
     objectives = _slos(slos)
     if concurrency is not None and concurrency > MAX_CONCURRENCY:
         raise click.BadParameter(f"at most {MAX_CONCURRENCY:,}", param_hint="'--concurrency'")
-    inv = resolve(command_line(ctx, url, params))
+    inv = resolve(command_line(ctx, url, named, connection, settings, output))
     if connections > 1 and inv.target.transport == "stdio":
         raise click.BadParameter("is for HTTP servers: a stdio server has one connection, its stdin and stdout",
                                  param_hint="'--connections'")
@@ -210,11 +212,10 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
 
 
 def _emit(inv: ServerInvocation, outcome: Any) -> int:
-    from mcpprobe.cli.common import emit_outcome, view_for, write_rendered
-    from mcpprobe.render.formats import Loaded, renderer
+    from mcpprobe.cli.output import emit_outcome, show
+    from mcpprobe.render.interface import Loaded
 
     if outcome is None:  # interrupted before the load started
-        return emit_outcome(None, inv.output.as_json, inv.command, redactor=inv.redactor)
-    fmt = inv.output.format
-    write_rendered(renderer(fmt)(Loaded(outcome), view_for(fmt)), inv.redactor)
+        return emit_outcome(None, inv.output.as_json, inv.command, inv.redactor)
+    show(Loaded(outcome), inv.output.format, inv.redactor)
     return int(outcome.exit_code)

@@ -1,6 +1,9 @@
 """Options shared by every command that talks to a server, as stacked decorators.
 
-Kept free of heavy imports: `mcpprobe --help` and shell completion load this module.
+Each decorator hands the command its options as one typed, frozen value, read and checked once:
+`server_options` a NamedServers, `output_options` an Output, `connection_options` a Connection and
+a Settings, `auth_options` an AuthSettings. Kept free of heavy imports: `mcpprobe --help` and
+shell completion load this module (the values' modules are loaded when a command runs).
 """
 
 from __future__ import annotations
@@ -8,12 +11,16 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from mcpprobe.auth.settings import ENV_NAME_HELP
 from mcpprobe.cli.edge import EdgeCommand
-from mcpprobe.render.formats import OFFERED, Format
+from mcpprobe.render.interface import OFFERED, Format
+
+if TYPE_CHECKING:
+    from mcpprobe.auth.settings import AuthSettings
 
 # mcpprobe.wire.target.TRANSPORTS (a test keeps them equal): importing that module (dataclasses, url
 # parsing, regexes) is 4-8 ms that --help and completion do not need.
@@ -101,7 +108,26 @@ def _complete_protocols(ctx: click.Context, param: click.Parameter, incomplete: 
 
 
 def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--transport, headers/env/cwd, protocol, timeouts, limits, stderr handling, --force."""
+    """--transport, headers/env/cwd, protocol, timeouts, limits, stderr handling, --force, and the
+    authentication options. The command receives them as `connection` (a Connection: how to reach
+    and run the server) and `settings` (a Settings: the protocol, timeouts and limits), checked."""
+
+    @functools.wraps(func)
+    def typed(*args: Any, transport: str, headers: tuple[str, ...], env: tuple[str, ...], inherit_env: bool,
+              cwd: str | None, protocol: str, timeout: float, connect_timeout: float, discover_timeout: float,
+              max_pages: int, max_message_size: int, roots: tuple[str, ...], server_stderr: str, insecure: bool,
+              force: bool, auth: AuthSettings, **rest: Any) -> Any:
+        from mcpprobe.cli.invocation import Connection
+        from mcpprobe.wire.target import Settings, parse_protocol, root_uri
+
+        connection = Connection(transport=transport, headers=headers, env=env, cwd=cwd, inherit_env=inherit_env,
+                                insecure=insecure, auth=auth)
+        settings = Settings(protocol=parse_protocol(protocol), timeout=timeout, connect_timeout=connect_timeout,
+                            discover_timeout=discover_timeout, max_pages=max_pages,
+                            max_message_bytes=max_message_size, force=force,
+                            roots=tuple(root_uri(r) for r in roots), server_stderr=server_stderr)
+        return func(*args, connection=connection, settings=settings, **rest)
+
     decorators = [
         click.option("--transport", type=click.Choice(TRANSPORTS), default="auto", show_default=True,
                      help="How to reach the server. auto: stdio for a command, streamable HTTP for a URL "
@@ -140,10 +166,54 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Send requests even for capabilities the server did not declare (labelled as forced)."),
     ]
     for decorator in reversed(decorators):
-        func = decorator(func)
-    from mcpprobe.auth.settings import auth_options
+        typed = decorator(typed)
+    return auth_options(typed)
 
-    return auth_options(func)
+
+def auth_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--bearer-env, --client-id, --client-secret-env, --client-key-file, --client-key-env,
+    --no-browser, --no-auth-cache and --scope; the command receives them as `auth`, an AuthSettings.
+
+    Secrets are never taken on the command line (where `ps` and shell history would keep them):
+    only the *name* of an environment variable that holds them, or of a file (a client's private key)."""
+
+    @functools.wraps(func)
+    def typed(*args: Any, bearer_env: str | None, client_id: str | None, client_secret_env: str | None,
+              client_key_file: str | None, client_key_env: str | None, no_browser: bool, no_auth_cache: bool,
+              auth_scope: str | None, **rest: Any) -> Any:
+        from mcpprobe.auth.settings import AuthSettings
+
+        auth = AuthSettings(bearer_env=bearer_env, client_id=client_id, client_secret_env=client_secret_env,
+                            no_browser=no_browser, no_auth_cache=no_auth_cache, scope=auth_scope,
+                            client_key_file=client_key_file, client_key_env=client_key_env)
+        return func(*args, auth=auth, **rest)
+
+    decorators = [
+        click.option("--bearer-env", metavar="VAR", default=None,
+                     help="Send 'Authorization: Bearer <token>' with the token read from environment variable VAR "
+                          f"({ENV_NAME_HELP}), so it never shows in ps or shell history."),
+        click.option("--client-id", metavar="ID", default=None,
+                     help="A pre-registered OAuth client ID (otherwise: a client ID metadata document or dynamic "
+                          "registration, where the authorization server offers them)."),
+        click.option("--client-secret-env", metavar="VAR", default=None,
+                     help="The client secret is in environment variable VAR; with --client-id this selects the "
+                          "client credentials grant (for CI)."),
+        click.option("--client-key-file", metavar="PATH", default=None,
+                     help="A PEM private key (RSA, EC or Ed25519) to authenticate --client-id with a signed JWT "
+                          "(private_key_jwt, RFC 7523) in the client credentials grant."),
+        click.option("--client-key-env", metavar="VAR", default=None,
+                     help=f"Like --client-key-file, the PEM key read from environment variable VAR ({ENV_NAME_HELP})."),
+        click.option("--no-browser", is_flag=True,
+                     help="Only print the authorization URL; do not try to open a browser."),
+        click.option("--no-auth-cache", is_flag=True,
+                     help="Neither read nor write stored tokens (for CI): tokens live for this run only."),
+        click.option("--scope", "auth_scope", metavar="'SCOPE ...'", default=None,
+                     help="OAuth scopes to request, space-separated (default: the server's challenge, else its "
+                          "scopes_supported)."),
+    ]
+    for decorator in reversed(decorators):
+        typed = decorator(typed)
+    return typed
 
 
 def _complete_servers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
@@ -164,15 +234,30 @@ CONFIG_OPTION = click.option(
 
 
 def server_options(*, many: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """-s/--server NAME (repeatable when `many`) and --config FILE."""
+    """-s/--server NAME (repeatable when `many`: a fleet) and --config FILE. The command receives them
+    as `named`, a NamedServers."""
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        func = CONFIG_OPTION(func)
+        if many:
+            @functools.wraps(func)
+            def typed(*args: Any, servers: tuple[str, ...], config_files: tuple[str, ...], **rest: Any) -> Any:
+                from mcpprobe.cli.invocation import NamedServers
+
+                named = NamedServers(tuple(dict.fromkeys(servers)), config_files, fleet=True)
+                return func(*args, named=named, **rest)
+        else:
+            @functools.wraps(func)
+            def typed(*args: Any, server: str | None, config_files: tuple[str, ...], **rest: Any) -> Any:
+                from mcpprobe.cli.invocation import NamedServers
+
+                named = NamedServers((server,) if server else (), config_files)
+                return func(*args, named=named, **rest)
+
         return click.option(
             "-s", "--server", "servers" if many else "server", multiple=many, metavar="NAME",
             shell_complete=_complete_servers,
             help="A server named in a config file (see `mcpprobe servers`)"
-                 + (" (repeatable: several make a fleet)." if many else "."))(func)
+                 + (" (repeatable: several make a fleet)." if many else "."))(CONFIG_OPTION(typed))
 
     return decorate
 
@@ -188,7 +273,7 @@ FORMAT_HELP = {
 
 
 class FormatChoice(click.Choice):  # type: ignore[type-arg]
-    """--format's choices: the formats the command offers (mcpprobe.render.formats.OFFERED). A
+    """--format's choices: the formats the command offers (mcpprobe.render.interface.OFFERED). A
     format of mcpprobe's that the command does not offer is refused with where it applies."""
 
     def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
@@ -203,20 +288,21 @@ class FormatChoice(click.Choice):  # type: ignore[type-arg]
 def output_options(*formats: Format, json_help: str | None = None) -> Callable[[Any], Any]:
     """--json, --format, --trace and -v/--verbose: the same on every command that talks to a server.
 
-    The command receives `output_format` (a Format) and `as_json`, settled from --json and --format.
+    The command receives them as `output`, an Output whose format is settled from --json and --format.
     """
     offered = formats or (Format.HUMAN, Format.JSON)
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
-        def settled(*args: Any, **params: Any) -> Any:
-            chosen = params.get("output_format")
-            if params["as_json"] and chosen not in (None, Format.JSON):
+        def settled(*args: Any, as_json: bool, output_format: str | None, trace: str | None, verbose: bool,
+                    **rest: Any) -> Any:
+            from mcpprobe.cli.invocation import Output
+
+            if as_json and output_format not in (None, Format.JSON):
                 raise click.UsageError(
-                    f"--json is short for --format json; it cannot be combined with --format {chosen}")
-            params["output_format"] = Format.JSON if params["as_json"] else Format(chosen or Format.HUMAN)
-            params["as_json"] = params["output_format"] is Format.JSON
-            return func(*args, **params)
+                    f"--json is short for --format json; it cannot be combined with --format {output_format}")
+            chosen = Format.JSON if as_json else Format(output_format or Format.HUMAN)
+            return func(*args, output=Output(chosen, trace, verbose), **rest)
 
         decorators = [
             click.option("--json", "as_json", is_flag=True,

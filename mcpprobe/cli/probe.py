@@ -17,17 +17,13 @@ from mcpprobe.cli.common import (
     CONTEXT,
     ShowWhenReady,
     command_line,
-    fleet_spinner,
     open_trace,
-    phase_spinner,
     preload,
     run_and_emit,
     run_operation,
     server_stderr_writer,
     session_extras,
     trace_checked,
-    view_for,
-    write_rendered,
 )
 from mcpprobe.cli.edge import EdgeCommand
 from mcpprobe.cli.options import (
@@ -39,13 +35,15 @@ from mcpprobe.cli.options import (
     output_options,
     server_options,
 )
+from mcpprobe.cli.output import fleet_spinner, phase_spinner, show
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
-    from mcpprobe.cli.invocation import FleetInvocation
+    from mcpprobe.cli.invocation import Connection, FleetInvocation, NamedServers, Output
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.expect import Expectations
     from mcpprobe.fleet.probe import Member, Report
     from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.target import Settings
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 
@@ -108,13 +106,14 @@ def _write_reports(reports: list[Report], files: tuple[tuple[Format, str], ...],
     or not at all, secrets masked); False, with one `error:` line each, when one cannot be."""
     if not files:
         return True
-    from mcpprobe.render.formats import ProbeRun, View, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import ProbeRun, View
     from mcpprobe.safety.outfiles import WriteFailed, write_file
     from mcpprobe.safety.sanitize import visible
 
     written = True
     for fmt, path in files:
-        rendered = renderer(fmt)(ProbeRun(reports, many), View(width=100))
+        rendered = renderer(fmt)(ProbeRun(reports, many), View(width=100, redactor=redactor))
         text = "".join(piece for piece in rendered.stdout if isinstance(piece, str))
         try:
             write_file(path, redactor(text).encode("utf-8", "surrogateescape"))
@@ -219,7 +218,8 @@ def _check_fleet_baselines(fleet: FleetInvocation, template: str) -> None:
 @click.pass_context
 def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_servers: bool, expect_file: str | None,
           save_snapshot: str | None, baseline: str | None, report_files: tuple[tuple[Format, str], ...],
-          lint_mode: str | None, token_budget: int | None, **params: Any) -> int:
+          lint_mode: str | None, token_budget: int | None, all_servers: bool, named: NamedServers, output: Output,
+          connection: Connection, settings: Settings) -> int:
     """Connect, show what was negotiated, and list every declared kind to the end.
 
     Never calls a tool. Exit 0 when nothing is wrong, 1 when there are error findings. With several
@@ -237,7 +237,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
 
     if token_budget is not None and lint_mode is None:
         raise click.UsageError("--token-budget needs --lint")
-    line = command_line(ctx, url, params)
+    line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers)
     if list_servers:
         return _show_servers(line.server.config_files, line.output.verbose, line.output.as_json)
     fleet = resolve_fleet(line)
@@ -306,23 +306,24 @@ def _emit_reports(reports: list[Report] | None, fmt: Format, many: bool, redacto
     --report files; their exit code (2 when a --report file cannot be written)."""
     from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet.probe import fleet_exit_code
-    from mcpprobe.render.formats import Interrupted, ProbeRun, renderer
+    from mcpprobe.render.interface import Interrupted, ProbeRun
 
     if reports is None:
-        write_rendered(renderer(fmt)(Interrupted("probe"), view_for(fmt)), redactor)
+        show(Interrupted("probe"), fmt, redactor)
         return ExitCode.INTERRUPTED
-    write_rendered(renderer(fmt)(ProbeRun(reports, many), view_for(fmt)), redactor)
+    show(ProbeRun(reports, many), fmt, redactor)
     if not _write_reports(reports, files, many, redactor):
         return ExitCode.USAGE
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))
 
 
 def _show_servers(config_files: tuple[str, ...], verbose: bool, as_json: bool) -> int:
-    from mcpprobe.render.formats import Format, Servers, renderer
+    from mcpprobe.render.interface import Format, Servers
+    from mcpprobe.safety.redact import Redactor
 
     found = _discover(config_files, verbose)
     fmt = Format.JSON if as_json else Format.HUMAN
-    write_rendered(renderer(fmt)(Servers(found), view_for(fmt)))
+    show(Servers(found), fmt, Redactor(()))  # no secrets: no server of the configs was resolved
     return 0
 
 
@@ -364,7 +365,8 @@ def servers_command(config_files: tuple[str, ...], as_json: bool, verbose: bool)
 @output_options()
 @connection_options
 @click.pass_context
-def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: Any) -> int:
+def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], named: NamedServers, output: Output,
+                 connection: Connection, settings: Settings) -> int:
     """List one kind (tools, resources, templates, prompts or tasks) to the end, with its completeness.
 
     Refused with exit 3, sending nothing, when the server did not declare the capability
@@ -379,7 +381,7 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
     """
     from mcpprobe.cli.invocation import resolve
 
-    inv = resolve(command_line(ctx, url, params))
+    inv = resolve(command_line(ctx, url, named, connection, settings, output))
     from mcpprobe.operations.probe import list_one
 
     inv.tell(f"listing {kind}")
@@ -389,11 +391,11 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], **params: 
             session_hooks = replace(session_hooks, tracer=spinner.watch(session_hooks.tracer))
         feed = None
         if not inv.output.as_json:
-            from mcpprobe.render.cells import Cells
+            from mcpprobe.render.cells import Cells, Safe
             from mcpprobe.render.plain import may_be_plain
 
             if not may_be_plain(sys.stdout):  # else most likely written without rich
                 preload("mcpprobe.render.human")
-            feed = Cells(kind)  # the table's cells, built as the pages arrive
+            feed = Cells(kind, Safe(inv.redactor))  # the table's cells, built as the pages arrive
         code = run_and_emit(list_one, inv, kind, spinner=spinner, feed=feed, session_hooks=session_hooks)
     return trace_checked(trace, inv.output, code)

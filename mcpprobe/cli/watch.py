@@ -1,4 +1,5 @@
-"""The command line for `watch`: click glue over `mcpprobe.watch`.
+"""The command line for `watch`: click glue over `mcpprobe.watch`, and the writer of its events
+as they happen (`EventLines`).
 
 `mcpprobe.cli.main` adds the command to the group. Light at import time, like `mcpprobe.cli.main`.
 Ctrl-C (and SIGTERM/SIGHUP) stop the watch cleanly with exit 0; a second Ctrl-C interrupts hard.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -22,6 +24,7 @@ from mcpprobe.cli.options import (
     server_options,
 )
 from mcpprobe.exitcodes import ExitCode
+from mcpprobe.render.interface import Format, WatchEvent
 
 UNREAD_CHECK_SECONDS = 0.5
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -47,9 +50,63 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
-    from mcpprobe.cli.invocation import ServerInvocation
+    from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
+    from mcpprobe.render.interface import Rendered, View
     from mcpprobe.watch import WatchOptions
+    from mcpprobe.wire.target import Settings
+
+
+HEADER_KINDS = 4  # tools, resources, templates, prompts: their first snapshots end the header
+
+
+class EventLines:
+    """The watch's `emit`: each event rendered by the chosen format and written as it happens.
+
+    For people the first snapshots make a status header, and the events that come before the
+    header is complete are held and shown under it, in order; a script (JSON) gets every event
+    at once. `write` writes what the renderer returns, and raises BrokenPipeError when nobody
+    reads any more (the watch then stops)."""
+
+    def __init__(self, fmt: Format, view: View, write: Callable[[Rendered], None]) -> None:
+        from mcpprobe.render.formats import renderer
+
+        self.render = renderer(fmt)
+        self.view = view
+        self.write = write
+        self.header_done = fmt is not Format.HUMAN
+        self.kinds_seen: set[str] = set()
+        self.held: list[dict[str, Any]] = []
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if self.header_done:
+            self._show(WatchEvent(event))
+            return
+        name = event.get("event")
+        if name == "snapshot":
+            kind = str(event.get("kind"))
+            if kind != "server":
+                self.kinds_seen.add(kind)
+            ends = kind != "server" and len(self.kinds_seen) == HEADER_KINDS
+            self._show(WatchEvent(event, header=True, header_ends=ends))
+            if ends:
+                self.header_done = True
+                self._release()
+            return
+        if name not in ("end", "error", "reconnect"):
+            self.held.append(event)  # shown under the header, in order
+            return
+        self._release()
+        self._show(WatchEvent(event))
+
+    def _release(self) -> None:
+        held, self.held = self.held, []
+        for event in held:
+            self._show(WatchEvent(event))
+
+    def _show(self, subject: WatchEvent) -> None:
+        self.write(self.render(subject, self.view))
+
 
 
 def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_hooks: SessionHooks,
@@ -128,7 +185,8 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_
 @click.pass_context
 def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, subscribe: tuple[str, ...],
                   log_level: str | None, settle: float, keepalive: float, no_reconnect: bool, duration: float | None,
-                  count: int | None, exit_on_change: bool, calls: tuple[str, ...], yes: bool, **params: Any) -> int:
+                  count: int | None, exit_on_change: bool, calls: tuple[str, ...], yes: bool, named: NamedServers,
+                  output: Output, connection: Connection, settings: Settings) -> int:
     """Stay connected and report what changes, live, until stopped.
 
     \b
@@ -153,21 +211,20 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
       mcpprobe watch --poll 30 --exit-on-change -- python server.py
       mcpprobe watch --subscribe demo://readme --log-level info -- mcpprobe-demo
     """
-    from mcpprobe.cli.common import stderr_console, view_for, write_rendered
     from mcpprobe.cli.invocation import resolve
+    from mcpprobe.cli.output import show, stderr_console, view_for, write_rendered
     from mcpprobe.cli.streams import reader_gone
-    from mcpprobe.render.formats import Rendered, WatchEnded, renderer
-    from mcpprobe.render.watch import EventLines
+    from mcpprobe.render.interface import WatchEnded
     from mcpprobe.watch import WatchOptions
 
-    inv = resolve(command_line(ctx, url, params))
+    inv = resolve(command_line(ctx, url, named, connection, settings, output))
     options = WatchOptions(
         poll=poll, subscribe=tuple(subscribe), log_level=log_level, settle=settle, reconnect=not no_reconnect,
         duration=duration, count=count, exit_on_change=exit_on_change, calls=_calls(calls), yes=yes,
-        keepalive=keepalive,
+        keepalive=keepalive, redactor=inv.redactor,
     )
     fmt = inv.output.format
-    view = view_for(fmt)
+    view = view_for(fmt, inv.redactor)
 
     def write(rendered: Rendered) -> None:
         write_rendered(rendered, inv.redactor)
@@ -177,9 +234,9 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
     emit = EventLines(fmt, view, write)
     inv.tell("watching")
     with session_extras(inv) as (session_hooks, trace):
-        confirm = confirmation_hooks(stderr_console(inv.redactor), inv.output.as_json)
+        confirm = confirmation_hooks(stderr_console(inv.redactor), inv.redactor, inv.output.as_json)
         result = _run_watch(inv, options, emit, session_hooks, confirm)
-    write_rendered(renderer(fmt)(WatchEnded(result), view), inv.redactor)
+    show(WatchEnded(result), fmt, inv.redactor)
     if result is None:
         return 0
     return trace_checked(trace, inv.output, int(result.exit_code))

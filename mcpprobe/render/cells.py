@@ -5,10 +5,10 @@ as the pages arrive (`Cells`, fed by the listing), from the items the listing ha
 checked, instead of decoding every kept page again once the list is complete. The renderer
 (mcpprobe.render.human) lays them out.
 
-Every cell is `safe()`: secrets masked, anything that could drive a terminal or hide text shown as
-visible notation, cut to the column's limit. A page's column is built in a few C-speed passes when
-every value is already what `safe()` would return (printable ASCII within the limit, no secret to
-mask), else cell by cell.
+Every cell is `safe()` (a `Safe`, made from the run's redactor): secrets masked, anything that
+could drive a terminal or hide text shown as visible notation, cut to the column's limit. A page's
+column is built in a few C-speed passes when every value is already what `safe()` would return
+(printable ASCII within the limit, no secret to mask), else cell by cell.
 """
 
 from __future__ import annotations
@@ -19,36 +19,44 @@ from operator import methodcaller
 from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.kinds import tool_title
-from mcpprobe.safety import redact
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 
 if TYPE_CHECKING:
     from mcpprobe.client.catalog import Listing
+    from mcpprobe.safety.redact import Redactor
 
 Item = dict[str, Any]
 
 
-def safe(value: Any, limit: int = 0) -> str:
-    """Server text as one inert line, secrets masked before it is cut to `limit` characters."""
-    text = value if isinstance(value, str) else json_dumps(value, ensure_ascii=True, default=str)
-    redactor = redact.active()
-    if redactor.longest:  # a secret to mask (cheaper to ask than its truth value, at every cell)
-        text = redactor(text)
-    if not (text.isascii() and text.isprintable()):  # else visible() would return it unchanged
-        text = visible(text)
-    return truncate(text, limit) if limit and len(text) > limit else text
+class Safe:
+    """Server text as one inert line, the run's secrets masked before it is cut to a limit: cut
+    first, a secret's prefix could be left, which the writer (it masks everything once more) would
+    no longer recognise; and a table's widths are those of what is shown. One for each rendering,
+    made from the View's redactor (the run's own, for what is shown live)."""
 
+    __slots__ = ("redactor",)
 
-def _as_given(values: list[Any], limit: int = 0) -> bool:
-    """Whether `safe()` would return each of `values` unchanged: all strings, printable ASCII,
-    within `limit` (0: none), and no secret to mask. One look at the page, not one per cell."""
-    if redact.active().longest:
-        return False
-    try:
-        joined = "".join(values)
-    except TypeError:  # not all strings
-        return False
-    return joined.isascii() and joined.isprintable() and (not limit or max(map(len, values), default=0) <= limit)
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+
+    def __call__(self, value: Any, limit: int = 0) -> str:
+        text = value if isinstance(value, str) else json_dumps(value, ensure_ascii=True, default=str)
+        if self.redactor.longest:  # a secret to mask (cheaper to ask than its truth value, at every cell)
+            text = self.redactor(text)
+        if not (text.isascii() and text.isprintable()):  # else visible() would return it unchanged
+            text = visible(text)
+        return truncate(text, limit) if limit and len(text) > limit else text
+
+    def as_given(self, values: list[Any], limit: int = 0) -> bool:
+        """Whether this would return each of `values` unchanged: all strings, printable ASCII,
+        within `limit` (0: none), and no secret to mask. One look at the page, not one per cell."""
+        if self.redactor.longest:
+            return False
+        try:
+            joined = "".join(values)
+        except TypeError:  # not all strings
+            return False
+        return joined.isascii() and joined.isprintable() and (not limit or max(map(len, values), default=0) <= limit)
 
 
 class Field:
@@ -61,7 +69,7 @@ class Field:
     def __init__(self, header: str, *, identifier: bool = False) -> None:
         self.header, self.identifier = header, identifier
 
-    def page(self, items: list[Item]) -> list[str]:
+    def page(self, items: list[Item], safe: Safe) -> list[str]:
         raise NotImplementedError
 
 
@@ -78,14 +86,14 @@ class TextField(Field):
         self.key, self.limit, self.blank = key, limit, blank
         self._get = get or methodcaller("get", key)
 
-    def page(self, items: list[Item]) -> list[str]:
+    def page(self, items: list[Item], safe: Safe) -> list[str]:
         values = list(map(self._get, items))
         if self.blank:
             if values.count(None) == len(values):  # a field no item of the page has
                 return [""] * len(values)
             if None in values:
                 values = [value or "" for value in values]
-        if _as_given(values, self.limit):
+        if safe.as_given(values, self.limit):
             return values
         return [safe((value or "") if self.blank else value, self.limit) for value in values]
 
@@ -102,14 +110,14 @@ class NamesField(Field):
         self._get = methodcaller("get", key)
         self.names = names
 
-    def page(self, items: list[Item]) -> list[str]:
+    def page(self, items: list[Item], safe: Safe) -> list[str]:
         values = list(map(self._get, items))
         if values.count(None) == len(values):  # nothing to show for any item of the page
             return [""] * len(values)
         picked = self.names(values)
         lists = picked if set(map(type, picked)) == {list} else [
             names if type(names) is list else () for names in picked]
-        if _as_given(list(chain.from_iterable(lists))):
+        if safe.as_given(list(chain.from_iterable(lists))):
             return list(map(", ".join, lists))
         return [", ".join(map(safe, names)) for names in lists]
 
@@ -161,12 +169,12 @@ COLUMNS: dict[str, list[Field]] = {
 }
 
 
-def column_cells(kind: str, pages: Iterable[list[Item]]) -> list[list[str]]:
+def column_cells(kind: str, pages: Iterable[list[Item]], safe: Safe) -> list[list[str]]:
     """The cells of `kind`'s table, column by column, read a page of items at a time."""
-    return Cells.of(kind, pages).columns
+    return Cells.of(kind, pages, safe).columns
 
 
-def listing_cells(listing: Listing, feed: object = None, shown: int | None = None) -> Cells:
+def listing_cells(listing: Listing, safe: Safe, feed: object = None, shown: int | None = None) -> Cells:
     """The cells of a listing's first `shown` items (all of them by default): the ones its feed
     built as the pages arrived (`list` for a person) when they are exactly every item's, else made
     from the kept items."""
@@ -174,29 +182,30 @@ def listing_cells(listing: Listing, feed: object = None, shown: int | None = Non
     shown = len(items) if shown is None else shown
     if isinstance(feed, Cells) and feed.kind == listing.kind and feed.rows == shown == len(items):
         return feed
-    return Cells.of(listing.kind, items.pages() if shown == len(items) else [items[:shown]])
+    return Cells.of(listing.kind, items.pages() if shown == len(items) else [items[:shown]], safe)
 
 
 class Cells:
     """A table's cells built as a listing keeps its pages (`add`, in order), column by column."""
 
-    __slots__ = ("kind", "columns", "rows")
+    __slots__ = ("kind", "safe", "columns", "rows")
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, safe: Safe) -> None:
         self.kind = kind
+        self.safe = safe
         self.columns: list[list[str]] = [[] for _ in COLUMNS[kind]]
         self.rows = 0
 
     @classmethod
-    def of(cls, kind: str, pages: Iterable[list[Item]]) -> Cells:
-        cells = cls(kind)
+    def of(cls, kind: str, pages: Iterable[list[Item]], safe: Safe) -> Cells:
+        cells = cls(kind, safe)
         for page in pages:
             cells.add(page)
         return cells
 
     def add(self, items: list[Item]) -> None:
         for cells, column in zip(self.columns, COLUMNS[self.kind], strict=True):
-            cells.extend(column.page(items))
+            cells.extend(column.page(items, self.safe))
         self.rows += len(items)
 
 

@@ -6,7 +6,7 @@ into `Text` objects, never through rich's markup parser.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.padding import Padding
@@ -14,8 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpprobe.check.catalogue import Status
-from mcpprobe.render.cells import safe
 from mcpprobe.render.human import render_error, render_snapshot, render_stderr_tail
+
+if TYPE_CHECKING:
+    from mcpprobe.render.cells import Safe
 
 STYLE = {Status.PASS: "green", Status.FAIL: "bold red", Status.WARN: "yellow", Status.SKIPPED: "dim",
          Status.NA: "dim", Status.ERROR: "bold magenta"}
@@ -26,9 +28,9 @@ def summary_text(counts: dict[str, int]) -> str:
     return ", ".join(f"{counts[s.value]} {s.value}" for s in Status if counts.get(s.value))
 
 
-def render_check(out: Console, err: Console, report: Any) -> None:
+def render_check(out: Console, err: Console, report: Any, safe: Safe) -> None:
     outcome = report.outcome
-    render_snapshot(out, outcome)
+    render_snapshot(out, outcome, safe)
     results = getattr(outcome, "results", [])
     if results:
         out.print()
@@ -74,7 +76,7 @@ def _hanging(head: Text, message: Text, lead: int) -> Table:
     return grid
 
 
-def render_check_fleet(out: Console, reports: list[Any]) -> None:
+def render_check_fleet(out: Console, reports: list[Any], safe: Safe) -> None:
     width = max((len(report.member.label) for report in reports), default=0)
     for report in reports:
         outcome = report.outcome

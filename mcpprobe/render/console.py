@@ -13,10 +13,11 @@ fit with every identifier whole and every word of prose whole is shown as one bl
 
 from __future__ import annotations
 
+import io
 import re
 import sys
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
@@ -26,8 +27,11 @@ from rich.text import Text
 
 from mcpprobe.render.width import GAP, LABEL_WIDTH, UNBOUNDED, output_width
 
-__all__ = ["GAP", "LABEL_WIDTH", "UNBOUNDED", "Column", "fit_widths", "fitted_table", "keyed", "make_console",
-           "output_width", "vertical"]
+if TYPE_CHECKING:
+    from mcpprobe.render.interface import View
+
+__all__ = ["GAP", "LABEL_WIDTH", "UNBOUNDED", "Column", "buffered_console", "console_into", "fit_widths",
+           "fitted_table", "keyed", "make_console", "output_width", "vertical"]
 
 _STYLE = re.compile(r"\x1b\[[0-9;]*m")
 _TRAILING_BLANKS = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)+(?=\n)")
@@ -50,6 +54,22 @@ def make_console(file: IO[str] | None = None, *, messages: bool = False) -> Cons
     rich must not break (soft wrap); tables and progress on it still take the width."""
     stream = file if file is not None else sys.stdout
     return _Console(file=stream, highlight=False, width=output_width(stream), soft_wrap=messages)
+
+
+def buffered_console(view: View, *, messages: bool = False) -> tuple[Console, io.StringIO]:
+    """A renderer's console into a buffer: stdout's, or with `messages` stderr's (one message, one line)."""
+    buffer = io.StringIO()
+    return console_into(buffer, view, messages=messages), buffer
+
+
+def console_into(file: Any, view: View, *, messages: bool = False) -> Console:
+    """A renderer's console into `file`, as wide and as coloured as the view's stdout (or stderr)."""
+    from mcpprobe.render.interface import Screen
+
+    screen = view.err if messages else Screen(view.width, view.color)
+    return _Console(file=file, width=screen.width, highlight=False, force_terminal=screen.color,
+                    color_system="standard" if screen.color else None, legacy_windows=False,
+                    soft_wrap=messages)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """Human output for what `probe` adds beyond one server: the fleet table, expectations, drift, and
-the list of named servers. Server text goes through `safe`, never through rich markup.
+the list of named servers. Server text goes through the rendering's `safe`, never through rich markup.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
@@ -13,7 +13,10 @@ from mcpprobe.client.catalog import KINDS
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Severity
 from mcpprobe.render.console import Column, fitted_table
-from mcpprobe.render.human import collapsed, finding_block, safe
+from mcpprobe.render.human import collapsed, finding_block
+
+if TYPE_CHECKING:
+    from mcpprobe.render.cells import Safe
 
 
 def _count(listing: Any) -> Text:
@@ -47,7 +50,7 @@ def _hint(text: str) -> Any:
     return grid
 
 
-def render_fleet(out: Console, reports: list[Any]) -> None:
+def render_fleet(out: Console, reports: list[Any], safe: Safe) -> None:
     """One row per server, then each server's errors and warnings."""
     columns = [Column(name, identifier=True) for name in ("server", "result", "protocol", *KINDS, "errors",
                                                            "warnings", "time")]
@@ -72,7 +75,7 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
         out.print()
         out.print(Text(safe(report.member.label), style="bold"))
         for finding, count in collapsed(shown):
-            out.print(finding_block(finding, count))
+            out.print(finding_block(finding, safe, count))
         error = report.outcome.error
         if error is not None and error.detail.get("hint"):
             out.print(_hint(safe(str(error.detail["hint"]))))
@@ -89,7 +92,7 @@ def render_fleet(out: Console, reports: list[Any]) -> None:
     out.print(Text(summary, style="bold"))
 
 
-def render_extras(out: Console, report: Any) -> None:
+def render_extras(out: Console, report: Any, safe: Safe) -> None:
     """After one server's usual output: the expectations met, drift, the snapshot written."""
     if report.checks:
         met = sum(1 for c in report.checks if c.ok)
@@ -126,7 +129,7 @@ def render_extras(out: Console, report: Any) -> None:
             out.print(Text("Snapshot     not written: the probe did not reach the catalog", style="yellow"))
 
 
-def render_servers(out: Console, discovery: Any) -> None:
+def render_servers(out: Console, discovery: Any, safe: Safe) -> None:
     """`mcpprobe servers`: every named server, where it came from, and the files consulted."""
     if discovery.servers:
         columns = [Column("name", identifier=True), Column("transport", identifier=True), Column("target"),

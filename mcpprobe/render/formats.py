@@ -1,191 +1,46 @@
-"""Every output format of every command behind one interface.
+"""Every output format of every command behind one interface (mcpprobe.render.interface): the
+dispatch from a format and a subject to the renderer's modules.
 
-`renderer(fmt)` gives the one renderer of a format; each has the same signature: what a command
-has to show (a `Subject`: a probe's reports, a listing, a call/read/get-prompt outcome, a watch
-event, the end of a watch, an interruption) and a `View` (columns, colour, a terminal or not, the
-clock) in, the text for stdout (in pieces, so that a document of 100,000 items is never one
-string; bytes where a blob goes out decoded) and for stderr out. Renderers are pure: they write
-no file and no stream, and add no finding; the command prints what they return (files are written
-by the operations, mcpprobe.operations.saving). `OFFERED` says which formats each command offers: its
---format choices; a renderer asked for a subject its format does not apply to raises
-`NotOffered`, which the choices make unreachable (tests/unit/render/test_golden.py walks every pair).
-Standard library only at import time: `--help` loads this module for the --format choices.
+`renderer(fmt)` gives the one renderer of a format. Renderers are pure: they write no file and no
+stream, and add no finding; the command prints what they return (mcpprobe.cli.output; files are
+written by the operations, mcpprobe.operations.saving). A renderer asked for a subject its format
+does not apply to raises `NotOffered`, which the --format choices (`OFFERED`) make unreachable
+(tests/unit/render/test_golden.py walks every pair). Standard library only at import time.
 """
 
 from __future__ import annotations
 
-import io
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
+
+from mcpprobe.render.interface import (
+    OFFERED,
+    Checked,
+    Format,
+    Interrupted,
+    Invoked,
+    Listed,
+    Loaded,
+    NotOffered,
+    ProbeRun,
+    Rendered,
+    Renderer,
+    Servers,
+    Subject,
+    View,
+    WatchEnded,
+    WatchEvent,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.probe import Report
-    from mcpprobe.load.run import LoadOutcome
     from mcpprobe.operations.invoke import InvokeOutcome
     from mcpprobe.operations.probe import Outcome
+    from mcpprobe.render.cells import Safe
     from mcpprobe.watch import WatchResult
-
-
-class Format(StrEnum):
-    """Every output format. Each command offers the ones that apply to what it prints (OFFERED)."""
-
-    HUMAN = "human"
-    JSON = "json"
-    JUNIT = "junit"
-    OPENMETRICS = "openmetrics"
-    HTML = "html"
-    SARIF = "sarif"
-
-
-# The formats each command offers. JUnit, OpenMetrics and HTML report on servers (a health check,
-# a test suite, a page per fleet): they apply to `probe` only. What `list`, `call`, `read`,
-# `get-prompt` and `watch` print is a listing, a result or a stream of events, for a person or a
-# script: human or JSON. A format not offered is a usage error (exit 2) that says so.
-PEOPLE_AND_SCRIPTS = (Format.HUMAN, Format.JSON)
-OFFERED: dict[str, tuple[Format, ...]] = {
-    "probe": tuple(Format),
-    "list": PEOPLE_AND_SCRIPTS,
-    "call": PEOPLE_AND_SCRIPTS,
-    "read": PEOPLE_AND_SCRIPTS,
-    "get-prompt": PEOPLE_AND_SCRIPTS,
-    "watch": PEOPLE_AND_SCRIPTS,
-    "check": (Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML, Format.SARIF),
-    # A load run is a measurement to read, to keep, to scrape and to look at: JUnit's pass/fail per
-    # server says nothing of it (its SLOs are the exit code).
-    "load": (Format.HUMAN, Format.JSON, Format.OPENMETRICS, Format.HTML),
-}
-
-
-@dataclass(frozen=True)
-class Screen:
-    """One output stream as seen by a person: how wide, whether in colour."""
-
-    width: int = 160
-    color: bool = False
-
-
-@dataclass(frozen=True)
-class View:
-    """Where the text will be shown: how wide, whether in colour, and the time of the run."""
-
-    width: int = 160
-    color: bool = False
-    terminal: bool = False  # stdout is a terminal: JSON indented for a person, else compact
-    now: float | None = None  # seconds since the epoch; None: the time of rendering
-    # stderr's width and colour when not stdout's: or how to find them, asked only when something
-    # is shown on stderr (a terminal's colours are rich's to tell, and a document loads no rich).
-    stderr: Screen | Callable[[], Screen] | None = None
-
-    @property
-    def err(self) -> Screen:
-        if self.stderr is None:
-            return Screen(self.width, self.color)
-        return self.stderr if isinstance(self.stderr, Screen) else self.stderr()
-
-
-# ----- what a renderer renders -----
-
-
-@dataclass(frozen=True)
-class ProbeRun:
-    """`probe`: the report of one server, or of each server of a fleet (`many`)."""
-
-    reports: list[Report]
-    many: bool = False
-
-
-@dataclass(frozen=True)
-class Checked:
-    """`check`: the report of one server, or of each server of a fleet (`many`), whose outcome is a
-    `mcpprobe.check.runner.CheckOutcome` with a result per check."""
-
-    reports: list[Report]
-    many: bool = False
-
-
-@dataclass(frozen=True)
-class Listed:
-    """`list KIND`: one kind listed to the end (or as far as it went)."""
-
-    outcome: Outcome
-
-
-@dataclass(frozen=True)
-class Invoked:
-    """`call`, `read`, `get-prompt` (outcome.command): what was asked, sent and answered.
-    `written`: `read -o PATH` wrote the contents, so stdout shows none of them."""
-
-    outcome: InvokeOutcome
-    written: bool = False
-
-
-@dataclass(frozen=True)
-class WatchEvent:
-    """One event of `watch`, as it happens. For people the first snapshots make a status header:
-    `header` is set for them, `header_ends` for the last one."""
-
-    event: dict[str, Any]
-    header: bool = False
-    header_ends: bool = False
-
-
-@dataclass(frozen=True)
-class WatchEnded:
-    """The end of `watch`, after its `end` event: why it stopped, for people, on stderr.
-    `result` is None when it was interrupted before it started."""
-
-    result: WatchResult | None
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """`load`: what was measured (also when interrupted: outcome.interrupted)."""
-
-    outcome: LoadOutcome
-
-
-@dataclass(frozen=True)
-class Interrupted:
-    """A run interrupted before its operation had anything to show."""
-
-    command: str
-
-
-@dataclass(frozen=True)
-class Servers:
-    """`servers` (and `probe --list-servers`): the named servers of the configs and their files."""
-
-    found: Discovery
-
-
-Subject = ProbeRun | Checked | Listed | Invoked | WatchEvent | WatchEnded | Loaded | Interrupted | Servers
-
-
-class NotOffered(ValueError):
-    """A format asked to render what it does not apply to; `OFFERED` keeps the CLI from asking."""
-
-    def __init__(self, fmt: Format, subject: Subject) -> None:
-        super().__init__(f"--format {fmt} does not apply to {type(subject).__name__}")
-
-
-@dataclass(frozen=True)
-class Rendered:
-    stdout: Iterable[str | bytes]  # pieces, joined by the writer; bytes go out raw
-    stderr: str = ""
-
-    def text(self) -> str:
-        """All of stdout at once (tests; a small document); bytes shown as their size."""
-        return "".join(p if isinstance(p, str) else f"[{len(p)} bytes]" for p in self.stdout)
-
-
-class Renderer(Protocol):
-    def __call__(self, subject: Subject, view: View) -> Rendered: ...
 
 
 def renderer(fmt: Format) -> Renderer:
@@ -205,22 +60,6 @@ def renderer(fmt: Format) -> Renderer:
             return sarif
         case _:
             assert_never(fmt)
-
-
-def _console(view: View, *, messages: bool = False) -> tuple[Console, io.StringIO]:
-    """A console into a buffer: stdout's, or with `messages` stderr's (one message, one line)."""
-    buffer = io.StringIO()
-    return _console_into(buffer, view, messages=messages), buffer
-
-
-def _console_into(file: Any, view: View, *, messages: bool = False) -> Console:
-    from mcpprobe.render.console import _Console
-
-    screen = view.err if messages else Screen(view.width, view.color)
-    # Lines never end in padding (mcpprobe.render.console), in a pipe as on a terminal.
-    return _Console(file=file, width=screen.width, highlight=False, force_terminal=screen.color,
-                    color_system="standard" if screen.color else None, legacy_windows=False,
-                    soft_wrap=messages)
 
 
 class Pieces:
@@ -255,8 +94,17 @@ class Pieces:
                 yield from piece()
 
 
+def _safe(view: View) -> Safe:
+    """Server text made inert for this rendering, with the secrets the view names masked."""
+    from mcpprobe.render.cells import Safe
+
+    return Safe(view.secrets)
+
+
 def _stderr(view: View, write: Callable[[Console], None]) -> str:
-    err, text = _console(view, messages=True)
+    from mcpprobe.render.console import buffered_console
+
+    err, text = buffered_console(view, messages=True)
     write(err)
     return text.getvalue()
 
@@ -273,82 +121,91 @@ def human(subject: Subject, view: View) -> Rendered:
         case Listed(outcome):
             from mcpprobe.render.plain import plain_list
 
-            simple = plain_list(outcome, view.color, view.width)
+            simple = plain_list(outcome, view.color, view.width, _safe(view))
             if simple is not None:  # written without rich: mcpprobe.render.plain says when
                 return Rendered(Pieces(simple))
+            from mcpprobe.render.console import buffered_console, console_into
             from mcpprobe.render.human import render_outcome
 
             pieces = Pieces()
-            err, err_text = _console(view, messages=True)
-            render_outcome(_console_into(pieces, view), err, outcome)
+            err, err_text = buffered_console(view, messages=True)
+            render_outcome(console_into(pieces, view), err, outcome, _safe(view))
             return Rendered(pieces, err_text.getvalue())
         case Invoked():
             return _invoked_human(subject, view)
         case WatchEvent():
+            from mcpprobe.render.console import buffered_console
             from mcpprobe.render.watch import render_event
 
-            out, out_text = _console(view)
-            render_event(out, subject, time.time() if view.now is None else view.now)
+            out, out_text = buffered_console(view)
+            render_event(out, subject, time.time() if view.now is None else view.now, _safe(view))
             return Rendered([out_text.getvalue()])
         case WatchEnded(result):
             return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
         case Loaded(outcome):
+            from mcpprobe.render.console import buffered_console
             from mcpprobe.render.load import render_load
 
-            out, out_text = _console(view)
-            err, err_text = _console(view, messages=True)
+            out, out_text = buffered_console(view)
+            err, err_text = buffered_console(view, messages=True)
             if outcome.interrupted:
                 _interrupted(err)
-            render_load(out, err, outcome)
+            render_load(out, err, outcome, _safe(view))
             return Rendered([out_text.getvalue()], err_text.getvalue())
         case Interrupted():
             return Rendered([], _stderr(view, _interrupted))
         case Servers(found):
+            from mcpprobe.render.console import buffered_console
             from mcpprobe.render.fleet import render_servers
 
-            out, out_text = _console(view)
-            render_servers(out, found)
+            out, out_text = buffered_console(view)
+            render_servers(out, found, _safe(view))
             return Rendered([out_text.getvalue()])
         case _:
             assert_never(subject)
 
 
 def _probe_human(reports: list[Report], many: bool, view: View) -> Rendered:
-    out, out_text = _console(view)
-    err, err_text = _console(view, messages=True)
+    from mcpprobe.render.console import buffered_console
+
+    out, out_text = buffered_console(view)
+    err, err_text = buffered_console(view, messages=True)
+    safe = _safe(view)
     if many:
         from mcpprobe.render.fleet import render_fleet
 
-        render_fleet(out, reports)
+        render_fleet(out, reports, safe)
     else:
         from mcpprobe.render.fleet import render_extras
         from mcpprobe.render.human import render_outcome
 
-        render_outcome(out, err, reports[0].outcome)
-        render_extras(out, reports[0])
-    _snapshot_errors(err, reports)
+        render_outcome(out, err, reports[0].outcome, safe)
+        render_extras(out, reports[0], safe)
+    _snapshot_errors(err, reports, safe)
     return Rendered([out_text.getvalue()], err_text.getvalue())
 
 
 def _check_human(reports: list[Report], many: bool, view: View) -> Rendered:
     from mcpprobe.render.checks import render_check, render_check_fleet
+    from mcpprobe.render.console import buffered_console
 
-    out, out_text = _console(view)
-    err, err_text = _console(view, messages=True)
+    out, out_text = buffered_console(view)
+    err, err_text = buffered_console(view, messages=True)
     if many:
-        render_check_fleet(out, reports)
+        render_check_fleet(out, reports, _safe(view))
     else:
-        render_check(out, err, reports[0])
+        render_check(out, err, reports[0], _safe(view))
     return Rendered([out_text.getvalue()], err_text.getvalue())
 
 
 def _invoked_human(subject: Invoked, view: View) -> Rendered:
     """The result on stdout: on a terminal made inert and summarised; in a pipe, text exactly as
     sent and blobs decoded, as bytes (`read ... > file`). Everything else on stderr."""
+    from mcpprobe.render.console import buffered_console
     from mcpprobe.render.invoke import render_call, render_prompt, render_read
 
-    out, buffer = _console(view)
-    err, err_text = _console(view, messages=True)
+    out, buffer = buffered_console(view)
+    err, err_text = buffered_console(view, messages=True)
     pieces: list[str | bytes] = []
 
     def data(raw: bytes) -> None:
@@ -357,16 +214,16 @@ def _invoked_human(subject: Invoked, view: View) -> Rendered:
         buffer.truncate()
         pieces.append(raw)
 
-    outcome = subject.outcome
+    outcome, safe = subject.outcome, _safe(view)
     if outcome.interrupted:
         _interrupted(err)
     match outcome.command:
         case "call":
-            render_call(out, err, outcome, terminal=view.terminal)
+            render_call(out, err, outcome, safe, terminal=view.terminal)
         case "get-prompt":
-            render_prompt(out, err, outcome, terminal=view.terminal)
+            render_prompt(out, err, outcome, safe, terminal=view.terminal)
         case _:
-            render_read(out, err, outcome, written=subject.written, terminal=view.terminal, data=data)
+            render_read(out, err, outcome, safe, written=subject.written, terminal=view.terminal, data=data)
     _save_error(err, outcome)
     pieces.append(buffer.getvalue())
     return Rendered([piece for piece in pieces if piece], err_text.getvalue())
@@ -402,11 +259,9 @@ def _interrupted(err: Console) -> None:
     err.print("interrupted", style="yellow")  # the command's exit code (130) says the rest
 
 
-def _snapshot_errors(err: Console, reports: list[Report]) -> None:
+def _snapshot_errors(err: Console, reports: list[Report], safe: Safe) -> None:
     """A snapshot not saved, on stderr in every format: the report on stdout may be going to a file."""
     from rich.text import Text
-
-    from mcpprobe.render.cells import safe
 
     for report in reports:
         if report.snapshot_error:
@@ -419,16 +274,18 @@ def _errors(reports: list[Report], view: View, *, many: bool) -> str:
         return ""  # and rich is not even loaded: most of the rendering time of a JSON document
     from rich.text import Text
 
-    from mcpprobe.render.human import render_error, safe
+    from mcpprobe.render.console import buffered_console
+    from mcpprobe.render.human import render_error
 
-    err, text = _console(view, messages=True)
+    err, text = buffered_console(view, messages=True)
+    safe = _safe(view)
     for report in reports:
         if many and report.outcome.error is not None:
             err.print(Text(f"{safe(report.member.label)}: error: ", style="bold red")
                       + Text(safe(report.outcome.error.message)))
         elif not many:
             render_error(err, report.outcome)
-    _snapshot_errors(err, reports)
+    _snapshot_errors(err, reports, safe)
     return text.getvalue()
 
 
@@ -540,7 +397,7 @@ def html(subject: Subject, view: View) -> Rendered:
         raise NotOffered(Format.HTML, subject)
     from mcpprobe.render.html import render_html
 
-    return Rendered([render_html(subject.reports, generated=when) + "\n"],
+    return Rendered([render_html(subject.reports, redact=view.secrets, generated=when) + "\n"],
                     _errors(subject.reports, view, many=subject.many))
 
 

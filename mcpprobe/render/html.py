@@ -429,11 +429,11 @@ def _catalog(page: _Page, outcome: Any) -> list[str]:
     return out if len(out) > 1 else []
 
 
-def render_html(reports: list[Any], *, generated: datetime | None = None, redact: Redact | None = None) -> str:
-    """The whole page for `reports` (fleet.Report), one server or many."""
+def render_html(reports: list[Any], *, redact: Redact, generated: datetime | None = None) -> str:
+    """The whole page for `reports` (fleet.Report), one server or many; `redact` masks the run's secrets."""
     from mcpprobe import __version__
-    from mcpprobe.safety import redact as redact_module
-    page = _Page(redact if redact is not None else redact_module.active())
+
+    page = _Page(redact)
     when = (generated or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     total = len(reports)
     healthy = sum(1 for r in reports if r.exit_code == ExitCode.OK)

@@ -17,7 +17,7 @@ from rich.text import Text
 from mcpprobe.client.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations.probe import Outcome
-from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, aligned, chunks, listing_cells, natural_widths, safe
+from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, Safe, aligned, chunks, listing_cells, natural_widths
 from mcpprobe.render.console import GAP, LABEL_WIDTH, Column, fit_widths, fitted_table, keyed
 from mcpprobe.render.styled import Styled, between_parts, capabilities, snapshot_rows, timing_parts
 from mcpprobe.render.styled import listing_header as styled_header
@@ -34,15 +34,15 @@ def to_text(styled: Styled) -> Text:
     return text
 
 
-def render_snapshot(console: Console, outcome: Outcome) -> None:
+def render_snapshot(console: Console, outcome: Outcome, safe: Safe) -> None:
     if outcome.snapshot is None:
         return
-    for label, value in snapshot_rows(outcome.snapshot):
+    for label, value in snapshot_rows(outcome.snapshot, safe):
         console.print(keyed(label, to_text(value)))
 
 
-def capabilities_text(declared: dict[str, Any]) -> Text:
-    return to_text(capabilities(declared))
+def capabilities_text(declared: dict[str, Any], safe: Safe) -> Text:
+    return to_text(capabilities(declared, safe))
 
 
 def listing_header(listing: Listing) -> Text:
@@ -52,7 +52,8 @@ def listing_header(listing: Listing) -> Text:
 PROBE_ROWS = 50  # per kind in `probe`; `list KIND` shows them all
 
 
-def render_listing(console: Console, listing: Listing, limit: int | None = None, cells: Cells | None = None) -> None:
+def render_listing(console: Console, listing: Listing, safe: Safe, limit: int | None = None,
+                   cells: Cells | None = None) -> None:
     """A listing's header and its items as a table. `cells`: the table's cells, built as the pages
     arrived (`list` for a person); used when they are every item's, else built here."""
     console.print()
@@ -62,7 +63,7 @@ def render_listing(console: Console, listing: Listing, limit: int | None = None,
     shown = len(listing.items) if limit is None else min(limit, len(listing.items))
     fields = COLUMNS[listing.kind]
     columns = [Column(field.header, identifier=field.identifier) for field in fields]
-    cells = listing_cells(listing, cells, shown)
+    cells = listing_cells(listing, safe, cells, shown)
     if shown > TABLE_ROWS:
         _plain_rows(console, columns, cells.columns)
     else:
@@ -178,7 +179,7 @@ def _write_lines(console: Console, lines: Callable[[], Iterator[str]], chunk: in
     console.file.flush()
 
 
-def render_findings(console: Console, findings: list[Finding]) -> None:
+def render_findings(console: Console, findings: list[Finding], safe: Safe) -> None:
     if not findings:
         return
     console.print()
@@ -186,7 +187,7 @@ def render_findings(console: Console, findings: list[Finding]) -> None:
     for finding, count in collapsed(findings):
         # Laid out to the width even on a console of one-line messages (stderr, for call, read
         # and get-prompt), where rich would otherwise cut the message at the edge.
-        console.print(finding_block(finding, count), soft_wrap=False)
+        console.print(finding_block(finding, safe, count), soft_wrap=False)
 
 
 def collapsed(findings: list[Finding]) -> list[tuple[Finding, int]]:
@@ -207,31 +208,31 @@ def collapsed(findings: list[Finding]) -> list[tuple[Finding, int]]:
 EVIDENCE = ("id", "cursor", "sample")  # what a finding's detail holds that a reader needs to see
 
 
-def finding_line(finding: Finding, count: int = 1) -> Text:
+def finding_line(finding: Finding, safe: Safe, count: int = 1) -> Text:
     """One finding: severity, code, kind, the message made inert, and its evidence (the offending
     line, the item's id, the cursor) on the next line, as the JSON's `detail` has them."""
     line = _finding_head(finding)
     line.append("  ")
-    body = _finding_body(finding, count, evidence_indent="          ")
+    body = _finding_body(finding, count, safe, evidence_indent="          ")
     return line.append_text(body)
 
 
-def finding_block(finding: Finding, count: int = 1) -> FindingBlock:
+def finding_block(finding: Finding, safe: Safe, count: int = 1) -> FindingBlock:
     """finding_line laid out for a console: the message and its evidence wrap under themselves,
     never back to the left margin."""
-    return FindingBlock(finding, count)
+    return FindingBlock(finding, count, safe)
 
 
 class FindingBlock:
-    def __init__(self, finding: Finding, count: int) -> None:
-        self.finding, self.count = finding, count
+    def __init__(self, finding: Finding, count: int, safe: Safe) -> None:
+        self.finding, self.count, self.safe = finding, count, safe
 
     def __rich_console__(self, console: Console, options: Any) -> Any:
         from rich.padding import Padding
         from rich.table import Table
 
         head = _finding_head(self.finding)
-        body = _finding_body(self.finding, self.count)
+        body = _finding_body(self.finding, self.count, self.safe)
         if head.cell_len <= options.max_width // 2:
             grid = Table.grid(padding=(0, 2, 0, 0))
             grid.add_column(no_wrap=True)
@@ -253,7 +254,7 @@ def _finding_head(finding: Finding) -> Text:
     return line
 
 
-def _finding_body(finding: Finding, count: int, evidence_indent: str = "") -> Text:
+def _finding_body(finding: Finding, count: int, safe: Safe, evidence_indent: str = "") -> Text:
     body = Text(visible(finding.message))
     if count > 1:
         body.append(f" (×{count})", style="bold")
@@ -293,14 +294,14 @@ def render_stderr_tail(err: Console, tail: list[StderrEntry]) -> None:
             err.print(Text("  | " + entry_text(entry), style="dim"))
 
 
-def render_outcome(out: Console, err: Console, outcome: Outcome) -> None:
-    render_snapshot(out, outcome)
+def render_outcome(out: Console, err: Console, outcome: Outcome, safe: Safe) -> None:
+    render_snapshot(out, outcome, safe)
     for kind in LIST_KINDS:
         listing = outcome.listings.get(kind)
         if listing is not None:
-            render_listing(out, listing, limit=PROBE_ROWS if outcome.command == "probe" else None,
+            render_listing(out, listing, safe, limit=PROBE_ROWS if outcome.command == "probe" else None,
                            cells=outcome.feed if isinstance(outcome.feed, Cells) else None)
-    render_findings(out, outcome.all_findings())
+    render_findings(out, outcome.all_findings(), safe)
     render_timings(out, outcome)
     render_error(err, outcome)
     if outcome.error is None:

@@ -11,7 +11,7 @@ confirmation question and task status lines are shown live, while the call runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -20,9 +20,12 @@ from rich.text import Text
 
 from mcpprobe.operations.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
 from mcpprobe.operations.saving import decode_b64
-from mcpprobe.render.human import render_error, render_findings, render_stderr_tail, safe
+from mcpprobe.render.human import render_error, render_findings, render_stderr_tail
 from mcpprobe.render.styled import between_parts
 from mcpprobe.safety.sanitize import json_dumps, visible
+
+if TYPE_CHECKING:
+    from mcpprobe.render.cells import Safe
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -103,7 +106,7 @@ def _preview_line(label: str, value: Text) -> Table:
 
 
 def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any], how: str,
-                   server: dict[str, Any]) -> None:
+                   server: dict[str, Any], safe: Safe) -> None:
     head = Text.assemble(("Calling tool ", "bold"), (safe(tool.get("name", "?")), "bold cyan"))
     if isinstance(server.get("name"), str):
         head.append(f" on {safe(server['name'])} {safe(server.get('version') or '')}".rstrip(), style="dim")
@@ -118,13 +121,14 @@ def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any]
         err.print(Text("  confirmed by --yes", style="dim"))
 
 
-def confirm_question(tool: dict[str, Any]) -> str:
+def confirm_question(tool: dict[str, Any], safe: Safe) -> str:
     annotations = _object(tool.get("annotations"))
     warning = " It claims to be destructive." if annotations.get("destructiveHint", True) is True else ""
     return f"Tool {safe(tool.get('name', '?'))!r} is not marked read-only.{warning} Call it?"
 
 
-def block_lines(block: Any, *, terminal: bool, saved: dict[int, str], index: int) -> list[tuple[str, Text | str]]:
+def block_lines(block: Any, safe: Safe, *, terminal: bool, saved: dict[int, str],
+                index: int) -> list[tuple[str, Text | str]]:
     """One content block as ("text", raw string) or ("summary", Text) pieces."""
     if not isinstance(block, dict):
         return [("summary", Text(f"[malformed content block: {safe(block, 80)}]", style="red"))]
@@ -166,12 +170,12 @@ def _raw(out: Console, text: str) -> None:
     out.file.write(text if text.endswith("\n") else text + "\n")
 
 
-def write_blocks(out: Console, blocks: list[Any], *, terminal: bool, saved: dict[int, str],
+def write_blocks(out: Console, blocks: list[Any], safe: Safe, *, terminal: bool, saved: dict[int, str],
                  skip: frozenset[int] = frozenset()) -> None:
     for index, block in enumerate(blocks):
         if index in skip:
             continue
-        for kind, piece in block_lines(block, terminal=terminal, saved=saved, index=index):
+        for kind, piece in block_lines(block, safe, terminal=terminal, saved=saved, index=index):
             if kind == "text":
                 assert isinstance(piece, str)
                 if terminal:
@@ -219,9 +223,9 @@ def _timing_line(outcome: InvokeOutcome, width: int) -> Text:
                 style="dim")
 
 
-def _tail(err: Console, outcome: InvokeOutcome) -> None:
+def _tail(err: Console, outcome: InvokeOutcome, safe: Safe) -> None:
     findings = [f for f in outcome.all_findings() if not (outcome.error and f.message == outcome.error.message)]
-    render_findings(err, findings)
+    render_findings(err, findings, safe)
     render_error(err, outcome)
     if outcome.error is None:
         render_stderr_tail(err, outcome.stderr_tail)
@@ -232,7 +236,7 @@ def _tail(err: Console, outcome: InvokeOutcome) -> None:
 # ----- the three commands -----
 
 
-def render_task_status(err: Console, entry: dict[str, Any]) -> None:
+def render_task_status(err: Console, entry: dict[str, Any], safe: Safe) -> None:
     """One line on stderr each time a task's status (or its message) changes."""
     # The status is the server's word, whatever it is (a finding says when it is not the spec's).
     line = Text(f"task {safe(entry['status'], 40)}",
@@ -242,7 +246,7 @@ def render_task_status(err: Console, entry: dict[str, Any]) -> None:
     err.print(line)
 
 
-def task_summary(outcome: InvokeOutcome) -> Text | None:
+def task_summary(outcome: InvokeOutcome, safe: Safe) -> Text | None:
     run = outcome.task
     if run is None:
         return None
@@ -259,16 +263,16 @@ def task_summary(outcome: InvokeOutcome) -> Text | None:
     return line
 
 
-def render_call(out: Console, err: Console, outcome: InvokeOutcome, *, terminal: bool) -> None:
+def render_call(out: Console, err: Console, outcome: InvokeOutcome, safe: Safe, *, terminal: bool) -> None:
     result = outcome.result
-    summary = task_summary(outcome)
+    summary = task_summary(outcome, safe)
     if summary is not None:
         err.print(summary)
     if result is not None and result.get("resultType") != "input_required":
         saved = {s["index"]: s["path"] for s in outcome.saved}
         blocks = _array(result.get("content"))
         copies = _copies_of_structured(result, blocks)
-        write_blocks(out, blocks, terminal=terminal, saved=saved, skip=copies)
+        write_blocks(out, blocks, safe, terminal=terminal, saved=saved, skip=copies)
         if "structuredContent" in result:
             label = "structuredContent (also sent as a text block):" if copies else "structuredContent:"
             out.print(Text(label, style="bold"))
@@ -277,12 +281,12 @@ def render_call(out: Console, err: Console, outcome: InvokeOutcome, *, terminal:
             err.print(Text("the tool reported an error (isError: true)", style="bold red"))
     elif result is not None:
         err.print(Text("the server asked for more input and the call did not complete", style="bold red"))
-    _tail(err, outcome)
+    _tail(err, outcome, safe)
 
 
-def render_prompt(out: Console, err: Console, outcome: InvokeOutcome, *, terminal: bool) -> None:
+def render_prompt(out: Console, err: Console, outcome: InvokeOutcome, safe: Safe, *, terminal: bool) -> None:
     if outcome.completion is not None:
-        render_completion(out, err, outcome)
+        render_completion(out, err, outcome, safe)
     elif outcome.result is not None and isinstance(outcome.result.get("messages"), list):
         result = outcome.result
         if isinstance(result.get("description"), str):
@@ -294,7 +298,7 @@ def render_prompt(out: Console, err: Console, outcome: InvokeOutcome, *, termina
             content = message.get("content") if isinstance(message, dict) else None
             blocks = content if isinstance(content, list) else [content]
             for block in blocks:
-                for kind, piece in block_lines(block, terminal=terminal, saved=saved, index=index):
+                for kind, piece in block_lines(block, safe, terminal=terminal, saved=saved, index=index):
                     if kind == "text" and isinstance(piece, str):
                         if terminal:
                             out.print(Text(visible(piece, multiline=True)))
@@ -302,10 +306,10 @@ def render_prompt(out: Console, err: Console, outcome: InvokeOutcome, *, termina
                             _raw(out, piece)
                     else:
                         out.print(piece)
-    _tail(err, outcome)
+    _tail(err, outcome, safe)
 
 
-def render_completion(out: Console, err: Console, outcome: InvokeOutcome) -> None:
+def render_completion(out: Console, err: Console, outcome: InvokeOutcome, safe: Safe) -> None:
     completion = outcome.completion or {}
     values = completion.get("values") or []
     for value in values:
@@ -319,13 +323,13 @@ def render_completion(out: Console, err: Console, outcome: InvokeOutcome) -> Non
     err.print(Text(note, style="dim"))
 
 
-def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, terminal: bool, written: bool = False,
-                data: Callable[[bytes], None]) -> None:
+def render_read(out: Console, err: Console, outcome: InvokeOutcome, safe: Safe, *, terminal: bool,
+                written: bool = False, data: Callable[[bytes], None]) -> None:
     """Text as it is; blobs decoded (handed to `data`) for a file or a pipe, summarised on a terminal."""
     result = outcome.result or {}
     if outcome.completion is not None:
-        render_completion(out, err, outcome)
-        _tail(err, outcome)
+        render_completion(out, err, outcome, safe)
+        _tail(err, outcome, safe)
         return
     contents = [c for c in result.get("contents") or [] if isinstance(c, dict)] \
         if result.get("resultType") != "input_required" else []
@@ -362,4 +366,4 @@ def render_read(out: Console, err: Console, outcome: InvokeOutcome, *, terminal:
                     ended = raw.endswith(b"\n") or not raw
             elif "blob" in item:
                 err.print(Text(f"{safe(uri)}: the blob is not valid base64", style="red"))
-    _tail(err, outcome)
+    _tail(err, outcome, safe)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from mcpprobe.fleet.probe import Report
     from mcpprobe.load.run import LoadOutcome
     from mcpprobe.operations.invoke import InvokeOutcome
+    from mcpprobe.safety.redact import Redactor
 
 FORMAT_VERSION = 1
 
@@ -300,12 +301,12 @@ def pieces(doc: Any, *, pretty: bool | None = None) -> Iterator[str]:
     yield "".join(held) + "\n"
 
 
-def write(stream: Any, doc: Any, *, redactor: Any = None, pretty: bool | None = None) -> None:
+def write(stream: Any, doc: Any, *, redactor: Redactor, pretty: bool | None = None) -> None:
     """Write `pieces(doc)` to `stream`, masking secrets across the pieces."""
     write_pieces(stream, pieces(doc, pretty=pretty), redactor=redactor)
 
 
-def write_pieces(stream: Any, texts: Iterable[str], *, redactor: Any = None) -> None:
+def write_pieces(stream: Any, texts: Iterable[str], *, redactor: Redactor) -> None:
     """Write text that comes in pieces, masking a secret even when it straddles two of them."""
     from mcpprobe.safety.redact import SplitWrites
 

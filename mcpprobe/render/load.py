@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from mcpprobe.load.run import LoadOutcome
+    from mcpprobe.render.cells import Safe
 
 QUANTILES = (("min", "min"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
 HISTOGRAM_ROWS = 16
@@ -70,7 +71,7 @@ def _how(outcome: LoadOutcome) -> str:
     return f"{loop}, up to {' or '.join(bounds)}{extra}{connections}"
 
 
-def render_load(out: Console, err: Console, outcome: LoadOutcome) -> None:
+def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -113,7 +114,7 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome) -> None:
     findings = outcome.all_findings()
     if findings:
         out.print()
-        render_findings(out, findings)
+        render_findings(out, findings, safe)
     render_error(err, outcome)
     if outcome.error is None:
         render_stderr_tail(err, outcome.stderr_tail)

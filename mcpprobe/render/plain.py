@@ -23,6 +23,7 @@ from mcpprobe.render.width import GAP, LABEL_WIDTH, UNBOUNDED, is_terminal, outp
 
 if TYPE_CHECKING:
     from mcpprobe.operations.probe import Outcome
+    from mcpprobe.render.cells import Safe
 
 Piece = str | Callable[[], Iterator[str]]  # text, or text made as it is written (the rows)
 
@@ -38,13 +39,13 @@ def may_be_plain(stream: Any) -> bool:
     return not is_terminal(stream) and (output_width(stream) or 0) >= UNBOUNDED
 
 
-def plain_list(outcome: Outcome, color: bool, width: int) -> list[Piece] | None:
+def plain_list(outcome: Outcome, color: bool, width: int, safe: Safe) -> list[Piece] | None:
     """`list`'s human stdout as pieces, or None when rich is needed to write it as it should be."""
     if (not is_plain(color, width) or outcome.command != "list" or outcome.snapshot is None
             or outcome.error is not None or outcome.stderr_tail or outcome.all_findings()):
         return None
     pieces: list[Piece] = []
-    lines = [_keyed(label, plain(value)) for label, value in snapshot_rows(outcome.snapshot)]
+    lines = [_keyed(label, plain(value)) for label, value in snapshot_rows(outcome.snapshot, safe)]
     for kind in LIST_KINDS:
         listing = outcome.listings.get(kind)
         if listing is None:
@@ -54,7 +55,7 @@ def plain_list(outcome: Outcome, color: bool, width: int) -> list[Piece] | None:
             return None  # a small table: rich's
         lines += ["", plain(listing_header(listing))]
         if count:
-            rows = _rows(kind, listing_cells(listing, outcome.feed))
+            rows = _rows(kind, listing_cells(listing, safe, outcome.feed))
             if rows is None or not _fits(lines, width):
                 return None
             pieces += ["\n".join(lines) + "\n", rows]

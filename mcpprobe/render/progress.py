@@ -13,15 +13,16 @@ from rich.console import Console
 from rich.text import Text
 
 from mcpprobe.client.kinds import LIST_KINDS
-from mcpprobe.render.cells import safe
+from mcpprobe.render.cells import Safe
 
 SPINNER = "dots"
 LISTED_BY = {kind.list_method: kind.name for kind in LIST_KINDS.values()}
 
 
 class PhaseSpinner:
-    def __init__(self, console: Console, target: str) -> None:
+    def __init__(self, console: Console, target: str, safe: Safe) -> None:
         self.console = console
+        self.safe = safe
         self.phase = f"starting {safe(target, 60)}"
         self.pages: dict[str, int] = {}
         self.status: Any = None
@@ -65,8 +66,8 @@ class FleetSpinner(PhaseSpinner):
     """A fleet's count on a terminal's stderr, as each server's probe ends: how many servers are
     done, how many of those failed, and the last one."""
 
-    def __init__(self, console: Console, total: int) -> None:
-        super().__init__(console, "")
+    def __init__(self, console: Console, total: int, safe: Safe) -> None:
+        super().__init__(console, "", safe)
         self.total, self.finished, self.failing = total, 0, 0
         self.phase = f"probing {total} servers"
 
@@ -75,6 +76,6 @@ class FleetSpinner(PhaseSpinner):
         if int(report.exit_code) != 0:
             self.failing += 1
         self.phase = (f"done {self.finished} of {self.total} servers, {self.failing} failing; "
-                      f"last: {safe(report.member.label, 40)}")
+                      f"last: {self.safe(report.member.label, 40)}")
         if self.status is not None:
             self.status.update(Text(self.phase), spinner=SPINNER)

@@ -4,7 +4,8 @@ The rich renderer (mcpprobe.render.human) makes each into a `Text` (`to_text` th
 output of a long list in a pipe (mcpprobe.render.plain) joins the texts, which is what rich would
 print with no colours and no width. Saying it once here keeps the two the same.
 
-Standard library only. Every string from the server goes through `safe()` (mcpprobe.render.cells).
+Standard library only. Every string from the server goes through the rendering's `safe()`
+(a mcpprobe.render.cells.Safe).
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ from typing import TYPE_CHECKING, Any
 from mcpprobe.client.capabilities import sub_capabilities
 from mcpprobe.client.kinds import LIST_KINDS
 from mcpprobe.client.versions import sdk_version
-from mcpprobe.render.cells import safe
-from mcpprobe.safety import redact
 from mcpprobe.safety.sanitize import cut_at, visible
 
 if TYPE_CHECKING:
     from mcpprobe.client.catalog import Listing
     from mcpprobe.client.session import Snapshot
     from mcpprobe.operations.probe import Outcome
+    from mcpprobe.render.cells import Safe
 
 Part = tuple[str, str]  # text, style ("" for none)
 Styled = tuple[str, list[Part]]  # the base style (under every part), the parts
@@ -38,7 +38,7 @@ def plain(styled: Styled) -> str:
     return "".join(text for text, _ in styled[1])
 
 
-def snapshot_rows(snapshot: Snapshot) -> list[tuple[str, Styled]]:
+def snapshot_rows(snapshot: Snapshot, safe: Safe) -> list[tuple[str, Styled]]:
     """The snapshot's `label  value` lines: the server, transport, protocol, client, capabilities,
     and the first lines of the server's instructions."""
     info = snapshot.server_info or {}
@@ -60,19 +60,19 @@ def snapshot_rows(snapshot: Snapshot) -> list[tuple[str, Styled]]:
     rows.append(("Client", ("dim", [(f"{client['name']} {client['version']} (mcp SDK {sdk_version()}); "
                                      f"declared capabilities: {declared}", "")])))
     if snapshot.negotiated:
-        rows.append(("Capabilities", capabilities(snapshot.capabilities)))
-    shown = instructions(snapshot.instructions) if snapshot.instructions else ""
+        rows.append(("Capabilities", capabilities(snapshot.capabilities, safe)))
+    shown = instructions(snapshot.instructions, safe) if snapshot.instructions else ""
     if shown:
         rows.append(("Instructions", ("", [(shown, "")])))
     return rows
 
 
-def instructions(text: str, max_lines: int = 8, max_chars: int = 200) -> str:
+def instructions(text: str, safe: Safe, max_lines: int = 8, max_chars: int = 200) -> str:
     """The first lines of the server's instructions, made inert: from the first line that is not
     blank (else the label would stand alone), at most `max_lines` lines of at most `max_chars`
     characters. A line too long is cut, and nothing after the cut is shown: what follows is counted
     in the one `…(+N …)` mark. Empty when nothing but blank lines."""
-    lines = visible(redact.active()(text), multiline=True).expandtabs(4).splitlines()
+    lines = visible(safe.redactor(text), multiline=True).expandtabs(4).splitlines()
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():
@@ -97,7 +97,7 @@ def _more(chars: int, lines: int) -> str:
     return f"…(+{', '.join(parts)}; --json shows all)"
 
 
-def capabilities(declared: dict[str, Any]) -> Styled:
+def capabilities(declared: dict[str, Any], safe: Safe) -> Styled:
     if not declared:
         return "yellow", [("none declared", "")]
     parts: list[Part] = []

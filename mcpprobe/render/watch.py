@@ -1,6 +1,6 @@
-"""Human output for `watch` (a status header, then one timestamped line per event), and the
-writer of every format's events as they happen (`EventLines`). The JSON lines are built in
-mcpprobe.render.jsondoc.
+"""Human output for `watch`: a status header, then one timestamped line per event. The JSON lines
+are built in mcpprobe.render.jsondoc; the writer that shows each event as it happens, in any format,
+is the command's (`EventLines`, mcpprobe.cli.watch).
 
 Every string from the server is made inert: in JSON by `ensure_ascii=True` (no control character
 reaches a terminal raw), in human output by `sanitize.visible` inside rich `Text` objects, never
@@ -9,9 +9,8 @@ through rich's markup parser.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.padding import Padding
@@ -20,9 +19,12 @@ from rich.text import Text
 
 from mcpprobe.client.kinds import LIST_KINDS
 from mcpprobe.render.console import keyed
-from mcpprobe.render.formats import Format, Rendered, View, WatchEvent, renderer
-from mcpprobe.render.human import capabilities_text, safe
+from mcpprobe.render.human import capabilities_text
 from mcpprobe.render.styled import NOT_IMPLEMENTED
+
+if TYPE_CHECKING:
+    from mcpprobe.render.cells import Safe
+    from mcpprobe.render.interface import WatchEvent
 
 KIND_TITLES = {"tools": "Tools", "resources": "Resources", "templates": "Templates", "prompts": "Prompts",
                "server": "server"}
@@ -36,70 +38,21 @@ LEVEL_STYLE = {"debug": "dim", "info": "", "notice": "cyan", "warning": "yellow"
 MAX_NAMES = 20
 
 
-def render_event(console: Console, subject: WatchEvent, now: float) -> None:
+def render_event(console: Console, subject: WatchEvent, now: float, safe: Safe) -> None:
     """One event for people: a part of the status header, or one line stamped with `now`."""
     event = subject.event
     if not subject.header:
-        console.print(_line(event, now))
+        console.print(_line(event, now, safe))
         return
     if event.get("kind") == "server":
-        _server_header(console, event)
+        _server_header(console, event, safe)
         return
-    console.print(keyed(KIND_TITLES.get(str(event.get("kind")), str(event.get("kind"))), _kind_text(event)))
+    console.print(keyed(KIND_TITLES.get(str(event.get("kind")), str(event.get("kind"))), _kind_text(event, safe)))
     if subject.header_ends:
         console.print(Text("Watching for changes (Ctrl-C to stop)", style="dim"))
 
 
-HEADER_KINDS = 4  # tools, resources, templates, prompts: their first snapshots end the header
-
-
-class EventLines:
-    """The watch's `emit`: each event rendered by the chosen format and written as it happens.
-
-    For people the first snapshots make a status header, and the events that come before the
-    header is complete are held and shown under it, in order; a script (JSON) gets every event
-    at once. `write` writes what the renderer returns, and raises BrokenPipeError when nobody
-    reads any more (the watch then stops)."""
-
-    def __init__(self, fmt: Format, view: View, write: Callable[[Rendered], None]) -> None:
-        self.render = renderer(fmt)
-        self.view = view
-        self.write = write
-        self.header_done = fmt is not Format.HUMAN
-        self.kinds_seen: set[str] = set()
-        self.held: list[dict[str, Any]] = []
-
-    def __call__(self, event: dict[str, Any]) -> None:
-        if self.header_done:
-            self._show(WatchEvent(event))
-            return
-        name = event.get("event")
-        if name == "snapshot":
-            kind = str(event.get("kind"))
-            if kind != "server":
-                self.kinds_seen.add(kind)
-            ends = kind != "server" and len(self.kinds_seen) == HEADER_KINDS
-            self._show(WatchEvent(event, header=True, header_ends=ends))
-            if ends:
-                self.header_done = True
-                self._release()
-            return
-        if name not in ("end", "error", "reconnect"):
-            self.held.append(event)  # shown under the header, in order
-            return
-        self._release()
-        self._show(WatchEvent(event))
-
-    def _release(self) -> None:
-        held, self.held = self.held, []
-        for event in held:
-            self._show(WatchEvent(event))
-
-    def _show(self, subject: WatchEvent) -> None:
-        self.write(self.render(subject, self.view))
-
-
-def _server_header(console: Console, event: dict[str, Any]) -> None:
+def _server_header(console: Console, event: dict[str, Any], safe: Safe) -> None:
     info = event.get("serverInfo") or {}
     server = Text()
     server.append(safe(info.get("name", "(no serverInfo)")), style="bold")
@@ -110,10 +63,10 @@ def _server_header(console: Console, event: dict[str, Any]) -> None:
     console.print(keyed("Transport", Text(where)))
     era = "modern era" if event.get("era") == "modern" else "legacy era"
     console.print(keyed("Protocol", Text(f"{safe(event.get('protocolVersion') or '?')}  ({era})")))
-    console.print(keyed("Capabilities", capabilities_text(event.get("capabilities") or {})))
+    console.print(keyed("Capabilities", capabilities_text(event.get("capabilities") or {}, safe)))
 
 
-def _kind_text(event: dict[str, Any]) -> Text:
+def _kind_text(event: dict[str, Any], safe: Safe) -> Text:
     text = Text()
     if not event.get("declared"):
         text.append("not declared; nothing sent", style="dim")
@@ -166,7 +119,7 @@ class _Line:
 MESSAGE_INDENT = 14  # under the event's name
 
 
-def _line(event: dict[str, Any], now: float) -> _Line:
+def _line(event: dict[str, Any], now: float, safe: Safe) -> _Line:
     name = str(event.get("event"))
     line = Text()
     line.append(datetime.fromtimestamp(now).strftime("%H:%M:%S.%f")[:-3] + "  ", style="dim")
@@ -178,17 +131,17 @@ def _line(event: dict[str, Any], now: float) -> _Line:
     line.append(f"{name:<20}", style=style)
     kind = event.get("kind")
     line.append(f"{kind if kind and kind != 'server' else '':<10} ", style="bold")
-    return _Line(line, _message(name, event))
+    return _Line(line, _message(name, event, safe))
 
 
-def _message(name: str, event: dict[str, Any]) -> Text:
+def _message(name: str, event: dict[str, Any], safe: Safe) -> Text:
     text = Text()
     if name == "snapshot":
         if event.get("kind") == "server":
             text.append(f"connected again: {safe(event.get('protocolVersion') or '?')} ")
-            text.append_text(capabilities_text(event.get("capabilities") or {}))
+            text.append_text(capabilities_text(event.get("capabilities") or {}, safe))
         else:
-            text.append_text(_kind_text(event))
+            text.append_text(_kind_text(event, safe))
     elif name == "list_changed":
         n = event.get("notifications", 1)
         text.append(f"re-listing ({n} notification{'s' if n != 1 else ''})")
@@ -196,7 +149,7 @@ def _message(name: str, event: dict[str, Any]) -> Text:
         if not event.get("changes"):
             text.append(f"no difference ({_items(event.get('count'))}; trigger: {event.get('trigger')})")
         else:
-            parts = [p for p in (_names(event.get("added", []), "+"), _names(event.get("removed", []), "-"))
+            parts = [p for p in (_names(event.get("added", []), "+", safe), _names(event.get("removed", []), "-", safe))
                      if p]
             for change in event.get("changed", [])[:MAX_NAMES]:
                 fields = ", ".join(safe(f) for f in change.get("fields", []))
@@ -239,7 +192,7 @@ def _message(name: str, event: dict[str, Any]) -> Text:
             pv = event["protocolVersion"]
             bits.append(f"protocol {safe(pv.get('before'))} -> {safe(pv.get('after'))}")
         text.append(" ".join(bits) + "  now: ")
-        text.append_text(capabilities_text(event.get("after") or {}))
+        text.append_text(capabilities_text(event.get("after") or {}, safe))
     elif name == "finding":
         text.append(f"{event.get('code')}: ", style="bold")
         text.append(safe(event.get("message"), 500))
@@ -261,7 +214,7 @@ def _message(name: str, event: dict[str, Any]) -> Text:
     return text
 
 
-def _names(names: list[Any], sign: str) -> str:
+def _names(names: list[Any], sign: str, safe: Safe) -> str:
     shown = [sign + safe(name, 80) for name in names[:MAX_NAMES]]
     if len(names) > MAX_NAMES:
         shown.append(f"…(+{len(names) - MAX_NAMES})")

@@ -106,7 +106,12 @@ _active = Redactor(())
 
 
 def use(redactor: Redactor) -> None:
-    """Make `redactor` the one `active()` returns: set once per command, before anything runs."""
+    """Make `redactor` the one `active()` returns: set once per command, before anything runs.
+
+    The command layer hands its redactor to the writer, the renderers (through their View) and the
+    watch; the global is for what cannot be handed it: the edge's last line (a bug's message, from
+    anywhere), and what the layers below write on their own (a stdio server's stderr, a renewed
+    token learnt during the run)."""
     global _active
     _active = redactor
 

@@ -9,7 +9,6 @@ from typing import Any
 from mcpprobe.client.catalog import Items, Listing
 from mcpprobe.client.session import Session
 from mcpprobe.errors import ProbeError, Refused, UsageProblem
-from mcpprobe.safety import redact
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.model import KindState, Link, WatchOptions
 
@@ -56,4 +55,4 @@ class Caller:
         text = next((c.get("text") for c in result.get("content", []) if isinstance(c, dict)
                      and isinstance(c.get("text"), str)), None) if isinstance(result.get("content"), list) else None
         self.events.emit("call", "tools", tool=tool, isError=result.get("isError") is True,
-                         text=redact.clip(text, 500) if isinstance(text, str) else None)
+                         text=self.options.redactor(text)[:500] if isinstance(text, str) else None)

@@ -15,6 +15,7 @@ from mcpprobe.client.catalog import KINDS
 from mcpprobe.client.era import LEGACY, Era
 from mcpprobe.errors import ConnectionFailed, ProbeError
 from mcpprobe.exitcodes import ExitCode
+from mcpprobe.safety.redact import Redactor
 from mcpprobe.wire.stderrlog import StderrEntry
 
 if TYPE_CHECKING:
@@ -40,6 +41,8 @@ class WatchOptions:
     calls: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (tool, KEY=VALUE pairs) for each --call
     yes: bool = False  # --yes: call a tool not marked read-only without asking
     keepalive: float = 15.0  # ping period for an HTTP server without a GET event stream
+    # The run's secrets: masked in a --call's result text before it is cut short for its event.
+    redactor: Redactor = field(default_factory=lambda: Redactor(()))
 
     @property
     def max_wait(self) -> float:

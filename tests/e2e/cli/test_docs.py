@@ -137,6 +137,38 @@ def test_readme_has_the_setup_commands() -> None:
         assert command in readme, f"README.md lacks {command!r}"
 
 
+def _code_map() -> str:
+    readme = _read(ROOT / "README.md")
+    return readme.split("### Code map: from argv to exit code", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_code_map_names_folders_modules_and_names_that_exist() -> None:
+    """The README's code map names the package's folders (its table: a folder, then its modules), its
+    modules by their path in the package (`cli/probe.py`) and functions by module
+    (`cli/common.command_line`): each must exist, so the map cannot go on naming a module that moved
+    or a function that was renamed."""
+    package = ROOT / "mcpprobe"
+    text = _code_map()
+    missing, rows = [], 0
+    for first, rest in re.findall(r"^\| ((?:`[a-z]+/`(?:, )?)+) \| (.*) \|$", text, re.MULTILINE):
+        rows += 1
+        folders = re.findall(r"`([a-z]+)/`", first)
+        missing += [f"{name}/" for name in folders if not (package / name).is_dir()]
+        missing += [f"{folders[0]}/{name}" for name in re.findall(r"`([a-z_]+\.py)`", rest)
+                    if not (package / folders[0] / name).is_file()]
+    assert rows >= 8, "the folders' table was not read"
+    prose = "\n".join(line for line in text.splitlines() if not line.startswith("|"))
+    modules = re.findall(r"`((?:[a-z_]+/)*[a-z_]+\.py)`", prose)
+    assert "cli/main.py" in modules, "the modules were not read"
+    missing += [path for path in modules if not (package / path).is_file()]
+    for module, name in re.findall(r"`((?:[a-z_]+/)+[a-z_]+)\.([A-Za-z_]+)`", prose):
+        source = package / f"{module}.py"
+        if name != "py" and (not source.is_file() or not re.search(
+                rf"^(?:async )?(?:def|class) {name}\b|^{name} =", source.read_text(encoding="utf-8"), re.MULTILINE)):
+            missing.append(f"{module}.{name}")
+    assert missing == [], f"README.md's code map names what does not exist: {missing}"
+
+
 # ----- JSON output against the schema -----
 
 
@@ -200,9 +232,10 @@ def test_schema_rejects_a_broken_document(
 def test_interrupted_document_matches_the_schema(
     validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from mcpprobe.cli.common import emit_outcome
+    from mcpprobe.cli.output import emit_outcome
+    from mcpprobe.safety.redact import Redactor
 
-    assert emit_outcome(None, True, "list") == ExitCode.INTERRUPTED
+    assert emit_outcome(None, True, "list", Redactor(())) == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)
     assert _errors(validator, doc) == []
     assert doc["exitCode"] == 130
@@ -242,9 +275,10 @@ def test_call_read_and_get_prompt_documents_match_the_schema(case: str, validato
 def test_an_interrupted_invocation_matches_the_schema(
     command: str, validator: Draft202012Validator, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from mcpprobe.cli.common import emit_outcome
+    from mcpprobe.cli.output import emit_outcome
+    from mcpprobe.safety.redact import Redactor
 
-    assert emit_outcome(None, True, command) == ExitCode.INTERRUPTED
+    assert emit_outcome(None, True, command, Redactor(())) == ExitCode.INTERRUPTED
     doc = json.loads(capsys.readouterr().out)
     assert doc["command"] == command
     assert _errors(validator, doc) == []

@@ -98,7 +98,8 @@ def test_structured_content_is_shown_once_and_as_exact_json() -> None:
 
 
 def test_a_watch_log_line_keeps_its_level_apart_from_the_message() -> None:
-    from mcpprobe.render.formats import Format, View, WatchEvent, renderer
+    from mcpprobe.render.formats import renderer
+    from mcpprobe.render.interface import Format, View, WatchEvent
 
     shown = [renderer(Format.HUMAN)(WatchEvent({"event": "log", "kind": "server", "level": level,
                                                 "data": f"{level.title()}-level message"}), View(width=200)).text()
@@ -154,16 +155,19 @@ def test_stray_output_is_one_finding_with_a_count_and_its_evidence(tmp_path) -> 
 
 def test_findings_show_their_evidence_and_identical_ones_collapse() -> None:
     from mcpprobe.findings import Finding
+    from mcpprobe.render.cells import Safe
     from mcpprobe.render.human import collapsed, finding_line
+    from mcpprobe.safety.redact import Redactor
 
+    safe = Safe(Redactor(()))
     cursor = Finding("list-incomplete", "page 2 returned a cursor that was already used", kind="tools",
                      detail={"cursor": "c-2", "page": 2})
-    assert 'cursor "c-2"' in finding_line(cursor).plain
+    assert 'cursor "c-2"' in finding_line(cursor, safe).plain
     item = Finding("invalid-item", "item 3 is broken", kind="tools", detail={"id": "fetch", "index": 3})
-    assert 'id "fetch"' in finding_line(item).plain
+    assert 'id "fetch"' in finding_line(item, safe).plain
     same = [Finding("duplicate-item", "x repeats", kind="tools")] * 3
     ((first, count),) = collapsed(same)
-    assert count == 3 and "(×3)" in finding_line(first, count).plain
+    assert count == 3 and "(×3)" in finding_line(first, safe, count).plain
 
 
 def test_a_basic_challenge_says_to_send_an_authorization_header_first() -> None:

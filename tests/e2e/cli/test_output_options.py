@@ -10,7 +10,7 @@ import pytest
 from conftest import fixture_cmd, run_cli
 
 from mcpprobe.cli.main import cli
-from mcpprobe.render.formats import OFFERED, Format
+from mcpprobe.render.interface import OFFERED, Format
 
 # Each command that talks to a server, with what it needs before the target, and the formats it offers.
 COMMANDS = {

@@ -137,7 +137,7 @@ def test_the_early_starts_checks_are_the_parsers_own_choices():
     import click
 
     from mcpprobe.cli.main import cli
-    from mcpprobe.render.formats import OFFERED
+    from mcpprobe.render.interface import OFFERED
     from mcpprobe.wire import prestart
 
     assert {name: tuple(f.value for f in formats) for name, formats in OFFERED.items()

@@ -70,13 +70,13 @@ def test_light_commands_do_not_import_the_sdk(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(INVOCATIONS))
 def test_light_commands_load_no_renderer(name: str) -> None:
-    """At most the list of formats (mcpprobe.render.formats, standard library only) is loaded, for a
-    command's --format choices: no renderer, and not rich. The group's --help, --version and
+    """At most the list of formats (mcpprobe.render.interface, standard library only) is loaded, for a
+    command's --format choices: no renderer, not the dispatch to them, and not rich. The group's --help, --version and
     completion load no command module (mcpprobe.cli.main's table), so not even that."""
     args, env = INVOCATIONS[name]
     modules, _ = imported_modules(args, env)
     loaded = sorted(m for m in modules if m == "rich" or m.startswith(("rich.", "mcpprobe.render.")))
-    expected = ["mcpprobe.render.formats"] if name.endswith("-help") else []
+    expected = ["mcpprobe.render.interface"] if name.endswith("-help") else []
     assert loaded == expected, f"{name} imported {loaded}"
 
 

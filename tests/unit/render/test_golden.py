@@ -17,6 +17,7 @@ from typing import get_args
 
 import pytest
 
+from mcpprobe.cli.watch import EventLines
 from mcpprobe.client.catalog import Listing, Page
 from mcpprobe.client.session import Snapshot, Timing
 from mcpprobe.errors import ConnectionFailed, Refused
@@ -26,7 +27,8 @@ from mcpprobe.fleet.expect import Check
 from mcpprobe.fleet.probe import Member, Report
 from mcpprobe.operations.invoke import InvokeOutcome
 from mcpprobe.operations.probe import Outcome
-from mcpprobe.render.formats import (
+from mcpprobe.render.formats import renderer
+from mcpprobe.render.interface import (
     OFFERED,
     Checked,
     Format,
@@ -42,9 +44,7 @@ from mcpprobe.render.formats import (
     View,
     WatchEnded,
     WatchEvent,
-    renderer,
 )
-from mcpprobe.render.watch import EventLines
 from mcpprobe.watch import WatchResult
 from mcpprobe.wire.target import Settings, StdioTarget
 
@@ -210,17 +210,20 @@ def test_instructions_start_at_their_label_and_stop_at_the_cut(width):
 
 
 def test_instructions_are_counted_where_they_are_cut_and_blank_ones_have_no_line():
+    from mcpprobe.render.cells import Safe
     from mcpprobe.render.styled import instructions, snapshot_rows
+    from mcpprobe.safety.redact import Redactor
 
+    safe = Safe(Redactor(()))
     many = "\n".join(f"line {n}" for n in range(1, 12))
-    assert instructions(many).splitlines()[-1] == "…(+3 lines; --json shows all)"
-    assert instructions("\n\n  \nOne line.\n\n") == "One line."
-    assert instructions("a" * 250) == "a" * 200 + "…(+50 characters; --json shows all)"
-    assert instructions("short\n" + "b" * 201 + "\nlast") == (
+    assert instructions(many, safe).splitlines()[-1] == "…(+3 lines; --json shows all)"
+    assert instructions("\n\n  \nOne line.\n\n", safe) == "One line."
+    assert instructions("a" * 250, safe) == "a" * 200 + "…(+50 characters; --json shows all)"
+    assert instructions("short\n" + "b" * 201 + "\nlast", safe) == (
         "short\n" + "b" * 200 + "…(+1 character, 1 more line; --json shows all)")
     snapshot = _snapshot("blank")
     snapshot.instructions = "\n \n"
-    assert "Instructions" not in [label for label, _ in snapshot_rows(snapshot)]
+    assert "Instructions" not in [label for label, _ in snapshot_rows(snapshot, safe)]
 
 
 @pytest.mark.parametrize("fmt", list(Format))
@@ -428,15 +431,16 @@ PREVIEW_WIDTHS = [60, 100, 160, None]  # None: a pipe with no terminal behind it
 def test_the_call_preview_fits_the_width(width):
     """The preview shown before a tool is called (stderr, live): each value wraps under itself, the
     annotations only between two hints; into a pipe, one line each."""
-    from mcpprobe.render.console import UNBOUNDED
-    from mcpprobe.render.formats import _console
+    from mcpprobe.render.cells import Safe
+    from mcpprobe.render.console import UNBOUNDED, buffered_console
     from mcpprobe.render.invoke import render_preview
+    from mcpprobe.safety.redact import Redactor
 
-    err, buffer = _console(View(width=width or UNBOUNDED), messages=True)
+    err, buffer = buffered_console(View(width=width or UNBOUNDED), messages=True)
     server = {"name": "notes", "version": "1.2.3"}
     render_preview(err, TOOLS[1], {"id": 3, "reason": "a note nobody reads any more, kept since last year"},
-                   "prompt", server)
-    render_preview(err, TOOLS[0], {"a": 2, "b": 3}, "--yes", server)
+                   "prompt", server, Safe(Redactor(())))
+    render_preview(err, TOOLS[0], {"a": 2, "b": 3}, "--yes", server, Safe(Redactor(())))
     text = buffer.getvalue()
     _check(f"call-preview-{width or 'pipe'}.err", text)
     if width:

@@ -11,6 +11,7 @@ from conftest import fixture_cmd, run_subprocess
 
 from mcpprobe.client.catalog import Items, Listing
 from mcpprobe.render import jsondoc
+from mcpprobe.safety.redact import Redactor
 
 
 def _items(count: int, page: int) -> tuple[Items, list[dict]]:
@@ -53,7 +54,7 @@ def test_items_are_written_as_kept_and_read_back_by_every_encoder():
     items.append({"name": "nan", "inputSchema": {"type": "object"}, "x": float("nan")})  # open, not sealed
     plain.append({"name": "nan", "inputSchema": {"type": "object"}, "x": None})  # NaN is not JSON: null
     out = io.StringIO()
-    jsondoc.write(out, {"items": items}, pretty=False)
+    jsondoc.write(out, {"items": items}, redactor=Redactor(()), pretty=False)
     assert json.loads(out.getvalue()) == {"items": plain}
     assert out.getvalue() == jsondoc.dumps({"items": plain}, pretty=False) + "\n"
     assert json.loads(jsondoc.dumps({"items": items}, pretty=True)) == {"items": plain}
@@ -150,37 +151,39 @@ def test_a_table_for_a_person_is_built_as_the_pages_arrive(scenario, env, names)
     import anyio
 
     from mcpprobe.operations.probe import list_one
-    from mcpprobe.render.cells import Cells, column_cells
+    from mcpprobe.render.cells import Cells, Safe, column_cells
     from mcpprobe.wire.target import Settings, build_target
 
     target = build_target(None, fixture_cmd(scenario), env=env)
-    feed = Cells("tools")
+    safe = Safe(Redactor(()))
+    feed = Cells("tools", safe)
     outcome = anyio.run(lambda: list_one(target, Settings(timeout=30), "tools", feed=feed))
     listing = outcome.listings["tools"]
     assert outcome.feed is feed and listing.state == "complete"
     assert [item["name"] for item in listing.items] == names
-    assert feed.rows == len(names) and feed.columns == column_cells("tools", listing.items.pages())
+    assert feed.rows == len(names) and feed.columns == column_cells("tools", listing.items.pages(), safe)
     assert feed.columns[0] == names
 
 
 def test_the_renderer_takes_the_cells_built_as_the_pages_arrived_only_when_they_are_complete():
     from mcpprobe.render import human
-    from mcpprobe.render.cells import Cells
+    from mcpprobe.render.cells import Cells, Safe
     from mcpprobe.render.console import make_console
 
+    safe = Safe(Redactor(()))
     listing = Listing("tools", True, state="complete", items=[{"name": f"item{n}"} for n in range(300)])
-    built = Cells("tools")
+    built = Cells("tools", safe)
     built.add([{"name": f"built{n}"} for n in range(300)])  # stands for cells made as pages arrived
 
     def shown(cells: Cells | None) -> str:
         out = io.StringIO()
-        human.render_listing(make_console(out), listing, cells=cells)
+        human.render_listing(make_console(out), listing, safe, cells=cells)
         return out.getvalue()
 
     assert "built299" in shown(built) and "item299" not in shown(built)
     built.add([{"name": "one more"}])  # not the listing's items: built again from the items
     assert "item299" in shown(built) and "built299" not in shown(built)
-    assert shown(None) == shown(Cells("tools")) and "item299" in shown(None)
+    assert shown(None) == shown(Cells("tools", safe)) and "item299" in shown(None)
 
 
 def test_a_page_s_own_checks_do_not_count_against_the_next_page_s_timeout():

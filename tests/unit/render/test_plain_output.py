@@ -21,9 +21,14 @@ from mcpprobe.client.session import Snapshot, Timing
 from mcpprobe.findings import Finding
 from mcpprobe.operations.probe import Outcome
 from mcpprobe.render import human, styled
-from mcpprobe.render.formats import Format, Listed, Pieces, Rendered, View, renderer
+from mcpprobe.render.cells import Safe
+from mcpprobe.render.formats import Pieces, renderer
+from mcpprobe.render.interface import Format, Listed, Rendered, View
 from mcpprobe.render.plain import plain_list
 from mcpprobe.render.width import UNBOUNDED
+from mcpprobe.safety.redact import Redactor
+
+NO_SECRETS = Safe(Redactor(()))
 
 
 def _tools(count: int, **extra: Any) -> list[dict[str, Any]]:
@@ -49,12 +54,12 @@ def _outcome(items: list[dict[str, Any]], **snapshot: Any) -> Outcome:
 
 def _rich(outcome: Outcome) -> str:
     """What rich's renderer writes for `outcome` with no width and no colours."""
-    from mcpprobe.render.formats import _console, _console_into
+    from mcpprobe.render.console import buffered_console, console_into
 
     view = View(width=UNBOUNDED)
     pieces = Pieces()
-    err, err_text = _console(view, messages=True)
-    human.render_outcome(_console_into(pieces, view), err, outcome)
+    err, err_text = buffered_console(view, messages=True)
+    human.render_outcome(console_into(pieces, view), err, outcome, NO_SECRETS)
     assert err_text.getvalue() == ""
     return "".join(pieces)
 
@@ -81,7 +86,7 @@ CASES = {
 def test_the_plain_writer_writes_what_rich_writes(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(styled, "sdk_version", lambda: "2.3.0")
     outcome = CASES[case]
-    written = plain_list(outcome, False, UNBOUNDED)
+    written = plain_list(outcome, False, UNBOUNDED, NO_SECRETS)
     assert written is not None, "this outcome is simple enough to be written without rich"
     rendered = renderer(Format.HUMAN)(Listed(outcome), View(width=UNBOUNDED))
     assert isinstance(rendered, Rendered) and rendered.stderr == ""
@@ -113,7 +118,7 @@ def test_what_needs_rich_goes_to_rich(case: str) -> None:
             outcome = _outcome(_tools(300), era_reason="x" * UNBOUNDED)
         case "a wide line rich would wrap":  # 5,000 characters, 10,000 terminal cells
             outcome = _outcome(_tools(300), server_info={"name": "検" * (UNBOUNDED // 2)})
-    assert plain_list(outcome, color, width) is None
+    assert plain_list(outcome, color, width, NO_SECRETS) is None
 
 
 def test_a_long_list_in_a_pipe_loads_no_rich_and_reads_as_before() -> None:

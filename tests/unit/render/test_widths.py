@@ -25,11 +25,14 @@ from mcpprobe.findings import Finding
 from mcpprobe.fleet.probe import Member, Report
 from mcpprobe.operations.probe import Outcome
 from mcpprobe.render import human, styled
-from mcpprobe.render.cells import COLUMNS, column_cells, safe
+from mcpprobe.render.cells import COLUMNS, Safe, column_cells
 from mcpprobe.render.console import make_console
 from mcpprobe.render.fleet import render_fleet
+from mcpprobe.safety.redact import Redactor
 from mcpprobe.wire.target import Settings, build_target
 from tests.conftest import run_cli
+
+NO_SECRETS = Safe(Redactor(()))
 
 GOLDEN = Path(__file__).parents[2] / "golden"
 WIDTHS = (60, 100, 160)
@@ -111,9 +114,9 @@ def _render(width: int, monkeypatch: pytest.MonkeyPatch, what: str) -> str:
     out, err = io.StringIO(), io.StringIO()
     console = make_console(out)
     if what == "probe":
-        human.render_outcome(console, make_console(err, messages=True), probe_outcome())
+        human.render_outcome(console, make_console(err, messages=True), probe_outcome(), NO_SECRETS)
     else:
-        render_fleet(console, fleet_reports())
+        render_fleet(console, fleet_reports(), NO_SECRETS)
     return out.getvalue()
 
 
@@ -128,7 +131,7 @@ def test_a_fleet_hint_wraps_under_itself(width: int, monkeypatch: pytest.MonkeyP
                       error=ConnectionFailed("the server process ended (exit status 1)", detail={"hint": hint}))
     member = Member("broken", build_target(None, ["broken"]), Settings())
     out = io.StringIO()
-    render_fleet(make_console(out), [Report(member, outcome, elapsed=0.1)])
+    render_fleet(make_console(out), [Report(member, outcome, elapsed=0.1)], NO_SECRETS)
     lines = out.getvalue().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("  hint: "))
     rest = lines[start + 1:lines.index("", start)]
@@ -181,7 +184,7 @@ def _tools_table(width: int, monkeypatch: pytest.MonkeyPatch, tools: list[dict[s
     monkeypatch.setenv("COLUMNS", str(width))
     out = io.StringIO()
     listing = Listing("tools", True, "complete", items=tools, pages=[Page(1, 1.0, len(tools), None)])
-    human.render_listing(make_console(out), listing)
+    human.render_listing(make_console(out), listing, NO_SECRETS)
     lines = out.getvalue().splitlines()
     return lines[lines.index("") + 2:] if lines[0] == "" else lines[2:]
 
@@ -266,7 +269,7 @@ def _long_list(count: int = 300) -> Listing:
 def _render_list(listing: Listing, width: int, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("COLUMNS", str(width))
     out = io.StringIO()
-    human.render_listing(make_console(out), listing)
+    human.render_listing(make_console(out), listing, NO_SECRETS)
     return out.getvalue()
 
 
@@ -357,13 +360,13 @@ def test_a_long_list_measures_wide_characters_in_terminal_cells(width: int, monk
 
 
 @pytest.mark.parametrize("secret", [None, "hunter2-secret"])
-def test_a_long_list_cells_are_the_small_tables_cells(secret: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_list_cells_are_the_small_tables_cells(secret: str | None) -> None:
     """The plain rows build a page's cells column by column, with a shortcut when a column is all
     printable ASCII within its limit; each cell must still be what the small table shows for it:
     inert, masked, cut at the same limit, empty for a missing or null field."""
-    from mcpprobe.safety import redact
-    if secret is not None:
-        monkeypatch.setattr(redact, "_active", redact.Redactor([secret]))
+    from mcpprobe.safety.redact import Redactor
+
+    safe = Safe(Redactor([secret] if secret is not None else []))
     odd = [{"name": "esc\x1b[31mred", "title": None, "description": "tab\there"},
            {"name": 42, "title": "x" * 41, "description": "d" * 81},
            {"name": "bidi\u202eevil", "title": ["not", "text"], "description": "has hunter2-secret in it"},
@@ -378,23 +381,23 @@ def test_a_long_list_cells_are_the_small_tables_cells(secret: str | None, monkey
     pages = [plain, [*plain, long_title], [masked, *plain], odd + plain, [{"name": "only"}]]
     items = [item for page in pages for item in page]
     for kind, reference in _CELLS.items():
-        cells = column_cells(kind, pages)
-        assert cells == [[fn(item) for item in items] for fn in reference], kind
+        cells = column_cells(kind, pages, safe)
+        assert cells == [[fn(item, safe) for item in items] for fn in reference], kind
         assert [field.header for field in COLUMNS[kind]] == _HEADERS[kind]
         if secret is not None:
             assert not any(secret in cell for column in cells for cell in column)
 
 
-def _names(value: object) -> str:
+def _names(value: object, safe: Safe) -> str:
     return ", ".join(map(safe, value)) if isinstance(value, list) else ""
 
 
-def _required(item: dict) -> str:
+def _required(item: dict, safe: Safe) -> str:
     schema = item.get("inputSchema")
-    return _names(schema.get("required")) if isinstance(schema, dict) else ""
+    return _names(schema.get("required"), safe) if isinstance(schema, dict) else ""
 
 
-def _annotations(item: dict) -> str:
+def _annotations(item: dict, safe: Safe) -> str:
     hints = item.get("annotations")
     labels = {"readOnlyHint": "read-only", "destructiveHint": "destructive", "idempotentHint": "idempotent",
               "openWorldHint": "open-world"}
@@ -403,7 +406,7 @@ def _annotations(item: dict) -> str:
     return ", ".join(label for key, label in labels.items() if hints.get(key) is True)
 
 
-def _arguments(item: dict) -> str:
+def _arguments(item: dict, safe: Safe) -> str:
     arguments = item.get("arguments")
     if not isinstance(arguments, list):
         return ""
@@ -412,7 +415,7 @@ def _arguments(item: dict) -> str:
 
 
 def _text(key: str, limit: int, blank: bool = True):  # noqa: ANN202
-    return lambda item: safe((item.get(key) or "") if blank else item.get(key), limit)
+    return lambda item, safe: safe((item.get(key) or "") if blank else item.get(key), limit)
 
 
 # Each cell as the small table made it, one item at a time: what the page-wise columns must agree with.
