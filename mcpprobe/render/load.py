@@ -72,6 +72,7 @@ def _how(outcome: LoadOutcome) -> str:
 
 
 def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) -> None:
+    from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
 
@@ -101,7 +102,11 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) ->
                           f"{row['errors']:,} ({_percent(row['errors'], row['requests'])})",
                           f"{row['throughput']:,.1f}/s", *(duration(latency[key]) for key, _ in QUANTILES))
         out.print()
-        out.print(table)
+        if Measurement.get(out, out.options.update_width(10_000), table).maximum <= out.width:
+            out.print(table)
+        else:  # a narrow terminal: a block per operation instead of columns cut to nothing
+            for row in rows:
+                _operation_block(out, row)
         kinds = overall["errorsByKind"]
         if kinds:
             out.print(Text("Errors ", style="bold") + Text(", ".join(f"{k} × {n:,}" for k, n in kinds.items())))
@@ -134,6 +139,20 @@ def _clock(outcome: LoadOutcome) -> str:
     return "; ".join(parts)
 
 
+def _operation_block(out: Console, row: dict[str, Any]) -> None:
+    """One operation's figures as lines that wrap between figures, never inside one."""
+    from rich.text import Text
+
+    latency = row["latencyUs"]
+    out.print(Text(visible(row["operation"]), style="bold")
+              + Text(f"  {row['requests']:,} requests, {row['errors']:,} errors "
+                     f"({_percent(row['errors'], row['requests'])}), {row['throughput']:,.1f}/s"))
+    figures = [f"{label} {duration(latency[key])}" for key, label in QUANTILES]
+    half = (len(figures) + 1) // 2
+    for part in (figures[:half], figures[half:]):
+        out.print(Text("  " + "  ".join(part), style="dim"))
+
+
 def _histogram(out: Console, outcome: LoadOutcome) -> None:
     from rich.text import Text
 
@@ -147,12 +166,15 @@ def _histogram(out: Console, outcome: LoadOutcome) -> None:
                                                    style="dim"))
     seen = 0
     width = max(len(duration(b["toUs"])) for b in bins)
+    # The bars take what the line leaves after the bound (4 + width + 1) and the count and share
+    # (17), at most BAR: a row never wraps, even on a 60-column terminal.
+    room = max(8, min(BAR, out.width - (4 + width + 1) - 17))
     for b in bins:
         seen += b["count"]
-        bar = "█" * round(BAR * b["count"] / top) if b["count"] else ""
+        bar = "█" * round(room * b["count"] / top) if b["count"] else ""
         if b["count"] and not bar:
             bar = "▏"
-        out.print(Text(f"  < {duration(b['toUs']):>{width}} ") + Text(f"{bar:<{BAR}}", style="cyan")
+        out.print(Text(f"  < {duration(b['toUs']):>{width}} ") + Text(f"{bar:<{room}}", style="cyan")
                   + Text(f" {b['count']:>8,}  {100 * seen / histogram.count:5.1f}%", style="dim"))
 
 

@@ -601,3 +601,14 @@ def test_the_sarif_validation_catches_a_broken_document():
     doc = json.loads(renderer(Format.SARIF)(ProbeRun(reports, many), View(now=NOW)).text())
     del doc["runs"][0]["results"][0]["message"]
     assert sarif_errors(json.dumps(doc))
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+def test_load_figures_for_people_fit_the_width(width):
+    """On a terminal too narrow for the figures' table, each operation is a block of lines, and the
+    histogram's bars shrink: no line is longer than the width, and no figure is cut to an ellipsis."""
+    rendered = renderer(Format.HUMAN)(_loaded(), View(width=width, now=NOW))
+    _check(f"load-human-{width}.out", rendered.text())
+    lines = rendered.text().splitlines()
+    assert all(len(line) <= width for line in lines)
+    assert not any("…" in line for line in lines if "p50" in line or "µs" in line or " ms" in line)
