@@ -16,7 +16,7 @@ from mcpprobe.cli.common import (
     command_line,
     confirmation_hooks,
     open_trace,
-    run_operation,
+    run_fleet,
     server_stderr_writer,
     trace_checked,
 )
@@ -160,20 +160,8 @@ def _run(fleet: Any, options: CheckOptions, concurrency: int, line: Any) -> int:
         fleet.say(f"checking {len(members)} servers, at most {concurrency} at once")
     if spinner is not None:
         spinner.start()
-    finished: list[Report | None] = [None] * len(members)
-    try:
-        reports = run_operation(run, members, concurrency=concurrency, extras=extras, into=finished, show=show)
-    finally:
-        if spinner is not None:
-            spinner.stop()
-        if trace is not None:
-            trace.close()
-    if reports is None and many:
-        from mcpprobe.fleet.probe import interrupted_report
-
-        reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
-        for report in reports:
-            report.outcome.command = "check"
+    reports = run_fleet(run, members, many=many, spinner=spinner, trace=trace, show=show, command="check",
+                        concurrency=concurrency, extras=extras)
     shown = show.code if show is not None else None
     code = shown if shown is not None else _emit(reports, fmt, many, fleet.redactor)
     return trace_checked(trace, line.output, code)

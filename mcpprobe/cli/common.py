@@ -138,6 +138,29 @@ class CancelledWithoutSignal(RuntimeError):
     """The operation ended cancelled, and not by a signal: a bug, not an interruption."""
 
 
+def run_fleet(run: Callable[..., Awaitable[Any]], members: list[Any], *, many: bool, spinner: Any, trace: Any,
+              show: ShowWhenReady | None, command: str | None = None, **kwargs: Any) -> list[Any] | None:
+    """`run` over `members` (probe's and check's), the spinner and the trace ended whatever happens.
+    Interrupted, a fleet keeps the servers that had finished and reports the others as interrupted
+    (of `command`, where not probe); one server gives None."""
+    finished: list[Any] = [None] * len(members)
+    try:
+        reports = run_operation(run, members, into=finished, show=show, **kwargs)
+    finally:
+        if spinner is not None:
+            spinner.stop()
+        if trace is not None:
+            trace.close()
+    if reports is None and many:
+        from mcpprobe.fleet.probe import interrupted_report
+
+        reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
+        if command is not None:
+            for report in reports:
+                report.outcome.command = command
+    return reports
+
+
 def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
                   signals: tuple[signal.Signals, ...] = CANCELLING, stop: Callable[[], bool] | None = None,
                   show: ShowWhenReady | None = None, **kwargs: Any) -> Result | None:

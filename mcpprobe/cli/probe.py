@@ -20,7 +20,7 @@ from mcpprobe.cli.common import (
     open_trace,
     preload,
     run_and_emit,
-    run_operation,
+    run_fleet,
     server_stderr_writer,
     session_extras,
     trace_checked,
@@ -252,7 +252,6 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
     if many:
         fleet.say(f"probing {len(members)} servers, at most {concurrency} at once")
     show = None
-    finished: list[Report | None] = [None] * len(members)
     spinner = None
     if not many:
         target = members[0].target
@@ -275,18 +274,8 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
         spinner.start()
     if fmt == "human":
         preload("mcpprobe.render.human", "mcpprobe.render.fleet")
-    try:
-        reports = run_operation(run, members, concurrency=concurrency, extras=extras, into=finished, show=show)
-    finally:
-        if spinner is not None:
-            spinner.stop()
-        if trace is not None:
-            trace.close()
-    if reports is None and many:
-        # Interrupted: the servers that had finished are shown, the others as interrupted.
-        from mcpprobe.fleet.probe import interrupted_report
-
-        reports = [report or interrupted_report(member) for report, member in zip(finished, members, strict=True)]
+    reports = run_fleet(run, members, many=many, spinner=spinner, trace=trace, show=show, concurrency=concurrency,
+                        extras=extras)
     shown = show.code if show is not None else None
     code = shown if shown is not None else _emit_reports(reports, fmt, many, fleet.redactor, report_files)
     return trace_checked(trace, line.output, code)
