@@ -58,7 +58,7 @@ POSITIVE_NUMBERS = frozenset(("--timeout", "--connect-timeout", "--discover-time
 POSITIVE_INTEGERS = frozenset(("--max-pages", "--max-message-size", "--count", "--concurrency"))
 CHOICES = {"--server-stderr": ("tail", "live", "quiet"), "--transport": ("auto", "stdio"),
            "--elicit": ("decline", "defaults")}
-FORMATS = {"probe": ("human", "json", "junit", "openmetrics", "html")}
+FORMATS = {"probe": ("human", "json", "junit", "openmetrics", "html", "sarif")}
 
 
 def _acceptable(command: str, name: str, value: str) -> bool:

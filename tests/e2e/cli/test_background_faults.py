@@ -57,8 +57,8 @@ def test_a_bug_decoding_a_stdio_server_message_is_70_not_interrupted() -> None:
     """The reported case: the stdio reader fails on the answer to tools/call."""
     args = ["call", "echo", f"message={MARKER}", "--yes", "--", *fixture_cmd("full")]
     env = {"MCPPROBE_INJECT_LOADS": MARKER}
-    assert_a_bug(run(args, env), "fault injected into json.loads")
-    assert_stack(run(args, env, traceback=True), "_read_stdout", "fault injected into json.loads")
+    assert_a_bug(run(args, env), "fault injected into orjson.loads")
+    assert_stack(run(args, env, traceback=True), "_read_stdout", "fault injected into orjson.loads")
 
 
 def test_a_bug_decoding_an_http_answer_is_70_not_interrupted() -> None:
