@@ -1,6 +1,6 @@
 """`check --call 'TOOL K=V ...'`: the tools the user named, called through `call`'s own checks.
 
-Each goes through mcpprobe.operations.invoke's catalogue check (the tool must be listed), argument check
+Each goes through mcpprobe.operations.checks' catalogue check (the tool must be listed), argument check
 (KEY=VALUE coerced and validated by its inputSchema) and confirmation (a tool not marked
 read-only needs --yes, or a yes on a terminal); only then is `tools/call` sent. A tool that
 answers `isError: true` passes: its own failure is a result, not a protocol failure.
@@ -23,7 +23,10 @@ def parse_call(spec: str) -> tuple[str, list[str]]:
 
 
 async def call_each(ctx: CheckContext) -> Verdict:
-    from mcpprobe.operations.invoke import Hooks, InvokeOutcome, checked_arguments, confirm_call, judge_tool_result
+    from mcpprobe.operations.checks import checked_arguments, confirm_call
+    from mcpprobe.operations.input import Hooks
+    from mcpprobe.operations.invoke import judge_tool_result
+    from mcpprobe.operations.outcome import InvokeOutcome
 
     listing = await ctx.listing("tools")
     hooks = ctx.options.hooks or Hooks()

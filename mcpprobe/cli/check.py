@@ -123,7 +123,7 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
     fleet = resolve_fleet(line)
     hooks = None
     if calls:
-        from mcpprobe.operations.invoke import Hooks
+        from mcpprobe.operations.input import Hooks
 
         preview, ask = confirmation_hooks(stderr_console(fleet.redactor), fleet.redactor, line.output.as_json)
         hooks = Hooks(preview=preview, ask=ask, yes=yes)

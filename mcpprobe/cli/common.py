@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
 
     from mcpprobe.cli.invocation import CommandLine, Connection, Invocation, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
-    from mcpprobe.operations.probe import Outcome
+    from mcpprobe.operations.outcome import Outcome
     from mcpprobe.render.progress import PhaseSpinner
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings

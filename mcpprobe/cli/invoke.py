@@ -172,7 +172,8 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     inv = resolve(command_line(ctx, urls, named, connection, settings, output))
     base = load_args(args_spec, stdin=sys.stdin)
     build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
-    from mcpprobe.operations.invoke import Hooks, call_tool
+    from mcpprobe.operations.input import Hooks
+    from mcpprobe.operations.invoke import call_tool
     from mcpprobe.render.cells import Safe
     from mcpprobe.render.invoke import is_terminal, render_task_status
 
@@ -246,7 +247,8 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     string_arguments(pairs)
     if template is not None:
         template_variables(template)
-    from mcpprobe.operations.invoke import Hooks, read_resource
+    from mcpprobe.operations.input import Hooks
+    from mcpprobe.operations.invoke import read_resource
 
     started: list[Any] = []
     inv.tell(f"reading {uri or template}")
@@ -293,7 +295,8 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], com
     pairs, urls = _split(ctx, rest)
     inv = resolve(command_line(ctx, urls, named, connection, settings, output))
     string_arguments(pairs)
-    from mcpprobe.operations.invoke import Hooks, get_prompt
+    from mcpprobe.operations.input import Hooks
+    from mcpprobe.operations.invoke import get_prompt
 
     started: list[Any] = []
     inv.tell(f"getting prompt {name}")

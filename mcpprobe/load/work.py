@@ -1,7 +1,7 @@
 """The work of a load run: the operations named on the command line, each with a weight, checked once
 against the server before the first request, then sent as often as the schedule asks.
 
-Each kind is checked exactly as its own command checks it (mcpprobe.operations.invoke): `--call` through call's
+Each kind is checked exactly as its own command checks it (mcpprobe.operations.checks): `--call` through call's
 catalog, argument and confirmation checks; `--read` through read's (listed, or matching a template);
 `--get-prompt` through get-prompt's; `--list KIND` needs the kind's capability; `--ping` exists only
 before 2026-07-28. One difference: a tool not marked read-only is never called without `--yes`, on a
@@ -96,14 +96,10 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
     """Check every operation against the server (Refused, exit 3, with nothing sent: as the operation's
     own command would refuse it) and build its request once."""
     from mcpprobe.client.catalog import LIST_KINDS, Listing, list_kind
-    from mcpprobe.operations.invoke import (
-        Hooks,
-        InvokeOutcome,
-        checked_arguments,
-        checked_prompt,
-        confirm_call,
-        resolve_uri,
-    )
+    from mcpprobe.operations.checks import checked_arguments, checked_prompt, confirm_call
+    from mcpprobe.operations.input import Hooks
+    from mcpprobe.operations.invoke import resolve_uri
+    from mcpprobe.operations.outcome import InvokeOutcome
 
     outcome = InvokeOutcome("load")
     listings: dict[str, Listing] = {}

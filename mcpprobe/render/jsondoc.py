@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.capabilities import missing_for
 from mcpprobe.client.catalog import KINDS, LIST_KINDS, Items, Listing
-from mcpprobe.operations.probe import Outcome
+from mcpprobe.operations.outcome import Outcome
 from mcpprobe.safety.sanitize import json_dumps
 
 if TYPE_CHECKING:
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.probe import Report
     from mcpprobe.load.run import LoadOutcome
-    from mcpprobe.operations.invoke import InvokeOutcome
+    from mcpprobe.operations.outcome import InvokeOutcome
     from mcpprobe.safety.redact import Redactor
 
 FORMAT_VERSION = 1

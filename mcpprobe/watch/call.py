@@ -26,7 +26,9 @@ class Caller:
     async def call(self, link: Link, session: Session, tools: KindState, tool: str, pairs: tuple[str, ...],
                    reconnected: bool) -> None:
         """Refused on the first connection ends the watch (exit 3); on a reconnect, an error event."""
-        from mcpprobe.operations.invoke import Hooks, InvokeOutcome, checked_arguments, confirm_call
+        from mcpprobe.operations.checks import checked_arguments, confirm_call
+        from mcpprobe.operations.input import Hooks
+        from mcpprobe.operations.outcome import InvokeOutcome
 
         listing = Listing("tools", tools.declared, state="complete" if tools.list_completed else "incomplete",
                           items=Items((tools.items or {}).values()))
