@@ -24,12 +24,12 @@ def parse_call(spec: str) -> tuple[str, list[str]]:
 
 async def call_each(ctx: CheckContext) -> Verdict:
     from mcpprobe.operations.checks import checked_arguments, confirm_call
-    from mcpprobe.operations.input import Hooks
+    from mcpprobe.operations.input import Unattended
     from mcpprobe.operations.invoke import judge_tool_result
     from mcpprobe.operations.outcome import InvokeOutcome
 
     listing = await ctx.listing("tools")
-    hooks = ctx.options.hooks or Hooks()
+    confirmer = ctx.options.confirmer or Unattended()
     notes: list[str] = []
     problems: list[str] = []
     for spec in ctx.options.calls:
@@ -37,7 +37,7 @@ async def call_each(ctx: CheckContext) -> Verdict:
         outcome = InvokeOutcome("call", item_kind="tools")
         try:
             tool, arguments = await checked_arguments(ctx.session, outcome, listing, name, pairs, {})
-            await confirm_call(ctx.session, outcome, tool, arguments, hooks)
+            await confirm_call(ctx.session, outcome, tool, arguments, confirmer)
         except Refused as exc:
             verdict = errored(f"--call {inert(spec, 80)}: {inert(exc.message, 300)}")
             verdict.detail["exitCode"] = int(exc.exit_code)

@@ -21,6 +21,7 @@ from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 if TYPE_CHECKING:
     from mcpprobe.client.catalog import Listing
     from mcpprobe.client.session import Session
+    from mcpprobe.operations.input import Confirmer
 
 EVIDENCE_CHARS = 400  # of each message shown as evidence
 MAX_EVIDENCE = 12  # exchanges kept per check
@@ -39,7 +40,7 @@ class CheckOptions:
     sample_arguments: bool = False
     calls: tuple[str, ...] = ()  # --call 'TOOL K=V ...'
     rate: float | None = None  # requests per second at most
-    hooks: Any = None  # invoke.Hooks for --call: preview, question, --yes
+    confirmer: Confirmer | None = None  # for --call: the preview, the question, --yes
 
 
 def inert(value: Any, limit: int = EVIDENCE_CHARS) -> str:

@@ -12,9 +12,9 @@ import click
 from mcpprobe.check.catalogue import CHECKS
 from mcpprobe.cli.common import (
     CONTEXT,
+    Confirmation,
     ShowWhenReady,
     command_line,
-    confirmation_hooks,
     open_trace,
     run_operation,
     server_stderr_writer,
@@ -121,14 +121,11 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
 
     line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers)
     fleet = resolve_fleet(line)
-    hooks = None
+    confirmer = None
     if calls:
-        from mcpprobe.operations.input import Hooks
-
-        preview, ask = confirmation_hooks(stderr_console(fleet.redactor), fleet.redactor, line.output.as_json)
-        hooks = Hooks(preview=preview, ask=ask, yes=yes)
+        confirmer = Confirmation(stderr_console(fleet.redactor), fleet.redactor, line.output.as_json, yes=yes)
     options = CheckOptions(only=only, skip=skip, level=Level(level.upper()), strict=strict, unsafe=unsafe,
-                           sample_arguments=sample_arguments, calls=calls, rate=rate, hooks=hooks)
+                           sample_arguments=sample_arguments, calls=calls, rate=rate, confirmer=confirmer)
     return _run(fleet, options, concurrency, line)
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpprobe.cli.common import CONTEXT, command_line, confirmation_hooks, session_extras, trace_checked
+from mcpprobe.cli.common import CONTEXT, Confirmation, command_line, session_extras, trace_checked
 from mcpprobe.cli.options import (
     TargetCommand,
     _not_negative,
@@ -52,6 +52,7 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
+    from mcpprobe.operations.input import Confirmer
     from mcpprobe.render.interface import Rendered, View
     from mcpprobe.watch import WatchOptions
     from mcpprobe.wire.target import Settings
@@ -110,7 +111,7 @@ class EventLines:
 
 
 def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_hooks: SessionHooks,
-               confirm: tuple[Any, Any]) -> Any:
+               confirmer: Confirmer) -> Any:
     from mcpprobe.cli.common import run_operation
     from mcpprobe.watch import watch
 
@@ -141,9 +142,8 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_
                         return
 
             group.start_soon(check)
-            preview, ask = confirm
             result = await watch(inv.target, inv.settings, options, emit, session_hooks=session_hooks,
-                                 preview=preview, ask=ask, on_start=lambda w: holder.__setitem__("watcher", w))
+                                 confirmer=confirmer, on_start=lambda w: holder.__setitem__("watcher", w))
             group.cancel_scope.cancel()
         return result
 
@@ -234,8 +234,8 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
     emit = EventLines(fmt, view, write)
     inv.tell("watching")
     with session_extras(inv) as (session_hooks, trace):
-        confirm = confirmation_hooks(stderr_console(inv.redactor), inv.redactor, inv.output.as_json)
-        result = _run_watch(inv, options, emit, session_hooks, confirm)
+        confirmer = Confirmation(stderr_console(inv.redactor), inv.redactor, inv.output.as_json)
+        result = _run_watch(inv, options, emit, session_hooks, confirmer)
     show(WatchEnded(result), fmt, inv.redactor)
     if result is None:
         return 0

@@ -311,14 +311,16 @@ class Exporter:
     async def _call(self, member: Member, module: Module) -> Outcome:
         """A call of a tool the server itself annotates read-only; any other tool is refused unsent."""
         from mcpprobe.errors import Refused
-        from mcpprobe.operations.input import Hooks
+        from mcpprobe.operations.input import Unattended
         from mcpprobe.operations.invoke import call_tool
 
-        def preview(tool: dict[str, Any], arguments: Any, how: str, info: Any) -> None:
-            if how != "read-only":
-                raise Refused(f"tool {module.tool!r} is not annotated readOnlyHint: true; the exporter calls only "
-                              "read-only tools", code="not-confirmed")
+        class ReadOnlyCalls(Unattended):
+            def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str,
+                           server: dict[str, Any]) -> None:
+                if how != "read-only":
+                    raise Refused(f"tool {module.tool!r} is not annotated readOnlyHint: true; the exporter calls "
+                                  "only read-only tools", code="not-confirmed")
 
         assert member.target is not None
         return await call_tool(member.target, member.settings, module.tool or "", [], dict(module.arguments),
-                               hooks=Hooks(preview=preview))
+                               hooks=ReadOnlyCalls())

@@ -97,7 +97,7 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
     own command would refuse it) and build its request once."""
     from mcpprobe.client.catalog import LIST_KINDS, Listing, list_kind
     from mcpprobe.operations.checks import checked_arguments, checked_prompt, confirm_call
-    from mcpprobe.operations.input import Hooks
+    from mcpprobe.operations.input import Unattended
     from mcpprobe.operations.invoke import resolve_uri
     from mcpprobe.operations.outcome import InvokeOutcome
 
@@ -117,7 +117,7 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
             session.check(method)
             tool, arguments = await checked_arguments(session, outcome, await listing("tools"), spec.subject,
                                                       list(spec.pairs), {})
-            await confirm_call(session, outcome, tool, arguments, Hooks(yes=yes))
+            await confirm_call(session, outcome, tool, arguments, Unattended(yes=yes))
             if outcome.confirmation == "non-interactive":
                 raise Refused(f"tool {spec.subject!r} is not marked read-only (readOnlyHint), and a load run calls it "
                               "over and over: pass --yes to call it anyway. Nothing was sent.",

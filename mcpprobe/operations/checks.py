@@ -16,7 +16,7 @@ from mcpprobe.client.session import Session
 from mcpprobe.errors import Refused
 from mcpprobe.findings import Finding
 from mcpprobe.operations import arguments as argmod
-from mcpprobe.operations.input import Hooks
+from mcpprobe.operations.input import Confirmer
 from mcpprobe.operations.outcome import InvokeOutcome
 from mcpprobe.safety import validation
 
@@ -164,16 +164,14 @@ def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, n
 
 
 async def confirm_call(session: Session, outcome: InvokeOutcome, tool: dict[str, Any], arguments: dict[str, Any],
-                       hooks: Hooks) -> None:
+                       confirmer: Confirmer) -> None:
     """The confirmation of every tools/call: a tool not marked read-only needs --yes, or a yes on a
     terminal. Raises Refused (not-confirmed) otherwise; nothing is sent."""
-    how = confirmation_needed(tool, yes=hooks.yes, interactive=hooks.ask is not None)
+    how = confirmation_needed(tool, yes=confirmer.yes, interactive=confirmer.interactive)
     outcome.confirmation = how
-    if hooks.preview is not None:
-        hooks.preview(tool, arguments, how, session.snapshot.server_info or {})
+    confirmer.on_preview(tool, arguments, how, session.snapshot.server_info or {})
     if how == "prompt":
-        assert hooks.ask is not None
-        if not await _ask(hooks.ask, tool, arguments):
+        if not await _ask(confirmer.ask, tool, arguments):
             outcome.confirmation = "declined"
             raise Refused(f"tool {tool.get('name')!r} was not called: not confirmed", code="not-confirmed",
                           severity="info")

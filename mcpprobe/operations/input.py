@@ -3,16 +3,16 @@
 Elicitation, sampling and roots requests are answered or refused by `InputBroker`, in both eras:
 as server-initiated requests (before 2026-07-28) and as `input_required` results that the request
 is retried with (`request_with_input`). Progress notifications of a request are kept on the
-outcome and handed to `Hooks.progress`. Nothing here prints: the hooks are the caller's.
+outcome and handed to `Hooks.on_progress`. Nothing here prints: the hooks (`Hooks`, a protocol)
+are the caller's.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, Protocol
 
 import anyio
 
@@ -28,19 +28,71 @@ MAX_INPUT_ROUNDS = 10
 _tokens = itertools.count(1)
 
 
-@dataclass
-class Hooks:
-    """How the CLI takes part while the session is open. Every hook is optional."""
+class Confirmer(Protocol):
+    """Who confirms a tools/call: shown the call before it is sent, and asked when a person must decide."""
 
-    # (tool, arguments, how it is confirmed, the server's serverInfo or {})
-    preview: Callable[[dict[str, Any], dict[str, Any], str, dict[str, Any]], None] | None = None
-    ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None  # set only on an interactive terminal
-    progress: Callable[[dict[str, Any]], None] | None = None
-    yes: bool = False
-    # The outcome as soon as it exists: if the run is interrupted, what was sent is still shown.
-    started: Callable[[InvokeOutcome], None] | None = None
-    # A task's status changed ({"ms", "status", "statusMessage", "via"}): `call` of a task.
-    task_status: Callable[[dict[str, Any]], None] | None = None
+    @property
+    def yes(self) -> bool:
+        """--yes: a tool not marked read-only is called without asking."""
+        ...
+
+    @property
+    def interactive(self) -> bool:
+        """Whether `ask` may be called: a person at a terminal can answer."""
+        ...
+
+    def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        """Before a tools/call is confirmed and sent: the tool from the list, its arguments, how the
+        call is confirmed (`checks.confirmation_needed`), `server` the server's serverInfo (or {})."""
+        ...
+
+    def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        """Whether to call the tool. Only when `interactive`, on a thread of its own (so that
+        Ctrl-C is never stuck in it); an exception is a no."""
+        ...
+
+
+class Hooks(Confirmer, Protocol):
+    """How the caller takes part while an invocation's session is open (after grpcurl's
+    InvocationEventHandler): told what happens as it happens, asked when a person must decide.
+    The operations never print; `Unattended` is the caller that shows nothing and asks nothing."""
+
+    def on_start(self, outcome: InvokeOutcome) -> None:
+        """The outcome as soon as it exists: if the run is interrupted, what was sent is still shown."""
+        ...
+
+    def on_progress(self, event: dict[str, Any]) -> None:
+        """A progress notification of the request: {"ms", "progress", "total", "message"}."""
+        ...
+
+    def on_task_status(self, entry: dict[str, Any]) -> None:
+        """A task's status changed ({"ms", "status", "statusMessage", "via"}): `call` of a task."""
+        ...
+
+
+class Unattended:
+    """The hooks of a run nobody watches (the exporter, check, load): nothing shown, nothing asked; a tool
+    not marked read-only is called only with `yes`. Subclassed by callers that watch only part."""
+
+    interactive = False
+
+    def __init__(self, *, yes: bool = False) -> None:
+        self.yes = yes
+
+    def on_start(self, outcome: InvokeOutcome) -> None:
+        pass
+
+    def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        pass
+
+    def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        return False
+
+    def on_progress(self, event: dict[str, Any]) -> None:
+        pass
+
+    def on_task_status(self, entry: dict[str, Any]) -> None:
+        pass
 
 
 def progress_token() -> str:
@@ -202,7 +254,6 @@ def follow_progress(session: Session, outcome: InvokeOutcome, token: str, hooks:
         event = {"ms": round((time.perf_counter() - started) * 1000, 1), "progress": params.get("progress"),
                  "total": params.get("total"), "message": params.get("message")}
         outcome.progress.append(event)
-        if hooks.progress is not None:
-            hooks.progress(event)
+        hooks.on_progress(event)
 
     session.conn.notification_handlers.append(on_notification)

@@ -4,8 +4,9 @@ A tool is called through `tools/call`, a resource read through `resources/read`,
 expanded through `prompts/get`; nothing is ever routed through another kind's entry point. Each
 operation first needs the capability (else `Refused`, exit 3), then finds the item in the
 complete list (all pages), then checks the arguments against the item's declaration, and only
-then sends the one request. Like `mcpprobe.operations.probe`, nothing here prints: the CLI passes
-`Hooks` for the preview, the confirmation question and progress, and renders the outcome.
+then sends the one request. Like `mcpprobe.operations.probe`, nothing here prints: the caller passes
+its `Hooks` (mcpprobe.operations.input: on_start, on_preview, ask, on_progress, on_task_status) and
+renders the outcome.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from mcpprobe.operations.checks import (
 from mcpprobe.operations.input import (
     Hooks,
     InputBroker,
+    Unattended,
     follow_progress,
     progress_token,
     request_with_input,
@@ -56,11 +58,10 @@ def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None
            elicit: str | None) -> tuple[Hooks, Settings, InvokeOutcome, InputBroker]:
     """What every entry point starts with: its outcome (handed to the CLI at once, so that an
     interrupt can still show it), the settings with --elicit applied, and the input broker."""
-    hooks = hooks or Hooks()
+    hooks = hooks or Unattended()
     settings = with_elicit(settings, elicit)
     outcome = InvokeOutcome(command, item_kind=item_kind, elicit=elicit)
-    if hooks.started is not None:
-        hooks.started(outcome)
+    hooks.on_start(outcome)
     return hooks, settings, outcome, InputBroker(outcome, settings)
 
 
@@ -111,7 +112,7 @@ async def _call_as_task(session: Session, outcome: InvokeOutcome, params: dict[s
     request = {**params, "task": {}, "_meta": {"progressToken": token}}
     outcome.request = {"method": "tools/call", "params": request}
     follow_progress(session, outcome, token, hooks)
-    call = TaskCall(session, outcome.findings, hooks.task_status)
+    call = TaskCall(session, outcome.findings, hooks.on_task_status)
     session.conn.notification_handlers.append(call.on_notification)
     outcome.sent = True
     created = await session.request("tools/call", request, reset_on_progress=True)
