@@ -226,12 +226,11 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
       mcpprobe call simulate-research-query topic=tides --yes -- npx -y @modelcontextprotocol/server-everything
     """
     from mcpprobe.cli.invocation import resolve
-    from mcpprobe.operations.arguments import build_arguments, load_args
+    from mcpprobe.operations.arguments import ToolArguments, load_args
 
     pairs, urls = _split(ctx, rest)
     inv = resolve(command_line(ctx, urls, named, connection, settings, output))
-    base = load_args(args_spec, stdin=sys.stdin)
-    build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
+    given = ToolArguments.parse(pairs, load_args(args_spec, stdin=sys.stdin))  # before connecting
     from mcpprobe.operations.invoke import call_tool
     from mcpprobe.render.cells import Safe
     from mcpprobe.render.invoke import is_terminal
@@ -246,7 +245,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     inv.tell(f"calling tool {tool}")
     try:
         with session_extras(inv) as (session_hooks, trace):
-            outcome = run_operation(call_tool, inv.target, inv.settings, tool, pairs, base, hooks=hooks,
+            outcome = run_operation(call_tool, inv.target, inv.settings, tool, given, hooks=hooks,
                                     elicit=elicit, task=as_task, save_dir=save_dir, session_hooks=session_hooks)
     finally:
         progress.stop()
@@ -297,7 +296,7 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     if template is None and (pairs or complete):
         raise click.UsageError("VAR=VALUE and --complete go with --template TEMPLATE")
     inv = resolve(command_line(ctx, urls, named, connection, settings, output))
-    string_arguments(pairs)
+    values = string_arguments(pairs)
     if template is not None:
         template_variables(template)
     from mcpprobe.operations.invoke import read_resource
@@ -306,9 +305,9 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     hooks: Hooks = Kept(started)
     inv.tell(f"reading {uri or template}")
     with session_extras(inv) as (session_hooks, trace):
-        outcome = run_operation(read_resource, inv.target, inv.settings, uri, template=template, pairs=pairs,
-                                complete=complete, hooks=hooks, elicit=elicit,
-                                output=output_path, session_hooks=session_hooks)
+        outcome = run_operation(read_resource, inv.target, inv.settings, uri, template=template, values=values,
+                                complete=complete, hooks=hooks, elicit=elicit, output=output_path,
+                                session_hooks=session_hooks)
     # Written to -o PATH by the operation; when that failed, the contents go to stdout, not lost.
     written = bool(outcome is not None and output_path and outcome.result is not None
                    and outcome.completion is None and outcome.save_error is None)
@@ -347,13 +346,13 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], com
 
     pairs, urls = _split(ctx, rest)
     inv = resolve(command_line(ctx, urls, named, connection, settings, output))
-    string_arguments(pairs)
+    values = string_arguments(pairs)
     from mcpprobe.operations.invoke import get_prompt
 
     started: list[InvokeOutcome] = []
     hooks: Hooks = Kept(started)
     inv.tell(f"getting prompt {name}")
     with session_extras(inv) as (session_hooks, trace):
-        outcome = run_operation(get_prompt, inv.target, inv.settings, name, pairs, complete=complete,
+        outcome = run_operation(get_prompt, inv.target, inv.settings, name, values, complete=complete,
                                 hooks=hooks, elicit=elicit, save_dir=save_dir, session_hooks=session_hooks)
     return trace_checked(trace, inv.output, _finish(inv, outcome, started))

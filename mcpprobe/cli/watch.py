@@ -30,11 +30,11 @@ UNREAD_CHECK_SECONDS = 0.5
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
-def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each --call 'TOOL KEY=VALUE ...' as (TOOL, pairs), its pairs' syntax checked before connecting."""
+def _calls(values: tuple[str, ...]) -> tuple[tuple[str, ToolArguments], ...]:
+    """Each --call 'TOOL KEY=VALUE ...' as (TOOL, its arguments), parsed before connecting."""
     import shlex
 
-    from mcpprobe.operations.arguments import build_arguments
+    from mcpprobe.operations.arguments import ToolArguments
 
     calls = []
     for value in values:
@@ -44,14 +44,14 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
             raise click.BadParameter(f"{value!r}: {exc}", param_hint="'--call'") from None
         if not words:
             raise click.BadParameter("expects a tool name, then its KEY=VALUE arguments", param_hint="'--call'")
-        build_arguments(words[1:], {}, None)  # KEY=VALUE and KEY:=JSON syntax
-        calls.append((words[0], tuple(words[1:])))
+        calls.append((words[0], ToolArguments.parse(words[1:])))
     return tuple(calls)
 
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
+    from mcpprobe.operations.arguments import ToolArguments
     from mcpprobe.operations.input import Confirmer
     from mcpprobe.render.interface import Rendered, View
     from mcpprobe.watch import WatchOptions

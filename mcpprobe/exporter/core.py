@@ -311,6 +311,7 @@ class Exporter:
     async def _call(self, member: Member, module: Module) -> Outcome:
         """A call of a tool the server itself annotates read-only; any other tool is refused unsent."""
         from mcpprobe.errors import Refused
+        from mcpprobe.operations.arguments import ToolArguments
         from mcpprobe.operations.input import Unattended
         from mcpprobe.operations.invoke import call_tool
 
@@ -322,5 +323,5 @@ class Exporter:
                                   "only read-only tools", code="not-confirmed")
 
         assert member.target is not None
-        return await call_tool(member.target, member.settings, module.tool or "", [], dict(module.arguments),
+        return await call_tool(member.target, member.settings, module.tool or "", ToolArguments(dict(module.arguments)),
                                hooks=ReadOnlyCalls())

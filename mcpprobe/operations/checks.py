@@ -107,7 +107,7 @@ async def _ask(ask: Callable[[dict[str, Any], dict[str, Any]], bool], tool: dict
 
 
 async def checked_arguments(session: Session, outcome: InvokeOutcome, listing: Listing, name: str,
-                            pairs: list[str], base_args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+                            given: argmod.ToolArguments) -> tuple[dict[str, Any], dict[str, Any]]:
     """The catalog and argument checks of every tools/call (`call`, `watch --call`): the tool
     from the complete list and the arguments built by its inputSchema. Raises Refused, with
     nothing sent, when the tool is not listed or the arguments do not match (unless --force)."""
@@ -118,7 +118,7 @@ async def checked_arguments(session: Session, outcome: InvokeOutcome, listing: L
         tool = {"name": name}
     outcome.item = tool
     schema = tool.get("inputSchema")
-    arguments = argmod.build_arguments(pairs, base_args, schema)
+    arguments = given.build(schema)
     outcome.arguments = arguments
     if isinstance(schema, dict | bool) and "inputSchema" in tool:
         violations = await check_schema(session, outcome, arguments, schema, "inputSchema")
@@ -131,11 +131,11 @@ async def checked_arguments(session: Session, outcome: InvokeOutcome, listing: L
     return tool, arguments
 
 
-def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, name: str, pairs: list[str], *,
-                   check: bool = True) -> tuple[list[str], dict[str, str]]:
+def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, name: str, values: dict[str, str], *,
+                   check: bool = True) -> list[str]:
     """The catalog and argument checks of every prompts/get (`get-prompt`, `load --get-prompt`): the
-    prompt from the complete list, its declared argument names and the values given. With `check`,
-    missing required and unknown arguments are refused (unless --force), nothing sent."""
+    prompt from the complete list; its declared argument names. With `check`, missing required and
+    unknown arguments among `values` are refused (unless --force), nothing sent."""
     prompt = find(listing, "name", name)
     found = prompt is not None
     if prompt is None:
@@ -145,10 +145,9 @@ def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, n
     outcome.item = prompt
     declared = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
     names = [a["name"] for a in declared]
-    values = argmod.string_arguments(pairs)
-    outcome.arguments = values
+    outcome.arguments = dict(values)
     if not check:
-        return names, values
+        return names
     missing = [a["name"] for a in declared if a.get("required") is True and a["name"] not in values]
     unknown = [k for k in values if k not in names] if found else []
     problems = []
@@ -160,7 +159,7 @@ def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, n
     if problems:
         refuse_arguments(session, outcome, f"prompt {name!r}: " + "; ".join(problems),
                          {"missing": missing, "unknown": unknown, "declared": names}, "prompts/get")
-    return names, values
+    return names
 
 
 async def confirm_call(session: Session, outcome: InvokeOutcome, tool: dict[str, Any], arguments: dict[str, Any],

@@ -20,6 +20,7 @@ from mcpprobe.client.session import Session, Timing
 from mcpprobe.errors import ProtocolFailure, RpcError
 from mcpprobe.findings import Finding
 from mcpprobe.operations import arguments as argmod
+from mcpprobe.operations.arguments import ToolArguments
 from mcpprobe.operations.checks import (
     check_schema,
     checked_arguments,
@@ -65,17 +66,18 @@ def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None
     return hooks, settings, outcome, InputBroker(outcome, settings)
 
 
-async def call_tool(target: Target, settings: Settings, name: str, pairs: list[str], base_args: dict[str, Any],
+async def call_tool(target: Target, settings: Settings, name: str, given: ToolArguments,
                     *, hooks: Hooks | None = None, elicit: str | None = None, task: bool = False,
                     save_dir: str | None = None, session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
-    """`task`: ask for task execution (--task), for a tool whose taskSupport is "optional".
+    """`given`: the arguments as the command parsed them, built by the tool's inputSchema here.
+    `task`: ask for task execution (--task), for a tool whose taskSupport is "optional".
     `save_dir` (--save): the result's binary content is written there (mcpprobe.operations.saving)."""
     hooks, settings, outcome, broker = _begin("call", "tools", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
         session.check("tools/call")
         listing = await _catalog(session, outcome, "tools")
-        tool, arguments = await checked_arguments(session, outcome, listing, name, pairs, base_args)
+        tool, arguments = await checked_arguments(session, outcome, listing, name, given)
         from mcpprobe.operations.tasks import wants_task
 
         as_task, forced = wants_task(session, tool, task)
@@ -190,10 +192,11 @@ async def _listen_for_server(session: Session) -> None:
 
 
 async def read_resource(target: Target, settings: Settings, uri: str | None, *, template: str | None = None,
-                        pairs: list[str] = (), complete: str | None = None,  # type: ignore[assignment]
+                        values: dict[str, str] | None = None, complete: str | None = None,
                         hooks: Hooks | None = None, elicit: str | None = None, output: str | None = None,
                         session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
-    """Read `uri`, or expand `template` with `pairs` and read that; `complete` asks for a variable's values."""
+    """Read `uri`, or expand `template` with `values` (its variables') and read that; `complete` asks
+    for a variable's values."""
     hooks, settings, outcome, broker = _begin("read", "templates" if template else "resources", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
@@ -201,7 +204,7 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
         if complete is not None:
             session.check("completion/complete")
         if template is not None:
-            target_uri = await _resolve_template(session, outcome, template, pairs, complete)
+            target_uri = await _resolve_template(session, outcome, template, values or {}, complete)
             if target_uri is None:
                 return
         else:
@@ -255,7 +258,7 @@ async def resolve_uri(session: Session, outcome: InvokeOutcome, uri: str) -> Non
         session, combined, "resource", uri, names, "resources/read", where="resources and templates"))
 
 
-async def _resolve_template(session: Session, outcome: InvokeOutcome, template: str, pairs: list[str],
+async def _resolve_template(session: Session, outcome: InvokeOutcome, template: str, values: dict[str, str],
                             complete: str | None) -> str | None:
     templates = await _catalog(session, outcome, "templates")
     item = find(templates, "uriTemplate", template)
@@ -265,7 +268,6 @@ async def _resolve_template(session: Session, outcome: InvokeOutcome, template: 
             [t.get("uriTemplate", "") for t in templates.items], "resources/read"))
         item = {"uriTemplate": template}
     outcome.item = item
-    values = argmod.string_arguments(pairs)
     variables = argmod.template_variables(template)
     if complete is not None:
         await _complete(session, outcome, {"type": "ref/resource", "uri": template}, complete, variables, values,
@@ -301,9 +303,10 @@ def _judge_contents(outcome: InvokeOutcome, result: dict[str, Any]) -> None:
 # ----- prompts and completion -----
 
 
-async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[str], *, complete: str | None = None,
-                     hooks: Hooks | None = None, elicit: str | None = None, save_dir: str | None = None,
-                     session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
+async def get_prompt(target: Target, settings: Settings, name: str, values: dict[str, str], *,
+                     complete: str | None = None, hooks: Hooks | None = None, elicit: str | None = None,
+                     save_dir: str | None = None, session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
+    """Expand prompt `name` with its arguments' `values`; `complete` asks for an argument's values."""
     hooks, settings, outcome, broker = _begin("get-prompt", "prompts", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
@@ -311,7 +314,7 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
         if complete is not None:
             session.check("completion/complete")
         listing = await _catalog(session, outcome, "prompts")
-        names, values = checked_prompt(session, outcome, listing, name, pairs, check=complete is None)
+        names = checked_prompt(session, outcome, listing, name, values, check=complete is None)
         if complete is not None:
             await _complete(session, outcome, {"type": "ref/prompt", "name": name}, complete, names, values,
                             "prompt argument")

@@ -12,6 +12,7 @@ from mcpprobe.watch.events import Events
 from mcpprobe.watch.model import KindState, Link, WatchOptions
 
 if TYPE_CHECKING:
+    from mcpprobe.operations.arguments import ToolArguments
     from mcpprobe.operations.input import Confirmer
 
 
@@ -40,7 +41,7 @@ class Caller:
         self._confirmer = confirmer  # the preview and the question, on a terminal
         self._confirmed: set[str] = set()  # tools confirmed once: not asked again on a reconnect
 
-    async def call(self, link: Link, session: Session, tools: KindState, tool: str, pairs: tuple[str, ...],
+    async def call(self, link: Link, session: Session, tools: KindState, tool: str, given: ToolArguments,
                    reconnected: bool) -> None:
         """Refused on the first connection ends the watch (exit 3); on a reconnect, an error event."""
         from mcpprobe.operations.checks import checked_arguments, confirm_call
@@ -52,7 +53,7 @@ class Caller:
         confirmer = CallConfirmer(self._confirmer, yes=self.options.yes or tool in self._confirmed)
         try:
             session.check("tools/call")
-            _, arguments = await checked_arguments(session, outcome, listing, tool, list(pairs), {})
+            _, arguments = await checked_arguments(session, outcome, listing, tool, given)
             await confirm_call(session, outcome, outcome.item or {"name": tool}, arguments, confirmer)
         except ProbeError as exc:
             if not reconnected and isinstance(exc, Refused | UsageProblem):

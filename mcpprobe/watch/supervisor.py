@@ -215,8 +215,8 @@ class Watcher:
         elif opts.subscribe and not kinds["resources"].declared:
             self.events.emit("error", "resources", code="not-declared", message=(
                 "--subscribe: the server did not declare 'resources'; nothing was subscribed"))
-        for tool, pairs in opts.calls:
-            await self.caller.call(link, session, kinds["tools"], tool, pairs, reconnected)
+        for tool, given in opts.calls:
+            await self.caller.call(link, session, kinds["tools"], tool, given, reconnected)
         for notifier in RELISTED:
             group.start_soon(guarded, self.lists.worker, link, notifier)
         group.start_soon(guarded, subscriptions.report_updates, link)
