@@ -145,8 +145,9 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
         err.write("warning: --insecure: TLS certificates are not verified\n")
     import anyio
 
-    from mcpprobe.auth.login import LoginFailed, LoginOptions, login
+    from mcpprobe.auth.login import LoginOptions, login
     from mcpprobe.auth.store import TokenStore
+    from mcpprobe.auth.tokens import LoginFailed
 
     def announce(text: str) -> None:
         err.write(text + "\n")
@@ -289,9 +290,9 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
     """
     import anyio
 
-    from mcpprobe.auth.login import LoginFailed, revoke
     from mcpprobe.auth.settings import AuthSettings
     from mcpprobe.auth.store import TokenStore
+    from mcpprobe.auth.tokens import LoginFailed, revoke
 
     if bool(url) == everything:
         raise click.UsageError("give a server URL, or --all")

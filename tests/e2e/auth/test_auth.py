@@ -447,7 +447,7 @@ def test_insufficient_scope_is_diagnosed() -> None:
     with auth_server("--client", f"ci:{CLIENT_SECRET}", "--required-scope", "mcp:admin",
                      "--no-challenge-scope") as url:
         async def token() -> str:
-            from mcpprobe.auth.login import token_request
+            from mcpprobe.auth.tokens import token_request
 
             data = await token_request(url.rsplit("/", 1)[0] + "/token",
                                        {"grant_type": "client_credentials", "scope": "mcp:read", "resource": url},
