@@ -332,9 +332,9 @@ def _id_token(env: str | None, path: str | None) -> str | None:
     if env and path:
         raise UsageProblem("--id-token-env and --id-token-file both give the ID token: give one")
     if env:
-        from mcpprobe.auth.settings import _from_env
+        from mcpprobe.auth.settings import from_env
 
-        return _from_env(env, "--id-token-env")
+        return from_env(env, "--id-token-env")
     if not path:
         return None
     try:

@@ -508,6 +508,16 @@ def test_auth_commands_import_only_click() -> None:
     assert heavy == []
 
 
+def test_auth_package_imports_no_click() -> None:
+    """Click is the command line's (mcpprobe.cli): every module of mcpprobe.auth loads without it."""
+    modules = sorted(p.stem for p in (ROOT / "mcpprobe" / "auth").glob("*.py") if p.stem != "__init__")
+    code = f"import sys; import {', '.join('mcpprobe.auth.' + m for m in modules)}; print('click' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
 def test_probe_uses_the_stored_token_and_bearer_env_and_config(config_home: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Wired end to end: after `auth login`, a plain `probe URL` is authorized; --bearer-env and a
