@@ -95,14 +95,8 @@ class LoginResult:
     status: int = 200
     diagnosis: Diagnosis | None = None
     not_needed: bool = False
-
     checked: list[str] = field(default_factory=list)  # the requests the server answered with the token
     why: str = ""  # what made login go ahead (the request refused, or why without one)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"flow": self.flow, "registration": self.registration, "stepUp": self.step_up,
-                "status": self.status, "notNeeded": self.not_needed, "checked": self.checked, "why": self.why,
-                "token": self.record.public()}
 
 
 @dataclass
