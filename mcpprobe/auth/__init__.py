@@ -15,6 +15,7 @@ each importing only those listed before it:
 - `tokens`: the token endpoint without the SDK: refresh, client credentials again, client
   assertions (RFC 7523), revocation (RFC 7009); `LoginFailed`.
 - `callback`: the browser's side of the code flow, and its loopback redirect receiver (RFC 8252).
+- `contact`: a session opened as every command opens one, and the first request the server refused.
 - `login`: authorization code with PKCE, client credentials (secret or private_key_jwt), cross-app
   access (ID-JAG), on the SDK's client auth; a step-up login inside another command.
 - `apply`: the token a session sends (`--bearer-env`, or the stored token, refreshed), and the

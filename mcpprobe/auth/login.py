@@ -1,14 +1,15 @@
 """OAuth 2.1 login for the command line, on the mcp SDK's client auth (`mcp.client.auth`).
 
-Login first opens a session without credentials through the connection core (`contact`), as every
-command does, and lists what the server declares; the first 401/403 is the refusal to answer. The
+Login first opens a session without credentials through the connection core (mcpprobe.auth.contact),
+as every command does, and lists what the server declares; the first 401/403 is the refusal to answer. The
 SDK's `OAuthClientProvider` is an `httpx2.Auth`: handed that request and the server's answer to it,
 it discovers the metadata, registers (client ID metadata document or dynamic registration) when no
 client is known, runs the authorization, and exchanges the code (`_authorize`). The check is the
 same session again, with the token. It wants a
 `redirect_handler` (show the URL) and a `callback_handler` (wait for the redirect): this module
 supplies both for a CLI - the URL printed and, where there is a display, opened in a browser; a
-loopback HTTP listener on 127.0.0.1 (RFC 8252) that receives the redirect, with a timeout.
+loopback HTTP listener on 127.0.0.1 (RFC 8252, mcpprobe.auth.callback) that receives the redirect,
+with a timeout.
 
 Before the SDK runs, mcpprobe checks what the SDK does not (the MCP specification's client
 duties): the authorization server advertises PKCE S256, and there is a way to identify the client
@@ -25,7 +26,6 @@ needs no SDK and no login: mcpprobe.auth.tokens.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 import warnings
@@ -35,16 +35,15 @@ from typing import Any, Literal
 
 from mcpprobe import __version__
 from mcpprobe.auth.callback import LoopbackCallback, browser_available, open_in_browser
+from mcpprobe.auth.contact import Contact, contact
 from mcpprobe.auth.diagnosis import Diagnosis, diagnose
 from mcpprobe.auth.discovery import canonical_resource, default_metadata, supports
 from mcpprobe.auth.dpop import BoundAuth, DPoPKey, LoginProofs, send_proved
 from mcpprobe.auth.store import TokenRecord
 from mcpprobe.auth.tokens import LoginFailed, key_algorithm, secret_method, token_request
-from mcpprobe.errors import AuthFailed
 
 LOGIN_PROTOCOL_VERSION = "2025-11-25"
 MAX_STEP_UPS = 1  # re-authorizations for 403 insufficient_scope in one login: a server that keeps refusing ends it
-LIST_METHODS = ("tools/list", "resources/list", "prompts/list")
 GRANTS = ("authorization_code", "client_credentials", "cross_app_access")
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
@@ -97,57 +96,6 @@ class LoginResult:
     not_needed: bool = False
     checked: list[str] = field(default_factory=list)  # the requests the server answered with the token
     why: str = ""  # what made login go ahead (the request refused, or why without one)
-
-
-@dataclass
-class Contact:
-    """What the server answered a session: the first request it refused (status None: none)."""
-
-    status: int | None = None
-    challenge: str = ""
-    method: str = ""
-    version: str = ""  # the protocol version negotiated, when it got that far
-    answered: list[str] = field(default_factory=list)
-
-
-async def contact(url: str, opts: LoginOptions, token: str | None = None, auth: Any = None) -> Contact:
-    """Open a session the way every command does (`--protocol auto`: server/discover, else
-    initialize) and list what the server declares; the first 401/403 stops it.
-
-    Login asks this without a token (is one needed?) and with the new token (is it accepted?), so
-    a server that speaks only 2026-07-28, or that protects lists but not the handshake, is met
-    exactly as the probing commands will meet it."""
-    from mcpprobe.client.capabilities import missing_for
-    from mcpprobe.client.connect import HandshakeFailed, open_session
-    from mcpprobe.errors import RpcError
-    from mcpprobe.wire.target import HttpTarget, Settings
-
-    headers = tuple((k, v) for k, v in opts.headers if k.lower() != "authorization")
-    if token:
-        headers += (("Authorization", f"Bearer {token}"),)
-    target = HttpTarget(url, headers=headers, insecure=opts.insecure, auth=auth)
-    settings = Settings(protocol="auto", timeout=opts.timeout, connect_timeout=opts.timeout)
-    found = Contact(method="server/discover or initialize")
-    try:
-        async with open_session(target, settings) as session:
-            found.version = session.snapshot.protocol_version
-            found.answered.append("server/discover" if session.modern else "initialize")
-            for method in LIST_METHODS:
-                if missing_for(session.capabilities, method) is not None:
-                    continue
-                found.method = method
-                with contextlib.suppress(RpcError):  # answered, if not well: not an authorization question
-                    await session.request(method, {})
-                found.answered.append(method)
-    except (HandshakeFailed, AuthFailed) as exc:
-        error = exc.error if isinstance(exc, HandshakeFailed) else exc
-        if not isinstance(error, AuthFailed):
-            raise error from None
-        found.status = error.detail.get("status") if isinstance(error.detail.get("status"), int) else 401
-        found.challenge = str(error.detail.get("wwwAuthenticate") or "")
-        return found
-    found.method = ""
-    return found
 
 
 # ----- SDK adapters -----
@@ -260,7 +208,7 @@ def choose_grant(opts: LoginOptions) -> str:
 async def login(url: str, opts: LoginOptions) -> LoginResult:
     """Log in to the MCP server at `url`; the result's record is ready to store."""
     flow = choose_grant(opts)
-    first = await contact(url, opts)
+    first = await contact(url, opts.headers, insecure=opts.insecure, timeout=opts.timeout)
     why = f"{first.method}: HTTP {first.status}" if first.status else ""
     if first.status is None:
         if opts.force:
@@ -358,7 +306,8 @@ async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: Lo
             raise LoginFailed("login ended without a token")
         # A bound token goes with its proofs; a check renews nothing: the token has just been obtained.
         auth = BoundAuth(storage.tokens.access_token, proofs.key.pem) if proofs is not None and proofs.bound else None
-        check = await contact(url, opts, storage.tokens.access_token, auth=auth)
+        check = await contact(url, opts.headers, insecure=opts.insecure, timeout=opts.timeout,
+                              token=storage.tokens.access_token, auth=auth)
         if check.status is None:
             return check, step_ups > 0
         challenge = bearer(parse_www_authenticate(check.challenge))
