@@ -1,17 +1,23 @@
 """Authentication for HTTP servers: a diagnosis of 401/403, OAuth 2.1 login flows, a token store.
 
-Modules (each loaded only when used; `mcpprobe --help` never imports any of them but `settings`):
+Modules (each loaded only when used; `mcpprobe --help` never imports any of them but `settings`),
+each importing only those listed before it:
 
-- `challenge`: the `WWW-Authenticate` header parsed (RFC 9110 11.6.1, RFC 6750 3, RFC 9728 5.1).
 - `discovery`: protected resource metadata (RFC 9728) and authorization server metadata
   (RFC 8414, OpenID Connect discovery), fetched in the order the MCP specification gives.
+  (The `WWW-Authenticate` header is parsed below, in mcpprobe.wire.challenge.)
 - `diagnosis`: what a 401/403 means, as findings and one JSON-able dict.
 - `store`: tokens per server in the user's config directory, files of mode 0600.
-- `login`: authorization code with PKCE over a loopback redirect, client credentials (secret or
-  private_key_jwt), cross-app access (ID-JAG), refresh, revocation.
-- `dpop`: DPoP proofs (RFC 9449) for tokens bound to a key.
+- `settings`: the authentication settings of a command or a config entry, resolved from the
+  environment (never a secret on the command line).
+- `dpop`: DPoP proofs (RFC 9449) for tokens bound to a key: in a login's token requests, and on
+  every request with a bound token.
+- `tokens`: the token endpoint without the SDK: refresh, client credentials again, client
+  assertions (RFC 7523), revocation (RFC 7009); `LoginFailed`.
+- `callback`: the browser's side of the code flow, and its loopback redirect receiver (RFC 8252).
+- `contact`: a session opened as every command opens one, and the first request the server refused.
+- `login`: authorization code with PKCE, client credentials (secret or private_key_jwt), cross-app
+  access (ID-JAG), on the SDK's client auth; a step-up login inside another command.
 - `apply`: the token a session sends (`--bearer-env`, or the stored token, refreshed), and the
   httpx auth that renews it when the server refuses it during a run.
-- `settings`: the authentication settings of a command or a config entry (`AuthSettings`); their
-  options are the command line's (mcpprobe.cli.options.auth_options).
 """

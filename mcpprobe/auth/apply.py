@@ -32,6 +32,7 @@ from typing import Any
 
 import httpx2
 
+from mcpprobe.auth.dpop import BoundToken
 from mcpprobe.auth.settings import AuthSettings
 from mcpprobe.auth.store import TokenRecord, TokenStore
 from mcpprobe.errors import ProbeError, UsageProblem
@@ -55,7 +56,8 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
         return Resolved(bearer, "bearer-env")
     if has_authorization_header:
         return Resolved(None, "header")
-    from mcpprobe.auth.login import LoginFailed, LoginOptions, client_credentials_again, login, refresh
+    from mcpprobe.auth.login import LoginOptions, login
+    from mcpprobe.auth.tokens import LoginFailed, client_credentials_again, refresh
 
     store = store or TokenStore()
     secret = auth.client_secret()
@@ -115,37 +117,22 @@ class RenewingBearer(httpx2.Auth):
         self.renewals = 0
         self.step_ups = 0
         self._lock: Any = None
-        self.nonce: str | None = None
-        self._key: Any = None
+        self.proofs = BoundToken()  # a DPoP-bound token's proofs, and the server's nonce
 
     def _prove(self, request: Any) -> str:
         """Put the current token on `request` (and its DPoP proof); returns the token sent."""
         token = self.record.access_token or ""
-        if self.record.dpop_key:
-            from mcpprobe.auth.dpop import DPoPKey
-
-            if self._key is None or self._key.pem != self.record.dpop_key:
-                self._key = DPoPKey(self.record.dpop_key)
-            request.headers["Authorization"] = f"DPoP {token}"
-            request.headers["DPoP"] = self._key.proof(request.method, str(request.url), nonce=self.nonce,
-                                                      access_token=token)
-        else:
-            request.headers["Authorization"] = f"Bearer {token}"
+        self.proofs.attach(request, token, self.record.dpop_key)
         return token
 
     async def async_auth_flow(self, request: Any) -> Any:
         import anyio
 
-        from mcpprobe.auth.dpop import wants_nonce
-
         sent = self._prove(request)
         response = yield request
-        if response.headers.get("dpop-nonce"):
-            asked = wants_nonce(response) if response.status_code == 401 else None
-            self.nonce = response.headers["dpop-nonce"]
-            if asked:
-                self._prove(request)
-                response = yield request
+        if self.proofs.take_nonce(response):
+            self._prove(request)
+            response = yield request
         wanted = self._more_scope(response)
         if response.status_code != 401 and wanted is None:
             return
@@ -178,14 +165,15 @@ class RenewingBearer(httpx2.Auth):
         return " ".join(dict.fromkeys([*granted, *str(challenge.get("scope")).split()]))
 
     def _can_step_up(self) -> bool:
-        from mcpprobe.auth.login import browser_available
+        from mcpprobe.auth.callback import browser_available
 
         if self.record.grant == "client_credentials":
             return bool(self.client_secret or self.client_key)
         return self.record.grant == "authorization_code" and browser_available()
 
     async def _renew(self, *, force_grant: bool = False) -> bool:
-        from mcpprobe.auth.login import client_credentials_again, refresh, step_up_login
+        from mcpprobe.auth.login import step_up_login
+        from mcpprobe.auth.tokens import client_credentials_again, refresh
         from mcpprobe.safety import redact
 
         try:

@@ -280,6 +280,14 @@ def supports(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def default_metadata(origin: str) -> dict[str, Any]:
+    """What the 2025-03-26 revision lets a client assume of a server without authorization server
+    metadata: the default endpoints at its origin (the SDK uses the same ones)."""
+    return {"issuer": origin, "authorization_endpoint": f"{origin}/authorize", "token_endpoint": f"{origin}/token",
+            "registration_endpoint": f"{origin}/register", "code_challenge_methods_supported": ["S256"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"]}
+
+
 async def discover(server_url: str, *, status: int | None = None, www_authenticate: str = "",
                    timeout: float = 10.0, insecure: bool = False) -> Discovery:
     """Protected resource metadata, then authorization server metadata, within `timeout` seconds."""

@@ -6,6 +6,9 @@ without it, and the key without the token). Each request carries a fresh proof: 
 `htu`), with a `jti`, `iat`, the server's `nonce` once it has given one, and, towards the resource
 server, `ath`: the hash of the access token. A server that wants a nonce answers
 `use_dpop_nonce` with a `DPoP-Nonce` header; the request is then proved again with it, once.
+
+Proofs go to two places: the token requests of a login (`LoginProofs`, `send_proved`), and every
+request to the MCP server with a bound token (`BoundToken`; `BoundAuth` when nothing renews it).
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ import hashlib
 import json
 import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+import httpx2
 
 NONCE_ERROR = "use_dpop_nonce"
 
@@ -90,3 +96,92 @@ def wants_nonce(response: Any) -> str | None:
     except (ValueError, AttributeError):
         return None
     return nonce if isinstance(body, dict) and body.get("error") == NONCE_ERROR else None
+
+
+# ----- the token requests of a login -----
+
+
+@dataclass
+class LoginProofs:
+    """DPoP for one login: the key, the nonces servers gave (by origin), whether tokens came bound."""
+
+    key: DPoPKey
+    nonces: dict[str, str] = field(default_factory=dict)
+    bound: bool = False
+
+
+async def send_proved(client: Any, request: Any, proofs: LoginProofs) -> Any:
+    """Send a token request of the SDK's flow proved with DPoP (a nonce the server demands is used for
+    one more try). The SDK knows only Bearer tokens, so a DPoP token answer is handed to it as
+    Bearer, and remembered as bound in `proofs`."""
+    origin = f"{request.url.scheme}://{request.url.netloc.decode()}"
+    for attempt in range(2):
+        request.headers["DPoP"] = proofs.key.proof(request.method, str(request.url), nonce=proofs.nonces.get(origin))
+        response = await client.send(request)
+        await response.aread()
+        if response.headers.get("dpop-nonce"):
+            nonce = wants_nonce(response)
+            proofs.nonces[origin] = response.headers["dpop-nonce"]
+            if nonce and attempt == 0:
+                continue
+        break
+    if response.status_code != 200:
+        return response
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        return response
+    if isinstance(data, dict) and str(data.get("token_type", "")).lower() == "dpop":
+        proofs.bound = True
+        data["token_type"] = "Bearer"
+        return httpx2.Response(200, json=data, request=request)
+    return response
+
+
+# ----- the requests to the MCP server with a bound token -----
+
+
+class BoundToken:
+    """The proofs of requests that carry an access token: `Authorization: DPoP <token>` with a fresh
+    proof of the key when the token is bound (a PEM key), `Bearer <token>` otherwise; and the nonce
+    the server last gave, which every later proof carries."""
+
+    def __init__(self) -> None:
+        self.nonce: str | None = None
+        self._key: DPoPKey | None = None
+
+    def attach(self, request: Any, token: str, pem: str | None) -> None:
+        if not pem:
+            request.headers["Authorization"] = f"Bearer {token}"
+            return
+        if self._key is None or self._key.pem != pem:
+            self._key = DPoPKey(pem)
+        request.headers["Authorization"] = f"DPoP {token}"
+        request.headers["DPoP"] = self._key.proof(request.method, str(request.url), nonce=self.nonce,
+                                                  access_token=token)
+
+    def take_nonce(self, response: Any) -> bool:
+        """Keep the nonce an answer gives; True when it was a 401 `use_dpop_nonce`: prove again, once."""
+        if not response.headers.get("dpop-nonce"):
+            return False
+        asked = wants_nonce(response) if response.status_code == 401 else None
+        self.nonce = response.headers["dpop-nonce"]
+        return bool(asked)
+
+
+class BoundAuth(httpx2.Auth):
+    """An httpx2 auth flow for one DPoP-bound token that nothing renews: the token and a fresh proof
+    on every request, proved again once for a 401 `use_dpop_nonce`. What a login checks the token it
+    has just obtained with (mcpprobe.auth.apply.RenewingBearer is the one that renews)."""
+
+    def __init__(self, token: str, pem: str) -> None:
+        self.token = token
+        self.pem = pem
+        self.proofs = BoundToken()
+
+    async def async_auth_flow(self, request: Any) -> Any:
+        self.proofs.attach(request, self.token, self.pem)
+        response = yield request
+        if self.proofs.take_nonce(response):
+            self.proofs.attach(request, self.token, self.pem)
+            yield request

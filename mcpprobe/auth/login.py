@@ -1,63 +1,53 @@
 """OAuth 2.1 login for the command line, on the mcp SDK's client auth (`mcp.client.auth`).
 
-Login first opens a session without credentials through the connection core (`contact`), as every
-command does, and lists what the server declares; the first 401/403 is the refusal to answer. The
+Login first opens a session without credentials through the connection core (mcpprobe.auth.contact),
+as every command does, and lists what the server declares; the first 401/403 is the refusal to answer. The
 SDK's `OAuthClientProvider` is an `httpx2.Auth`: handed that request and the server's answer to it,
 it discovers the metadata, registers (client ID metadata document or dynamic registration) when no
 client is known, runs the authorization, and exchanges the code (`_authorize`). The check is the
 same session again, with the token. It wants a
 `redirect_handler` (show the URL) and a `callback_handler` (wait for the redirect): this module
 supplies both for a CLI - the URL printed and, where there is a display, opened in a browser; a
-loopback HTTP listener on 127.0.0.1 (RFC 8252) that receives the redirect, with a timeout.
+loopback HTTP listener on 127.0.0.1 (RFC 8252, mcpprobe.auth.callback) that receives the redirect,
+with a timeout.
 
 Before the SDK runs, mcpprobe checks what the SDK does not (the MCP specification's client
 duties): the authorization server advertises PKCE S256, and there is a way to identify the client
 (pre-registered `--client-id`, a client ID metadata document, or dynamic registration). Otherwise
 login stops with the diagnosis findings.
 
-Flows: authorization code + PKCE (`--client-id` optional, with a secret for a confidential client),
-client credentials (`--client-id` with `--client-secret-env`; `--grant` chooses), refresh (`refresh`,
-without the SDK: a stored record knows its token endpoint). A 403 `insufficient_scope` after login
-triggers at most `MAX_STEP_UPS` step-ups: the SDK re-authorizes for the union of the granted and the
-challenged scopes.
+Flows: authorization code + PKCE (`--client-id` optional, with a secret for a confidential client;
+the loopback redirect in mcpprobe.auth.callback), client credentials (`--client-id` with
+`--client-secret-env` or a key; `--grant` chooses), cross-app access (an enterprise IdP's ID-JAG).
+A 403 `insufficient_scope` after login triggers at most `MAX_STEP_UPS` step-ups: the SDK
+re-authorizes for the union of the granted and the challenged scopes. Renewing a stored token
+needs no SDK and no login: mcpprobe.auth.tokens.
 """
 
 from __future__ import annotations
 
-import contextlib
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
 
 from mcpprobe import __version__
+from mcpprobe.auth.callback import LoopbackCallback, browser_available, open_in_browser
+from mcpprobe.auth.contact import Contact, contact
 from mcpprobe.auth.diagnosis import Diagnosis, diagnose
-from mcpprobe.auth.discovery import canonical_resource, supports
+from mcpprobe.auth.discovery import canonical_resource, default_metadata, supports
+from mcpprobe.auth.dpop import BoundAuth, DPoPKey, LoginProofs, send_proved
 from mcpprobe.auth.store import TokenRecord
-from mcpprobe.errors import AuthFailed
+from mcpprobe.auth.tokens import LoginFailed, key_algorithm, secret_method, token_request
 
 LOGIN_PROTOCOL_VERSION = "2025-11-25"
-CALLBACK_PATH = "/callback"
 MAX_STEP_UPS = 1  # re-authorizations for 403 insufficient_scope in one login: a server that keeps refusing ends it
-LIST_METHODS = ("tools/list", "resources/list", "prompts/list")
 GRANTS = ("authorization_code", "client_credentials", "cross_app_access")
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
-
-
-class LoginFailed(AuthFailed):
-    """Login did not produce a token the server accepts (exit 7), with the diagnosis when there is one."""
-
-    code = "auth-required"
-
-    def __init__(self, message: str, *, diagnosis: Diagnosis | None = None, detail: dict[str, Any] | None = None):
-        super().__init__(message, detail=detail)
-        self.diagnosis = diagnosis
 
 
 @dataclass
@@ -104,148 +94,8 @@ class LoginResult:
     status: int = 200
     diagnosis: Diagnosis | None = None
     not_needed: bool = False
-
     checked: list[str] = field(default_factory=list)  # the requests the server answered with the token
     why: str = ""  # what made login go ahead (the request refused, or why without one)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"flow": self.flow, "registration": self.registration, "stepUp": self.step_up,
-                "status": self.status, "notNeeded": self.not_needed, "checked": self.checked, "why": self.why,
-                "token": self.record.public()}
-
-
-@dataclass
-class Contact:
-    """What the server answered a session: the first request it refused (status None: none)."""
-
-    status: int | None = None
-    challenge: str = ""
-    method: str = ""
-    version: str = ""  # the protocol version negotiated, when it got that far
-    answered: list[str] = field(default_factory=list)
-
-
-async def contact(url: str, opts: LoginOptions, token: str | None = None, auth: Any = None) -> Contact:
-    """Open a session the way every command does (`--protocol auto`: server/discover, else
-    initialize) and list what the server declares; the first 401/403 stops it.
-
-    Login asks this without a token (is one needed?) and with the new token (is it accepted?), so
-    a server that speaks only 2026-07-28, or that protects lists but not the handshake, is met
-    exactly as the probing commands will meet it."""
-    from mcpprobe.client.capabilities import missing_for
-    from mcpprobe.client.connect import HandshakeFailed, open_session
-    from mcpprobe.errors import RpcError
-    from mcpprobe.wire.target import HttpTarget, Settings
-
-    headers = tuple((k, v) for k, v in opts.headers if k.lower() != "authorization")
-    if token:
-        headers += (("Authorization", f"Bearer {token}"),)
-    target = HttpTarget(url, headers=headers, insecure=opts.insecure, auth=auth)
-    settings = Settings(protocol="auto", timeout=opts.timeout, connect_timeout=opts.timeout)
-    found = Contact(method="server/discover or initialize")
-    try:
-        async with open_session(target, settings) as session:
-            found.version = session.snapshot.protocol_version
-            found.answered.append("server/discover" if session.modern else "initialize")
-            for method in LIST_METHODS:
-                if missing_for(session.capabilities, method) is not None:
-                    continue
-                found.method = method
-                with contextlib.suppress(RpcError):  # answered, if not well: not an authorization question
-                    await session.request(method, {})
-                found.answered.append(method)
-    except (HandshakeFailed, AuthFailed) as exc:
-        error = exc.error if isinstance(exc, HandshakeFailed) else exc
-        if not isinstance(error, AuthFailed):
-            raise error from None
-        found.status = error.detail.get("status") if isinstance(error.detail.get("status"), int) else 401
-        found.challenge = str(error.detail.get("wwwAuthenticate") or "")
-        return found
-    found.method = ""
-    return found
-
-
-def browser_available() -> bool:
-    import os
-
-    if sys.platform in ("darwin", "win32"):
-        return True
-    # $BROWSER is how a Unix user names their browser, a text or headless one included.
-    return bool(os.environ.get("BROWSER") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
-# ----- the loopback redirect receiver -----
-
-
-class LoopbackCallback:
-    """One-shot HTTP listener on 127.0.0.1 for the authorization redirect (RFC 8252 7.3)."""
-
-    def __init__(self, port: int = 0) -> None:
-        self.port = port
-        self.redirect_uri = ""
-        self._listener: Any = None
-        self._send: Any = None
-        self._receive: Any = None
-
-    async def start(self, task_group: Any) -> None:
-        import anyio
-        from anyio.abc import SocketAttribute
-
-        self._send, self._receive = anyio.create_memory_object_stream[dict[str, str]](1)
-        self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
-        self.port = self._listener.extra(SocketAttribute.local_port)
-        self.redirect_uri = f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
-        task_group.start_soon(self._listener.serve, self._handle)
-
-    async def aclose(self) -> None:
-        if self._listener is not None:
-            await self._listener.aclose()
-
-    async def _handle(self, stream: Any) -> None:
-        import anyio
-
-        async with stream:
-            data = b""
-            with anyio.move_on_after(10):
-                while b"\r\n\r\n" not in data and len(data) < 16384:
-                    try:
-                        chunk = await stream.receive(4096)
-                    except (anyio.EndOfStream, anyio.BrokenResourceError):
-                        break
-                    data += chunk
-            line = data.split(b"\r\n", 1)[0].decode("latin-1")
-            parts = line.split(" ")
-            target = parts[1] if len(parts) >= 2 else "/"
-            split = urlsplit(target)
-            if parts[0] != "GET" or split.path != CALLBACK_PATH:
-                await _answer(stream, 404, "Not found")
-                return
-            query = {k: v[0] for k, v in parse_qs(split.query).items()}
-            if query.get("error"):
-                await _answer(stream, 400, "mcpprobe: the authorization server refused: "
-                                           f"{query.get('error')}. You may close this window.")
-            else:
-                await _answer(stream, 200, "mcpprobe: logged in. You may close this window.")
-            with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._send.send_nowait(query)
-
-    async def wait(self, timeout: float) -> dict[str, str]:
-        import anyio
-
-        with anyio.move_on_after(timeout):
-            return await self._receive.receive()
-        raise LoginFailed(f"no redirect reached {self.redirect_uri} within {timeout:g} s (--login-timeout)")
-
-
-async def _answer(stream: Any, status: int, text: str) -> None:
-    import html
-
-    body = f"<!doctype html><title>mcpprobe</title><p>{html.escape(text)}</p>".encode()
-    reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
-    head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n").encode()
-    with contextlib.suppress(Exception):  # the browser went away; the code is what matters
-        await stream.send(head + body)
 
 
 # ----- SDK adapters -----
@@ -254,7 +104,7 @@ async def _answer(stream: Any, status: int, text: str) -> None:
 class _Storage:
     """The SDK's `TokenStorage`, in memory: login decides what is persisted, and where."""
 
-    def __init__(self, client_info: Any = None, proofs: _Proofs | None = None) -> None:
+    def __init__(self, client_info: Any = None, proofs: LoginProofs | None = None) -> None:
         self.tokens: Any = None
         self.client_info = client_info
         self.proofs = proofs
@@ -326,14 +176,6 @@ def _check_prerequisites(found: Diagnosis, opts: LoginOptions, flow: str) -> dic
     return offer
 
 
-def default_metadata(origin: str) -> dict[str, Any]:
-    """What the 2025-03-26 revision lets a client assume of a server without authorization server
-    metadata: the default endpoints at its origin (the SDK uses the same ones)."""
-    return {"issuer": origin, "authorization_endpoint": f"{origin}/authorize", "token_endpoint": f"{origin}/token",
-            "registration_endpoint": f"{origin}/register", "code_challenge_methods_supported": ["S256"],
-            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"]}
-
-
 def choose_grant(opts: LoginOptions) -> str:
     """`--grant` when given; else client credentials for --client-id with --client-secret-env (CI, no
     browser), the authorization code flow otherwise."""
@@ -363,18 +205,10 @@ def choose_grant(opts: LoginOptions) -> str:
     return opts.grant
 
 
-def secret_method(offer: dict[str, Any]) -> Literal["client_secret_basic", "client_secret_post"]:
-    """How to send a client secret to the token endpoint: HTTP Basic where offered (RFC 6749's
-    default), else in the form."""
-    methods = offer["tokenEndpointAuthMethods"]
-    return "client_secret_post" if "client_secret_basic" not in methods and "client_secret_post" in methods \
-        else "client_secret_basic"
-
-
 async def login(url: str, opts: LoginOptions) -> LoginResult:
     """Log in to the MCP server at `url`; the result's record is ready to store."""
     flow = choose_grant(opts)
-    first = await contact(url, opts)
+    first = await contact(url, opts.headers, insecure=opts.insecure, timeout=opts.timeout)
     why = f"{first.method}: HTTP {first.status}" if first.status else ""
     if first.status is None:
         if opts.force:
@@ -409,56 +243,18 @@ async def login(url: str, opts: LoginOptions) -> LoginResult:
     return result
 
 
-@dataclass
-class _Proofs:
-    """DPoP for one login: the key, the nonces servers gave (by origin), whether tokens came bound."""
-
-    key: Any
-    nonces: dict[str, str] = field(default_factory=dict)
-    bound: bool = False
-
-
-async def _send(client: Any, request: Any, proofs: _Proofs | None) -> Any:
-    """Send one request of the SDK's flow; a token request proved with DPoP when asked (a nonce the
-    server demands is used for one more try). The SDK knows only Bearer tokens, so a DPoP token
-    answer is handed to it as Bearer, and remembered as DPoP here."""
-    import json
-
-    import httpx2 as httpx
-
-    from mcpprobe.auth.dpop import wants_nonce
-
+async def _send(client: Any, request: Any, proofs: LoginProofs | None) -> Any:
+    """Send one request of the SDK's flow; a token request proved with DPoP when asked."""
     token_request = request.method == "POST" and b"grant_type=" in request.read()
     if proofs is None or not token_request:
         response = await client.send(request)
         await response.aread()
         return response
-    origin = f"{request.url.scheme}://{request.url.netloc.decode()}"
-    for attempt in range(2):
-        request.headers["DPoP"] = proofs.key.proof(request.method, str(request.url), nonce=proofs.nonces.get(origin))
-        response = await client.send(request)
-        await response.aread()
-        if response.headers.get("dpop-nonce"):
-            nonce = wants_nonce(response)
-            proofs.nonces[origin] = response.headers["dpop-nonce"]
-            if nonce and attempt == 0:
-                continue
-        break
-    if response.status_code != 200:
-        return response
-    try:
-        data = json.loads(response.content)
-    except ValueError:
-        return response
-    if isinstance(data, dict) and str(data.get("token_type", "")).lower() == "dpop":
-        proofs.bound = True
-        data["token_type"] = "Bearer"
-        return httpx.Response(200, json=data, request=request)
-    return response
+    return await send_proved(client, request, proofs)
 
 
 async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptions,
-                     proofs: _Proofs | None = None) -> None:
+                     proofs: LoginProofs | None = None) -> None:
     """Run the SDK's OAuth flow for the server's refusal `refused`.
 
     The provider is an httpx auth flow: it is handed the request that was refused and the server's
@@ -508,15 +304,10 @@ async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: Lo
     while True:
         if storage.tokens is None:
             raise LoginFailed("login ended without a token")
-        auth = None
-        if proofs is not None and proofs.bound:
-            from mcpprobe.auth.apply import RenewingBearer
-
-            bound = TokenRecord(server_url=url, access_token=storage.tokens.access_token, token_type="DPoP",
-                                dpop_key=proofs.key.pem)
-            auth = RenewingBearer(bound, store=None, client_secret=None, timeout=opts.timeout,
-                                  insecure=opts.insecure)
-        check = await contact(url, opts, storage.tokens.access_token, auth=auth)
+        # A bound token goes with its proofs; a check renews nothing: the token has just been obtained.
+        auth = BoundAuth(storage.tokens.access_token, proofs.key.pem) if proofs is not None and proofs.bound else None
+        check = await contact(url, opts.headers, insecure=opts.insecure, timeout=opts.timeout,
+                              token=storage.tokens.access_token, auth=auth)
         if check.status is None:
             return check, step_ups > 0
         challenge = bearer(parse_www_authenticate(check.challenge))
@@ -535,12 +326,8 @@ async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: Lo
             detail={"status": check.status, "wwwAuthenticate": check.challenge, "method": check.method})
 
 
-def _proofs(opts: LoginOptions) -> _Proofs | None:
-    if not opts.dpop:
-        return None
-    from mcpprobe.auth.dpop import DPoPKey
-
-    return _Proofs(DPoPKey())
+def _proofs(opts: LoginOptions) -> LoginProofs | None:
+    return LoginProofs(DPoPKey()) if opts.dpop else None
 
 
 def _record(url: str, provider: Any, storage: _Storage, grant: str, registration: str,
@@ -571,15 +358,8 @@ def _record(url: str, provider: Any, storage: _Storage, grant: str, registration
         revocation_endpoint=str(metadata.revocation_endpoint) if metadata and metadata.revocation_endpoint else None)
 
 
-def _open_quietly(webbrowser: Any, url: str) -> None:
-    with contextlib.suppress(Exception):  # printing the URL is enough
-        webbrowser.open(url)
-
-
 async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis, offer: dict[str, Any],
                               first: Contact) -> LoginResult:
-    import webbrowser
-
     import anyio
     from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
@@ -609,10 +389,7 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis, of
                 opts.announce(f"Open this URL in a browser to log in (waiting up to {opts.login_timeout:g} s for "
                               f"the redirect to {callback.redirect_uri}):\n{authorization_url}")
                 if not opts.no_browser and browser_available():
-                    # In a thread of its own: a browser command may run until the redirect is served
-                    # (webbrowser waits for a $BROWSER command), and the redirect listener runs here.
-                    threading.Thread(target=_open_quietly, args=(webbrowser, authorization_url),
-                                     daemon=True).start()
+                    open_in_browser(authorization_url)
 
             async def callback_handler() -> Any:
                 query = await callback.wait(opts.login_timeout)
@@ -740,175 +517,7 @@ async def _cross_app_access(url: str, opts: LoginOptions, found: Diagnosis, firs
                        diagnosis=found, checked=check.answered)
 
 
-# ----- refresh and client credentials without the SDK (stored records) -----
-
-
-def key_algorithm(pem: str) -> str:
-    """The JWS algorithm for a PEM private key: RS256 for RSA, ES256/ES384/ES512 for the EC curves,
-    EdDSA for Ed25519."""
-    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
-    from cryptography.hazmat.primitives.serialization import load_pem_private_key
-
-    from mcpprobe.errors import UsageProblem
-
-    try:
-        key = load_pem_private_key(pem.encode(), password=None)
-    except (ValueError, TypeError) as exc:
-        raise UsageProblem(f"the client key is not a usable PEM private key ({exc})") from None
-    if isinstance(key, rsa.RSAPrivateKey):
-        return "RS256"
-    if isinstance(key, ed25519.Ed25519PrivateKey):
-        return "EdDSA"
-    if isinstance(key, ec.EllipticCurvePrivateKey):
-        curves = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}
-        if key.curve.name in curves:
-            return curves[key.curve.name]
-    raise UsageProblem("the client key must be RSA, EC (P-256, P-384, P-521) or Ed25519")
-
-
-def client_assertion(pem: str, client_id: str, audience: str) -> str:
-    """An RFC 7523 client assertion: iss and sub the client, aud the authorization server's issuer."""
-    import uuid
-
-    import jwt
-
-    now = int(time.time())
-    claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + 300,
-              "jti": str(uuid.uuid4())}
-    return jwt.encode(claims, pem, algorithm=key_algorithm(pem))
-
-
-def client_authentication(form: dict[str, str], client: dict[str, Any], client_secret: str | None = None,
-                          *, assertion: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
-    """The form and headers of a request to the token (or revocation) endpoint, with the client's
-    authentication method: HTTP Basic, the secret in the form, a signed JWT, or the client ID alone."""
-    import base64
-    from urllib.parse import quote
-
-    form = dict(form)
-    headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
-    client_id = client.get("client_id") or ""
-    if assertion is not None:
-        form["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-        form["client_assertion"] = assertion
-        return form, headers
-    secret = client_secret or client.get("client_secret")
-    method = client.get("token_endpoint_auth_method") or ("client_secret_basic" if secret else "none")
-    if secret and method == "client_secret_basic":
-        pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-    else:
-        form["client_id"] = client_id
-        if secret and method == "client_secret_post":
-            form["client_secret"] = secret
-    return form, headers
-
-
-async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,
-                 insecure: bool = False) -> list[str]:
-    """Revoke the record's tokens where its authorization server offers RFC 7009 revocation: the
-    refresh token first (which ends the grant at most servers), then the access token. Returns which
-    were revoked; LoginFailed when the server refuses."""
-    import httpx2 as httpx
-
-    endpoint = record.revocation_endpoint
-    if not endpoint:
-        return []
-    done = []
-    async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
-        for hint, value in (("refresh_token", record.refresh_token), ("access_token", record.access_token)):
-            if not value:
-                continue
-            form, headers = client_authentication({"token": value, "token_type_hint": hint}, record.client,
-                                                  client_secret)
-            try:
-                response = await http.post(endpoint, data=form, headers=headers)
-            except httpx.HTTPError as exc:
-                raise LoginFailed(f"revocation endpoint {endpoint}: {str(exc) or type(exc).__name__}") from None
-            if response.status_code != 200:  # RFC 7009 2.2: 200 even for a token it does not know
-                raise LoginFailed(f"revocation endpoint {endpoint} answered HTTP {response.status_code}")
-            done.append(hint)
-    return done
-
-
-async def token_request(token_endpoint: str, form: dict[str, str], client: dict[str, Any], *,
-                        client_secret: str | None = None, timeout: float = 30.0,
-                        insecure: bool = False, assertion: str | None = None,
-                        dpop_key: str | None = None) -> dict[str, Any]:
-    """POST to a token endpoint with the client's authentication method; the JSON answer or LoginFailed."""
-    import httpx2 as httpx
-
-    form, headers = client_authentication(form, client, client_secret, assertion=assertion)
-    async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
-        nonce = None
-        for _ in range(2):  # DPoP: a nonce the server asks for gets one more try
-            if dpop_key:
-                from mcpprobe.auth.dpop import DPoPKey
-
-                headers["DPoP"] = DPoPKey(dpop_key).proof("POST", token_endpoint, nonce=nonce)
-            try:
-                response = await http.post(token_endpoint, data=form, headers=headers)
-            except httpx.HTTPError as exc:
-                raise LoginFailed(f"token endpoint {token_endpoint}: {str(exc) or type(exc).__name__}") from None
-            from mcpprobe.auth.dpop import wants_nonce
-
-            asked = wants_nonce(response) if dpop_key else None
-            if not asked or nonce is not None:
-                break
-            nonce = asked
-    try:
-        data = response.json()
-    except ValueError:
-        data = None
-    if response.status_code != 200 or not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
-        error = data.get("error") if isinstance(data, dict) else None
-        raise LoginFailed(f"token endpoint {token_endpoint} answered HTTP {response.status_code}"
-                          + (f" {error}" if error else ""), detail={"status": response.status_code, "error": error})
-    return data
-
-
-def _update(record: TokenRecord, data: dict[str, Any]) -> TokenRecord:
-    now = time.time()
-    record.access_token = data["access_token"]
-    record.refresh_token = data.get("refresh_token") or record.refresh_token
-    expires_in = data.get("expires_in")
-    record.expires_at = now + float(expires_in) if isinstance(expires_in, int | float) else None
-    record.scope = data.get("scope") or record.scope
-    record.obtained_at = now
-    return record
-
-
-async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool = False,
-                  client_secret: str | None = None) -> TokenRecord:
-    """A new access token from the record's refresh token (RFC 6749 6), with its resource (RFC 8707)."""
-    if not record.refreshable():
-        raise LoginFailed(f"the stored token for {record.server_url} has expired and cannot be refreshed; "
-                          f"log in again: mcpprobe auth login {record.server_url}")
-    form = {"grant_type": "refresh_token", "refresh_token": record.refresh_token or ""}
-    if record.resource:
-        form["resource"] = record.resource
-    data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
-                               timeout=timeout, insecure=insecure, dpop_key=record.dpop_key)
-    return _update(record, data)
-
-
-async def client_credentials_again(record: TokenRecord, client_secret: str | None, *, timeout: float = 30.0,
-                                   insecure: bool = False, client_key: str | None = None) -> TokenRecord:
-    """A fresh client-credentials token for a stored record (no refresh tokens in that grant), with
-    the client's secret or, for private_key_jwt, a new assertion signed with its key."""
-    form = {"grant_type": "client_credentials"}
-    if record.resource:
-        form["resource"] = record.resource
-    if record.scope:
-        form["scope"] = record.scope
-    assertion = None
-    if client_key:
-        assertion = client_assertion(client_key, record.client.get("client_id") or "",
-                                     record.issuer or record.token_endpoint or "")
-    data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
-                               timeout=timeout, insecure=insecure, assertion=assertion, dpop_key=record.dpop_key)
-    return _update(record, data)
-
+# ----- a login inside another command -----
 
 
 async def step_up_login(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,

@@ -51,10 +51,10 @@ class AuthSettings:
             client_key_env=self.client_key_env or other.client_key_env)
 
     def bearer(self) -> str | None:
-        return _from_env(self.bearer_env, "--bearer-env")
+        return from_env(self.bearer_env, "--bearer-env")
 
     def client_secret(self) -> str | None:
-        return _from_env(self.client_secret_env, "--client-secret-env")
+        return from_env(self.client_secret_env, "--client-secret-env")
 
     def client_key(self) -> str | None:
         """The PEM private key of --client-key-file or --client-key-env (never the command line)."""
@@ -63,7 +63,7 @@ class AuthSettings:
         if self.client_key_file and self.client_key_env:
             raise UsageProblem("--client-key-file and --client-key-env both give the client's key: give one")
         if self.client_key_env:
-            return _from_env(self.client_key_env, "--client-key-env")
+            return from_env(self.client_key_env, "--client-key-env")
         if not self.client_key_file:
             return None
         try:
@@ -88,7 +88,9 @@ class AuthSettings:
         return [s for s in out if s]
 
 
-def _from_env(name: str | None, option: str) -> str | None:
+def from_env(name: str | None, option: str) -> str | None:
+    """The value of environment variable `name` (a leading $ allowed), for `option`; UsageProblem when
+    it is not set or empty."""
     if not name:
         return None
     from mcpprobe.errors import UsageProblem

@@ -1,6 +1,6 @@
 """`check --call 'TOOL K=V ...'`: the tools the user named, called through `call`'s own checks.
 
-Each goes through mcpprobe.operations.invoke's catalogue check (the tool must be listed), argument check
+Each goes through mcpprobe.operations.checks' catalogue check (the tool must be listed), argument check
 (KEY=VALUE coerced and validated by its inputSchema) and confirmation (a tool not marked
 read-only needs --yes, or a yes on a terminal); only then is `tools/call` sent. A tool that
 answers `isError: true` passes: its own failure is a result, not a protocol failure.
@@ -10,31 +10,36 @@ from __future__ import annotations
 
 import shlex
 
-from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed
+from mcpprobe.check.context import CheckContext, NamedCall, Verdict, errored, failed, inert, passed
 from mcpprobe.errors import ProbeError, Refused
+from mcpprobe.operations.arguments import ToolArguments
 
 
-def parse_call(spec: str) -> tuple[str, list[str]]:
-    """'TOOL K=V K2:=JSON' -> ("TOOL", ["K=V", "K2:=JSON"]); ValueError when it names no tool."""
+def parse_call(spec: str) -> NamedCall:
+    """'TOOL K=V K2:=JSON' -> the tool and its arguments, parsed (a usage problem for bad JSON);
+    ValueError when it names no tool."""
     words = shlex.split(spec)
     if not words:
         raise ValueError("--call needs a tool name: --call 'TOOL K=V ...'")
-    return words[0], words[1:]
+    return NamedCall(spec, words[0], ToolArguments.parse(words[1:]))
 
 
 async def call_each(ctx: CheckContext) -> Verdict:
-    from mcpprobe.operations.invoke import Hooks, InvokeOutcome, checked_arguments, confirm_call, judge_tool_result
+    from mcpprobe.operations.checks import checked_arguments, confirm_call
+    from mcpprobe.operations.input import Unattended
+    from mcpprobe.operations.invoke import judge_tool_result
+    from mcpprobe.operations.outcome import InvokeOutcome
 
     listing = await ctx.listing("tools")
-    hooks = ctx.options.hooks or Hooks()
+    confirmer = ctx.options.confirmer or Unattended()
     notes: list[str] = []
     problems: list[str] = []
-    for spec in ctx.options.calls:
-        name, pairs = parse_call(spec)
+    for call in ctx.options.calls:
+        spec, name = call.spec, call.tool
         outcome = InvokeOutcome("call", item_kind="tools")
         try:
-            tool, arguments = await checked_arguments(ctx.session, outcome, listing, name, pairs, {})
-            await confirm_call(ctx.session, outcome, tool, arguments, hooks)
+            tool, arguments = await checked_arguments(ctx.session, outcome, listing, name, call.arguments)
+            await confirm_call(ctx.session, outcome, tool, arguments, confirmer)
         except Refused as exc:
             verdict = errored(f"--call {inert(spec, 80)}: {inert(exc.message, 300)}")
             verdict.detail["exitCode"] = int(exc.exit_code)

@@ -21,10 +21,21 @@ from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 if TYPE_CHECKING:
     from mcpprobe.client.catalog import Listing
     from mcpprobe.client.session import Session
+    from mcpprobe.operations.arguments import ToolArguments
+    from mcpprobe.operations.input import Confirmer
 
 EVIDENCE_CHARS = 400  # of each message shown as evidence
 MAX_EVIDENCE = 12  # exchanges kept per check
 MAX_ANSWERS = 10_000  # results kept for lifecycle.result-type
+
+
+@dataclass(frozen=True)
+class NamedCall:
+    """One --call 'TOOL K=V ...': as written (for the evidence), and parsed once by the command."""
+
+    spec: str
+    tool: str
+    arguments: ToolArguments
 
 
 @dataclass(frozen=True)
@@ -37,9 +48,9 @@ class CheckOptions:
     strict: bool = False  # a warning (a SHOULD not met) makes exit 1
     unsafe: bool = False
     sample_arguments: bool = False
-    calls: tuple[str, ...] = ()  # --call 'TOOL K=V ...'
+    calls: tuple[NamedCall, ...] = ()  # --call 'TOOL K=V ...'
     rate: float | None = None  # requests per second at most
-    hooks: Any = None  # invoke.Hooks for --call: preview, question, --yes
+    confirmer: Confirmer | None = None  # for --call: the preview, the question, --yes
 
 
 def inert(value: Any, limit: int = EVIDENCE_CHARS) -> str:

@@ -35,7 +35,7 @@ from mcpprobe.client.capabilities import declared
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.errors import ProbeError
 from mcpprobe.exitcodes import ExitCode, worst
-from mcpprobe.operations.probe import Outcome, _guarded
+from mcpprobe.operations.outcome import Outcome, guarded
 
 if TYPE_CHECKING:
     from mcpprobe.client.session import Session
@@ -173,7 +173,7 @@ async def check(target: Target, settings: Settings, *, options: CheckOptions | N
         ctx = await run_checks(session, options, outcome.results)
         outcome.listings.update(ctx.listings())
 
-    await _guarded(outcome, target, replace(settings, force=False), body, session_hooks=session_hooks,
+    await guarded(outcome, target, replace(settings, force=False), body, session_hooks=session_hooks,
                    on_ready=on_ready)
     if not outcome.results:
         outcome.results.extend(auth_results(outcome, settings, options))

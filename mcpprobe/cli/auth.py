@@ -10,6 +10,7 @@ import contextlib
 import functools
 import os
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -20,26 +21,32 @@ from mcpprobe.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from mcpprobe.auth.settings import AuthSettings
+    from mcpprobe.render.auth import AuthSubject
+    from mcpprobe.safety.redact import Redactor
 
 
-def _stream_pair(secrets: list[str]) -> tuple[Any, Any]:
-    from mcpprobe.safety.redact import RedactingStream, Redactor
+def _redactor(secrets: Iterable[str]) -> Redactor:
+    from mcpprobe.safety.redact import Redactor
 
-    # Plain text, much of it from authorization servers (errors, scopes, URLs): made inert too.
-    redactor = Redactor(secrets)
-    return RedactingStream(sys.stdout, redactor, inert=True), RedactingStream(sys.stderr, redactor, inert=True)
+    return Redactor(secrets)
 
 
-def _dumps(doc: dict[str, Any]) -> str:
-    from mcpprobe.render.jsondoc import dumps
+def _live_stderr(redactor: Redactor) -> Any:
+    """stderr for what login says as it goes (a URL to open, a warning): masked, and inert, for much of
+    it comes from authorization servers."""
+    from mcpprobe.safety.redact import RedactingStream
 
-    return dumps(doc)
+    return RedactingStream(sys.stderr, redactor, inert=True)
 
 
-def _finding_lines(findings: list[Any]) -> list[str]:
-    from mcpprobe.safety.sanitize import visible
+def _show(subject: AuthSubject, as_json: bool, redactor: Redactor) -> None:
+    """The outcome rendered (mcpprobe.render.auth) and written by the one writer."""
+    from mcpprobe.cli.output import view_for, write_rendered
+    from mcpprobe.render.auth import render
+    from mcpprobe.render.interface import Format
 
-    return [f"{f.severity.value:<7} {f.code}  {visible(f.message)}" for f in findings]
+    fmt = Format.JSON if as_json else Format.HUMAN
+    write_rendered(render(subject, fmt, view_for(fmt, redactor)), redactor)
 
 
 @click.group("auth", cls=EdgeGroup, context_settings=CONTEXT)
@@ -130,7 +137,8 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
     extra = [os.environ.get(name or "", "") for name in (idp_client_secret_env, id_token_env)]
     with contextlib.suppress(Exception):  # an unreadable file is reported below
         extra.append(_id_token(None, id_token_file) or "")
-    out, err = _stream_pair([*settings.secrets(), *(s.strip() for s in extra if s and s.strip())])
+    redactor = _redactor([*settings.secrets(), *(s.strip() for s in extra if s and s.strip())])
+    err = _live_stderr(redactor)
     _check_url(url)
     header_pairs = tuple(parse_header(h) for h in headers)
     if any(name.lower() == "authorization" for name, _ in header_pairs):
@@ -145,8 +153,9 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
         err.write("warning: --insecure: TLS certificates are not verified\n")
     import anyio
 
-    from mcpprobe.auth.login import LoginFailed, LoginOptions, login
+    from mcpprobe.auth.login import LoginOptions, login
     from mcpprobe.auth.store import TokenStore
+    from mcpprobe.render.auth import LoginEnded
 
     def announce(text: str) -> None:
         err.write(text + "\n")
@@ -165,69 +174,20 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
     except UsageProblem:
         raise
     except ProbeError as exc:
-        findings = exc.diagnosis.findings if isinstance(exc, LoginFailed) and exc.diagnosis else []
-        data = exc.diagnosis.data if isinstance(exc, LoginFailed) and exc.diagnosis else None
-        if as_json:
-            from mcpprobe.render.jsondoc import auth_login_document
-
-            out.write(_dumps(auth_login_document(url, login=None, findings=findings, diagnosis=data, error=exc)) + "\n")
-        else:
-            for line in _finding_lines(findings):
-                out.write(line + "\n")
-        err.write(f"error: {exc.message}\n")
-        if exc.detail.get("hint"):  # a Host check's 403, for one: the URL the server allows
-            from mcpprobe.safety.sanitize import visible
-
-            err.write(f"hint: {visible(str(exc.detail['hint']))}\n")
-        return int(exc.exit_code)
-    record = result.record
+        failed = LoginEnded(url, error=exc)
+        _show(failed, as_json, redactor)
+        return failed.exit_code
     stored, store_error = None, None
     if not result.not_needed and not settings.no_auth_cache:
         from mcpprobe.safety.outfiles import WriteFailed
 
         try:
-            stored = TokenStore().save(record)
+            stored = str(TokenStore().save(result.record))
         except WriteFailed as exc:  # logged in, but nothing kept for the next run: said, exit 2
             store_error = exc.message
-    out, err = _stream_pair([*settings.secrets(), *record.secrets()])
-    if as_json:
-        login_data = result.to_json()
-        login_data["stored"] = str(stored) if stored else None
-        from mcpprobe.render.jsondoc import auth_login_document
-
-        out.write(_dumps(auth_login_document(url, login=login_data, store_error=store_error)) + "\n")
-        return _store_failed(err, store_error)
-    if result.not_needed:
-        out.write(f"{url} answered without asking for credentials: no login needed\n")
-        return 0
-    public = record.public()
-    flow = {"authorization_code": "authorization code + PKCE", "client_credentials": "client credentials",
-            "cross_app_access": "cross-app access (ID-JAG, jwt-bearer)"}.get(result.flow, result.flow)
-    lines = [f"Logged in to {url}",
-             f"  flow          {flow} ({result.registration.replace('-', ' ')} client {public['clientId']})",
-             f"  because       {result.why or 'the server asked'}",
-             f"  checked       {', '.join(result.checked)} answered with the token",
-             f"  scope         {record.scope or '(none given)'}",
-             f"  expires in    {public['expiresIn']} s" if public["expiresIn"] is not None else "  expires       never",
-             f"  refresh token {'yes' if record.refresh_token else 'no'}"]
-    if result.step_up:
-        lines.append("  step-up       re-authorized once for 403 insufficient_scope")
-    if stored:
-        lines.append(f"  stored in     {stored} (mode 0600)")
-    else:
-        lines.append("  stored        no (the token could not be stored)" if store_error else
-                     "  stored        no (--no-auth-cache)")
-    out.write("\n".join(lines) + "\n")
-    return _store_failed(err, store_error)
-
-
-def _store_failed(err: Any, store_error: str | None) -> int:
-    """A login whose token could not be stored: the error on stderr, exit 2; else 0."""
-    if store_error is None:
-        return 0
-    err.write(f"error: the token could not be stored: {store_error}; log in again once the token "
-              "directory can be written, or give the token with --bearer-env\n")
-    return int(ExitCode.USAGE)
+    ended = LoginEnded(url, result, stored=stored, store_error=store_error)
+    _show(ended, as_json, _redactor([*settings.secrets(), *result.record.secrets()]))
+    return ended.exit_code
 
 
 @auth_group.command("status", context_settings=CONTEXT)
@@ -252,22 +212,9 @@ def status_command(url: str | None, as_json: bool) -> int:
     code = 0
     if url and (not records or shown[0]["state"] not in ("valid", "refreshable")):
         code = int(ExitCode.AUTH)
-    out, _ = _stream_pair([s for r in records for s in r.secrets()])
-    if as_json:
-        from mcpprobe.render.jsondoc import auth_status_document
+    from mcpprobe.render.auth import StoredTokens
 
-        out.write(_dumps(auth_status_document(code, str(token_dir()), shown)) + "\n")
-        return code
-    if not shown:
-        out.write(f"no stored tokens{' for ' + url if url else ''} (in {token_dir()})\n")
-        return code
-    for item in shown:
-        expiry = "never expires" if item["expiresIn"] is None else (
-            f"expires in {item['expiresIn']} s" if item["expiresIn"] > 0 else f"expired {-item['expiresIn']} s ago")
-        out.write(f"{item['serverUrl']}\n  state   {item['state']} ({expiry}; refresh token "
-                  f"{'yes' if item['hasRefreshToken'] else 'no'})\n  grant   {item['grant']}, client "
-                  f"{item['clientId']}\n  scope   {item['scope'] or '(none)'}\n  issuer  {item['issuer']}\n"
-                  f"  file    {item['file']} ({item['fileMode']})\n")
+    _show(StoredTokens(url, str(token_dir()), shown, code), as_json, _redactor(s for r in records for s in r.secrets()))
     return code
 
 
@@ -289,9 +236,10 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
     """
     import anyio
 
-    from mcpprobe.auth.login import LoginFailed, revoke
     from mcpprobe.auth.settings import AuthSettings
     from mcpprobe.auth.store import TokenStore
+    from mcpprobe.auth.tokens import LoginFailed, revoke
+    from mcpprobe.render.auth import LoggedOut
 
     if bool(url) == everything:
         raise click.UsageError("give a server URL, or --all")
@@ -300,11 +248,9 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
     secret = AuthSettings(client_secret_env=client_secret_env).client_secret()
     store = TokenStore()
     records = store.all() if everything else [r for r in [store.load(url or "")] if r is not None]
-    out, err = _stream_pair([*(s for r in records for s in r.secrets()), *([secret] if secret else [])])
-    if not records:
-        out.write(f"no stored token for {url}\n" if url else "removed 0 stored token(s)\n")
-        return 0
-    failed = False
+    redactor = _redactor([*(s for r in records for s in r.secrets()), *([secret] if secret else [])])
+    notes: list[tuple[str, str]] = []
+    errors: list[tuple[str, str]] = []
     for record in records:
         note = "forgotten (the authorization server offers no revocation; it stays valid until it expires)"
         if no_revoke:
@@ -314,14 +260,12 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
                 revoked = anyio.run(functools.partial(revoke, record, client_secret=secret))
                 note = f"revoked ({', '.join(revoked) or 'nothing to revoke'}) and forgotten"
             except LoginFailed as exc:
-                failed = True
                 note = "forgotten, but NOT revoked"
-                err.write(f"error: {record.server_url}: {exc.message}\n")
+                errors.append((record.server_url, exc.message))
         store.delete(record.server_url)
-        out.write(f"{record.server_url}: {note}\n")
-    if everything:
-        out.write(f"removed {len(records)} stored token(s)\n")
-    return int(ExitCode.AUTH) if failed else 0
+        notes.append((record.server_url, note))
+    _show(LoggedOut(url, everything, notes, errors), False, redactor)
+    return int(ExitCode.AUTH) if errors else 0
 
 
 def _id_token(env: str | None, path: str | None) -> str | None:
@@ -331,9 +275,9 @@ def _id_token(env: str | None, path: str | None) -> str | None:
     if env and path:
         raise UsageProblem("--id-token-env and --id-token-file both give the ID token: give one")
     if env:
-        from mcpprobe.auth.settings import _from_env
+        from mcpprobe.auth.settings import from_env
 
-        return _from_env(env, "--id-token-env")
+        return from_env(env, "--id-token-env")
     if not path:
         return None
     try:

@@ -12,9 +12,9 @@ import click
 from mcpprobe.check.catalogue import CHECKS
 from mcpprobe.cli.common import (
     CONTEXT,
+    Confirmation,
     ShowWhenReady,
     command_line,
-    confirmation_hooks,
     open_trace,
     run_fleet,
     server_stderr_writer,
@@ -24,7 +24,7 @@ from mcpprobe.cli.options import Format, TargetCommand, _positive, connection_op
 from mcpprobe.cli.output import phase_spinner, show, stderr_console
 
 if TYPE_CHECKING:
-    from mcpprobe.check.context import CheckOptions
+    from mcpprobe.check.context import CheckOptions, NamedCall
     from mcpprobe.cli.invocation import Connection, NamedServers, Output
     from mcpprobe.fleet.probe import Report
     from mcpprobe.safety.redact import Redactor
@@ -47,17 +47,17 @@ def _patterns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
     return patterns
 
 
-def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[NamedCall, ...]:
+    """Each --call parsed once, here, before connecting."""
     from mcpprobe.check.calls import parse_call
-    from mcpprobe.operations.arguments import build_arguments
 
+    calls = []
     for value in values:
         try:
-            _, pairs = parse_call(value)
+            calls.append(parse_call(value))
         except ValueError as exc:
             raise click.BadParameter(str(exc), ctx, param) from None
-        build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
-    return values
+    return tuple(calls)
 
 
 @click.command("check", cls=TargetCommand, context_settings=CONTEXT)
@@ -90,9 +90,9 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @connection_options
 @click.pass_context
 def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, only: tuple[str, ...],
-                  skip: tuple[str, ...], level: str, strict: bool, unsafe: bool, calls: tuple[str, ...], yes: bool,
-                  sample_arguments: bool, rate: float | None, all_servers: bool, named: NamedServers, output: Output,
-                  connection: Connection, settings: Settings) -> int:
+                  skip: tuple[str, ...], level: str, strict: bool, unsafe: bool, calls: tuple[NamedCall, ...],
+                  yes: bool, sample_arguments: bool, rate: float | None, all_servers: bool, named: NamedServers,
+                  output: Output, connection: Connection, settings: Settings) -> int:
     """Check the server's behaviour against the specification, rule by rule, gated on what it declared.
 
     \b
@@ -121,14 +121,11 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
 
     line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers)
     fleet = resolve_fleet(line)
-    hooks = None
+    confirmer = None
     if calls:
-        from mcpprobe.operations.invoke import Hooks
-
-        preview, ask = confirmation_hooks(stderr_console(fleet.redactor), fleet.redactor, line.output.as_json)
-        hooks = Hooks(preview=preview, ask=ask, yes=yes)
+        confirmer = Confirmation(stderr_console(fleet.redactor), fleet.redactor, line.output.as_json, yes=yes)
     options = CheckOptions(only=only, skip=skip, level=Level(level.upper()), strict=strict, unsafe=unsafe,
-                           sample_arguments=sample_arguments, calls=calls, rate=rate, hooks=hooks)
+                           sample_arguments=sample_arguments, calls=calls, rate=rate, confirmer=confirmer)
     return _run(fleet, options, concurrency, line)
 
 

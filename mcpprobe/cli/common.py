@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
 
     from mcpprobe.cli.invocation import CommandLine, Connection, Invocation, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
-    from mcpprobe.operations.probe import Outcome
+    from mcpprobe.operations.outcome import Outcome
     from mcpprobe.render.progress import PhaseSpinner
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings
@@ -105,29 +105,38 @@ def with_scheme(word: str) -> str:
     return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
 
 
-def confirmation_hooks(err: Console, redactor: Redactor, as_json: bool, stdin_taken: bool = False,
-                       ) -> tuple[Callable[..., None], Callable[..., bool] | None]:
-    """How a tools/call is shown and confirmed (`call`, `watch --call`, `check --call`): the preview
-    on stderr (with --json only when a question follows), and the question, asked only on a terminal
-    (and not when stdin is taken by `--args -`); the server's text in them with `redactor`'s secrets masked."""
-    from mcpprobe.render.cells import Safe
-    from mcpprobe.render.invoke import confirm_question, is_terminal, render_preview
+class Confirmation:
+    """How a tools/call is shown and confirmed on the terminal (`call`, `watch --call`, `check --call`):
+    the confirming part of an invocation's hooks (mcpprobe.operations.input.Confirmer). The preview
+    goes to stderr (with --json only when a question follows); the question is asked only on a
+    terminal, and not when stdin is taken by `--args -`; the server's text in them with `redactor`'s
+    secrets masked."""
 
-    safe = Safe(redactor)
+    def __init__(self, err: Console, redactor: Redactor, as_json: bool, *, yes: bool = False,
+                 stdin_taken: bool = False) -> None:
+        from mcpprobe.render.cells import Safe
+        from mcpprobe.render.invoke import is_terminal
 
-    def preview(tool_item: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
-        if not as_json or how == "prompt":
-            render_preview(err, tool_item, arguments, how, server, safe)
+        self.err = err
+        self.safe = Safe(redactor)
+        self.as_json = as_json
+        self.yes = yes
+        self.interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr) and not stdin_taken
 
-    def ask(tool_item: dict[str, Any], arguments: dict[str, Any]) -> bool:
+    def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        if not self.as_json or how == "prompt":
+            from mcpprobe.render.invoke import render_preview
+
+            render_preview(self.err, tool, arguments, how, server, self.safe)
+
+    def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        from mcpprobe.render.invoke import confirm_question
+
         try:
-            return click.confirm(confirm_question(tool_item, safe), default=False, err=True)
+            return click.confirm(confirm_question(tool, self.safe), default=False, err=True)
         except click.Abort:  # end of input (Ctrl-D): what follows starts on a line of its own
             click.echo(err=True)
             raise
-
-    interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr) and not stdin_taken
-    return preview, ask if interactive else None
 
 
 CANCELLING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

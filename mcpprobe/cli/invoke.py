@@ -14,8 +14,8 @@ import click
 
 from mcpprobe.cli.common import (
     CONTEXT,
+    Confirmation,
     command_line,
-    confirmation_hooks,
     looks_like_address,
     run_operation,
     session_extras,
@@ -26,7 +26,11 @@ from mcpprobe.cli.options import TargetCommand, connection_options, output_optio
 from mcpprobe.cli.output import emit_outcome, show, stderr_console
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    from rich.console import Console
+
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
+    from mcpprobe.operations.input import Hooks
+    from mcpprobe.operations.outcome import InvokeOutcome
     from mcpprobe.render.cells import Safe
     from mcpprobe.wire.target import Settings
 
@@ -93,7 +97,63 @@ class _ProgressView:
             self.bar = None
 
 
-def _finish(inv: ServerInvocation, outcome: Any, started: list[Any] | None = None, *, written: bool = False) -> int:
+class Kept:
+    """The hooks of `read` and `get-prompt` (mcpprobe.operations.input.Hooks): the outcome kept in
+    `started` as soon as it exists, so that an interrupted run still shows what was sent; they call
+    no tool, so nothing is previewed or asked."""
+
+    def __init__(self, started: list[InvokeOutcome], *, yes: bool = False, interactive: bool = False) -> None:
+        self.yes = yes
+        self.interactive = interactive
+        self.started = started
+
+    def on_start(self, outcome: InvokeOutcome) -> None:
+        self.started.append(outcome)
+
+    def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        pass
+
+    def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        return False
+
+    def on_progress(self, event: dict[str, Any]) -> None:
+        pass
+
+    def on_task_status(self, entry: dict[str, Any]) -> None:
+        pass
+
+
+class CallHooks(Kept):
+    """The hooks of `call`: the outcome kept, the call previewed and confirmed on the terminal
+    (`Confirmation`), its progress as a bar and a task's status on stderr (not with --json)."""
+
+    def __init__(self, started: list[InvokeOutcome], confirmation: Confirmation, progress: _ProgressView, err: Console,
+                 safe: Safe, as_json: bool) -> None:
+        super().__init__(started, yes=confirmation.yes, interactive=confirmation.interactive)
+        self.confirmation = confirmation
+        self.progress = progress
+        self.err = err
+        self.safe = safe
+        self.as_json = as_json
+
+    def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        self.confirmation.on_preview(tool, arguments, how, server)
+
+    def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        return self.confirmation.ask(tool, arguments)
+
+    def on_progress(self, event: dict[str, Any]) -> None:
+        self.progress(event)
+
+    def on_task_status(self, entry: dict[str, Any]) -> None:
+        if not self.as_json:
+            from mcpprobe.render.invoke import render_task_status
+
+            render_task_status(self.err, entry, self.safe)
+
+
+def _finish(inv: ServerInvocation, outcome: Any, started: list[InvokeOutcome] | None = None, *,
+            written: bool = False) -> int:
     """Print the outcome in the chosen format (mcpprobe.render.formats); its exit code."""
     from mcpprobe.render.interface import Invoked
 
@@ -166,33 +226,26 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
       mcpprobe call simulate-research-query topic=tides --yes -- npx -y @modelcontextprotocol/server-everything
     """
     from mcpprobe.cli.invocation import resolve
-    from mcpprobe.operations.arguments import build_arguments, load_args
+    from mcpprobe.operations.arguments import ToolArguments, load_args
 
     pairs, urls = _split(ctx, rest)
     inv = resolve(command_line(ctx, urls, named, connection, settings, output))
-    base = load_args(args_spec, stdin=sys.stdin)
-    build_arguments(pairs, {}, None)  # KEY:=JSON syntax, before connecting
-    from mcpprobe.operations.invoke import Hooks, call_tool
+    given = ToolArguments.parse(pairs, load_args(args_spec, stdin=sys.stdin))  # before connecting
+    from mcpprobe.operations.invoke import call_tool
     from mcpprobe.render.cells import Safe
-    from mcpprobe.render.invoke import is_terminal, render_task_status
+    from mcpprobe.render.invoke import is_terminal
 
     as_json = inv.output.as_json
     err = stderr_console(inv.redactor)
     safe = Safe(inv.redactor)
     progress = _ProgressView(err, safe, enabled=not as_json and is_terminal(sys.stderr))
-    preview, ask = confirmation_hooks(err, inv.redactor, as_json, stdin_taken=args_spec == "-")
-
-    def task_status(entry: dict[str, Any]) -> None:
-        if not as_json:
-            render_task_status(err, entry, safe)
-
-    started: list[Any] = []
-    hooks = Hooks(preview=preview, ask=ask, progress=progress, yes=yes, started=started.append,
-                  task_status=task_status)
+    confirmation = Confirmation(err, inv.redactor, as_json, yes=yes, stdin_taken=args_spec == "-")
+    started: list[InvokeOutcome] = []
+    hooks: Hooks = CallHooks(started, confirmation, progress, err, safe, as_json)
     inv.tell(f"calling tool {tool}")
     try:
         with session_extras(inv) as (session_hooks, trace):
-            outcome = run_operation(call_tool, inv.target, inv.settings, tool, pairs, base, hooks=hooks,
+            outcome = run_operation(call_tool, inv.target, inv.settings, tool, given, hooks=hooks,
                                     elicit=elicit, task=as_task, save_dir=save_dir, session_hooks=session_hooks)
     finally:
         progress.stop()
@@ -243,17 +296,18 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
     if template is None and (pairs or complete):
         raise click.UsageError("VAR=VALUE and --complete go with --template TEMPLATE")
     inv = resolve(command_line(ctx, urls, named, connection, settings, output))
-    string_arguments(pairs)
+    values = string_arguments(pairs)
     if template is not None:
         template_variables(template)
-    from mcpprobe.operations.invoke import Hooks, read_resource
+    from mcpprobe.operations.invoke import read_resource
 
-    started: list[Any] = []
+    started: list[InvokeOutcome] = []
+    hooks: Hooks = Kept(started)
     inv.tell(f"reading {uri or template}")
     with session_extras(inv) as (session_hooks, trace):
-        outcome = run_operation(read_resource, inv.target, inv.settings, uri, template=template, pairs=pairs,
-                                complete=complete, hooks=Hooks(started=started.append), elicit=elicit,
-                                output=output_path, session_hooks=session_hooks)
+        outcome = run_operation(read_resource, inv.target, inv.settings, uri, template=template, values=values,
+                                complete=complete, hooks=hooks, elicit=elicit, output=output_path,
+                                session_hooks=session_hooks)
     # Written to -o PATH by the operation; when that failed, the contents go to stdout, not lost.
     written = bool(outcome is not None and output_path and outcome.result is not None
                    and outcome.completion is None and outcome.save_error is None)
@@ -292,13 +346,13 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], com
 
     pairs, urls = _split(ctx, rest)
     inv = resolve(command_line(ctx, urls, named, connection, settings, output))
-    string_arguments(pairs)
-    from mcpprobe.operations.invoke import Hooks, get_prompt
+    values = string_arguments(pairs)
+    from mcpprobe.operations.invoke import get_prompt
 
-    started: list[Any] = []
+    started: list[InvokeOutcome] = []
+    hooks: Hooks = Kept(started)
     inv.tell(f"getting prompt {name}")
     with session_extras(inv) as (session_hooks, trace):
-        outcome = run_operation(get_prompt, inv.target, inv.settings, name, pairs, complete=complete,
-                                hooks=Hooks(started=started.append), elicit=elicit, save_dir=save_dir,
-                                session_hooks=session_hooks)
+        outcome = run_operation(get_prompt, inv.target, inv.settings, name, values, complete=complete,
+                                hooks=hooks, elicit=elicit, save_dir=save_dir, session_hooks=session_hooks)
     return trace_checked(trace, inv.output, _finish(inv, outcome, started))

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
     from rich.console import Console
 
     from mcpprobe.cli.invocation import Invocation
-    from mcpprobe.operations.probe import Outcome
+    from mcpprobe.operations.outcome import Outcome
     from mcpprobe.render.interface import Format, Rendered, Screen, Subject, View
     from mcpprobe.render.progress import FleetSpinner, PhaseSpinner
     from mcpprobe.safety.redact import Redactor

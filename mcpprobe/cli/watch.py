@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpprobe.cli.common import CONTEXT, command_line, confirmation_hooks, session_extras, trace_checked
+from mcpprobe.cli.common import CONTEXT, Confirmation, command_line, session_extras, trace_checked
 from mcpprobe.cli.options import (
     TargetCommand,
     _not_negative,
@@ -30,11 +30,11 @@ UNREAD_CHECK_SECONDS = 0.5
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
-def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each --call 'TOOL KEY=VALUE ...' as (TOOL, pairs), its pairs' syntax checked before connecting."""
+def _calls(values: tuple[str, ...]) -> tuple[tuple[str, ToolArguments], ...]:
+    """Each --call 'TOOL KEY=VALUE ...' as (TOOL, its arguments), parsed before connecting."""
     import shlex
 
-    from mcpprobe.operations.arguments import build_arguments
+    from mcpprobe.operations.arguments import ToolArguments
 
     calls = []
     for value in values:
@@ -44,14 +44,15 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
             raise click.BadParameter(f"{value!r}: {exc}", param_hint="'--call'") from None
         if not words:
             raise click.BadParameter("expects a tool name, then its KEY=VALUE arguments", param_hint="'--call'")
-        build_arguments(words[1:], {}, None)  # KEY=VALUE and KEY:=JSON syntax
-        calls.append((words[0], tuple(words[1:])))
+        calls.append((words[0], ToolArguments.parse(words[1:])))
     return tuple(calls)
 
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
+    from mcpprobe.operations.arguments import ToolArguments
+    from mcpprobe.operations.input import Confirmer
     from mcpprobe.render.interface import Rendered, View
     from mcpprobe.watch import WatchOptions
     from mcpprobe.wire.target import Settings
@@ -110,7 +111,7 @@ class EventLines:
 
 
 def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_hooks: SessionHooks,
-               confirm: tuple[Any, Any]) -> Any:
+               confirmer: Confirmer) -> Any:
     from mcpprobe.cli.common import run_operation
     from mcpprobe.watch import watch
 
@@ -141,9 +142,8 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_
                         return
 
             group.start_soon(check)
-            preview, ask = confirm
             result = await watch(inv.target, inv.settings, options, emit, session_hooks=session_hooks,
-                                 preview=preview, ask=ask, on_start=lambda w: holder.__setitem__("watcher", w))
+                                 confirmer=confirmer, on_start=lambda w: holder.__setitem__("watcher", w))
             group.cancel_scope.cancel()
         return result
 
@@ -234,8 +234,8 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
     emit = EventLines(fmt, view, write)
     inv.tell("watching")
     with session_extras(inv) as (session_hooks, trace):
-        confirm = confirmation_hooks(stderr_console(inv.redactor), inv.redactor, inv.output.as_json)
-        result = _run_watch(inv, options, emit, session_hooks, confirm)
+        confirmer = Confirmation(stderr_console(inv.redactor), inv.redactor, inv.output.as_json)
+        result = _run_watch(inv, options, emit, session_hooks, confirmer)
     show(WatchEnded(result), fmt, inv.redactor)
     if result is None:
         return 0

@@ -21,7 +21,7 @@ import anyio
 from mcpprobe.errors import ProbeError, ProtocolFailure, RequestTimeout, UsageProblem, seconds
 from mcpprobe.exporter.settings import ExporterConfig, Module, load_config
 from mcpprobe.fleet.probe import Extras, Member, Report, probe_member
-from mcpprobe.operations.probe import Outcome
+from mcpprobe.operations.outcome import Outcome
 from mcpprobe.safety import redact
 from mcpprobe.wire.target import Settings
 
@@ -311,13 +311,17 @@ class Exporter:
     async def _call(self, member: Member, module: Module) -> Outcome:
         """A call of a tool the server itself annotates read-only; any other tool is refused unsent."""
         from mcpprobe.errors import Refused
-        from mcpprobe.operations.invoke import Hooks, call_tool
+        from mcpprobe.operations.arguments import ToolArguments
+        from mcpprobe.operations.input import Unattended
+        from mcpprobe.operations.invoke import call_tool
 
-        def preview(tool: dict[str, Any], arguments: Any, how: str, info: Any) -> None:
-            if how != "read-only":
-                raise Refused(f"tool {module.tool!r} is not annotated readOnlyHint: true; the exporter calls only "
-                              "read-only tools", code="not-confirmed")
+        class ReadOnlyCalls(Unattended):
+            def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str,
+                           server: dict[str, Any]) -> None:
+                if how != "read-only":
+                    raise Refused(f"tool {module.tool!r} is not annotated readOnlyHint: true; the exporter calls "
+                                  "only read-only tools", code="not-confirmed")
 
         assert member.target is not None
-        return await call_tool(member.target, member.settings, module.tool or "", [], dict(module.arguments),
-                               hooks=Hooks(preview=preview))
+        return await call_tool(member.target, member.settings, module.tool or "", ToolArguments(dict(module.arguments)),
+                               hooks=ReadOnlyCalls())

@@ -17,7 +17,7 @@ import anyio
 from mcpprobe.client.connect import SessionHooks
 from mcpprobe.errors import REPORT_HINT, InternalError, Interrupted, ProbeError, bug_message
 from mcpprobe.exitcodes import ExitCode, worst
-from mcpprobe.operations.probe import Outcome
+from mcpprobe.operations.outcome import Outcome
 from mcpprobe.wire.target import Settings, Target
 
 if TYPE_CHECKING:  # loaded when a run asks for expectations, a baseline or a snapshot

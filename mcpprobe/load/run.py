@@ -28,7 +28,7 @@ from mcpprobe.load.histogram import Histogram
 from mcpprobe.load.schedule import Schedule
 from mcpprobe.load.slo import Slo
 from mcpprobe.load.work import Operation, Spec, interleave, prepare
-from mcpprobe.operations.probe import Outcome, _guarded
+from mcpprobe.operations.outcome import Outcome, guarded
 from mcpprobe.wire.target import Settings, Target
 
 DEFAULT_DURATION = 10.0  # seconds, when neither --requests nor --duration is given
@@ -435,7 +435,7 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
         if runner.lost is not None:
             raise runner.lost
 
-    await _guarded(outcome, target, settings, body, session_hooks=session_hooks)
+    await guarded(outcome, target, settings, body, session_hooks=session_hooks)
     return outcome
 
 

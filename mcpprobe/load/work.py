@@ -1,7 +1,7 @@
 """The work of a load run: the operations named on the command line, each with a weight, checked once
 against the server before the first request, then sent as often as the schedule asks.
 
-Each kind is checked exactly as its own command checks it (mcpprobe.operations.invoke): `--call` through call's
+Each kind is checked exactly as its own command checks it (mcpprobe.operations.checks): `--call` through call's
 catalog, argument and confirmation checks; `--read` through read's (listed, or matching a template);
 `--get-prompt` through get-prompt's; `--list KIND` needs the kind's capability; `--ping` exists only
 before 2026-07-28. One difference: a tool not marked read-only is never called without `--yes`, on a
@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.session import Session
 from mcpprobe.errors import Refused
 from mcpprobe.findings import Finding
+
+if TYPE_CHECKING:
+    from mcpprobe.operations.arguments import ToolArguments
 
 KINDS = ("call", "read", "list", "get-prompt", "ping")
 LISTABLE = ("tools", "resources", "templates", "prompts")
@@ -33,12 +36,15 @@ class SpecError(ValueError):
 @dataclass(frozen=True)
 class Spec:
     """One operation as given: `kind` (a KINDS value), its subject (tool, URI, list kind, prompt),
-    its KEY=VALUE pairs and its weight."""
+    its KEY=VALUE pairs as written and its weight; and those pairs parsed once, by `parse_spec`:
+    a tool's arguments, or a prompt's."""
 
     kind: str
     subject: str
     pairs: tuple[str, ...] = ()
     weight: int = 1
+    tool_arguments: ToolArguments | None = field(default=None, compare=False)
+    prompt_arguments: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def label(self) -> str:
@@ -71,13 +77,12 @@ def parse_spec(kind: str, text: str) -> Spec:
         if len(words) != 1 or words[0] not in LISTABLE:
             raise SpecError(f"expects one of {', '.join(LISTABLE)} (then, optionally, @WEIGHT)")
         return Spec("list", words[0], (), weight)
-    from mcpprobe.operations.arguments import build_arguments, string_arguments
+    from mcpprobe.operations.arguments import ToolArguments, string_arguments
 
-    if kind == "call":
-        build_arguments(words[1:], {}, None)  # KEY=VALUE and KEY:=JSON syntax, before connecting
-    else:
-        string_arguments(words[1:])
-    return Spec(kind, words[0], tuple(words[1:]), weight)
+    pairs = tuple(words[1:])
+    if kind == "call":  # KEY=VALUE and KEY:=JSON, before connecting
+        return Spec(kind, words[0], pairs, weight, tool_arguments=ToolArguments.parse(pairs))
+    return Spec(kind, words[0], pairs, weight, prompt_arguments=string_arguments(pairs))
 
 
 @dataclass(frozen=True)
@@ -96,14 +101,11 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
     """Check every operation against the server (Refused, exit 3, with nothing sent: as the operation's
     own command would refuse it) and build its request once."""
     from mcpprobe.client.catalog import LIST_KINDS, Listing, list_kind
-    from mcpprobe.operations.invoke import (
-        Hooks,
-        InvokeOutcome,
-        checked_arguments,
-        checked_prompt,
-        confirm_call,
-        resolve_uri,
-    )
+    from mcpprobe.operations.arguments import ToolArguments
+    from mcpprobe.operations.checks import checked_arguments, checked_prompt, confirm_call
+    from mcpprobe.operations.input import Unattended
+    from mcpprobe.operations.invoke import resolve_uri
+    from mcpprobe.operations.outcome import InvokeOutcome
 
     outcome = InvokeOutcome("load")
     listings: dict[str, Listing] = {}
@@ -120,8 +122,8 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
             method = "tools/call"
             session.check(method)
             tool, arguments = await checked_arguments(session, outcome, await listing("tools"), spec.subject,
-                                                      list(spec.pairs), {})
-            await confirm_call(session, outcome, tool, arguments, Hooks(yes=yes))
+                                                      spec.tool_arguments or ToolArguments())
+            await confirm_call(session, outcome, tool, arguments, Unattended(yes=yes))
             if outcome.confirmation == "non-interactive":
                 raise Refused(f"tool {spec.subject!r} is not marked read-only (readOnlyHint), and a load run calls it "
                               "over and over: pass --yes to call it anyway. Nothing was sent.",
@@ -135,7 +137,8 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
         elif spec.kind == "get-prompt":
             method = "prompts/get"
             session.check(method)
-            _, values = checked_prompt(session, outcome, await listing("prompts"), spec.subject, list(spec.pairs))
+            values = spec.prompt_arguments
+            checked_prompt(session, outcome, await listing("prompts"), spec.subject, values)
             params = {"name": spec.subject, **({"arguments": values} if values else {})}
         elif spec.kind == "list":
             method = LIST_KINDS[spec.subject].list_method

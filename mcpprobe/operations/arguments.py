@@ -1,7 +1,8 @@
 """Arguments for `call`, `read --template` and `get-prompt`, checked before anything is sent.
 
-KEY=VALUE pairs are coerced by the tool's `inputSchema` (a value stays a string unless the
-schema says otherwise; `KEY:=JSON` always takes JSON), and `--args` gives a whole JSON object;
+KEY=VALUE pairs are parsed once, by the command (`ToolArguments.parse`, `string_arguments`), and a
+tool's are coerced by its `inputSchema` (a value stays a string unless the schema says otherwise;
+`KEY:=JSON` always takes JSON); `--args` gives a whole JSON object;
 `mcpprobe.safety.validation` then checks the result against the schema. Also: closest-name suggestions
 and RFC 6570 URI templates (levels 1 to 3, plus prefixes and explode).
 
@@ -13,7 +14,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -28,8 +30,9 @@ _PAIR = re.compile(r"^(?P<key>[^=:\s][^=]*?)(?P<op>:?=)(?P<value>.*)$", re.DOTAL
 @dataclass(frozen=True)
 class Pair:
     key: str
-    value: str
+    value: str  # as written
     raw_json: bool  # KEY:=JSON
+    decoded: Any = None  # KEY:=JSON: the JSON value (ToolArguments.parse decodes it)
 
 
 def is_pair(text: str) -> bool:
@@ -165,34 +168,55 @@ def coerce(value: str, types: set[str]) -> Any:
     return value
 
 
-def build_arguments(pairs: list[str], base: dict[str, Any], schema: Any) -> dict[str, Any]:
-    """--args first, then each KEY=VALUE on top, coerced by the property's schema."""
-    args = dict(base)
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    properties = properties if isinstance(properties, dict) else {}
-    for text in pairs:
-        pair = parse_pair(text)
-        if pair.raw_json:
-            from mcpprobe.safety.userinput import loads
+def _json_value(pair: Pair) -> Any:
+    from mcpprobe.safety.userinput import loads
 
-            try:
-                args[pair.key] = loads(pair.value, f"{pair.key}:=", parse=strict_loads)
-            except json.JSONDecodeError as exc:
-                raise UsageProblem(f"{pair.key}:= expects JSON: {exc.msg}") from None
-            except NotJson as exc:
-                raise UsageProblem(f"{pair.key}:= expects JSON: {exc}") from None
-        else:
+    try:
+        return loads(pair.value, f"{pair.key}:=", parse=strict_loads)
+    except json.JSONDecodeError as exc:
+        raise UsageProblem(f"{pair.key}:= expects JSON: {exc.msg}") from None
+    except NotJson as exc:
+        raise UsageProblem(f"{pair.key}:= expects JSON: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ToolArguments:
+    """A tool call's arguments as the command line gave them, parsed once there: `--args` (a JSON
+    object) and each KEY=VALUE or KEY:=JSON on top, in order. A KEY:=JSON value is decoded when
+    parsed (bad JSON is a usage error before anything starts); a KEY=VALUE value stays the text
+    it is until `build` coerces it by the tool's inputSchema, which only the server's list gives."""
+
+    base: dict[str, Any] = field(default_factory=dict)
+    pairs: tuple[Pair, ...] = ()
+
+    @classmethod
+    def parse(cls, texts: Iterable[str], base: dict[str, Any] | None = None) -> ToolArguments:
+        pairs = []
+        for text in texts:
+            pair = parse_pair(text)
+            pairs.append(replace(pair, decoded=_json_value(pair)) if pair.raw_json else pair)
+        return cls(dict(base or {}), tuple(pairs))
+
+    def build(self, schema: Any) -> dict[str, Any]:
+        """--args first, then each pair on top, a KEY=VALUE coerced by its property's schema."""
+        args = dict(self.base)
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        properties = properties if isinstance(properties, dict) else {}
+        for pair in self.pairs:
+            if pair.raw_json:
+                args[pair.key] = pair.decoded
+                continue
             try:
                 args[pair.key] = coerce(pair.value, _types_of(properties.get(pair.key), schema))
             except NotJson as exc:
                 raise UsageProblem(f"{pair.key}={pair.value}: {exc}") from None
-    return args
+        return args
 
 
-def string_arguments(pairs: list[str]) -> dict[str, str]:
-    """Prompt arguments and template variables: always strings."""
+def string_arguments(texts: Iterable[str]) -> dict[str, str]:
+    """Prompt arguments and template variables, parsed once by the command: always strings."""
     out: dict[str, str] = {}
-    for text in pairs:
+    for text in texts:
         pair = parse_pair(text)
         if pair.raw_json:
             raise UsageProblem(f"{pair.key}:= is for tool arguments; prompt arguments are strings (use {pair.key}=)")

@@ -4,334 +4,44 @@ A tool is called through `tools/call`, a resource read through `resources/read`,
 expanded through `prompts/get`; nothing is ever routed through another kind's entry point. Each
 operation first needs the capability (else `Refused`, exit 3), then finds the item in the
 complete list (all pages), then checks the arguments against the item's declaration, and only
-then sends the one request. Like `mcpprobe.operations.probe`, nothing here prints: the CLI passes
-`Hooks` for the preview, the confirmation question and progress, and renders the outcome.
+then sends the one request. Like `mcpprobe.operations.probe`, nothing here prints: the caller passes
+its `Hooks` (mcpprobe.operations.input: on_start, on_preview, ask, on_progress, on_task_status) and
+renders the outcome.
 """
 
 from __future__ import annotations
 
-import itertools
-import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from typing import Any
-
-import anyio
 
 from mcpprobe.client.catalog import Listing, list_kind, timing_for
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.client.session import Session, Timing
-from mcpprobe.errors import (
-    ProbeError,
-    ProtocolFailure,
-    Refused,
-    RpcError,
-)
-from mcpprobe.exitcodes import ExitCode, worst
+from mcpprobe.errors import ProtocolFailure, RpcError
 from mcpprobe.findings import Finding
 from mcpprobe.operations import arguments as argmod
-from mcpprobe.operations.probe import Outcome, _guarded
-from mcpprobe.operations.tasks import TaskRun
-from mcpprobe.safety import validation
-from mcpprobe.testhooks import crash_point
+from mcpprobe.operations.arguments import ToolArguments
+from mcpprobe.operations.checks import (
+    check_schema,
+    checked_arguments,
+    checked_prompt,
+    confirm_call,
+    find,
+    not_in_catalog,
+    refuse_arguments,
+    violations_text,
+)
+from mcpprobe.operations.input import (
+    Hooks,
+    InputBroker,
+    Unattended,
+    follow_progress,
+    progress_token,
+    request_with_input,
+    with_elicit,
+)
+from mcpprobe.operations.outcome import InvokeOutcome, guarded
 from mcpprobe.wire.target import Settings, Target
-
-ELICIT_MODES = ("decline", "defaults")
-MAX_INPUT_ROUNDS = 10
-ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-# Spec defaults when a hint is absent (tools.mdx, ToolAnnotations).
-HINT_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
-_tokens = itertools.count(1)
-
-
-@dataclass
-class Hooks:
-    """How the CLI takes part while the session is open. Every hook is optional."""
-
-    # (tool, arguments, how it is confirmed, the server's serverInfo or {})
-    preview: Callable[[dict[str, Any], dict[str, Any], str, dict[str, Any]], None] | None = None
-    ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None  # set only on an interactive terminal
-    progress: Callable[[dict[str, Any]], None] | None = None
-    yes: bool = False
-    # The outcome as soon as it exists: if the run is interrupted, what was sent is still shown.
-    started: Callable[[InvokeOutcome], None] | None = None
-    # A task's status changed ({"ms", "status", "statusMessage", "via"}): `call` of a task.
-    task_status: Callable[[dict[str, Any]], None] | None = None
-
-
-@dataclass
-class InvokeOutcome(Outcome):
-    """An `Outcome` plus what was asked, what came back, and how it was confirmed."""
-
-    item: dict[str, Any] | None = None  # the tool, prompt, resource or template from the list
-    item_kind: str | None = None  # "tools", "resources", "templates", "prompts"
-    request: dict[str, Any] | None = None  # {"method", "params"} as built by mcpprobe (the last one sent)
-    sent: bool = False
-    result: dict[str, Any] | None = None
-    arguments: dict[str, Any] | None = None
-    uri: str | None = None
-    confirmation: str | None = None
-    progress: list[dict[str, Any]] = field(default_factory=list)
-    input_rounds: list[dict[str, Any]] = field(default_factory=list)
-    completion: dict[str, Any] | None = None
-    saved: list[dict[str, Any]] = field(default_factory=list)
-    save_error: str | None = None  # an output file (-o, --save) that could not be written
-    elicit: str | None = None
-    task: TaskRun | None = None  # `call` that ran as a task (mcpprobe.operations.tasks)
-
-    def error_kind(self) -> str:
-        return self.item_kind or "server"
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """A file the user asked for that could not be written is exit 2, the result shown anyway."""
-        code = super().exit_code
-        return worst([code, ExitCode.USAGE]) if self.save_error else code
-
-
-# ----- client capabilities: declare elicitation only when asked -----
-
-
-def with_elicit(settings: Settings, elicit: str | None) -> Settings:
-    if elicit is None:
-        return settings
-    if elicit not in ELICIT_MODES:
-        raise ValueError(f"elicit must be one of {ELICIT_MODES}")
-    return replace(settings, elicit=elicit)
-
-
-# ----- answering the server's requests for input (both eras) -----
-
-
-def elicit_defaults(params: dict[str, Any]) -> dict[str, Any]:
-    """The answer `--elicit defaults` gives: accept, with each property's schema default."""
-    schema = params.get("requestedSchema")
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    content = {}
-    for name, prop in (properties or {}).items():
-        if isinstance(prop, dict) and "default" in prop:
-            content[name] = prop["default"]
-    return {"action": "accept", "content": content}
-
-
-class InputBroker:
-    """Answers elicitation, sampling and roots requests, or refuses them, and keeps a record."""
-
-    def __init__(self, outcome: InvokeOutcome, settings: Settings) -> None:
-        self.outcome = outcome
-        self.settings = settings
-        self.elicit = settings.elicit
-
-    def answer(self, method: str, params: dict[str, Any], *, via: str, key: str | None = None) -> dict[str, Any] | None:
-        """The response for one request, or None when mcpprobe refuses it (recorded as a finding)."""
-        entry: dict[str, Any] = {"via": via, "method": method}
-        if key is not None:
-            entry["key"] = key
-        response: dict[str, Any] | None = None
-        reason = ""
-        if method == "elicitation/create":
-            mode = params.get("mode", "form")
-            entry["message"] = params.get("message")
-            if self.elicit is None:
-                reason = "mcpprobe did not declare the 'elicitation' capability (use --elicit decline|defaults)"
-            elif mode != "form":
-                reason = f"mcpprobe answers only form-mode elicitation, not {mode!r}"
-            elif self.elicit == "decline":
-                response = {"action": "decline"}
-            else:
-                response = elicit_defaults(params)
-                required = (params.get("requestedSchema") or {}).get("required") or []
-                missing = [r for r in required if r not in response["content"]]
-                if missing:
-                    entry["missingRequired"] = missing
-        elif method == "roots/list" and self.settings.roots:
-            response = {"roots": [{"uri": uri} for uri in self.settings.roots]}
-        elif method == "roots/list":
-            reason = "mcpprobe did not declare the 'roots' capability (use --root)"
-        elif method == "sampling/createMessage":
-            reason = "mcpprobe never declares 'sampling': it has no model to ask"
-        else:
-            reason = f"mcpprobe does not handle {method}"
-        if response is not None:
-            entry["answer"] = response
-            self.outcome.input_rounds.append(entry)
-            self.outcome.findings.append(Finding(
-                "input-required", f"the server asked for {method} ({via}); mcpprobe answered "
-                + (response.get("action", "with its roots") if method != "roots/list" else "with its roots"),
-                kind=self.outcome.item_kind or "server", detail=entry))
-            return response
-        entry["refused"] = reason
-        self.outcome.input_rounds.append(entry)
-        self.outcome.findings.append(Finding(
-            "input-required-refused", f"the server asked for {method} ({via}); refused: {reason}",
-            kind=self.outcome.item_kind or "server", detail=entry))
-        return None
-
-    def install(self, conn: Any) -> None:
-        """Legacy era: server-initiated requests. Refusals are JSON-RPC errors, as the spec asks."""
-
-        def handler(method: str) -> Any:
-            async def handle(params: dict[str, Any]) -> dict[str, Any]:
-                response = self.answer(method, params, via="server request")
-                if response is None:
-                    raise RpcError(-32601, f"{method} refused: {self.outcome.input_rounds[-1]['refused']}")
-                return response
-
-            return handle
-
-        for method in ("elicitation/create", "sampling/createMessage", "roots/list"):
-            if method == "roots/list" and self.settings.roots and method in conn.request_handlers:
-                continue
-            conn.request_handlers[method] = handler(method)
-
-
-async def _request_with_input(session: Session, outcome: InvokeOutcome, broker: InputBroker, method: str,
-                              params: dict[str, Any], *, hooks: Hooks) -> dict[str, Any]:
-    """Send `method`; follow 2026-07-28 input_required results (answer, then retry) to the end."""
-    rounds = 0
-    delay = 0.05
-    current = dict(params)
-    while True:
-        token = f"mcpprobe-{next(_tokens)}"
-        current = {**current, "_meta": {**(current.get("_meta") or {}), "progressToken": token}}
-        outcome.request = {"method": method, "params": current}
-        _follow_progress(session, outcome, token, hooks)
-        outcome.sent = True
-        result = await session.request(method, current, reset_on_progress=True)
-        if result.get("resultType") != "input_required":
-            return result
-        rounds += 1
-        requests = result.get("inputRequests")
-        state = result.get("requestState")
-        if rounds > MAX_INPUT_ROUNDS:
-            raise ProtocolFailure(f"{method}: the server still asked for input after {MAX_INPUT_ROUNDS} rounds")
-        if not isinstance(requests, dict) and not isinstance(state, str):
-            raise ProtocolFailure(f"{method}: an input_required result with neither inputRequests nor requestState",
-                                  detail={"result": result})
-        responses: dict[str, Any] = {}
-        refused = False
-        for key, request in (requests or {}).items():
-            if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-                raise ProtocolFailure(f"{method}: inputRequests[{key!r}] is not a request object")
-            answer = broker.answer(request["method"], request.get("params") or {}, via="input_required", key=key)
-            if answer is None:
-                refused = True
-            else:
-                responses[key] = answer
-        if refused:
-            # Nothing to retry with: the request ends here, and the findings say why.
-            return result
-        if not requests:
-            await anyio.sleep(delay)
-            delay = min(delay * 2, 0.25)
-        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
-        if responses:
-            retry["inputResponses"] = responses
-        if isinstance(state, str):
-            retry["requestState"] = state
-        current = retry
-
-
-def _follow_progress(session: Session, outcome: InvokeOutcome, token: str, hooks: Hooks) -> None:
-    started = time.perf_counter()
-
-    def on_notification(method: str, params: dict[str, Any]) -> None:
-        if method != "notifications/progress" or params.get("progressToken") != token:
-            return
-        crash_point("progress")
-        session.conn.extend_deadline_for_progress(token, session.settings.timeout)
-        event = {"ms": round((time.perf_counter() - started) * 1000, 1), "progress": params.get("progress"),
-                 "total": params.get("total"), "message": params.get("message")}
-        outcome.progress.append(event)
-        if hooks.progress is not None:
-            hooks.progress(event)
-
-    session.conn.notification_handlers.append(on_notification)
-
-
-# ----- finding the item -----
-
-
-def _find(listing: Listing, key: str, value: str) -> dict[str, Any] | None:
-    return next((item for item in listing.items if item.get(key) == value), None)
-
-
-def _not_in_catalog(session: Session, listing: Listing, what: str, value: str, names: list[str],
-                    method: str, where: str = "") -> Finding:
-    """Refuse (unless --force): `value` is not in the list. Says how complete the list was."""
-    close = argmod.suggestions(value, names)
-    state = "" if listing.whole else f" (the list is {listing.state}, so it may be elsewhere)"
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    where = where or listing.kind
-    message = f"{what} {value!r} is not among the server's {len(listing.items)} {where}{state}{hint}"
-    detail = {"name": value, "suggestions": close, "listState": listing.state, "count": len(listing.items)}
-    if not session.settings.force:
-        raise Refused(f"{message}{'' if message.endswith('?') else '.'} Nothing was sent; use --force to send "
-                      f"{method} anyway.", code="not-in-catalog", detail=detail)
-    return Finding("forced", f"{message}; {method} was sent with --force", kind=listing.kind, detail=detail)
-
-
-def _refuse_arguments(session: Session, outcome: InvokeOutcome, message: str, detail: dict[str, Any],
-                      method: str) -> None:
-    if not session.settings.force:
-        raise Refused(f"{message}. Nothing was sent; use --force to send {method} anyway.",
-                      code="invalid-arguments", detail=detail)
-    outcome.findings.append(Finding("forced", f"{message}; {method} was sent with --force",
-                                    kind=outcome.item_kind or "server", detail=detail))
-
-
-def _violations_text(violations: list[validation.Violation], limit: int = 5) -> str:
-    shown = "; ".join(f"{v.path}: {v.message}" for v in violations[:limit])
-    more = f" (and {len(violations) - limit} more)" if len(violations) > limit else ""
-    return shown + more
-
-
-async def _check_schema(session: Session, outcome: InvokeOutcome, instance: Any, schema: Any,
-                        which: str) -> list[validation.Violation] | None:
-    """Violations, or None when the schema cannot be used (a warning finding that says why).
-
-    The schema is the server's: validating it never fetches, never recurses without end, and
-    stops within min(--timeout, validation.BUDGET_SECONDS); Ctrl-C is not held up by it."""
-    seconds = min(session.settings.timeout, validation.BUDGET_SECONDS)
-    try:
-        return await validation.validate_async(instance, schema, seconds=seconds)
-    except validation.UnusableSchema as exc:
-        outcome.findings.append(Finding(
-            "unusable-schema", f"the tool's {which} is not a usable JSON Schema ({exc}); not validated",
-            kind="tools", detail={"schema": which, **exc.detail}))
-        return None
-
-
-def confirmation_needed(tool: dict[str, Any], *, yes: bool, interactive: bool) -> str:
-    """How a call is confirmed: 'read-only', '--yes', 'prompt' (ask first) or 'non-interactive'."""
-    annotations = got if isinstance(got := tool.get("annotations"), dict) else {}
-    if annotations.get("readOnlyHint") is True:
-        return "read-only"
-    if yes:
-        return "--yes"
-    return "prompt" if interactive else "non-interactive"
-
-
-async def _ask(ask: Callable[[dict[str, Any], dict[str, Any]], bool], tool: dict[str, Any],
-               arguments: dict[str, Any]) -> bool:
-    """Ask on a daemon thread, so that Ctrl-C (which cancels this task) is never stuck in input()."""
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["answer"] = bool(ask(tool, arguments))
-        except BaseException:  # click.Abort on EOF or Ctrl-C at the prompt: no
-            box["answer"] = False
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="mcpprobe-confirm", daemon=True).start()
-    while not done.is_set():
-        await anyio.sleep(0.05)
-    return box["answer"]
-
 
 # ----- call -----
 
@@ -349,25 +59,25 @@ def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None
            elicit: str | None) -> tuple[Hooks, Settings, InvokeOutcome, InputBroker]:
     """What every entry point starts with: its outcome (handed to the CLI at once, so that an
     interrupt can still show it), the settings with --elicit applied, and the input broker."""
-    hooks = hooks or Hooks()
+    hooks = hooks or Unattended()
     settings = with_elicit(settings, elicit)
     outcome = InvokeOutcome(command, item_kind=item_kind, elicit=elicit)
-    if hooks.started is not None:
-        hooks.started(outcome)
+    hooks.on_start(outcome)
     return hooks, settings, outcome, InputBroker(outcome, settings)
 
 
-async def call_tool(target: Target, settings: Settings, name: str, pairs: list[str], base_args: dict[str, Any],
+async def call_tool(target: Target, settings: Settings, name: str, given: ToolArguments,
                     *, hooks: Hooks | None = None, elicit: str | None = None, task: bool = False,
                     save_dir: str | None = None, session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
-    """`task`: ask for task execution (--task), for a tool whose taskSupport is "optional".
+    """`given`: the arguments as the command parsed them, built by the tool's inputSchema here.
+    `task`: ask for task execution (--task), for a tool whose taskSupport is "optional".
     `save_dir` (--save): the result's binary content is written there (mcpprobe.operations.saving)."""
     hooks, settings, outcome, broker = _begin("call", "tools", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
         session.check("tools/call")
         listing = await _catalog(session, outcome, "tools")
-        tool, arguments = await checked_arguments(session, outcome, listing, name, pairs, base_args)
+        tool, arguments = await checked_arguments(session, outcome, listing, name, given)
         from mcpprobe.operations.tasks import wants_task
 
         as_task, forced = wants_task(session, tool, task)
@@ -379,12 +89,12 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
             if as_task:
                 result = await _call_as_task(session, outcome, params, hooks)
             else:
-                result = await _request_with_input(session, outcome, broker, "tools/call", params, hooks=hooks)
+                result = await request_with_input(session, outcome, broker, "tools/call", params, hooks=hooks)
         finally:
             outcome.timings.append(Timing("call", (time.perf_counter() - started) * 1000))
         outcome.result = result
         if result is not None:
-            await _judge_tool_result(session, outcome, tool, result)
+            await judge_tool_result(session, outcome, tool, result)
 
     await _run(outcome, target, settings, body, broker, session_hooks)
     if save_dir and outcome.result is not None:
@@ -394,58 +104,17 @@ async def call_tool(target: Target, settings: Settings, name: str, pairs: list[s
     return outcome
 
 
-async def checked_arguments(session: Session, outcome: InvokeOutcome, listing: Listing, name: str,
-                            pairs: list[str], base_args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The catalog and argument checks of every tools/call (`call`, `watch --call`): the tool
-    from the complete list and the arguments built by its inputSchema. Raises Refused, with
-    nothing sent, when the tool is not listed or the arguments do not match (unless --force)."""
-    tool = _find(listing, "name", name)
-    if tool is None:
-        outcome.findings.append(_not_in_catalog(
-            session, listing, "tool", name, [t.get("name", "") for t in listing.items], "tools/call"))
-        tool = {"name": name}
-    outcome.item = tool
-    schema = tool.get("inputSchema")
-    arguments = argmod.build_arguments(pairs, base_args, schema)
-    outcome.arguments = arguments
-    if isinstance(schema, dict | bool) and "inputSchema" in tool:
-        violations = await _check_schema(session, outcome, arguments, schema, "inputSchema")
-        if violations:
-            _refuse_arguments(
-                session, outcome,
-                f"the arguments do not match the inputSchema of tool {name!r}: {_violations_text(violations)}",
-                {"violations": [v.to_json() for v in violations], "dialect": validation.dialect_of(schema)},
-                "tools/call")
-    return tool, arguments
-
-
-async def confirm_call(session: Session, outcome: InvokeOutcome, tool: dict[str, Any], arguments: dict[str, Any],
-                       hooks: Hooks) -> None:
-    """The confirmation of every tools/call: a tool not marked read-only needs --yes, or a yes on a
-    terminal. Raises Refused (not-confirmed) otherwise; nothing is sent."""
-    how = confirmation_needed(tool, yes=hooks.yes, interactive=hooks.ask is not None)
-    outcome.confirmation = how
-    if hooks.preview is not None:
-        hooks.preview(tool, arguments, how, session.snapshot.server_info or {})
-    if how == "prompt":
-        assert hooks.ask is not None
-        if not await _ask(hooks.ask, tool, arguments):
-            outcome.confirmation = "declined"
-            raise Refused(f"tool {tool.get('name')!r} was not called: not confirmed", code="not-confirmed",
-                          severity="info")
-        outcome.confirmation = "confirmed"
-
 
 async def _call_as_task(session: Session, outcome: InvokeOutcome, params: dict[str, Any],
                         hooks: Hooks) -> dict[str, Any] | None:
     """tools/call as a task (mcpprobe.operations.tasks): the final result, or None when the task was cancelled."""
     from mcpprobe.operations.tasks import TaskCall, judge_task_end
 
-    token = f"mcpprobe-{next(_tokens)}"
+    token = progress_token()
     request = {**params, "task": {}, "_meta": {"progressToken": token}}
     outcome.request = {"method": "tools/call", "params": request}
-    _follow_progress(session, outcome, token, hooks)
-    call = TaskCall(session, outcome.findings, hooks.task_status)
+    follow_progress(session, outcome, token, hooks)
+    call = TaskCall(session, outcome.findings, hooks.on_task_status)
     session.conn.notification_handlers.append(call.on_notification)
     outcome.sent = True
     created = await session.request("tools/call", request, reset_on_progress=True)
@@ -460,8 +129,10 @@ async def _call_as_task(session: Session, outcome: InvokeOutcome, params: dict[s
     return None if outcome.task.status == "cancelled" else result
 
 
-async def _judge_tool_result(session: Session, outcome: InvokeOutcome, tool: dict[str, Any],
-                             result: dict[str, Any]) -> None:
+async def judge_tool_result(session: Session, outcome: InvokeOutcome, tool: dict[str, Any],
+                            result: dict[str, Any]) -> None:
+    """What every tools/call result is judged by (`call`, `check --call`): a content list, isError,
+    structuredContent against the tool's outputSchema."""
     if result.get("resultType") == "input_required":
         return
     name = tool.get("name")
@@ -483,15 +154,12 @@ async def _judge_tool_result(session: Session, outcome: InvokeOutcome, tool: dic
             "output-schema-mismatch", f"tool {name!r} declares an outputSchema but returned no structuredContent",
             kind="tools", detail={"tool": name, "violations": []}))
         return
-    violations = await _check_schema(session, outcome, result["structuredContent"], schema, "outputSchema")
+    violations = await check_schema(session, outcome, result["structuredContent"], schema, "outputSchema")
     if violations:
         outcome.findings.append(Finding(
             "output-schema-mismatch",
-            f"tool {name!r}: structuredContent does not match its outputSchema: {_violations_text(violations)}",
+            f"tool {name!r}: structuredContent does not match its outputSchema: {violations_text(violations)}",
             kind="tools", detail={"tool": name, "violations": [v.to_json() for v in violations]}))
-
-
-judge_tool_result = _judge_tool_result  # for `check --call`, which calls named tools the same way
 
 
 async def _run(outcome: InvokeOutcome, target: Target, settings: Settings, body: Any, broker: InputBroker,
@@ -508,7 +176,7 @@ async def _run(outcome: InvokeOutcome, target: Target, settings: Settings, body:
         await body(session)
 
     hooks = outer.adding(tracer=tracer, on_connection=broker.install)
-    return await _guarded(outcome, target, settings, listening, session_hooks=hooks)
+    return await guarded(outcome, target, settings, listening, session_hooks=hooks)
 
 
 async def _listen_for_server(session: Session) -> None:
@@ -524,10 +192,11 @@ async def _listen_for_server(session: Session) -> None:
 
 
 async def read_resource(target: Target, settings: Settings, uri: str | None, *, template: str | None = None,
-                        pairs: list[str] = (), complete: str | None = None,  # type: ignore[assignment]
+                        values: dict[str, str] | None = None, complete: str | None = None,
                         hooks: Hooks | None = None, elicit: str | None = None, output: str | None = None,
                         session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
-    """Read `uri`, or expand `template` with `pairs` and read that; `complete` asks for a variable's values."""
+    """Read `uri`, or expand `template` with `values` (its variables') and read that; `complete` asks
+    for a variable's values."""
     hooks, settings, outcome, broker = _begin("read", "templates" if template else "resources", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
@@ -535,7 +204,7 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
         if complete is not None:
             session.check("completion/complete")
         if template is not None:
-            target_uri = await _resolve_template(session, outcome, template, pairs, complete)
+            target_uri = await _resolve_template(session, outcome, template, values or {}, complete)
             if target_uri is None:
                 return
         else:
@@ -545,7 +214,7 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
         outcome.uri = target_uri
         started = time.perf_counter()
         try:
-            result = await _request_with_input(session, outcome, broker, "resources/read", {"uri": target_uri},
+            result = await request_with_input(session, outcome, broker, "resources/read", {"uri": target_uri},
                                                hooks=hooks)
         except RpcError as exc:
             if session.era.is_not_found(exc):
@@ -571,7 +240,7 @@ async def resolve_uri(session: Session, outcome: InvokeOutcome, uri: str) -> Non
     """The catalog check of every resources/read of a URI (`read`, `load --read`): the URI is listed, or
     matches a listed template; else Refused (unless --force), nothing sent."""
     resources = await _catalog(session, outcome, "resources")
-    item = _find(resources, "uri", uri)
+    item = find(resources, "uri", uri)
     if item is not None:
         outcome.item = item
         return
@@ -585,21 +254,20 @@ async def resolve_uri(session: Session, outcome: InvokeOutcome, uri: str) -> Non
     names = [r.get("uri", "") for r in resources.items] + [t.get("uriTemplate", "") for t in templates.items]
     state = "complete" if resources.whole and templates.whole else "incomplete"
     combined = Listing("resources", resources.declared, state=state, items=resources.items + templates.items)
-    outcome.findings.append(_not_in_catalog(
+    outcome.findings.append(not_in_catalog(
         session, combined, "resource", uri, names, "resources/read", where="resources and templates"))
 
 
-async def _resolve_template(session: Session, outcome: InvokeOutcome, template: str, pairs: list[str],
+async def _resolve_template(session: Session, outcome: InvokeOutcome, template: str, values: dict[str, str],
                             complete: str | None) -> str | None:
     templates = await _catalog(session, outcome, "templates")
-    item = _find(templates, "uriTemplate", template)
+    item = find(templates, "uriTemplate", template)
     if item is None:
-        outcome.findings.append(_not_in_catalog(
+        outcome.findings.append(not_in_catalog(
             session, templates, "resource template", template,
             [t.get("uriTemplate", "") for t in templates.items], "resources/read"))
         item = {"uriTemplate": template}
     outcome.item = item
-    values = argmod.string_arguments(pairs)
     variables = argmod.template_variables(template)
     if complete is not None:
         await _complete(session, outcome, {"type": "ref/resource", "uri": template}, complete, variables, values,
@@ -613,7 +281,7 @@ async def _resolve_template(session: Session, outcome: InvokeOutcome, template: 
     if unknown:
         problems.append(f"no variable {', '.join(map(repr, unknown))}")
     if problems:
-        _refuse_arguments(session, outcome, f"template {template!r}: " + "; ".join(problems)
+        refuse_arguments(session, outcome, f"template {template!r}: " + "; ".join(problems)
                           + f" (its variables: {', '.join(variables) or 'none'})",
                           {"missing": missing, "unknown": unknown, "variables": variables}, "resources/read")
     outcome.arguments = dict(values)
@@ -635,9 +303,10 @@ def _judge_contents(outcome: InvokeOutcome, result: dict[str, Any]) -> None:
 # ----- prompts and completion -----
 
 
-async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[str], *, complete: str | None = None,
-                     hooks: Hooks | None = None, elicit: str | None = None, save_dir: str | None = None,
-                     session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
+async def get_prompt(target: Target, settings: Settings, name: str, values: dict[str, str], *,
+                     complete: str | None = None, hooks: Hooks | None = None, elicit: str | None = None,
+                     save_dir: str | None = None, session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
+    """Expand prompt `name` with its arguments' `values`; `complete` asks for an argument's values."""
     hooks, settings, outcome, broker = _begin("get-prompt", "prompts", settings, hooks, elicit)
 
     async def body(session: Session) -> None:
@@ -645,7 +314,7 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
         if complete is not None:
             session.check("completion/complete")
         listing = await _catalog(session, outcome, "prompts")
-        names, values = checked_prompt(session, outcome, listing, name, pairs, check=complete is None)
+        names = checked_prompt(session, outcome, listing, name, values, check=complete is None)
         if complete is not None:
             await _complete(session, outcome, {"type": "ref/prompt", "name": name}, complete, names, values,
                             "prompt argument")
@@ -655,7 +324,7 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
             params["arguments"] = values
         started = time.perf_counter()
         try:
-            result = await _request_with_input(session, outcome, broker, "prompts/get", params, hooks=hooks)
+            result = await request_with_input(session, outcome, broker, "prompts/get", params, hooks=hooks)
         finally:
             outcome.timings.append(Timing("get-prompt", (time.perf_counter() - started) * 1000))
         outcome.result = result
@@ -670,44 +339,12 @@ async def get_prompt(target: Target, settings: Settings, name: str, pairs: list[
     return outcome
 
 
-def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, name: str, pairs: list[str], *,
-                   check: bool = True) -> tuple[list[str], dict[str, str]]:
-    """The catalog and argument checks of every prompts/get (`get-prompt`, `load --get-prompt`): the
-    prompt from the complete list, its declared argument names and the values given. With `check`,
-    missing required and unknown arguments are refused (unless --force), nothing sent."""
-    prompt = _find(listing, "name", name)
-    found = prompt is not None
-    if prompt is None:
-        outcome.findings.append(_not_in_catalog(
-            session, listing, "prompt", name, [p.get("name", "") for p in listing.items], "prompts/get"))
-        prompt = {"name": name}
-    outcome.item = prompt
-    declared = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
-    names = [a["name"] for a in declared]
-    values = argmod.string_arguments(pairs)
-    outcome.arguments = values
-    if not check:
-        return names, values
-    missing = [a["name"] for a in declared if a.get("required") is True and a["name"] not in values]
-    unknown = [k for k in values if k not in names] if found else []
-    problems = []
-    if missing:
-        problems.append(f"missing required argument{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
-    if unknown:
-        problems.append(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
-                        f" (declared: {', '.join(names) or 'none'})")
-    if problems:
-        _refuse_arguments(session, outcome, f"prompt {name!r}: " + "; ".join(problems),
-                          {"missing": missing, "unknown": unknown, "declared": names}, "prompts/get")
-    return names, values
-
-
 async def _complete(session: Session, outcome: InvokeOutcome, ref: dict[str, Any], spec: str, names: list[str],
                     values: dict[str, str], what: str) -> None:
     """completion/complete for one argument; `spec` is ARG=PREFIX (or just ARG)."""
     arg, _, prefix = spec.partition("=")
     if arg not in names:
-        _refuse_arguments(session, outcome,
+        refuse_arguments(session, outcome,
                           f"--complete {arg!r}: not a {what} (declared: {', '.join(names) or 'none'})",
                           {"argument": arg, "declared": names}, "completion/complete")
     params: dict[str, Any] = {"ref": ref, "argument": {"name": arg, "value": prefix}}
@@ -726,8 +363,3 @@ async def _complete(session: Session, outcome: InvokeOutcome, ref: dict[str, Any
     if not isinstance(completion, dict) or not isinstance(completion.get("values"), list):
         raise ProtocolFailure("completion/complete: the result has no completion.values list")
     outcome.completion = completion
-
-
-__all__ = ["Hooks", "InvokeOutcome", "call_tool", "read_resource", "get_prompt", "confirmation_needed",
-           "checked_arguments", "checked_prompt", "confirm_call", "resolve_uri",
-           "ProbeError"]

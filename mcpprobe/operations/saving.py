@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from mcpprobe.findings import Finding
 
 if TYPE_CHECKING:
-    from mcpprobe.operations.invoke import InvokeOutcome
+    from mcpprobe.operations.outcome import InvokeOutcome
 
 
 def decode_b64(data: Any) -> bytes | None:

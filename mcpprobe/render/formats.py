@@ -37,8 +37,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from mcpprobe.fleet.probe import Report
-    from mcpprobe.operations.invoke import InvokeOutcome
-    from mcpprobe.operations.probe import Outcome
+    from mcpprobe.operations.outcome import InvokeOutcome, Outcome
     from mcpprobe.render.cells import Safe
     from mcpprobe.watch import WatchResult
 

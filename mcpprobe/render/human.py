@@ -16,7 +16,7 @@ from rich.text import Text
 
 from mcpprobe.client.catalog import LIST_KINDS, Listing
 from mcpprobe.findings import Finding, Severity
-from mcpprobe.operations.probe import Outcome
+from mcpprobe.operations.outcome import Outcome
 from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, Safe, aligned, chunks, listing_cells, natural_widths
 from mcpprobe.render.console import GAP, LABEL_WIDTH, Column, fit_widths, fitted_table, keyed
 from mcpprobe.render.styled import Styled, between_parts, capabilities, snapshot_rows, timing_parts

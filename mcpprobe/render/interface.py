@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.probe import Report
     from mcpprobe.load.run import LoadOutcome
-    from mcpprobe.operations.invoke import InvokeOutcome
-    from mcpprobe.operations.probe import Outcome
+    from mcpprobe.operations.outcome import InvokeOutcome, Outcome
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.watch import WatchResult
 

@@ -18,7 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcpprobe.operations.invoke import ANNOTATION_HINTS, HINT_DEFAULTS, InvokeOutcome
+from mcpprobe.operations.checks import ANNOTATION_HINTS, HINT_DEFAULTS
+from mcpprobe.operations.outcome import InvokeOutcome
 from mcpprobe.operations.saving import decode_b64
 from mcpprobe.render.human import render_error, render_findings, render_stderr_tail
 from mcpprobe.render.styled import between_parts

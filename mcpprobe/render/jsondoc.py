@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.capabilities import missing_for
 from mcpprobe.client.catalog import KINDS, LIST_KINDS, Items, Listing
-from mcpprobe.operations.probe import Outcome
+from mcpprobe.operations.outcome import Outcome
 from mcpprobe.safety.sanitize import json_dumps
 
 if TYPE_CHECKING:
+    from mcpprobe.auth.login import LoginResult
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.probe import Report
     from mcpprobe.load.run import LoadOutcome
-    from mcpprobe.operations.invoke import InvokeOutcome
+    from mcpprobe.operations.outcome import InvokeOutcome
     from mcpprobe.safety.redact import Redactor
 
 FORMAT_VERSION = 1
@@ -214,6 +215,14 @@ def servers_document(found: Discovery) -> dict[str, Any]:
         "shadowed": [entry.to_json() for entry in found.shadowed],
         "files": [{"path": path, "state": state} for path, state in found.files],
     }
+
+
+def login_json(result: LoginResult, stored: str | None) -> dict[str, Any]:
+    """The `login` of `auth login --json`: the flow, the client, the check, the token's public facts,
+    and the file it was stored in."""
+    return {"flow": result.flow, "registration": result.registration, "stepUp": result.step_up,
+            "status": result.status, "notNeeded": result.not_needed, "checked": result.checked, "why": result.why,
+            "token": result.record.public(), "stored": stored}
 
 
 def auth_login_document(url: str, *, login: dict[str, Any] | None, findings: Iterable[Any] = (),

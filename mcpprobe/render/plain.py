@@ -22,7 +22,7 @@ from mcpprobe.render.styled import between_parts, listing_header, plain, snapsho
 from mcpprobe.render.width import GAP, LABEL_WIDTH, UNBOUNDED, is_terminal, output_width
 
 if TYPE_CHECKING:
-    from mcpprobe.operations.probe import Outcome
+    from mcpprobe.operations.outcome import Outcome
     from mcpprobe.render.cells import Safe
 
 Piece = str | Callable[[], Iterator[str]]  # text, or text made as it is written (the rows)

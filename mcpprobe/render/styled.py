@@ -20,7 +20,7 @@ from mcpprobe.safety.sanitize import cut_at, visible
 if TYPE_CHECKING:
     from mcpprobe.client.catalog import Listing
     from mcpprobe.client.session import Snapshot
-    from mcpprobe.operations.probe import Outcome
+    from mcpprobe.operations.outcome import Outcome
     from mcpprobe.render.cells import Safe
 
 Part = tuple[str, str]  # text, style ("" for none)

@@ -36,7 +36,7 @@ Read the modules in this order; each uses only the ones before it:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.watch.logs import LOG_LEVELS
@@ -44,14 +44,16 @@ from mcpprobe.watch.model import Emit, WatchOptions, WatchResult
 from mcpprobe.watch.supervisor import Watcher
 from mcpprobe.wire.target import Settings, Target
 
+if TYPE_CHECKING:
+    from mcpprobe.operations.input import Confirmer
+
 
 async def watch(target: Target, settings: Settings, options: WatchOptions, emit: Emit, *,
                 session_hooks: SessionHooks = NO_HOOKS, on_start: Callable[[Watcher], None] | None = None,
-                ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
-                preview: Callable[..., None] | None = None) -> WatchResult:
+                confirmer: Confirmer | None = None) -> WatchResult:
     """Run a watch until a limit, a stop request or a fatal error; every event goes to `emit`.
-    `ask` and `preview` are --call's confirmation hooks, as for `call` (mcpprobe.operations.invoke.Hooks)."""
-    watcher = Watcher(target, settings, options, emit, session_hooks=session_hooks, ask=ask, preview=preview)
+    `confirmer` previews and confirms --call's tools/call, as for `call` (mcpprobe.operations.input)."""
+    watcher = Watcher(target, settings, options, emit, session_hooks=session_hooks, confirmer=confirmer)
     if on_start is not None:
         on_start(watcher)
     return await watcher.run()

@@ -1,10 +1,9 @@
 """--call TOOL [KEY=VALUE ...]: after each connection's first listing, call a tool through the same
-catalog, argument and confirmation checks as `call` (mcpprobe.operations.invoke), then report its result."""
+catalog, argument and confirmation checks as `call` (mcpprobe.operations.checks), then report its result."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.catalog import Items, Listing
 from mcpprobe.client.session import Session
@@ -12,30 +11,50 @@ from mcpprobe.errors import ProbeError, Refused, UsageProblem
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.model import KindState, Link, WatchOptions
 
+if TYPE_CHECKING:
+    from mcpprobe.operations.arguments import ToolArguments
+    from mcpprobe.operations.input import Confirmer
+
+
+class CallConfirmer:
+    """Who confirms one --call (mcpprobe.operations.input.Confirmer): the watch's own confirmer (the
+    terminal's), if any, with `yes` also for a tool a person confirmed on an earlier connection, so
+    that a reconnect does not ask again."""
+
+    def __init__(self, confirmer: Confirmer | None, *, yes: bool) -> None:
+        self.confirmer = confirmer
+        self.yes = yes
+        self.interactive = confirmer is not None and confirmer.interactive
+
+    def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        if self.confirmer is not None:
+            self.confirmer.on_preview(tool, arguments, how, server)
+
+    def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        return self.confirmer is not None and self.confirmer.ask(tool, arguments)
+
 
 class Caller:
-    def __init__(self, events: Events, options: WatchOptions,
-                 ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None,
-                 preview: Callable[..., None] | None) -> None:
+    def __init__(self, events: Events, options: WatchOptions, confirmer: Confirmer | None) -> None:
         self.events = events
         self.options = options
-        self._ask = ask  # the confirmation question, on a terminal
-        self._preview = preview
+        self._confirmer = confirmer  # the preview and the question, on a terminal
         self._confirmed: set[str] = set()  # tools confirmed once: not asked again on a reconnect
 
-    async def call(self, link: Link, session: Session, tools: KindState, tool: str, pairs: tuple[str, ...],
+    async def call(self, link: Link, session: Session, tools: KindState, tool: str, given: ToolArguments,
                    reconnected: bool) -> None:
         """Refused on the first connection ends the watch (exit 3); on a reconnect, an error event."""
-        from mcpprobe.operations.invoke import Hooks, InvokeOutcome, checked_arguments, confirm_call
+        from mcpprobe.operations.checks import checked_arguments, confirm_call
+        from mcpprobe.operations.outcome import InvokeOutcome
 
         listing = Listing("tools", tools.declared, state="complete" if tools.list_completed else "incomplete",
                           items=Items((tools.items or {}).values()))
         outcome = InvokeOutcome("call", item_kind="tools")
-        hooks = Hooks(yes=self.options.yes or tool in self._confirmed, ask=self._ask, preview=self._preview)
+        confirmer = CallConfirmer(self._confirmer, yes=self.options.yes or tool in self._confirmed)
         try:
             session.check("tools/call")
-            _, arguments = await checked_arguments(session, outcome, listing, tool, list(pairs), {})
-            await confirm_call(session, outcome, outcome.item or {"name": tool}, arguments, hooks)
+            _, arguments = await checked_arguments(session, outcome, listing, tool, given)
+            await confirm_call(session, outcome, outcome.item or {"name": tool}, arguments, confirmer)
         except ProbeError as exc:
             if not reconnected and isinstance(exc, Refused | UsageProblem):
                 raise type(exc)(f"--call {tool}: {exc.message}", code=exc.code, detail=exc.detail,

@@ -20,6 +20,7 @@ from mcpprobe.wire.stderrlog import StderrEntry
 
 if TYPE_CHECKING:
     from mcpprobe.client.session import Session
+    from mcpprobe.operations.arguments import ToolArguments
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -38,7 +39,7 @@ class WatchOptions:
     duration: float | None = None
     count: int | None = None
     exit_on_change: bool = False
-    calls: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (tool, KEY=VALUE pairs) for each --call
+    calls: tuple[tuple[str, ToolArguments], ...] = ()  # (tool, its arguments) for each --call
     yes: bool = False  # --yes: call a tool not marked read-only without asking
     keepalive: float = 15.0  # ping period for an HTTP server without a GET event stream
     # The run's secrets: masked in a --call's result text before it is cut short for its event.

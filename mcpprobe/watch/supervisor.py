@@ -5,8 +5,7 @@ only serves as the "before" of the diff that follows a reconnect."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -34,6 +33,9 @@ from mcpprobe.watch.subscriptions import Subscriptions
 from mcpprobe.wire.target import Settings, Target
 from mcpprobe.wire.transport import ServerStream
 
+if TYPE_CHECKING:
+    from mcpprobe.operations.input import Confirmer
+
 RECONNECT_FIRST, RECONNECT_MAX = 0.5, 30.0
 
 
@@ -42,9 +44,7 @@ class Watcher:
     across connections; a `Link` is made per connection and dropped with it."""
 
     def __init__(self, target: Target, settings: Settings, options: WatchOptions, emit: Emit,
-                 *, session_hooks: SessionHooks = NO_HOOKS,
-                 ask: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None,
-                 preview: Callable[..., None] | None = None) -> None:
+                 *, session_hooks: SessionHooks = NO_HOOKS, confirmer: Confirmer | None = None) -> None:
         self.target = target
         self.settings = settings
         self.options = options
@@ -53,7 +53,7 @@ class Watcher:
         self.lists = Lists(self.events, options)
         self.router = Router(self.events, options, self.lists.kinds)
         self.subscriptions = Subscriptions(self.events, options, settings, self.lists.kinds)
-        self.caller = Caller(self.events, options, ask, preview)
+        self.caller = Caller(self.events, options, confirmer)
         self.capabilities: dict[str, Any] | None = None  # the last connection's
         self.protocol_version: str | None = None
         self.link: Link | None = None
@@ -215,8 +215,8 @@ class Watcher:
         elif opts.subscribe and not kinds["resources"].declared:
             self.events.emit("error", "resources", code="not-declared", message=(
                 "--subscribe: the server did not declare 'resources'; nothing was subscribed"))
-        for tool, pairs in opts.calls:
-            await self.caller.call(link, session, kinds["tools"], tool, pairs, reconnected)
+        for tool, given in opts.calls:
+            await self.caller.call(link, session, kinds["tools"], tool, given, reconnected)
         for notifier in RELISTED:
             group.start_soon(guarded, self.lists.worker, link, notifier)
         group.start_soon(guarded, subscriptions.report_updates, link)

@@ -447,7 +447,7 @@ def test_insufficient_scope_is_diagnosed() -> None:
     with auth_server("--client", f"ci:{CLIENT_SECRET}", "--required-scope", "mcp:admin",
                      "--no-challenge-scope") as url:
         async def token() -> str:
-            from mcpprobe.auth.login import token_request
+            from mcpprobe.auth.tokens import token_request
 
             data = await token_request(url.rsplit("/", 1)[0] + "/token",
                                        {"grant_type": "client_credentials", "scope": "mcp:read", "resource": url},
@@ -506,6 +506,16 @@ def test_auth_commands_import_only_click() -> None:
     names = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     heavy = sorted(n for n in names if n.split(".")[0] in ("mcp", "mcp_types", "httpx2", "pydantic", "rich"))
     assert heavy == []
+
+
+def test_auth_package_imports_no_click() -> None:
+    """Click is the command line's (mcpprobe.cli): every module of mcpprobe.auth loads without it."""
+    modules = sorted(p.stem for p in (ROOT / "mcpprobe" / "auth").glob("*.py") if p.stem != "__init__")
+    code = f"import sys; import {', '.join('mcpprobe.auth.' + m for m in modules)}; print('click' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
 
 
 def test_probe_uses_the_stored_token_and_bearer_env_and_config(config_home: Path, tmp_path: Path,

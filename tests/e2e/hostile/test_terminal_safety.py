@@ -339,10 +339,10 @@ def test_nan_arguments_file_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_a_string_nan_stays_a_string_where_the_schema_allows_strings() -> None:
-    from mcpprobe.operations.arguments import build_arguments
+    from mcpprobe.operations.arguments import ToolArguments
 
     schema = {"type": "object", "properties": {"n": {"type": ["number", "string"]}}}
-    assert build_arguments(["n=NaN"], {}, schema) == {"n": "NaN"}
+    assert ToolArguments.parse(["n=NaN"]).build(schema) == {"n": "NaN"}
 
 
 def test_nan_from_the_server_is_written_as_null() -> None:

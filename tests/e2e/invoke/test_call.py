@@ -292,7 +292,7 @@ def test_sampling_is_always_refused(url, protocol):
 
 
 def test_confirmation_decision():
-    from mcpprobe.operations.invoke import confirmation_needed
+    from mcpprobe.operations.checks import confirmation_needed
 
     read_only = {"name": "t", "annotations": {"readOnlyHint": True}}
     writer = {"name": "t", "annotations": {"destructiveHint": True}}

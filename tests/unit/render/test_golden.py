@@ -25,8 +25,7 @@ from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Finding
 from mcpprobe.fleet.expect import Check
 from mcpprobe.fleet.probe import Member, Report
-from mcpprobe.operations.invoke import InvokeOutcome
-from mcpprobe.operations.probe import Outcome
+from mcpprobe.operations.outcome import InvokeOutcome, Outcome
 from mcpprobe.render.formats import renderer
 from mcpprobe.render.interface import (
     OFFERED,

@@ -45,7 +45,7 @@ def test_results_have_short_reprs():
     """anyio formats the running task, and with it the operation's result, whenever a cancel
     scope is cancelled: a generated repr of a large listing would cost time linear in its items."""
     from mcpprobe.client.catalog import Listing, Page
-    from mcpprobe.operations.probe import Outcome
+    from mcpprobe.operations.outcome import Outcome
 
     listing = Listing("tools", True, state="complete", items=[{"name": f"t{i}"} for i in range(10_000)],
                       pages=[Page(n, 1.0, 100, None) for n in range(100)])

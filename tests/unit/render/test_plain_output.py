@@ -19,7 +19,7 @@ from conftest import PY, fixture_cmd, run_subprocess
 from mcpprobe.client.catalog import Listing, Page
 from mcpprobe.client.session import Snapshot, Timing
 from mcpprobe.findings import Finding
-from mcpprobe.operations.probe import Outcome
+from mcpprobe.operations.outcome import Outcome
 from mcpprobe.render import human, styled
 from mcpprobe.render.cells import Safe
 from mcpprobe.render.formats import Pieces, renderer

@@ -14,7 +14,7 @@ import pytest
 from mcpprobe.client.catalog import Listing, Page
 from mcpprobe.client.session import Snapshot
 from mcpprobe.fleet.probe import Member, Report
-from mcpprobe.operations.probe import Outcome
+from mcpprobe.operations.outcome import Outcome
 from mcpprobe.render.formats import renderer
 from mcpprobe.render.interface import Format, Listed, ProbeRun, Subject, View, WatchEvent
 from mcpprobe.safety import redact

@@ -23,7 +23,7 @@ from mcpprobe.client.session import Snapshot, Timing
 from mcpprobe.errors import ConnectionFailed
 from mcpprobe.findings import Finding
 from mcpprobe.fleet.probe import Member, Report
-from mcpprobe.operations.probe import Outcome
+from mcpprobe.operations.outcome import Outcome
 from mcpprobe.render import human, styled
 from mcpprobe.render.cells import COLUMNS, Safe, column_cells
 from mcpprobe.render.console import make_console

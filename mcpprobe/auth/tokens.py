@@ -1,0 +1,203 @@
+"""The token endpoint without the SDK: refresh, a new client-credentials grant for a stored record,
+RFC 7523 client assertions, the client's authentication at the endpoint, and RFC 7009 revocation.
+
+A stored record knows its token endpoint, so renewing its token needs no discovery and no SDK:
+`refresh` (RFC 6749 6, with the record's resource, RFC 8707) and `client_credentials_again` (the
+grant has no refresh token) POST to it with `token_request`, a DPoP proof of the record's key
+where the token is bound (mcpprobe.auth.dpop). `LoginFailed` is what every login and renewal
+raises when it gets no token the server accepts (exit 7).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from mcpprobe.auth.diagnosis import Diagnosis
+from mcpprobe.auth.store import TokenRecord
+from mcpprobe.errors import AuthFailed
+
+
+class LoginFailed(AuthFailed):
+    """Login did not produce a token the server accepts (exit 7), with the diagnosis when there is one."""
+
+    code = "auth-required"
+
+    def __init__(self, message: str, *, diagnosis: Diagnosis | None = None, detail: dict[str, Any] | None = None):
+        super().__init__(message, detail=detail)
+        self.diagnosis = diagnosis
+
+
+def key_algorithm(pem: str) -> str:
+    """The JWS algorithm for a PEM private key: RS256 for RSA, ES256/ES384/ES512 for the EC curves,
+    EdDSA for Ed25519."""
+    from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+
+    from mcpprobe.errors import UsageProblem
+
+    try:
+        key = load_pem_private_key(pem.encode(), password=None)
+    except (ValueError, TypeError) as exc:
+        raise UsageProblem(f"the client key is not a usable PEM private key ({exc})") from None
+    if isinstance(key, rsa.RSAPrivateKey):
+        return "RS256"
+    if isinstance(key, ed25519.Ed25519PrivateKey):
+        return "EdDSA"
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        curves = {"secp256r1": "ES256", "secp384r1": "ES384", "secp521r1": "ES512"}
+        if key.curve.name in curves:
+            return curves[key.curve.name]
+    raise UsageProblem("the client key must be RSA, EC (P-256, P-384, P-521) or Ed25519")
+
+
+def client_assertion(pem: str, client_id: str, audience: str) -> str:
+    """An RFC 7523 client assertion: iss and sub the client, aud the authorization server's issuer."""
+    import uuid
+
+    import jwt
+
+    now = int(time.time())
+    claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + 300,
+              "jti": str(uuid.uuid4())}
+    return jwt.encode(claims, pem, algorithm=key_algorithm(pem))
+
+
+def client_authentication(form: dict[str, str], client: dict[str, Any], client_secret: str | None = None,
+                          *, assertion: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """The form and headers of a request to the token (or revocation) endpoint, with the client's
+    authentication method: HTTP Basic, the secret in the form, a signed JWT, or the client ID alone."""
+    import base64
+    from urllib.parse import quote
+
+    form = dict(form)
+    headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+    client_id = client.get("client_id") or ""
+    if assertion is not None:
+        form["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        form["client_assertion"] = assertion
+        return form, headers
+    secret = client_secret or client.get("client_secret")
+    method = client.get("token_endpoint_auth_method") or ("client_secret_basic" if secret else "none")
+    if secret and method == "client_secret_basic":
+        pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+    else:
+        form["client_id"] = client_id
+        if secret and method == "client_secret_post":
+            form["client_secret"] = secret
+    return form, headers
+
+
+def secret_method(offer: dict[str, Any]) -> Literal["client_secret_basic", "client_secret_post"]:
+    """How to send a client secret to the token endpoint: HTTP Basic where offered (RFC 6749's
+    default), else in the form."""
+    methods = offer["tokenEndpointAuthMethods"]
+    return "client_secret_post" if "client_secret_basic" not in methods and "client_secret_post" in methods \
+        else "client_secret_basic"
+
+
+async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,
+                 insecure: bool = False) -> list[str]:
+    """Revoke the record's tokens where its authorization server offers RFC 7009 revocation: the
+    refresh token first (which ends the grant at most servers), then the access token. Returns which
+    were revoked; LoginFailed when the server refuses."""
+    import httpx2 as httpx
+
+    endpoint = record.revocation_endpoint
+    if not endpoint:
+        return []
+    done = []
+    async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
+        for hint, value in (("refresh_token", record.refresh_token), ("access_token", record.access_token)):
+            if not value:
+                continue
+            form, headers = client_authentication({"token": value, "token_type_hint": hint}, record.client,
+                                                  client_secret)
+            try:
+                response = await http.post(endpoint, data=form, headers=headers)
+            except httpx.HTTPError as exc:
+                raise LoginFailed(f"revocation endpoint {endpoint}: {str(exc) or type(exc).__name__}") from None
+            if response.status_code != 200:  # RFC 7009 2.2: 200 even for a token it does not know
+                raise LoginFailed(f"revocation endpoint {endpoint} answered HTTP {response.status_code}")
+            done.append(hint)
+    return done
+
+
+async def token_request(token_endpoint: str, form: dict[str, str], client: dict[str, Any], *,
+                        client_secret: str | None = None, timeout: float = 30.0,
+                        insecure: bool = False, assertion: str | None = None,
+                        dpop_key: str | None = None) -> dict[str, Any]:
+    """POST to a token endpoint with the client's authentication method; the JSON answer or LoginFailed."""
+    import httpx2 as httpx
+
+    form, headers = client_authentication(form, client, client_secret, assertion=assertion)
+    async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
+        nonce = None
+        for _ in range(2):  # DPoP: a nonce the server asks for gets one more try
+            if dpop_key:
+                from mcpprobe.auth.dpop import DPoPKey
+
+                headers["DPoP"] = DPoPKey(dpop_key).proof("POST", token_endpoint, nonce=nonce)
+            try:
+                response = await http.post(token_endpoint, data=form, headers=headers)
+            except httpx.HTTPError as exc:
+                raise LoginFailed(f"token endpoint {token_endpoint}: {str(exc) or type(exc).__name__}") from None
+            from mcpprobe.auth.dpop import wants_nonce
+
+            asked = wants_nonce(response) if dpop_key else None
+            if not asked or nonce is not None:
+                break
+            nonce = asked
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if response.status_code != 200 or not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
+        error = data.get("error") if isinstance(data, dict) else None
+        raise LoginFailed(f"token endpoint {token_endpoint} answered HTTP {response.status_code}"
+                          + (f" {error}" if error else ""), detail={"status": response.status_code, "error": error})
+    return data
+
+
+def _update(record: TokenRecord, data: dict[str, Any]) -> TokenRecord:
+    now = time.time()
+    record.access_token = data["access_token"]
+    record.refresh_token = data.get("refresh_token") or record.refresh_token
+    expires_in = data.get("expires_in")
+    record.expires_at = now + float(expires_in) if isinstance(expires_in, int | float) else None
+    record.scope = data.get("scope") or record.scope
+    record.obtained_at = now
+    return record
+
+
+async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool = False,
+                  client_secret: str | None = None) -> TokenRecord:
+    """A new access token from the record's refresh token (RFC 6749 6), with its resource (RFC 8707)."""
+    if not record.refreshable():
+        raise LoginFailed(f"the stored token for {record.server_url} has expired and cannot be refreshed; "
+                          f"log in again: mcpprobe auth login {record.server_url}")
+    form = {"grant_type": "refresh_token", "refresh_token": record.refresh_token or ""}
+    if record.resource:
+        form["resource"] = record.resource
+    data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
+                               timeout=timeout, insecure=insecure, dpop_key=record.dpop_key)
+    return _update(record, data)
+
+
+async def client_credentials_again(record: TokenRecord, client_secret: str | None, *, timeout: float = 30.0,
+                                   insecure: bool = False, client_key: str | None = None) -> TokenRecord:
+    """A fresh client-credentials token for a stored record (no refresh tokens in that grant), with
+    the client's secret or, for private_key_jwt, a new assertion signed with its key."""
+    form = {"grant_type": "client_credentials"}
+    if record.resource:
+        form["resource"] = record.resource
+    if record.scope:
+        form["scope"] = record.scope
+    assertion = None
+    if client_key:
+        assertion = client_assertion(client_key, record.client.get("client_id") or "",
+                                     record.issuer or record.token_endpoint or "")
+    data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
+                               timeout=timeout, insecure=insecure, assertion=assertion, dpop_key=record.dpop_key)
+    return _update(record, data)

@@ -1,0 +1,177 @@
+"""The checks before a request is sent: the item is in the server's complete list, the arguments
+match its declaration, and a tool not marked read-only is confirmed. Each refusal is `Refused`
+(exit 3) with nothing sent, unless --force, which sends it and says so in a finding.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+
+from mcpprobe.client.catalog import Listing
+from mcpprobe.client.session import Session
+from mcpprobe.errors import Refused
+from mcpprobe.findings import Finding
+from mcpprobe.operations import arguments as argmod
+from mcpprobe.operations.input import Confirmer
+from mcpprobe.operations.outcome import InvokeOutcome
+from mcpprobe.safety import validation
+
+ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+# Spec defaults when a hint is absent (tools.mdx, ToolAnnotations).
+HINT_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True}
+
+
+def find(listing: Listing, key: str, value: str) -> dict[str, Any] | None:
+    return next((item for item in listing.items if item.get(key) == value), None)
+
+
+def not_in_catalog(session: Session, listing: Listing, what: str, value: str, names: list[str],
+                    method: str, where: str = "") -> Finding:
+    """Refuse (unless --force): `value` is not in the list. Says how complete the list was."""
+    close = argmod.suggestions(value, names)
+    state = "" if listing.whole else f" (the list is {listing.state}, so it may be elsewhere)"
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    where = where or listing.kind
+    message = f"{what} {value!r} is not among the server's {len(listing.items)} {where}{state}{hint}"
+    detail = {"name": value, "suggestions": close, "listState": listing.state, "count": len(listing.items)}
+    if not session.settings.force:
+        raise Refused(f"{message}{'' if message.endswith('?') else '.'} Nothing was sent; use --force to send "
+                      f"{method} anyway.", code="not-in-catalog", detail=detail)
+    return Finding("forced", f"{message}; {method} was sent with --force", kind=listing.kind, detail=detail)
+
+
+def refuse_arguments(session: Session, outcome: InvokeOutcome, message: str, detail: dict[str, Any],
+                      method: str) -> None:
+    if not session.settings.force:
+        raise Refused(f"{message}. Nothing was sent; use --force to send {method} anyway.",
+                      code="invalid-arguments", detail=detail)
+    outcome.findings.append(Finding("forced", f"{message}; {method} was sent with --force",
+                                    kind=outcome.item_kind or "server", detail=detail))
+
+
+def violations_text(violations: list[validation.Violation], limit: int = 5) -> str:
+    shown = "; ".join(f"{v.path}: {v.message}" for v in violations[:limit])
+    more = f" (and {len(violations) - limit} more)" if len(violations) > limit else ""
+    return shown + more
+
+
+async def check_schema(session: Session, outcome: InvokeOutcome, instance: Any, schema: Any,
+                        which: str) -> list[validation.Violation] | None:
+    """Violations, or None when the schema cannot be used (a warning finding that says why).
+
+    The schema is the server's: validating it never fetches, never recurses without end, and
+    stops within min(--timeout, validation.BUDGET_SECONDS); Ctrl-C is not held up by it."""
+    seconds = min(session.settings.timeout, validation.BUDGET_SECONDS)
+    try:
+        return await validation.validate_async(instance, schema, seconds=seconds)
+    except validation.UnusableSchema as exc:
+        outcome.findings.append(Finding(
+            "unusable-schema", f"the tool's {which} is not a usable JSON Schema ({exc}); not validated",
+            kind="tools", detail={"schema": which, **exc.detail}))
+        return None
+
+
+def confirmation_needed(tool: dict[str, Any], *, yes: bool, interactive: bool) -> str:
+    """How a call is confirmed: 'read-only', '--yes', 'prompt' (ask first) or 'non-interactive'."""
+    annotations = got if isinstance(got := tool.get("annotations"), dict) else {}
+    if annotations.get("readOnlyHint") is True:
+        return "read-only"
+    if yes:
+        return "--yes"
+    return "prompt" if interactive else "non-interactive"
+
+
+async def _ask(ask: Callable[[dict[str, Any], dict[str, Any]], bool], tool: dict[str, Any],
+               arguments: dict[str, Any]) -> bool:
+    """Ask on a daemon thread, so that Ctrl-C (which cancels this task) is never stuck in input()."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["answer"] = bool(ask(tool, arguments))
+        except BaseException:  # click.Abort on EOF or Ctrl-C at the prompt: no
+            box["answer"] = False
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="mcpprobe-confirm", daemon=True).start()
+    while not done.is_set():
+        await anyio.sleep(0.05)
+    return box["answer"]
+
+
+
+async def checked_arguments(session: Session, outcome: InvokeOutcome, listing: Listing, name: str,
+                            given: argmod.ToolArguments) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The catalog and argument checks of every tools/call (`call`, `watch --call`): the tool
+    from the complete list and the arguments built by its inputSchema. Raises Refused, with
+    nothing sent, when the tool is not listed or the arguments do not match (unless --force)."""
+    tool = find(listing, "name", name)
+    if tool is None:
+        outcome.findings.append(not_in_catalog(
+            session, listing, "tool", name, [t.get("name", "") for t in listing.items], "tools/call"))
+        tool = {"name": name}
+    outcome.item = tool
+    schema = tool.get("inputSchema")
+    arguments = given.build(schema)
+    outcome.arguments = arguments
+    if isinstance(schema, dict | bool) and "inputSchema" in tool:
+        violations = await check_schema(session, outcome, arguments, schema, "inputSchema")
+        if violations:
+            refuse_arguments(
+                session, outcome,
+                f"the arguments do not match the inputSchema of tool {name!r}: {violations_text(violations)}",
+                {"violations": [v.to_json() for v in violations], "dialect": validation.dialect_of(schema)},
+                "tools/call")
+    return tool, arguments
+
+
+def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, name: str, values: dict[str, str], *,
+                   check: bool = True) -> list[str]:
+    """The catalog and argument checks of every prompts/get (`get-prompt`, `load --get-prompt`): the
+    prompt from the complete list; its declared argument names. With `check`, missing required and
+    unknown arguments among `values` are refused (unless --force), nothing sent."""
+    prompt = find(listing, "name", name)
+    found = prompt is not None
+    if prompt is None:
+        outcome.findings.append(not_in_catalog(
+            session, listing, "prompt", name, [p.get("name", "") for p in listing.items], "prompts/get"))
+        prompt = {"name": name}
+    outcome.item = prompt
+    declared = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
+    names = [a["name"] for a in declared]
+    outcome.arguments = dict(values)
+    if not check:
+        return names
+    missing = [a["name"] for a in declared if a.get("required") is True and a["name"] not in values]
+    unknown = [k for k in values if k not in names] if found else []
+    problems = []
+    if missing:
+        problems.append(f"missing required argument{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    if unknown:
+        problems.append(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
+                        f" (declared: {', '.join(names) or 'none'})")
+    if problems:
+        refuse_arguments(session, outcome, f"prompt {name!r}: " + "; ".join(problems),
+                         {"missing": missing, "unknown": unknown, "declared": names}, "prompts/get")
+    return names
+
+
+async def confirm_call(session: Session, outcome: InvokeOutcome, tool: dict[str, Any], arguments: dict[str, Any],
+                       confirmer: Confirmer) -> None:
+    """The confirmation of every tools/call: a tool not marked read-only needs --yes, or a yes on a
+    terminal. Raises Refused (not-confirmed) otherwise; nothing is sent."""
+    how = confirmation_needed(tool, yes=confirmer.yes, interactive=confirmer.interactive)
+    outcome.confirmation = how
+    confirmer.on_preview(tool, arguments, how, session.snapshot.server_info or {})
+    if how == "prompt":
+        if not await _ask(confirmer.ask, tool, arguments):
+            outcome.confirmation = "declined"
+            raise Refused(f"tool {tool.get('name')!r} was not called: not confirmed", code="not-confirmed",
+                          severity="info")
+        outcome.confirmation = "confirmed"

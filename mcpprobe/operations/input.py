@@ -1,0 +1,259 @@
+"""The server's requests for input during a call, read or get-prompt, and the progress it reports.
+
+Elicitation, sampling and roots requests are answered or refused by `InputBroker`, in both eras:
+as server-initiated requests (before 2026-07-28) and as `input_required` results that the request
+is retried with (`request_with_input`). Progress notifications of a request are kept on the
+outcome and handed to `Hooks.on_progress`. Nothing here prints: the hooks (`Hooks`, a protocol)
+are the caller's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import replace
+from typing import Any, Protocol
+
+import anyio
+
+from mcpprobe.client.session import Session
+from mcpprobe.errors import ProtocolFailure, RpcError
+from mcpprobe.findings import Finding
+from mcpprobe.operations.outcome import InvokeOutcome
+from mcpprobe.testhooks import crash_point
+from mcpprobe.wire.target import Settings
+
+ELICIT_MODES = ("decline", "defaults")
+MAX_INPUT_ROUNDS = 10
+_tokens = itertools.count(1)
+
+
+class Confirmer(Protocol):
+    """Who confirms a tools/call: shown the call before it is sent, and asked when a person must decide."""
+
+    @property
+    def yes(self) -> bool:
+        """--yes: a tool not marked read-only is called without asking."""
+        ...
+
+    @property
+    def interactive(self) -> bool:
+        """Whether `ask` may be called: a person at a terminal can answer."""
+        ...
+
+    def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        """Before a tools/call is confirmed and sent: the tool from the list, its arguments, how the
+        call is confirmed (`checks.confirmation_needed`), `server` the server's serverInfo (or {})."""
+        ...
+
+    def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        """Whether to call the tool. Only when `interactive`, on a thread of its own (so that
+        Ctrl-C is never stuck in it); an exception is a no."""
+        ...
+
+
+class Hooks(Confirmer, Protocol):
+    """How the caller takes part while an invocation's session is open (after grpcurl's
+    InvocationEventHandler): told what happens as it happens, asked when a person must decide.
+    The operations never print; `Unattended` is the caller that shows nothing and asks nothing."""
+
+    def on_start(self, outcome: InvokeOutcome) -> None:
+        """The outcome as soon as it exists: if the run is interrupted, what was sent is still shown."""
+        ...
+
+    def on_progress(self, event: dict[str, Any]) -> None:
+        """A progress notification of the request: {"ms", "progress", "total", "message"}."""
+        ...
+
+    def on_task_status(self, entry: dict[str, Any]) -> None:
+        """A task's status changed ({"ms", "status", "statusMessage", "via"}): `call` of a task."""
+        ...
+
+
+class Unattended:
+    """The hooks of a run nobody watches (the exporter, check, load): nothing shown, nothing asked; a tool
+    not marked read-only is called only with `yes`. Subclassed by callers that watch only part."""
+
+    interactive = False
+
+    def __init__(self, *, yes: bool = False) -> None:
+        self.yes = yes
+
+    def on_start(self, outcome: InvokeOutcome) -> None:
+        pass
+
+    def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
+        pass
+
+    def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
+        return False
+
+    def on_progress(self, event: dict[str, Any]) -> None:
+        pass
+
+    def on_task_status(self, entry: dict[str, Any]) -> None:
+        pass
+
+
+def progress_token() -> str:
+    """A progress token no other request of this process has used."""
+    return f"mcpprobe-{next(_tokens)}"
+
+
+# ----- client capabilities: declare elicitation only when asked -----
+
+
+def with_elicit(settings: Settings, elicit: str | None) -> Settings:
+    if elicit is None:
+        return settings
+    if elicit not in ELICIT_MODES:
+        raise ValueError(f"elicit must be one of {ELICIT_MODES}")
+    return replace(settings, elicit=elicit)
+
+
+# ----- answering the server's requests for input (both eras) -----
+
+
+def elicit_defaults(params: dict[str, Any]) -> dict[str, Any]:
+    """The answer `--elicit defaults` gives: accept, with each property's schema default."""
+    schema = params.get("requestedSchema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    content = {}
+    for name, prop in (properties or {}).items():
+        if isinstance(prop, dict) and "default" in prop:
+            content[name] = prop["default"]
+    return {"action": "accept", "content": content}
+
+
+class InputBroker:
+    """Answers elicitation, sampling and roots requests, or refuses them, and keeps a record."""
+
+    def __init__(self, outcome: InvokeOutcome, settings: Settings) -> None:
+        self.outcome = outcome
+        self.settings = settings
+        self.elicit = settings.elicit
+
+    def answer(self, method: str, params: dict[str, Any], *, via: str, key: str | None = None) -> dict[str, Any] | None:
+        """The response for one request, or None when mcpprobe refuses it (recorded as a finding)."""
+        entry: dict[str, Any] = {"via": via, "method": method}
+        if key is not None:
+            entry["key"] = key
+        response: dict[str, Any] | None = None
+        reason = ""
+        if method == "elicitation/create":
+            mode = params.get("mode", "form")
+            entry["message"] = params.get("message")
+            if self.elicit is None:
+                reason = "mcpprobe did not declare the 'elicitation' capability (use --elicit decline|defaults)"
+            elif mode != "form":
+                reason = f"mcpprobe answers only form-mode elicitation, not {mode!r}"
+            elif self.elicit == "decline":
+                response = {"action": "decline"}
+            else:
+                response = elicit_defaults(params)
+                required = (params.get("requestedSchema") or {}).get("required") or []
+                missing = [r for r in required if r not in response["content"]]
+                if missing:
+                    entry["missingRequired"] = missing
+        elif method == "roots/list" and self.settings.roots:
+            response = {"roots": [{"uri": uri} for uri in self.settings.roots]}
+        elif method == "roots/list":
+            reason = "mcpprobe did not declare the 'roots' capability (use --root)"
+        elif method == "sampling/createMessage":
+            reason = "mcpprobe never declares 'sampling': it has no model to ask"
+        else:
+            reason = f"mcpprobe does not handle {method}"
+        if response is not None:
+            entry["answer"] = response
+            self.outcome.input_rounds.append(entry)
+            self.outcome.findings.append(Finding(
+                "input-required", f"the server asked for {method} ({via}); mcpprobe answered "
+                + (response.get("action", "with its roots") if method != "roots/list" else "with its roots"),
+                kind=self.outcome.item_kind or "server", detail=entry))
+            return response
+        entry["refused"] = reason
+        self.outcome.input_rounds.append(entry)
+        self.outcome.findings.append(Finding(
+            "input-required-refused", f"the server asked for {method} ({via}); refused: {reason}",
+            kind=self.outcome.item_kind or "server", detail=entry))
+        return None
+
+    def install(self, conn: Any) -> None:
+        """Legacy era: server-initiated requests. Refusals are JSON-RPC errors, as the spec asks."""
+
+        def handler(method: str) -> Any:
+            async def handle(params: dict[str, Any]) -> dict[str, Any]:
+                response = self.answer(method, params, via="server request")
+                if response is None:
+                    raise RpcError(-32601, f"{method} refused: {self.outcome.input_rounds[-1]['refused']}")
+                return response
+
+            return handle
+
+        for method in ("elicitation/create", "sampling/createMessage", "roots/list"):
+            if method == "roots/list" and self.settings.roots and method in conn.request_handlers:
+                continue
+            conn.request_handlers[method] = handler(method)
+
+
+async def request_with_input(session: Session, outcome: InvokeOutcome, broker: InputBroker, method: str,
+                              params: dict[str, Any], *, hooks: Hooks) -> dict[str, Any]:
+    """Send `method`; follow 2026-07-28 input_required results (answer, then retry) to the end."""
+    rounds = 0
+    delay = 0.05
+    current = dict(params)
+    while True:
+        token = progress_token()
+        current = {**current, "_meta": {**(current.get("_meta") or {}), "progressToken": token}}
+        outcome.request = {"method": method, "params": current}
+        follow_progress(session, outcome, token, hooks)
+        outcome.sent = True
+        result = await session.request(method, current, reset_on_progress=True)
+        if result.get("resultType") != "input_required":
+            return result
+        rounds += 1
+        requests = result.get("inputRequests")
+        state = result.get("requestState")
+        if rounds > MAX_INPUT_ROUNDS:
+            raise ProtocolFailure(f"{method}: the server still asked for input after {MAX_INPUT_ROUNDS} rounds")
+        if not isinstance(requests, dict) and not isinstance(state, str):
+            raise ProtocolFailure(f"{method}: an input_required result with neither inputRequests nor requestState",
+                                  detail={"result": result})
+        responses: dict[str, Any] = {}
+        refused = False
+        for key, request in (requests or {}).items():
+            if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+                raise ProtocolFailure(f"{method}: inputRequests[{key!r}] is not a request object")
+            answer = broker.answer(request["method"], request.get("params") or {}, via="input_required", key=key)
+            if answer is None:
+                refused = True
+            else:
+                responses[key] = answer
+        if refused:
+            # Nothing to retry with: the request ends here, and the findings say why.
+            return result
+        if not requests:
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 0.25)
+        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if responses:
+            retry["inputResponses"] = responses
+        if isinstance(state, str):
+            retry["requestState"] = state
+        current = retry
+
+
+def follow_progress(session: Session, outcome: InvokeOutcome, token: str, hooks: Hooks) -> None:
+    started = time.perf_counter()
+
+    def on_notification(method: str, params: dict[str, Any]) -> None:
+        if method != "notifications/progress" or params.get("progressToken") != token:
+            return
+        crash_point("progress")
+        session.conn.extend_deadline_for_progress(token, session.settings.timeout)
+        event = {"ms": round((time.perf_counter() - started) * 1000, 1), "progress": params.get("progress"),
+                 "total": params.get("total"), "message": params.get("message")}
+        outcome.progress.append(event)
+        hooks.on_progress(event)
+
+    session.conn.notification_handlers.append(on_notification)
