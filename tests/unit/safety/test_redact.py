@@ -151,3 +151,61 @@ def test_output_streams_mask_escape_lone_surrogates_and_optionally_make_text_ine
     inert = io.StringIO()
     RedactingStream(inert, Redactor(()), inert=True).write("scope \x1b]0;pwned\x07 ok\n\tnext")
     assert inert.getvalue() == "scope \\x1b]0;pwned\\x07 ok\n\tnext"
+
+
+def test_a_redactor_learns_secrets_in_place_for_everything_that_holds_it() -> None:
+    """A token renewed during the run is taught to the run's redactor: every stream holding it masks it."""
+    import io
+
+    redactor = Redactor(["first-secret"])
+    raw = io.StringIO()
+    stream = RedactingStream(raw, redactor)
+    redactor.learn("renewed-token-1", "renewed-token-2", "short")
+    stream.write("first-secret renewed-token-1 renewed-token-2 short\n")
+    assert raw.getvalue() == f"{MASK} {MASK} {MASK} short\n"
+
+
+# Who still reads the run's redactor from the module's global (`use`, `active`, or `clip` and a bare
+# `SplitWrites()`, which mask with it) instead of being handed it. This list may only shrink: a new reader
+# fails, and so does a module struck off the global without being struck off this list.
+GLOBAL_READERS = [
+    "mcpprobe.cli.edge",  # the last line of a bug, from anywhere
+    "mcpprobe.cli.invocation",  # sets it, for the layers below
+    "mcpprobe.cli.main",  # clears it per command
+    "mcpprobe.client.catalog",
+    "mcpprobe.client.connect",
+    "mcpprobe.client.negotiate",
+    "mcpprobe.exporter.core",  # sets it as the configs' secrets are learnt, for the layers below
+    "mcpprobe.wire.http",
+    "mcpprobe.wire.jsonrpc",
+    "mcpprobe.wire.stdio",
+    "mcpprobe.wire.streamable_http",
+]
+
+
+def test_only_the_known_modules_read_the_global_redactor() -> None:
+    import ast
+    from pathlib import Path
+
+    import mcpprobe
+
+    package = Path(mcpprobe.__file__).parent
+    global_names = {"use", "active", "clip", "_active"}
+    readers = set()
+    for path in package.rglob("*.py"):
+        name = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+        if name == "mcpprobe.safety.redact":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   and node.module == "mcpprobe.safety" for a in node.names if a.name == "redact"}
+        for node in ast.walk(tree):
+            imported = (isinstance(node, ast.ImportFrom) and node.module == "mcpprobe.safety.redact"
+                        and any(a.name in global_names for a in node.names))
+            attribute = (isinstance(node, ast.Attribute) and node.attr in global_names
+                         and isinstance(node.value, ast.Name) and node.value.id in aliases)
+            bare_split = (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                          and node.func.id == "SplitWrites" and not node.args and not node.keywords)
+            if imported or attribute or bare_split:
+                readers.add(name)
+    assert sorted(readers) == GLOBAL_READERS
