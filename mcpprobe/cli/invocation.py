@@ -27,6 +27,7 @@ from mcpprobe.auth.settings import AuthSettings
 from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:
+    from mcpprobe.errors import ProbeError
     from mcpprobe.fleet.config import Discovery, ServerEntry
     from mcpprobe.fleet.probe import Member
     from mcpprobe.safety.redact import Redactor
@@ -176,13 +177,14 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
     return ServerInvocation(line, redactor, target)
 
 
-def _entry_member(entry: ServerEntry, target: Any, line: CommandLine, **extra: Any) -> Member:
+def _entry_member(entry: ServerEntry, target: Target | None, line: CommandLine, *, skipped: str | None = None,
+                  problem: ProbeError | None = None) -> Member:
     """A fleet member from a config entry, with the line of its entry for reports that point at it."""
     from mcpprobe.fleet.config import entry_line
     from mcpprobe.fleet.probe import Member
 
     return Member(entry.name, target, line.settings, source=entry.source,
-                  source_line=entry_line(entry.source, entry.name), **extra)
+                  source_line=entry_line(entry.source, entry.name), skipped=skipped, problem=problem)
 
 
 def resolve_fleet(line: CommandLine) -> FleetInvocation:
