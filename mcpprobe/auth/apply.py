@@ -36,6 +36,7 @@ from mcpprobe.auth.dpop import BoundToken
 from mcpprobe.auth.settings import AuthSettings
 from mcpprobe.auth.store import TokenRecord, TokenStore
 from mcpprobe.errors import ProbeError, UsageProblem
+from mcpprobe.safety.redact import Redactor
 
 
 @dataclasses.dataclass
@@ -106,8 +107,10 @@ class RenewingBearer(httpx2.Auth):
 
     def __init__(self, record: TokenRecord, *, store: TokenStore | None, client_secret: str | None,
                  timeout: float, insecure: bool, client_key: str | None = None,
-                 headers: tuple[tuple[str, str], ...] = ()) -> None:
+                 headers: tuple[tuple[str, str], ...] = (), redactor: Redactor | None = None) -> None:
         self.record = record
+        # The run's redactor, handed in: it learns a renewed token, and masks the note about storing it.
+        self.redactor = redactor if redactor is not None else Redactor(())
         self.headers = headers  # the target's other headers: a browser step-up meets the server with them
         self.store = store
         self.client_secret = client_secret
@@ -174,7 +177,6 @@ class RenewingBearer(httpx2.Auth):
     async def _renew(self, *, force_grant: bool = False) -> bool:
         from mcpprobe.auth.login import step_up_login
         from mcpprobe.auth.tokens import client_credentials_again, refresh
-        from mcpprobe.safety import redact
 
         try:
             if force_grant and self.record.grant == "authorization_code":
@@ -192,14 +194,13 @@ class RenewingBearer(httpx2.Auth):
         except ProbeError:  # a failed login, or its usage problem: the refusal keeps its diagnosis
             return False
         self.renewals += 1
-        for secret in self.record.secrets():
-            redact.active().learn(secret)
+        self.redactor.learn(*self.record.secrets())
         if self.store is not None:
             note = _kept(self.store, self.record)
             if note:
                 from mcpprobe.safety.sanitize import visible
 
-                sys.stderr.write(visible(redact.active()(f"mcpprobe: {note}")) + "\n")
+                sys.stderr.write(visible(self.redactor(f"mcpprobe: {note}")) + "\n")
         return True
 
 
@@ -273,8 +274,10 @@ def with_bearer(target: Any, token: str) -> Any:
     return dataclasses.replace(target, headers=(*target.headers, ("Authorization", f"Bearer {token}")))
 
 
-def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) -> tuple[Any, Resolved]:
+def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0,
+                     redactor: Redactor | None = None) -> tuple[Any, Resolved]:
     """Synchronous, for the CLI before its event loop starts: (target with the token, how it was found).
+    A renewable token's `RenewingBearer` is handed `redactor`, the run's, to teach it a renewed token.
 
     Raises `UsageProblem` for --bearer-env on a stdio server or a variable that is not set.
     """
@@ -300,6 +303,6 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0) 
                                or record.grant == "authorization_code"):
         target = dataclasses.replace(target, auth=RenewingBearer(
             record, store=None if auth.no_auth_cache else TokenStore(), client_secret=secret, client_key=key,
-            timeout=timeout, insecure=target.insecure,
+            timeout=timeout, insecure=target.insecure, redactor=redactor,
             headers=tuple((name, value) for name, value in target.headers if name.lower() != "authorization")))
     return target, resolved

@@ -11,7 +11,7 @@ import functools
 import os
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,7 +22,7 @@ from mcpprobe.exitcodes import ExitCode
 if TYPE_CHECKING:
     from mcpprobe.auth.settings import AuthSettings
     from mcpprobe.render.auth import AuthSubject
-    from mcpprobe.safety.redact import Redactor
+    from mcpprobe.safety.redact import RedactingStream, Redactor
 
 
 def _redactor(secrets: Iterable[str]) -> Redactor:
@@ -31,7 +31,7 @@ def _redactor(secrets: Iterable[str]) -> Redactor:
     return Redactor(secrets)
 
 
-def _live_stderr(redactor: Redactor) -> Any:
+def _live_stderr(redactor: Redactor) -> RedactingStream:
     """stderr for what login says as it goes (a URL to open, a warning): masked, and inert, for much of
     it comes from authorization servers."""
     from mcpprobe.safety.redact import RedactingStream

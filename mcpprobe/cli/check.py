@@ -5,7 +5,7 @@ Light at import time (click only): the SDK, jsonschema and rich are loaded only 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,12 +20,13 @@ from mcpprobe.cli.common import (
     server_stderr_writer,
     trace_checked,
 )
-from mcpprobe.cli.options import Format, TargetCommand, _positive, connection_options, output_options, server_options
+from mcpprobe.cli.options import TargetCommand, _positive, connection_options, output_options, server_options
 from mcpprobe.cli.output import phase_spinner, show, stderr_console
+from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:
     from mcpprobe.check.context import CheckOptions, NamedCall
-    from mcpprobe.cli.invocation import Connection, NamedServers, Output
+    from mcpprobe.cli.invocation import CommandLine, Connection, FleetInvocation, NamedServers, Output
     from mcpprobe.fleet.probe import Report
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings
@@ -129,7 +130,7 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
     return _run(fleet, options, concurrency, line)
 
 
-def _run(fleet: Any, options: CheckOptions, concurrency: int, line: Any) -> int:
+def _run(fleet: FleetInvocation, options: CheckOptions, concurrency: int, line: CommandLine) -> int:
     import functools
 
     from mcpprobe.check.runner import check

@@ -14,7 +14,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import click
 
@@ -24,10 +24,12 @@ from mcpprobe.cli.output import emit_outcome
 from mcpprobe.exitcodes import ExitCode
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
+    import anyio
     from rich.console import Console
 
     from mcpprobe.cli.invocation import CommandLine, Connection, Invocation, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
+    from mcpprobe.fleet.probe import Member, Report
     from mcpprobe.operations.outcome import Outcome
     from mcpprobe.render.progress import PhaseSpinner
     from mcpprobe.safety.redact import Redactor
@@ -100,9 +102,12 @@ def with_scheme(word: str) -> str:
     """http:// for a loopback or private address or an explicit port, https:// for a name on the internet."""
     import re
 
-    host = re.match(_ADDRESS, word)["host"]  # type: ignore[index]
+    match = re.match(_ADDRESS, word)
+    if match is None:  # not an address (looks_like_address said no): a name on the internet, then
+        return "https://" + word
+    host = match["host"]
     local = host == "localhost" or host[0].isdigit() or host.startswith("[") or host.endswith(".local")
-    return ("http://" if local or re.match(_ADDRESS, word)["port"] else "https://") + word  # type: ignore[index]
+    return ("http://" if local or match["port"] else "https://") + word
 
 
 class Confirmation:
@@ -141,18 +146,20 @@ class Confirmation:
 
 CANCELLING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 Result = TypeVar("Result")
+Shown = TypeVar("Shown")
 
 
 class CancelledWithoutSignal(RuntimeError):
     """The operation ended cancelled, and not by a signal: a bug, not an interruption."""
 
 
-def run_fleet(run: Callable[..., Awaitable[Any]], members: list[Any], *, many: bool, spinner: Any, trace: Any,
-              show: ShowWhenReady | None, command: str | None = None, **kwargs: Any) -> list[Any] | None:
+def run_fleet(run: Callable[..., Awaitable[list[Report]]], members: list[Member], *, many: bool,
+              spinner: PhaseSpinner | None, trace: TraceWriter | None, show: ShowWhenReady[Report] | None,
+              command: str | None = None, **kwargs: Any) -> list[Report] | None:
     """`run` over `members` (probe's and check's), the spinner and the trace ended whatever happens.
     Interrupted, a fleet keeps the servers that had finished and reports the others as interrupted
     (of `command`, where not probe); one server gives None."""
-    finished: list[Any] = [None] * len(members)
+    finished: list[Report | None] = [None] * len(members)
     try:
         reports = run_operation(run, members, into=finished, show=show, **kwargs)
     finally:
@@ -172,7 +179,7 @@ def run_fleet(run: Callable[..., Awaitable[Any]], members: list[Any], *, many: b
 
 def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
                   signals: tuple[signal.Signals, ...] = CANCELLING, stop: Callable[[], bool] | None = None,
-                  show: ShowWhenReady | None = None, **kwargs: Any) -> Result | None:
+                  show: ShowWhenReady[Shown] | None = None, **kwargs: Any) -> Result | None:
     """Run one async operation; `signals` cancel it. None means interrupted.
 
     Ctrl-C is one of them rather than asyncio's KeyboardInterrupt: that one cancels the task
@@ -233,7 +240,7 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
         reap_all()
 
 
-class ShowWhenReady:
+class ShowWhenReady(Generic[Shown]):
     """Shows a result as soon as the operation says it is complete, while a stdio server is
     still shutting down, not after; and once, whatever happens during the shutdown.
 
@@ -243,14 +250,14 @@ class ShowWhenReady:
     server. `code` is the shown result's exit code, or None when nothing was shown.
     """
 
-    def __init__(self, show: Callable[[Any], int]) -> None:
+    def __init__(self, show: Callable[[Shown], int]) -> None:
         self._show = show
         self._context = click.get_current_context(silent=True)
-        self._results: list[Any] = []
-        self._ready: Any = None
+        self._results: list[Shown] = []
+        self._ready: anyio.Event | None = None
         self.code: int | None = None
 
-    def __call__(self, result: Any) -> None:
+    def __call__(self, result: Shown) -> None:
         if not self._results:
             self._results.append(result)
             if self._ready is not None:

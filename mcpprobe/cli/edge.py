@@ -14,7 +14,8 @@ what it wraps. Light at import time: click and the standard library only.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -38,7 +39,7 @@ def _leaf(exc: BaseException) -> BaseException:
 class EdgeCommand(click.Command):
     """A command whose callback returns its exit code; its exceptions are settled here."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> None:
         try:
             crash_point("command")
             code = super().invoke(ctx)
@@ -136,7 +137,10 @@ def _say_bug(exc: BaseException) -> None:
     click.echo(visible(redact.active()(f"mcpprobe: {bug_message(exc)} ({REPORT_HINT})")), err=True)
 
 
-def traceback_option(func: Any) -> Any:
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])
+
+
+def traceback_option(func: Decorated) -> Decorated:
     """--traceback: let a bug's exception through, with its stack, instead of the one line."""
 
     def remember(ctx: click.Context, param: click.Parameter, value: bool) -> None:

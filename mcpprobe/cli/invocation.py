@@ -27,6 +27,7 @@ from mcpprobe.auth.settings import AuthSettings
 from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:
+    from mcpprobe.errors import ProbeError
     from mcpprobe.fleet.config import Discovery, ServerEntry
     from mcpprobe.fleet.probe import Member
     from mcpprobe.safety.redact import Redactor
@@ -158,30 +159,32 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import build_target
 
+    redactor = Redactor(())  # the run's, handed to a renewing token before the secrets are all known
     if line.server.names:
         if len(line.server.names) > 1 or line.server.all_servers:
             raise UsageProblem("several servers make a fleet: only `probe` takes them")
         found = discovery or read_configs(line)
-        target, secrets = named_target(found.get(line.server.names[0]), line)
+        target, secrets = named_target(found.get(line.server.names[0]), line, redactor)
     else:
         c = line.connection
         target = build_target(line.server.url, list(line.server.command), transport=c.transport,
                               headers=list(c.headers), env=list(c.env), cwd=c.cwd, inherit_env=c.inherit_env,
                               insecure=c.insecure)
-        target, secrets = authorized(target, line)
-    redactor = Redactor([*target.secrets(), *secrets])
+        target, secrets = authorized(target, line, redactor=redactor)
+    redactor.learn(*target.secrets(), *secrets)
     redact.use(redactor)  # for what is not handed it: the edge's last line, and the layers below (redact.active)
     warn_insecure(line)
     return ServerInvocation(line, redactor, target)
 
 
-def _entry_member(entry: ServerEntry, target: Any, line: CommandLine, **extra: Any) -> Member:
+def _entry_member(entry: ServerEntry, target: Target | None, line: CommandLine, *, skipped: str | None = None,
+                  problem: ProbeError | None = None) -> Member:
     """A fleet member from a config entry, with the line of its entry for reports that point at it."""
     from mcpprobe.fleet.config import entry_line
     from mcpprobe.fleet.probe import Member
 
     return Member(entry.name, target, line.settings, source=entry.source,
-                  source_line=entry_line(entry.source, entry.name), **extra)
+                  source_line=entry_line(entry.source, entry.name), skipped=skipped, problem=problem)
 
 
 def resolve_fleet(line: CommandLine) -> FleetInvocation:
@@ -208,7 +211,7 @@ def resolve_fleet(line: CommandLine) -> FleetInvocation:
         entry = discovery.get(names[0])
         member = _entry_member(entry, one.target, line)
         return FleetInvocation(line, one.redactor, (member,), many=False)
-    members, secrets = [], []
+    members, secrets, redactor = [], [], Redactor(())
     for entry in (discovery.get(name) for name in names):
         if entry.disabled and choice.all_servers:
             # Named with -s it is probed anyway: the user asked for it.
@@ -216,13 +219,13 @@ def resolve_fleet(line: CommandLine) -> FleetInvocation:
                                         skipped='"disabled": true in its config entry'))
             continue
         try:
-            target, extra = named_target(entry, line)
+            target, extra = named_target(entry, line, redactor)
         except UsageProblem as exc:
             members.append(_entry_member(entry, None, line, problem=exc))
             continue
         secrets.extend([*target.secrets(), *extra])
         members.append(_entry_member(entry, target, line))
-    redactor = Redactor(secrets)
+    redactor.learn(*secrets)
     redact.use(redactor)  # as in resolve
     warn_insecure(line)
     return FleetInvocation(line, redactor, tuple(members), many=True)
@@ -252,9 +255,9 @@ def ask_input(input_id: str, spec: Mapping[str, Any]) -> str:
     return str(click.prompt(prompt, hide_input=password, err=True, default=default, show_default=False))
 
 
-def named_target(entry: ServerEntry, line: CommandLine) -> tuple[Target, list[str]]:
+def named_target(entry: ServerEntry, line: CommandLine, redactor: Redactor) -> tuple[Target, list[str]]:
     """A Target from a config entry; command-line --env, --header, --cwd and --transport apply on
-    top. Returns the secrets too."""
+    top. Returns the secrets too (`redactor`, the run's, goes to a renewing token)."""
     from mcpprobe.fleet.config import resolve as resolve_entry
     from mcpprobe.wire.target import build_target
 
@@ -266,13 +269,15 @@ def named_target(entry: ServerEntry, line: CommandLine) -> tuple[Target, list[st
         resolved.url, resolved.command, transport=transport, headers=[*resolved.headers, *c.headers],
         env=[*resolved.env, *c.env], cwd=c.cwd or resolved.cwd, inherit_env=c.inherit_env, insecure=c.insecure,
     )
-    target, auth_secrets = authorized(target, line, entry)
+    target, auth_secrets = authorized(target, line, entry, redactor=redactor)
     return target, [*resolved.secrets, *auth_secrets]
 
 
-def authorized(target: Target, line: CommandLine, entry: ServerEntry | None = None) -> tuple[Target, list[str]]:
+def authorized(target: Target, line: CommandLine, entry: ServerEntry | None = None, *,
+               redactor: Redactor) -> tuple[Target, list[str]]:
     """The target with its credentials: --bearer-env, a stored or refreshed token, or client
-    credentials (a config entry's auth keys under the command line's). Returns the secrets too."""
+    credentials (a config entry's auth keys under the command line's). Returns the secrets too;
+    a token that can be renewed is handed `redactor`, the run's, to teach it the renewed one."""
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import StdioTarget
 
@@ -284,7 +289,7 @@ def authorized(target: Target, line: CommandLine, entry: ServerEntry | None = No
 
     if entry is not None and entry.auth:
         auth = auth.merged(AuthSettings.from_config(dict(entry.auth)))
-    target, resolved = authorize_target(target, auth, timeout=line.settings.connect_timeout)
+    target, resolved = authorize_target(target, auth, timeout=line.settings.connect_timeout, redactor=redactor)
     if resolved.note:
         from mcpprobe.safety.sanitize import visible
 

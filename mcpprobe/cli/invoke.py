@@ -27,6 +27,7 @@ from mcpprobe.cli.output import emit_outcome, show, stderr_console
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from rich.console import Console
+    from rich.progress import Progress, TaskID
 
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.operations.input import Hooks
@@ -62,34 +63,35 @@ def _split(ctx: click.Context, rest: tuple[str, ...]) -> tuple[list[str], tuple[
 class _ProgressView:
     """A progress bar on a terminal's stderr, created on the first notification."""
 
-    def __init__(self, err: Any, safe: Safe, enabled: bool) -> None:
+    def __init__(self, err: Console, safe: Safe, enabled: bool) -> None:
         self.err = err
         self.safe = safe
         self.enabled = enabled
-        self.bar: Any = None
-        self.task: Any = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __call__(self, event: dict[str, Any]) -> None:
         if not self.enabled:
             return
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        if self.bar is None:
+        bar, task = self.bar, self.task
+        if bar is None or task is None:
             # markup=False: the description is the server's message, never rich markup ([link] would
             # be an OSC 8 hyperlink on the terminal, a stray closing tag an error).
-            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
-                                TextColumn("{task.fields[counts]}", markup=False), TimeElapsedColumn(),
-                                console=self.err, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("progress", total=None, counts="")
+            bar = self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                                      TextColumn("{task.fields[counts]}", markup=False), TimeElapsedColumn(),
+                                      console=self.err, transient=True)
+            bar.start()
+            task = self.task = bar.add_task("progress", total=None, counts="")
         progress, total = event.get("progress"), event.get("total")
         counts = f"{progress:g}" if isinstance(progress, int | float) else "?"
         if isinstance(total, int | float):
             counts += f"/{total:g}"
         message = event.get("message")
-        self.bar.update(self.task, completed=progress if isinstance(progress, int | float) else None,
-                        total=total if isinstance(total, int | float) else None, counts=counts,
-                        description=self.safe(message, 60) if isinstance(message, str) else "progress")
+        bar.update(task, completed=progress if isinstance(progress, int | float) else None,
+                   total=total if isinstance(total, int | float) else None, counts=counts,
+                   description=self.safe(message, 60) if isinstance(message, str) else "progress")
 
     def stop(self) -> None:
         if self.bar is not None:
@@ -152,7 +154,7 @@ class CallHooks(Kept):
             render_task_status(self.err, entry, self.safe)
 
 
-def _finish(inv: ServerInvocation, outcome: Any, started: list[InvokeOutcome] | None = None, *,
+def _finish(inv: ServerInvocation, outcome: InvokeOutcome | None, started: list[InvokeOutcome] | None = None, *,
             written: bool = False) -> int:
     """Print the outcome in the chosen format (mcpprobe.render.formats); its exit code."""
     from mcpprobe.render.interface import Invoked

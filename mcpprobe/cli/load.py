@@ -28,7 +28,9 @@ from mcpprobe.render.interface import OFFERED
 if TYPE_CHECKING:
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
-    from mcpprobe.load.run import Plan
+    from mcpprobe.load.run import LoadOutcome, Plan, Runner
+    from mcpprobe.load.slo import Slo
+    from mcpprobe.load.work import Spec
     from mcpprobe.wire.target import Settings
 
 _WEIGHT_ONLY = re.compile(r"^@\d+$")
@@ -38,7 +40,7 @@ OPEN_LOOP_IN_FLIGHT = 100  # --rate without --concurrency: requests allowed in f
 
 
 def _specs(calls: tuple[str, ...], reads: tuple[str, ...], lists: tuple[str, ...], prompts: tuple[str, ...],
-           ping: str | None) -> tuple[Any, ...]:
+           ping: str | None) -> tuple[Spec, ...]:
     from mcpprobe.errors import UsageProblem
     from mcpprobe.load.work import SpecError, parse_spec
 
@@ -57,7 +59,7 @@ def _specs(calls: tuple[str, ...], reads: tuple[str, ...], lists: tuple[str, ...
     return tuple(specs)
 
 
-def _slos(values: tuple[str, ...]) -> tuple[Any, ...]:
+def _slos(values: tuple[str, ...]) -> tuple[Slo, ...]:
     from mcpprobe.load.slo import SloSyntax, parse
 
     try:
@@ -66,32 +68,36 @@ def _slos(values: tuple[str, ...]) -> tuple[Any, ...]:
         raise click.BadParameter(str(exc), param_hint="'--slo'") from None
 
 
-def _live(inv: ServerInvocation) -> Any:
-    """The live line on a terminal's stderr, rewritten in place; None when stderr is not for it."""
-    if not sys.stderr.isatty() or inv.output.trace == "-" or inv.settings.server_stderr == "live":
-        return None
-    from mcpprobe.render.load import live_line
+class _LiveLine:
+    """The live line on a terminal's stderr, rewritten in place on each tick; `clear` wipes it."""
 
-    shown = {"any": False}
+    def __init__(self) -> None:
+        self.shown = False
 
-    def show(live: dict[str, Any]) -> None:
+    def __call__(self, live: dict[str, Any]) -> None:
+        from mcpprobe.render.load import live_line
+
         sys.stderr.write("\r\x1b[2K" + live_line(live))
         sys.stderr.flush()
-        shown["any"] = True
+        self.shown = True
 
-    def clear() -> None:
-        if shown["any"]:
+    def clear(self) -> None:
+        if self.shown:
             sys.stderr.write("\r\x1b[2K")
             sys.stderr.flush()
 
-    show.clear = clear  # type: ignore[attr-defined]
-    return show
+
+def _live(inv: ServerInvocation) -> _LiveLine | None:
+    """The live line on a terminal's stderr, rewritten in place; None when stderr is not for it."""
+    if not sys.stderr.isatty() or inv.output.trace == "-" or inv.settings.server_stderr == "live":
+        return None
+    return _LiveLine()
 
 
-def _run(inv: ServerInvocation, plan: Plan, session_hooks: SessionHooks) -> Any:
+def _run(inv: ServerInvocation, plan: Plan, session_hooks: SessionHooks) -> LoadOutcome | None:
     from mcpprobe.load.run import run_load
 
-    holder: dict[str, Any] = {}
+    holder: dict[str, Runner] = {}
 
     def stop() -> bool:
         # The first signal stops the load and keeps its figures; before the load has started, it
@@ -211,7 +217,7 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
     return trace_checked(trace, inv.output, _emit(inv, outcome))
 
 
-def _emit(inv: ServerInvocation, outcome: Any) -> int:
+def _emit(inv: ServerInvocation, outcome: LoadOutcome | None) -> int:
     from mcpprobe.cli.output import emit_outcome, show
     from mcpprobe.render.interface import Loaded
 

@@ -13,7 +13,7 @@ import contextlib
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
@@ -73,7 +73,8 @@ def _columns() -> int:
         columns = 0
     if columns <= 0:
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            stdout = sys.__stdout__  # None where Python started without one
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns or 80
@@ -174,8 +175,10 @@ def main() -> None:
 
     # A lone surrogate (from a server, or undecodable bytes in argv) cannot be written as UTF-8:
     # written as \udXXX rather than ending the run with a traceback. stderr does this already.
+    reconfigure = getattr(sys.stdout, "reconfigure", None)  # a TextIOWrapper's; a replaced stdout may lack it
     with contextlib.suppress(AttributeError, ValueError):
-        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
     guard_standard_streams()
     try:
@@ -184,7 +187,7 @@ def main() -> None:
         raise SystemExit(_output_checked(done.code)) from None
 
 
-def _output_checked(code: Any) -> Any:
+def _output_checked(code: str | int | None) -> str | int | None:
     """stdout that could not be written (a full disk) is an error, exit 2, once the work is done,
     as for an output file named on the command line; not a bug in mcpprobe (mcpprobe.cli.streams)."""
     from mcpprobe.cli.streams import write_error

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -20,7 +20,13 @@ from mcpprobe.cli.edge import EdgeCommand
 from mcpprobe.render.interface import OFFERED, Format
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     from mcpprobe.auth.settings import AuthSettings
+
+# A command's callback, whatever options the decorators below have turned into values: its exit code.
+Callback = Callable[..., int]
+Number = TypeVar("Number", int, float)  # what a numeric option's callback checks and gives back
 
 # mcpprobe.wire.target.TRANSPORTS (a test keeps them equal): importing that module (dataclasses, url
 # parsing, regexes) is 4-8 ms that --help and completion do not need.
@@ -74,7 +80,7 @@ class TargetCommand(EdgeCommand):
         return None
 
 
-def _finite(value: Any) -> Any:
+def _finite(value: Number) -> Number:
     # click's FLOAT accepts "nan" and "inf", which compare false with everything: a timeout of nan
     # would pass `<= 0` and then break every deadline computed from it.
     if isinstance(value, float) and not math.isfinite(value):
@@ -82,19 +88,19 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _positive(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+def _positive(ctx: click.Context, param: click.Parameter, value: Number | None) -> Number | None:
     if value is not None and _finite(value) <= 0:
         raise click.BadParameter("must be greater than 0")
     return value
 
 
-def _not_negative(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+def _not_negative(ctx: click.Context, param: click.Parameter, value: Number | None) -> Number | None:
     if value is not None and _finite(value) < 0:
         raise click.BadParameter("must not be negative")
     return value
 
 
-def _complete_protocols(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+def _complete_protocols(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """--protocol's values: the eras, then each version with the handshake that sends it. No comma in
     a description: fish's script splits the answer at commas."""
     from click.shell_completion import CompletionItem
@@ -107,7 +113,7 @@ def _complete_protocols(ctx: click.Context, param: click.Parameter, incomplete: 
     return [CompletionItem(value, help=said[value]) for value in protocols.ACCEPTED if value.startswith(incomplete)]
 
 
-def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def connection_options(func: Callback) -> Callback:
     """--transport, headers/env/cwd, protocol, timeouts, limits, stderr handling, --force, and the
     authentication options. The command receives them as `connection` (a Connection: how to reach
     and run the server) and `settings` (a Settings: the protocol, timeouts and limits), checked."""
@@ -116,7 +122,7 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     def typed(*args: Any, transport: str, headers: tuple[str, ...], env: tuple[str, ...], inherit_env: bool,
               cwd: str | None, protocol: str, timeout: float, connect_timeout: float, discover_timeout: float,
               max_pages: int, max_message_size: int, roots: tuple[str, ...], server_stderr: str, insecure: bool,
-              force: bool, auth: AuthSettings, **rest: Any) -> Any:
+              force: bool, auth: AuthSettings, **rest: Any) -> int:
         from mcpprobe.cli.invocation import Connection
         from mcpprobe.wire.target import Settings, parse_protocol, root_uri
 
@@ -170,7 +176,7 @@ def connection_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return auth_options(typed)
 
 
-def auth_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def auth_options(func: Callback) -> Callback:
     """--bearer-env, --client-id, --client-secret-env, --client-key-file, --client-key-env,
     --no-browser, --no-auth-cache and --scope; the command receives them as `auth`, an AuthSettings.
 
@@ -180,7 +186,7 @@ def auth_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(func)
     def typed(*args: Any, bearer_env: str | None, client_id: str | None, client_secret_env: str | None,
               client_key_file: str | None, client_key_env: str | None, no_browser: bool, no_auth_cache: bool,
-              auth_scope: str | None, **rest: Any) -> Any:
+              auth_scope: str | None, **rest: Any) -> int:
         from mcpprobe.auth.settings import AuthSettings
 
         auth = AuthSettings(bearer_env=bearer_env, client_id=client_id, client_secret_env=client_secret_env,
@@ -216,7 +222,7 @@ def auth_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return typed
 
 
-def _complete_servers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+def _complete_servers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Server names from the configs, read lazily: only when the shell asks."""
     from click.shell_completion import CompletionItem
 
@@ -233,21 +239,21 @@ CONFIG_OPTION = click.option(
          "mcpServers file or a VS Code mcp.json. Default: the search path in `mcpprobe docs config`.")
 
 
-def server_options(*, many: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def server_options(*, many: bool) -> Callable[[Callback], Callback]:
     """-s/--server NAME (repeatable when `many`: a fleet) and --config FILE. The command receives them
     as `named`, a NamedServers."""
 
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+    def decorate(func: Callback) -> Callback:
         if many:
             @functools.wraps(func)
-            def typed(*args: Any, servers: tuple[str, ...], config_files: tuple[str, ...], **rest: Any) -> Any:
+            def typed(*args: Any, servers: tuple[str, ...], config_files: tuple[str, ...], **rest: Any) -> int:
                 from mcpprobe.cli.invocation import NamedServers
 
                 named = NamedServers(tuple(dict.fromkeys(servers)), config_files, fleet=True)
                 return func(*args, named=named, **rest)
         else:
             @functools.wraps(func)
-            def typed(*args: Any, server: str | None, config_files: tuple[str, ...], **rest: Any) -> Any:
+            def typed(*args: Any, server: str | None, config_files: tuple[str, ...], **rest: Any) -> int:
                 from mcpprobe.cli.invocation import NamedServers
 
                 named = NamedServers((server,) if server else (), config_files)
@@ -272,7 +278,7 @@ FORMAT_HELP = {
 }
 
 
-class FormatChoice(click.Choice):  # type: ignore[type-arg]
+class FormatChoice(click.Choice[str]):
     """--format's choices: the formats the command offers (mcpprobe.render.interface.OFFERED). A
     format of mcpprobe's that the command does not offer is refused with where it applies."""
 
@@ -285,17 +291,17 @@ class FormatChoice(click.Choice):  # type: ignore[type-arg]
                 f"{value} is a format of {', '.join(offered_by)} (a report on each server).")
 
 
-def output_options(*formats: Format, json_help: str | None = None) -> Callable[[Any], Any]:
+def output_options(*formats: Format, json_help: str | None = None) -> Callable[[Callback], Callback]:
     """--json, --format, --trace and -v/--verbose: the same on every command that talks to a server.
 
     The command receives them as `output`, an Output whose format is settled from --json and --format.
     """
     offered = formats or (Format.HUMAN, Format.JSON)
 
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+    def decorate(func: Callback) -> Callback:
         @functools.wraps(func)
         def settled(*args: Any, as_json: bool, output_format: str | None, trace: str | None, verbose: bool,
-                    **rest: Any) -> Any:
+                    **rest: Any) -> int:
             from mcpprobe.cli.invocation import Output
 
             if as_json and output_format not in (None, Format.JSON):

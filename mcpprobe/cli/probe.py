@@ -8,6 +8,7 @@ Light at import time (click only): the SDK, jsonschema and rich are loaded only 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,6 @@ from mcpprobe.cli.common import (
 from mcpprobe.cli.edge import EdgeCommand
 from mcpprobe.cli.options import (
     CONFIG_OPTION,
-    Format,
     TargetCommand,
     _positive,
     connection_options,
@@ -36,12 +36,14 @@ from mcpprobe.cli.options import (
     server_options,
 )
 from mcpprobe.cli.output import fleet_spinner, phase_spinner, show
+from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import Connection, FleetInvocation, NamedServers, Output
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.expect import Expectations
     from mcpprobe.fleet.probe import Member, Report
+    from mcpprobe.lint.engine import LintSettings
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings
 
@@ -53,14 +55,15 @@ class KindArgument(click.Argument):
     and shows the command line that would work (click's own lists the choices one per tab-indented
     line, under the choice list as the argument's name)."""
 
-    def handle_parse_result(self, ctx: click.Context, opts: Any, args: list[str]) -> Any:
+    def handle_parse_result(self, ctx: click.Context, opts: Mapping[str, Any],
+                            args: list[str]) -> tuple[Any, list[str]]:  # click's own types
         try:
             return super().handle_parse_result(ctx, opts, args)
         except click.BadParameter as exc:  # MissingParameter too
             raise click.UsageError(_kind_problem(ctx, opts), ctx) from exc
 
 
-def _kind_problem(ctx: click.Context, opts: Any) -> str:
+def _kind_problem(ctx: click.Context, opts: Mapping[str, object]) -> str:
     """What is wrong with the kind, and the command line the user meant, on their own server."""
     import difflib
     import shlex
@@ -281,7 +284,7 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
     return trace_checked(trace, line.output, code)
 
 
-def _lint_settings(mode: str | None, token_budget: int | None) -> Any:
+def _lint_settings(mode: str | None, token_budget: int | None) -> LintSettings | None:
     if mode is None:
         return None
     from mcpprobe.lint.engine import LintSettings

@@ -18,7 +18,8 @@ import os
 import select
 import stat
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, BinaryIO, TextIO
 
 
 class _Pipe:
@@ -51,11 +52,11 @@ class _Pipe:
 class _GuardedBinary:
     """The `.buffer` of a guarded text stream (binary resource contents go there)."""
 
-    def __init__(self, raw: Any, pipe: _Pipe) -> None:
+    def __init__(self, raw: BinaryIO, pipe: _Pipe) -> None:
         self._raw = raw
         self._pipe = pipe
 
-    def write(self, data: Any) -> int:
+    def write(self, data: bytes | bytearray | memoryview) -> int:
         if not self._pipe.gone:
             try:
                 return int(self._raw.write(data))
@@ -81,7 +82,7 @@ class _GuardedBinary:
 class GuardedStream:
     """A text stream that drops what is written once its reader has gone (EPIPE), silently."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         try:
             fileno: int | None = stream.fileno()
@@ -95,7 +96,7 @@ class GuardedStream:
     def reader_gone(self) -> bool:
         return self._pipe.gone
 
-    def write(self, text: Any) -> int:
+    def write(self, text: str) -> int:
         if not self._pipe.gone:
             try:
                 return int(self._stream.write(text))
@@ -105,7 +106,7 @@ class GuardedStream:
                 self._pipe.failed(exc)
         return len(text)
 
-    def writelines(self, lines: Any) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
@@ -130,7 +131,7 @@ def guard_standard_streams() -> None:
             setattr(sys, name, GuardedStream(stream))
 
 
-def pipe_closed(stream: Any = None) -> bool:
+def pipe_closed(stream: TextIO | None = None) -> bool:
     """Whether the reader of `stream` (default: stdout) went away, even before anything was written
     to it: poll() reports POLLERR on the write end of a pipe whose read end is closed."""
     stream = sys.stdout if stream is None else stream
@@ -149,7 +150,7 @@ def pipe_closed(stream: Any = None) -> bool:
         return False
 
 
-def write_error(stream: Any = None) -> OSError | None:
+def write_error(stream: object = None) -> OSError | None:
     """Why writing to `stream` (default: stdout) failed, other than a reader that went away."""
     stream = sys.stdout if stream is None else stream
     while stream is not None:
@@ -159,7 +160,7 @@ def write_error(stream: Any = None) -> OSError | None:
     return None
 
 
-def reader_gone(stream: Any = None) -> bool:
+def reader_gone(stream: object = None) -> bool:
     """Whether the reader of `stream` (default: stdout) went away; False for an unguarded stream."""
     stream = sys.stdout if stream is None else stream
     while stream is not None:

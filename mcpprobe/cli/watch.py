@@ -55,6 +55,8 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
     from mcpprobe.operations.input import Confirmer
     from mcpprobe.render.interface import Rendered, View
     from mcpprobe.watch import WatchOptions
+    from mcpprobe.watch.model import Emit, WatchResult
+    from mcpprobe.watch.supervisor import Watcher
     from mcpprobe.wire.target import Settings
 
 
@@ -110,12 +112,12 @@ class EventLines:
 
 
 
-def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_hooks: SessionHooks,
-               confirmer: Confirmer) -> Any:
+def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Emit, session_hooks: SessionHooks,
+               confirmer: Confirmer) -> WatchResult | None:
     from mcpprobe.cli.common import run_operation
     from mcpprobe.watch import watch
 
-    holder: dict[str, Any] = {}
+    holder: dict[str, Watcher] = {}
 
     def stop() -> bool:
         # The first signal stops the watch cleanly, with its last events; before the watch has
@@ -126,7 +128,7 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Any, session_
         watcher.stop("interrupted", ExitCode.OK)
         return True
 
-    async def watch_while_read() -> Any:
+    async def watch_while_read() -> WatchResult:
         # A watch that has nothing to report writes nothing, so a reader that left (`| head -3`)
         # would go unnoticed until the next event: ask the pipe itself, now and then.
         import anyio

@@ -390,7 +390,7 @@ def html(subject: Subject, view: View) -> Rendered:
     if isinstance(subject, Loaded):
         from mcpprobe.render.load import render_load_html
 
-        return Rendered([render_load_html(subject.outcome, generated=when) + "\n"],
+        return Rendered([render_load_html(subject.outcome, redact=view.secrets, generated=when) + "\n"],
                         _outcome_errors(subject.outcome, view))
     if not isinstance(subject, ProbeRun | Checked):
         raise NotOffered(Format.HTML, subject)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from mcpprobe.load.run import LoadOutcome
     from mcpprobe.render.cells import Safe
+    from mcpprobe.render.html import Redact
 
 QUANTILES = (("min", "min"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max"))
 HISTOGRAM_ROWS = 16
@@ -265,14 +266,13 @@ svg.chart .rss{fill:none;stroke:var(--ok);stroke-width:2}svg.chart .err{fill:var
 """.strip()
 
 
-def render_load_html(outcome: LoadOutcome, *, generated: datetime) -> str:
+def render_load_html(outcome: LoadOutcome, *, redact: Redact, generated: datetime) -> str:
     """One self-contained page: the table, the histogram and the interval chart as inline SVG (no script,
-    nothing fetched), the server's memory, the SLOs and the findings."""
+    nothing fetched), the server's memory, the SLOs and the findings; `redact` masks the run's secrets."""
     from mcpprobe import __version__
     from mcpprobe.render.html import CSS, _findings, _Page, _policy
-    from mcpprobe.safety import redact as redact_module
 
-    page = _Page(redact_module.active())
+    page = _Page(redact)
     css = CSS + "\n" + SVG_CSS
     target = outcome.snapshot.target if outcome.snapshot is not None else "?"
     code = int(outcome.exit_code)

@@ -93,10 +93,10 @@ class Redactor:
     def __bool__(self) -> bool:
         return bool(self._forms)
 
-    def learn(self, secret: str) -> None:
-        """Mask `secret` from now on too: a token renewed during the run. In place, so every stream
-        that holds this redactor masks it."""
-        forms = set(self._forms) | set(Redactor([secret])._forms)
+    def learn(self, *secrets: str) -> None:
+        """Mask `secrets` from now on too: a token renewed during the run. In place, so every stream
+        that holds this redactor masks them."""
+        forms = set(self._forms) | set(Redactor(secrets)._forms)
         self._forms = sorted(forms, key=len, reverse=True)
         self.longest = len(self._forms[0]) if self._forms else 0
         self.multiline = any("\n" in form or "\r" in form for form in self._forms)

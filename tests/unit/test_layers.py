@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
 # long module without its comment, fails the tests below, and so does one of these once it is mended
 # without being struck from its list.
 KNOWN_CIRCLES: list[list[str]] = []
-KNOWN_LONG = ["mcpprobe.demo.server"]
+KNOWN_LONG: list[str] = []
 
 
 def _module_name(path: Path) -> str:
@@ -139,7 +139,8 @@ def test_click_is_imported_only_under_cli() -> None:
 
 
 def test_the_top_level_holds_at_most_a_dozen_files() -> None:
-    assert len([p for p in PACKAGE.iterdir() if p.is_file() and p.suffix == ".py"]) <= 12
+    """Every file counts, not only modules: `launch.py`, `testhooks.py`, and a data file too."""
+    assert len([p for p in PACKAGE.iterdir() if p.is_file()]) <= 12
 
 
 def test_a_module_over_600_lines_says_why_it_is_one_room() -> None:

@@ -6,7 +6,7 @@ Property-based: hypothesis looks for a text, a secret and split points that leak
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpprobe.safety.redact import (
@@ -21,6 +21,10 @@ from mcpprobe.safety.redact import (
     use,
 )
 from mcpprobe.wire.target import HttpTarget, StdioTarget
+
+# No deadline and no "too slow" health check: on a busy machine generating an example can take a second,
+# which says nothing about what is tested.
+BUSY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Secrets: no brackets (so that a MASK next to other text cannot spell one), at least MIN_LENGTH
 # characters and not a bare number, so that they are worth masking.
@@ -46,7 +50,7 @@ def _through(redactor: Redactor, pieces: list[str]) -> str:
     return "".join(stream.feed(piece) for piece in pieces) + stream.end()
 
 
-@settings(max_examples=400)
+@settings(BUSY, max_examples=400)
 @given(secret=st.one_of(one_line_secrets, secrets), before=texts, after=texts,
        cuts=st.lists(st.integers(min_value=0, max_value=500), max_size=8))
 def test_a_secret_split_anywhere_across_writes_never_gets_through(secret: str, before: str, after: str,
@@ -58,7 +62,7 @@ def test_a_secret_split_anywhere_across_writes_never_gets_through(secret: str, b
     assert shown == redactor(full)  # the same text as if it had come in one piece
 
 
-@settings(max_examples=200)
+@settings(BUSY, max_examples=200)
 @given(found=st.lists(one_line_secrets, min_size=2, max_size=4), filler=st.lists(texts, min_size=5, max_size=5),
        cuts=st.lists(st.integers(min_value=0, max_value=1000), max_size=10))
 def test_several_secrets_interleaved_never_get_through(found: list[str], filler: list[str], cuts: list[int]) -> None:
@@ -68,7 +72,7 @@ def test_several_secrets_interleaved_never_get_through(found: list[str], filler:
         assert secret not in shown
 
 
-@settings(max_examples=200)
+@settings(BUSY, max_examples=200)
 @given(secret=one_line_secrets, before=texts, limit=st.integers(min_value=0, max_value=300))
 def test_a_secret_is_masked_before_text_is_cut_short(secret: str, before: str, limit: int) -> None:
     use(Redactor([secret]))
@@ -100,7 +104,7 @@ def test_with_no_secrets_nothing_is_held_back() -> None:
 NAME_CHARS = st.text(st.sampled_from("ABCDEFGHIJLMNOQRUVWXYZ_0123456789-"), min_size=1, max_size=30)
 
 
-@settings(max_examples=300)
+@settings(BUSY, max_examples=300)
 @given(names=st.lists(NAME_CHARS, min_size=1, max_size=5),
        values=st.lists(st.text(max_size=40).filter(lambda v: "://" not in v), min_size=5, max_size=5),
        text=texts)
@@ -151,3 +155,61 @@ def test_output_streams_mask_escape_lone_surrogates_and_optionally_make_text_ine
     inert = io.StringIO()
     RedactingStream(inert, Redactor(()), inert=True).write("scope \x1b]0;pwned\x07 ok\n\tnext")
     assert inert.getvalue() == "scope \\x1b]0;pwned\\x07 ok\n\tnext"
+
+
+def test_a_redactor_learns_secrets_in_place_for_everything_that_holds_it() -> None:
+    """A token renewed during the run is taught to the run's redactor: every stream holding it masks it."""
+    import io
+
+    redactor = Redactor(["first-secret"])
+    raw = io.StringIO()
+    stream = RedactingStream(raw, redactor)
+    redactor.learn("renewed-token-1", "renewed-token-2", "short")
+    stream.write("first-secret renewed-token-1 renewed-token-2 short\n")
+    assert raw.getvalue() == f"{MASK} {MASK} {MASK} short\n"
+
+
+# Who still reads the run's redactor from the module's global (`use`, `active`, or `clip` and a bare
+# `SplitWrites()`, which mask with it) instead of being handed it. This list may only shrink: a new reader
+# fails, and so does a module struck off the global without being struck off this list.
+GLOBAL_READERS = [
+    "mcpprobe.cli.edge",  # the last line of a bug, from anywhere
+    "mcpprobe.cli.invocation",  # sets it, for the layers below
+    "mcpprobe.cli.main",  # clears it per command
+    "mcpprobe.client.catalog",
+    "mcpprobe.client.connect",
+    "mcpprobe.client.negotiate",
+    "mcpprobe.exporter.core",  # sets it as the configs' secrets are learnt, for the layers below
+    "mcpprobe.wire.http",
+    "mcpprobe.wire.jsonrpc",
+    "mcpprobe.wire.stdio",
+    "mcpprobe.wire.streamable_http",
+]
+
+
+def test_only_the_known_modules_read_the_global_redactor() -> None:
+    import ast
+    from pathlib import Path
+
+    import mcpprobe
+
+    package = Path(mcpprobe.__file__).parent
+    global_names = {"use", "active", "clip", "_active"}
+    readers = set()
+    for path in package.rglob("*.py"):
+        name = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+        if name == "mcpprobe.safety.redact":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   and node.module == "mcpprobe.safety" for a in node.names if a.name == "redact"}
+        for node in ast.walk(tree):
+            imported = (isinstance(node, ast.ImportFrom) and node.module == "mcpprobe.safety.redact"
+                        and any(a.name in global_names for a in node.names))
+            attribute = (isinstance(node, ast.Attribute) and node.attr in global_names
+                         and isinstance(node.value, ast.Name) and node.value.id in aliases)
+            bare_split = (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                          and node.func.id == "SplitWrites" and not node.args and not node.keywords)
+            if imported or attribute or bare_split:
+                readers.add(name)
+    assert sorted(readers) == GLOBAL_READERS
