@@ -83,7 +83,8 @@ def client_authentication(form: dict[str, str], client: dict[str, Any], client_s
         pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
     else:
-        form["client_id"] = client_id
+        if client_id:  # a grant whose assertion is the credential may name no client at all
+            form["client_id"] = client_id
         if secret and method == "client_secret_post":
             form["client_secret"] = secret
     return form, headers
