@@ -156,8 +156,13 @@ async def token_request(token_endpoint: str, form: dict[str, str], client: dict[
         data = None
     if response.status_code != 200 or not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
         error = data.get("error") if isinstance(data, dict) else None
+        said = data.get("error_description") if isinstance(data, dict) else None
+        # RFC 6749 5.2: text for the developer. Whole or not at all: it may echo a secret, which the
+        # output masks only whole.
+        said = said if isinstance(said, str) and said.strip() and len(said) <= 4096 else None
         raise LoginFailed(f"token endpoint {token_endpoint} answered HTTP {response.status_code}"
-                          + (f" {error}" if error else ""), detail={"status": response.status_code, "error": error})
+                          + (f" {error}" if error else "") + (f" ({said})" if said else ""),
+                          detail={"status": response.status_code, "error": error, "errorDescription": said})
     return data
 
 
