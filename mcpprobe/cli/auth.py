@@ -54,7 +54,8 @@ def auth_group() -> None:
     """Log in to HTTP servers (OAuth 2.1), and see or remove the stored tokens.
 
     \b
-    Tokens are stored per server in the user's config directory (files of mode 0600):
+    Tokens are stored per server and authorization server in the user's config directory
+    (files of mode 0600):
     $XDG_CONFIG_HOME/mcpprobe/tokens (~/.config/mcpprobe/tokens) on Linux,
     ~/Library/Application Support/mcpprobe/tokens on macOS, %APPDATA%\\mcpprobe\\tokens on Windows.
     See `mcpprobe docs auth`.
