@@ -1062,7 +1062,8 @@ def test_a_command_follows_the_server_to_its_new_authorization_server(
     """A stored token refused because the server moved: without a browser, exit 7 and the
     auth-server-changed finding naming the new issuer and the login command; with one ($BROWSER, a
     stand-in here), the command registers and logs in with the new server, resends, and keeps the
-    new token beside the old one (two issuers, two files); the next run uses it without a login."""
+    new token beside the old one (two issuers, two files); the next run uses it without a login, and
+    so does a run that loads the old server's token first."""
     new_log = tmp_path / "new.jsonl"
     with auth_server("--log", str(new_log)) as new_url, auth_server("--migrate-to", new_url) as url:
         new_issuer, old_issuer = new_url.rsplit("/", 1)[0], url.rsplit("/", 1)[0]
@@ -1098,6 +1099,15 @@ def test_a_command_follows_the_server_to_its_new_authorization_server(
         monkeypatch.delenv("BROWSER")
         again = run_subprocess(["probe", "--json", "--protocol", "legacy", url])
         assert again.exit_code == 0 and "/authorize?" not in again.stderr
+        # The old server's token the newest (a login there since, say): refused, and the stored token of
+        # the server the metadata names is used instead, without a browser or a new registration.
+        kept.obtained_at = after.obtained_at + 60
+        TokenStore().save(kept)
+        assert stored(url).issuer == old_issuer
+        switched = run_subprocess(["probe", "--json", "--protocol", "legacy", url])
+        assert switched.exit_code == 0, switched.stdout + switched.stderr
+        assert "/authorize?" not in switched.stderr
+        assert len([e for e in _logged(new_log) if e["path"] == "/register"]) == 1
 
 
 def _workload_jwt(private: str, audience: str, **claims: Any) -> str:
