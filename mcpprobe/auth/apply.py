@@ -188,7 +188,7 @@ class RenewingBearer(httpx2.Auth):
         moved (once a run), else renew the token where it can be."""
         from mcpprobe.auth.login import MAX_MIGRATIONS
 
-        if self.moves < MAX_MIGRATIONS:
+        if self.moves < MAX_MIGRATIONS and self.record.issuer:
             from mcpprobe.auth.discovery import authorization_servers, moved_from
 
             servers = await authorization_servers(self.record.server_url,
@@ -211,7 +211,7 @@ class RenewingBearer(httpx2.Auth):
         record = self.store.load(self.record.server_url, issuer) if self.store is not None else None
         try:
             if record is not None and record.access_token and (record.usable() or record.refreshable()):
-                if not record.usable():
+                if not record.usable():  # never with --client-secret-env: that secret is the old server's client's
                     await refresh(record, timeout=self.timeout, insecure=self.insecure)
             elif self.record.grant == "authorization_code" and browser_available() and \
                     self.record.client.get("registration") != "pre-registered":
