@@ -62,6 +62,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "auth-challenge": (Severity.INFO, "what the server's WWW-Authenticate challenge asks for"),
     "auth-no-challenge": (Severity.WARNING, "HTTP 401 without a Bearer WWW-Authenticate challenge"),
     "auth-invalid-token": (Severity.ERROR, "the server rejected the bearer token that was sent"),
+    "auth-server-changed": (Severity.ERROR, "the server names another authorization server than the token's issuer"),
     "auth-insufficient-scope": (Severity.ERROR, "HTTP 403 insufficient_scope: the token lacks a scope it names"),
     "auth-resource-metadata": (Severity.INFO, "where the protected resource metadata was found, and what it says"),
     "auth-server-metadata": (Severity.INFO, "the authorization server's metadata and what it supports"),

@@ -17,6 +17,12 @@ A stored token that can be renewed (a refresh token, or client credentials with
 `--client-secret-env`) also travels as `target.auth`, a `RenewingBearer`: when the server answers a
 request with 401 during the run (the token expired or was revoked mid-session, in a long `watch`
 say), it renews the token once, stores it, teaches the redactor the new one, and resends the request.
+A token refused with 401 by a server whose protected resource metadata now names another
+authorization server than the token's (MCP 2026-07-28, "Authorization Server Binding") is not
+renewed there: a token of the new server already stored is used, else the command registers and
+logs in with the new server as `auth login` does, where a browser can be opened (a code-flow token
+of a client that is not pre-registered), and resends the request; without one the refusal gets the
+diagnosis (`auth-server-changed`, naming the new server and the login command) and exit 7.
 A token refused with 403 `insufficient_scope` is obtained again for the joined scopes and the request
 resent, once a run: a client-credentials token by a new grant; an authorization-code token by the
 same browser login as `auth login` (where a browser can be opened: $BROWSER, or a desktop; without
@@ -76,8 +82,10 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
                     record = await client_credentials_again(record, secret, timeout=timeout, insecure=insecure,
                                                             client_key=key)
                 else:
+                    again = f"mcpprobe auth login {url}" + (
+                        " --grant jwt-bearer --assertion-env VAR" if record.grant == "jwt-bearer" else "")
                     return Resolved(None, "none", note=f"the stored token for {url} has expired and cannot be "
-                                                       f"refreshed; log in again: mcpprobe auth login {url}")
+                                                       f"refreshed; log in again: {again}")
             except LoginFailed as exc:
                 return Resolved(None, "none", note=f"refreshing the stored token failed: {exc.message}")
             return Resolved(record.access_token, "refreshed", note=_kept(store, record), record=record)
@@ -119,6 +127,8 @@ class RenewingBearer(httpx2.Auth):
         self.insecure = insecure
         self.renewals = 0
         self.step_ups = 0
+        self.moves = 0
+        self.moved_to: str | None = None  # the authorization server the server named instead, when not followed
         self._lock: Any = None
         self.proofs = BoundToken()  # a DPoP-bound token's proofs, and the server's nonce
 
@@ -146,7 +156,9 @@ class RenewingBearer(httpx2.Auth):
                 if wanted is not None:
                     self.step_ups += 1
                     self.record.scope = wanted
-                if not await self._renew(force_grant=wanted is not None):
+                    if not await self._renew(force_grant=True):
+                        return
+                elif not await self._after_401(response):
                     return
         self._prove(request)
         yield request
@@ -174,8 +186,53 @@ class RenewingBearer(httpx2.Auth):
             return bool(self.client_secret or self.client_key)
         return self.record.grant == "authorization_code" and browser_available()
 
+    async def _after_401(self, response: Any) -> bool:
+        """A 401 to the current token: follow the server to its new authorization server when it has
+        moved (once a run), else renew the token where it can be."""
+        from mcpprobe.auth.login import MAX_MIGRATIONS
+
+        if self.moves < MAX_MIGRATIONS and self.record.issuer:
+            from mcpprobe.auth.discovery import authorization_servers, moved_from
+
+            servers = await authorization_servers(self.record.server_url,
+                                                  www_authenticate=response.headers.get("www-authenticate", ""),
+                                                  timeout=min(self.timeout, 10.0), insecure=self.insecure)
+            new = moved_from(self.record.issuer, servers)
+            if new is not None:
+                self.moves += 1
+                return await self._move(new)
+        return await self._renew()
+
+    async def _move(self, issuer: str) -> bool:
+        """Use a token of `issuer`: one already stored (refreshed if need be), else a login with it
+        where a person can answer (a code-flow token of a client that is not pre-registered, and a
+        browser). Otherwise `moved_to` says where the server went, for the diagnosis."""
+        from mcpprobe.auth.again import moved_login
+        from mcpprobe.auth.callback import browser_available
+        from mcpprobe.auth.tokens import refresh
+
+        record = self.store.load(self.record.server_url, issuer) if self.store is not None else None
+        try:
+            if record is not None and record.access_token and (record.usable() or record.refreshable()):
+                if not record.usable():  # never with --client-secret-env: that secret is the old server's client's
+                    await refresh(record, timeout=self.timeout, insecure=self.insecure)
+            elif self.record.grant == "authorization_code" and browser_available() and \
+                    self.record.client.get("registration") != "pre-registered":
+                record = await moved_login(self.record, issuer, timeout=self.timeout, insecure=self.insecure,
+                                           headers=self.headers)
+            else:
+                self.moved_to = issuer
+                return False
+        except ProbeError:  # a failed login: the refusal keeps its diagnosis
+            self.moved_to = issuer
+            return False
+        self.record = record
+        self.proofs = BoundToken()
+        self._renewed()
+        return True
+
     async def _renew(self, *, force_grant: bool = False) -> bool:
-        from mcpprobe.auth.login import step_up_login
+        from mcpprobe.auth.again import step_up_login
         from mcpprobe.auth.tokens import client_credentials_again, refresh
 
         try:
@@ -193,6 +250,11 @@ class RenewingBearer(httpx2.Auth):
                 return False
         except ProbeError:  # a failed login, or its usage problem: the refusal keeps its diagnosis
             return False
+        self._renewed()
+        return True
+
+    def _renewed(self) -> None:
+        """A new token in `record`: masked from now on, and stored (or a note on stderr why not)."""
         self.renewals += 1
         self.redactor.learn(*self.record.secrets())
         if self.store is not None:
@@ -201,7 +263,6 @@ class RenewingBearer(httpx2.Auth):
                 from mcpprobe.safety.sanitize import visible
 
                 sys.stderr.write(visible(self.redactor(f"mcpprobe: {note}")) + "\n")
-        return True
 
 
 def _kept(store: TokenStore, record: TokenRecord) -> str:
@@ -232,6 +293,7 @@ class TokenFacts:
     expires_at: float | None
     renewable: bool  # a new one without a person: a refresh token, or client credentials
     source: str  # where it came from: stored, refreshed, client-credentials, bearer-env, header
+    issuer: str | None = None  # the authorization server that issued a stored token
 
 
 def jwt_expiry(token: str) -> float | None:
@@ -259,7 +321,8 @@ def token_facts(resolved: Resolved, auth: AuthSettings, headers: tuple[tuple[str
     token given as an Authorization header); None when it sends none."""
     if resolved.record is not None and resolved.token is not None:
         return TokenFacts(resolved.record.expires_at,
-                          renewable(resolved.record, auth.client_secret() or auth.client_key()), resolved.source)
+                          renewable(resolved.record, auth.client_secret() or auth.client_key()), resolved.source,
+                          resolved.record.issuer)
     token = resolved.token
     if token is None and resolved.source == "header":
         value = next((v for k, v in headers if k.lower() == "authorization"), "")

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpprobe.auth.discovery import Discovery, discover, resource_matches, supports
+from mcpprobe.auth.discovery import Discovery, discover, moved_from, resource_matches, supports
 from mcpprobe.findings import Finding, Severity
 
 LOGIN_HINT = "mcpprobe auth login {url}"
@@ -40,14 +40,18 @@ def _tried(attempts: list[Any]) -> str:
 
 
 async def diagnose(url: str, detail: Mapping[str, Any], *, headers: Any = None, timeout: float = 10.0,
-                   insecure: bool = False, token_sent: bool | None = None) -> Diagnosis:
-    """Findings and data for an `AuthFailed` whose detail has `status` and `wwwAuthenticate`."""
+                   insecure: bool = False, token_sent: bool | None = None,
+                   token_issuer: str | None = None) -> Diagnosis:
+    """Findings and data for an `AuthFailed` whose detail has `status` and `wwwAuthenticate`;
+    `token_issuer`: the authorization server that issued the token sent, where mcpprobe knows it (a
+    stored token)."""
     status = detail.get("status")
     raw = detail.get("wwwAuthenticate") or ""
     sent = token_sent if token_sent is not None else "authorization" in _header_names(headers)
     found = await discover(url, status=status if isinstance(status, int) else None, www_authenticate=raw,
                            timeout=timeout, insecure=insecure)
-    return Diagnosis(findings_for(found, token_sent=sent), data_for(found, token_sent=sent), found)
+    return Diagnosis(findings_for(found, token_sent=sent, token_issuer=token_issuer),
+                     data_for(found, token_sent=sent), found)
 
 
 def data_for(found: Discovery, *, token_sent: bool) -> dict[str, Any]:
@@ -80,7 +84,7 @@ def data_for(found: Discovery, *, token_sent: bool) -> dict[str, Any]:
     return data
 
 
-def findings_for(found: Discovery, *, token_sent: bool) -> list[Finding]:
+def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None = None) -> list[Finding]:
     out: list[Finding] = []
     url = found.server_url
     challenge = found.bearer
@@ -118,6 +122,16 @@ def findings_for(found: Discovery, *, token_sent: bool) -> list[Finding]:
             + f"; it may be expired, revoked, or issued for another resource. Log in again: "
               f"{LOGIN_HINT.format(url=url)}",
             detail={"error": error, "errorDescription": description}))
+    moved = moved_from(token_issuer, found.prm["authorization_servers"]) if found.prm else None
+    if found.status == 401 and token_sent and moved:
+        # MCP 2026-07-28, "Authorization Server Binding": credentials are bound to the server that issued them.
+        out.append(Finding(
+            "auth-server-changed",
+            f"the server's protected resource metadata names the authorization server {moved}, not {token_issuer}, "
+            "which issued the token sent: credentials are bound to the authorization server that issued them, "
+            f"so register and log in with the new one: {LOGIN_HINT.format(url=url)}",
+            detail={"issuer": token_issuer, "newIssuer": moved,
+                    "authorizationServers": found.prm["authorization_servers"] if found.prm else None}))
     if found.status == 403 and error == "insufficient_scope":
         needed = params.get("scope")
         out.append(Finding(
@@ -226,10 +240,13 @@ async def diagnose_outcome(outcome: Any, target: Any, settings: Any, error: Any 
     error = error if error is not None else outcome.error
     if error is None or getattr(target, "transport", None) not in ("http", "sse"):
         return
+    # The issuer of the token sent: the renewing auth's current record, else the stored token's facts.
+    record = getattr(getattr(target, "auth", None), "record", None)
+    issuer = getattr(record, "issuer", None) or getattr(getattr(target, "token", None), "issuer", None)
     try:
         result = await diagnose(target.url, error.detail, headers=target.headers,
                                 timeout=min(float(getattr(settings, "connect_timeout", 10.0)), 10.0),
-                                insecure=bool(getattr(target, "insecure", False)))
+                                insecure=bool(getattr(target, "insecure", False)), token_issuer=issuer)
     except Exception as exc:  # noqa: BLE001 - a diagnosis must never hide the original error
         error.detail["authDiagnosis"] = {"failed": f"{type(exc).__name__}: {exc}"}
         return

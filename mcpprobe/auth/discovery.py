@@ -337,3 +337,33 @@ async def discover(server_url: str, *, status: int | None = None, www_authentica
                 break
         found.timed_out = scope.cancelled_caught
     return found
+
+
+async def authorization_servers(server_url: str, *, www_authenticate: str = "", timeout: float = 10.0,
+                                insecure: bool = False) -> list[str] | None:
+    """The `authorization_servers` the server's protected resource metadata names now (found as
+    `discover` finds it: the challenge's `resource_metadata`, then the well-known URIs); None when
+    there is no usable document. What a 401 to a stored token is checked against: a server that
+    names another authorization server than the token's has moved (MCP 2026-07-28, "Authorization
+    Server Binding")."""
+    import anyio
+    import httpx2 as httpx
+
+    challenge = bearer(parse_www_authenticate(www_authenticate or ""))
+    deadline = time.monotonic() + timeout
+    async with httpx.AsyncClient(timeout=httpx.Timeout(min(timeout, 5.0)), follow_redirects=False,
+                                 verify=not insecure, trust_env=True) as client:
+        with anyio.move_on_after(timeout):
+            for url, source in prm_candidates(server_url, challenge.get("resource_metadata") if challenge else None):
+                _, doc = await fetch_json(client, url, source, deadline)
+                if doc is not None and not prm_problems(doc) and resource_matches(server_url, doc["resource"]):
+                    return list(doc["authorization_servers"])
+    return None
+
+
+def moved_from(issuer: str | None, servers: list[str] | None) -> str | None:
+    """The authorization server a server now names instead of `issuer` (the first it names), or None
+    when it still names `issuer`, or either is unknown."""
+    if not issuer or not servers or any(issuers_match(issuer, s) for s in servers):
+        return None
+    return servers[0]

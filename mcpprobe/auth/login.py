@@ -41,10 +41,12 @@ from mcpprobe.auth.discovery import canonical_resource, default_metadata, suppor
 from mcpprobe.auth.dpop import BoundAuth, DPoPKey, LoginProofs, send_proved
 from mcpprobe.auth.store import TokenRecord
 from mcpprobe.auth.tokens import LoginFailed, key_algorithm, secret_method, token_request
+from mcpprobe.auth.workload import JWT_BEARER_GRANT, ServerMoved, jwt_bearer, moved_check
 
 LOGIN_PROTOCOL_VERSION = "2025-11-25"
 MAX_STEP_UPS = 1  # re-authorizations for 403 insufficient_scope in one login: a server that keeps refusing ends it
-GRANTS = ("authorization_code", "client_credentials", "cross_app_access")
+MAX_MIGRATIONS = 1  # logins again with another authorization server in one login: a server that keeps moving ends it
+GRANTS = ("authorization_code", "client_credentials", "cross_app_access", JWT_BEARER_GRANT)
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
@@ -72,6 +74,7 @@ class LoginOptions:
     idp_client_id: str | None = None
     idp_client_secret: str | None = None
     id_token: str | None = None
+    assertion: str | None = None  # jwt-bearer (RFC 7523 2.1): the workload's JWT, from --assertion-env
     force: bool = False  # log in even when the server answers without credentials
     # What login tells the person as it goes (a scope a server asks for, a URL to open): inert.
     announce: Callable[[str], None] = field(default=lambda text: _say_inert(text))
@@ -96,6 +99,7 @@ class LoginResult:
     not_needed: bool = False
     checked: list[str] = field(default_factory=list)  # the requests the server answered with the token
     why: str = ""  # what made login go ahead (the request refused, or why without one)
+    migrated_from: str | None = None  # the authorization server the server named before it moved, during login
 
 
 # ----- SDK adapters -----
@@ -189,7 +193,12 @@ def choose_grant(opts: LoginOptions) -> str:
         if opts.grant not in (None, "client_credentials"):
             raise UsageProblem("a client key (private_key_jwt) is used with the client credentials grant")
         return "client_credentials"
+    if opts.assertion and opts.grant not in (None, JWT_BEARER_GRANT):
+        raise UsageProblem(f"--assertion-env gives the assertion of --grant {JWT_BEARER_GRANT}, not of "
+                           f"--grant {opts.grant}")
     if opts.grant is None:
+        if opts.assertion:
+            return JWT_BEARER_GRANT
         return "client_credentials" if opts.client_secret and opts.client_id else "authorization_code"
     if opts.grant not in GRANTS:
         raise UsageProblem(f"--grant {opts.grant}: choose one of {', '.join(GRANTS)}")
@@ -202,6 +211,13 @@ def choose_grant(opts: LoginOptions) -> str:
             ("--id-token-env or --id-token-file", opts.id_token)) if not value]
         if needed:
             raise UsageProblem(f"--grant cross_app_access needs {', '.join(needed)}")
+    if opts.grant == JWT_BEARER_GRANT:
+        if not opts.assertion:
+            raise UsageProblem(f"--grant {JWT_BEARER_GRANT} needs --assertion-env VAR: the name of the environment "
+                               "variable that holds the workload's JWT")
+        if opts.client_secret or opts.dpop:
+            raise UsageProblem(f"--grant {JWT_BEARER_GRANT} takes no --client-secret-env and no --dpop: the "
+                               "assertion is the credential")
     return opts.grant
 
 
@@ -230,17 +246,52 @@ async def login(url: str, opts: LoginOptions) -> LoginResult:
 
     # The SDK logs a traceback for every failed flow; mcpprobe reports the failure itself.
     logging.getLogger("mcp.client.auth").setLevel(logging.CRITICAL + 1)
+    migrated_from = None
+    for migrations in range(MAX_MIGRATIONS + 1):
+        try:
+            result = await _by_grant(url, opts, flow, diagnosis, first)
+            break
+        except ServerMoved as moved:
+            if migrations == MAX_MIGRATIONS:
+                raise
+            _may_move(opts, flow, moved)
+            opts.announce(f"{url} now names the authorization server {moved.new} (its token from {moved.old} "
+                          f"is refused): registering and logging in with {moved.new}")
+            migrated_from, first = moved.old, moved.check
+            diagnosis = await diagnose(url, {"status": first.status, "wwwAuthenticate": first.challenge},
+                                       timeout=min(opts.timeout, 15), insecure=opts.insecure, token_sent=False)
+    result.why = why
+    result.migrated_from = migrated_from
+    return result
+
+
+async def _by_grant(url: str, opts: LoginOptions, flow: str, diagnosis: Diagnosis, first: Contact) -> LoginResult:
     if flow == "cross_app_access":
-        result = await _cross_app_access(url, opts, diagnosis, first)
-        result.why = why
-        return result
+        return await _cross_app_access(url, opts, diagnosis, first)
+    if flow == JWT_BEARER_GRANT:
+        record, check = await jwt_bearer(url, opts, diagnosis, first)
+        return LoginResult(record, flow=JWT_BEARER_GRANT, registration=record.client["registration"],
+                           diagnosis=diagnosis, checked=check.answered)
     offer = _check_prerequisites(diagnosis, opts, flow)
     if flow == "client_credentials":
-        result = await _client_credentials(url, opts, diagnosis, offer, first)
-    else:
-        result = await _authorization_code(url, opts, diagnosis, offer, first)
-    result.why = why
-    return result
+        return await _client_credentials(url, opts, diagnosis, offer, first)
+    return await _authorization_code(url, opts, diagnosis, offer, first)
+
+
+def _may_move(opts: LoginOptions, flow: str, moved: ServerMoved) -> None:
+    """Whether login may register with the authorization server the server names now (MCP 2026-07-28,
+    "Authorization Server Binding": clients "MUST NOT reuse client credentials from a different
+    authorization server and MUST re-register with the new authorization server"): a dynamically
+    registered client registers again, a client ID metadata document is portable; a pre-registered
+    client belongs to the old server ("clients SHOULD surface an error"), and so does an assertion."""
+    where = f"{moved.message}; "
+    if flow == JWT_BEARER_GRANT:
+        raise LoginFailed(where + f"the assertion was for {moved.old}: log in again with an assertion whose "
+                          f"audience is {moved.new}", detail=moved.detail)
+    if flow == "cross_app_access" or opts.client_id:
+        raise LoginFailed(where + f"the pre-registered client {opts.client_id} belongs to {moved.old}: register a "
+                          f"client with {moved.new} and log in with its --client-id"
+                          + (" and --issuer" if flow == "cross_app_access" else ""), detail=moved.detail)
 
 
 async def _send(client: Any, request: Any, proofs: LoginProofs | None) -> Any:
@@ -310,6 +361,7 @@ async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: Lo
                               token=storage.tokens.access_token, auth=auth)
         if check.status is None:
             return check, step_ups > 0
+        await moved_check(url, _issuer_used(provider), check, opts.timeout, opts.insecure)
         challenge = bearer(parse_www_authenticate(check.challenge))
         scope_wanted = check.status == 403 and challenge is not None and challenge.get("error") == "insufficient_scope"
         if challenge is not None and scope_wanted and step_ups < MAX_STEP_UPS:
@@ -324,6 +376,15 @@ async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: Lo
             + (f" (WWW-Authenticate: {check.challenge})" if check.challenge else "")
             + (f" even after {step_ups} step-up" if step_ups else ""),
             detail={"status": check.status, "wwwAuthenticate": check.challenge, "method": check.method})
+
+
+def _issuer_used(provider: Any) -> str | None:
+    """The issuer of the authorization server the SDK's provider logged in with (its validated
+    metadata's), or None when it does not say."""
+    context = getattr(provider, "context", None)
+    metadata = getattr(context, "oauth_metadata", None)
+    issuer = getattr(metadata, "issuer", None) or getattr(context, "auth_server_url", None)
+    return str(issuer) if issuer else None
 
 
 def _proofs(opts: LoginOptions) -> LoginProofs | None:
@@ -515,38 +576,3 @@ async def _cross_app_access(url: str, opts: LoginOptions, found: Diagnosis, firs
         obtained_at=now)
     return LoginResult(record, flow="cross_app_access", registration="pre-registered", step_up=step_up,
                        diagnosis=found, checked=check.answered)
-
-
-# ----- a login inside another command -----
-
-
-async def step_up_login(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,
-                        insecure: bool = False, headers: tuple[tuple[str, str], ...] = ()) -> TokenRecord:
-    """Log in again by the authorization code flow, as `auth login` does (the browser, the loopback
-    redirect), for `record.scope` - the granted scope joined with the one a 403 insufficient_scope
-    asked for - and update `record` with the new token. The same client: a pre-registered one with
-    its ID (and the secret from --client-secret-env), a client ID metadata document with its URL; a
-    dynamically registered one registers again (its redirect URI named the earlier loopback port).
-    `headers` are the target's other headers (an API key for a gateway), sent to the server again."""
-    client = record.client
-    registration = client.get("registration")
-    # The refused request waits for this login: the person has the request's time limit (--timeout).
-    opts = LoginOptions(scope=record.scope, timeout=timeout, insecure=insecure, dpop=bool(record.dpop_key),
-                        grant="authorization_code", headers=headers)
-    if registration == "pre-registered":
-        opts.client_id = client.get("client_id")
-        opts.client_secret = client_secret
-    elif registration == "client-id-metadata-document":
-        opts.client_metadata_url = client.get("client_id")
-    from mcpprobe.safety.sanitize import visible
-
-    # The scope comes from the server's challenge: shown through the sanitizer, like every server text.
-    opts.announce(visible(f"{record.server_url} asks for more scope ({record.scope}): logging in again"))
-    result = await login(record.server_url, opts)
-    if result.not_needed:
-        raise LoginFailed("the server answered without credentials when logging in again for more scope")
-    fresh = result.record
-    for name in ("access_token", "refresh_token", "expires_at", "scope", "token_endpoint", "issuer", "resource",
-                 "client", "obtained_at", "token_type", "dpop_key", "revocation_endpoint"):
-        setattr(record, name, getattr(fresh, name))
-    return record

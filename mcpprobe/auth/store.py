@@ -6,8 +6,15 @@ Where (`token_dir`):
 when set; else `$XDG_CONFIG_HOME/mcpprobe` on every system when set; else `~/.config/mcpprobe`
 (Linux and other Unixes), `~/Library/Application Support/mcpprobe` (macOS), `%APPDATA%\\mcpprobe`.
 
-One JSON file per server URL, named by the SHA-256 of the canonical URL, so the file name says
-nothing about the server. The directory is created with mode 0700 and every file is written as a
+One JSON file per server URL and authorization server, named by the SHA-256 of the canonical URL
+and the authorization server's `issuer`, so the file name says nothing about either. Credentials
+are bound to the authorization server that issued them (MCP 2026-07-28, "Authorization Server
+Binding": clients "MUST associate those credentials with the specific authorization server that
+issued them, keyed by the authorization server's `issuer` identifier"): when a server moves to
+another authorization server, the new login gets a file of its own and the old one stays whole.
+`load(url)` is the newest of a server's records (the one obtained last), `load(url, issuer)` that
+issuer's. A file of the earlier layout (named by the URL alone) is still read, and re-keyed by its
+issuer the next time its record is stored. The directory is created with mode 0700 and every file is written as a
 private output file (`outfiles.write_file`): mode 0600 from its creation on, synced, then renamed
 into place, so a token is never readable by others, not even for a moment, and a crash leaves the
 previous token whole. The record holds what a refresh needs without discovery: the token endpoint, the
@@ -42,8 +49,22 @@ def token_dir() -> Path:
     return config_dir() / "tokens"
 
 
-def server_key(url: str) -> str:
-    return hashlib.sha256(canonical_resource(url).encode("utf-8")).hexdigest()[:32]
+def server_key(url: str, issuer: str | None = None) -> str:
+    """The file name's hash: of the canonical URL, and of the issuer when there is one (a record
+    without an issuer, and every record of the earlier layout, is named by the URL alone)."""
+    text = canonical_resource(url) if not issuer else f"{canonical_resource(url)}\n{_issuer_key(issuer)}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def _issuer_key(issuer: str) -> str:
+    """RFC 8414 3.3 compares issuers as strings; a root issuer with and without its '/' is one."""
+    from urllib.parse import urlsplit
+
+    return issuer.rstrip("/") if urlsplit(issuer).path in ("", "/") else issuer
+
+
+def same_issuer(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and _issuer_key(a) == _issuer_key(b)
 
 
 @dataclass
@@ -137,37 +158,60 @@ class TokenStore:
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory or token_dir()
 
-    def path_for(self, url: str) -> Path:
-        return self.directory / f"{server_key(url)}.json"
+    def path_for(self, url: str, issuer: str | None = None) -> Path:
+        return self.directory / f"{server_key(url, issuer)}.json"
 
-    def load(self, url: str) -> TokenRecord | None:
-        path = self.path_for(url)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or canonical_resource(str(data.get("serverUrl", ""))) != canonical_resource(url):
-            return None
-        return TokenRecord.from_json(data, path)
+    def records(self, url: str) -> list[TokenRecord]:
+        """Every stored record of the server at `url` (one per authorization server), the newest first."""
+        want = canonical_resource(url)
+        mine = [r for r in self.all() if canonical_resource(r.server_url) == want]
+        return sorted(mine, key=lambda r: r.obtained_at or 0.0, reverse=True)
+
+    def load(self, url: str, issuer: str | None = None) -> TokenRecord | None:
+        """The record of the server at `url`: of authorization server `issuer` when given, else the
+        one obtained last."""
+        for record in self.records(url):
+            if issuer is None or same_issuer(record.issuer, issuer):
+                return record
+        return None
 
     def save(self, record: TokenRecord) -> Path:
-        """Store the record (0600, in a 0700 directory); WriteFailed says why it could not be."""
+        """Store the record (0600, in a 0700 directory) under its server and issuer; WriteFailed says why
+        it could not be. A file of the earlier layout holding this record is removed once it is re-keyed."""
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
             raise WriteFailed(f"cannot create the token directory {self.directory}: {exc.strerror or exc}") from None
         with contextlib.suppress(OSError):
             os.chmod(self.directory, 0o700)
-        path = self.path_for(record.server_url)
+        path = self.path_for(record.server_url, record.issuer)
         write_file(path, json.dumps(record.to_json(), indent=2).encode("utf-8"), private=True, follow_links=False)
         record.path = path
+        legacy = self.path_for(record.server_url)
+        if legacy != path:
+            old = _read(legacy)
+            if old is not None and canonical_resource(old.server_url) == canonical_resource(record.server_url) \
+                    and (old.issuer is None or same_issuer(old.issuer, record.issuer)):
+                with contextlib.suppress(OSError):
+                    legacy.unlink()
         return path
 
-    def delete(self, url: str) -> bool:
+    def delete(self, url: str, issuer: str | None = None) -> bool:
+        """Forget the server's records (of `issuer` only, when given); whether there was one."""
+        gone = False
+        for record in self.records(url):
+            if record.path is None or (issuer is not None and not same_issuer(record.issuer, issuer)):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                record.path.unlink()
+                gone = True
+        return gone
+
+    def forget(self, record: TokenRecord) -> bool:
+        """Remove the file `record` was read from (or would be stored in)."""
+        path = record.path or self.path_for(record.server_url, record.issuer)
         try:
-            self.path_for(url).unlink()
+            path.unlink()
             return True
         except FileNotFoundError:
             return False
@@ -177,9 +221,18 @@ class TokenStore:
             return []
         out = []
         for path in sorted(self.directory.glob("*.json")):
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                out.append(TokenRecord.from_json(data, path))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
+            record = _read(path)
+            if record is not None:
+                out.append(record)
         return out
+
+
+def _read(path: Path) -> TokenRecord | None:
+    """The record in one file; None for a file that is missing, unreadable or not a record."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not isinstance(data.get("serverUrl"), str):
+            return None
+        return TokenRecord.from_json(data, path)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None

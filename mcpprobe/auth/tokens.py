@@ -83,7 +83,8 @@ def client_authentication(form: dict[str, str], client: dict[str, Any], client_s
         pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
     else:
-        form["client_id"] = client_id
+        if client_id:  # a grant whose assertion is the credential may name no client at all
+            form["client_id"] = client_id
         if secret and method == "client_secret_post":
             form["client_secret"] = secret
     return form, headers
@@ -155,8 +156,13 @@ async def token_request(token_endpoint: str, form: dict[str, str], client: dict[
         data = None
     if response.status_code != 200 or not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
         error = data.get("error") if isinstance(data, dict) else None
+        said = data.get("error_description") if isinstance(data, dict) else None
+        # RFC 6749 5.2: text for the developer. Whole or not at all: it may echo a secret, which the
+        # output masks only whole.
+        said = said if isinstance(said, str) and said.strip() and len(said) <= 4096 else None
         raise LoginFailed(f"token endpoint {token_endpoint} answered HTTP {response.status_code}"
-                          + (f" {error}" if error else ""), detail={"status": response.status_code, "error": error})
+                          + (f" {error}" if error else "") + (f" ({said})" if said else ""),
+                          detail={"status": response.status_code, "error": error, "errorDescription": said})
     return data
 
 

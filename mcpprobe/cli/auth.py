@@ -54,7 +54,8 @@ def auth_group() -> None:
     """Log in to HTTP servers (OAuth 2.1), and see or remove the stored tokens.
 
     \b
-    Tokens are stored per server in the user's config directory (files of mode 0600):
+    Tokens are stored per server and authorization server in the user's config directory
+    (files of mode 0600):
     $XDG_CONFIG_HOME/mcpprobe/tokens (~/.config/mcpprobe/tokens) on Linux,
     ~/Library/Application Support/mcpprobe/tokens on macOS, %APPDATA%\\mcpprobe\\tokens on Windows.
     See `mcpprobe docs auth`.
@@ -75,11 +76,17 @@ def auth_group() -> None:
               help="Limit for each HTTP request.")
 @click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
               help="Another header the MCP server needs (repeatable); never Authorization.")
-@click.option("--grant", type=click.Choice(["authorization_code", "client_credentials", "cross_app_access"]),
+@click.option("--grant", type=click.Choice(["authorization_code", "client_credentials", "cross_app_access",
+                                           "jwt-bearer"]),
               default=None,
               help="The OAuth grant (default: client_credentials for --client-id with --client-secret-env, "
-                   "else authorization_code; a confidential client's code flow: --grant authorization_code; "
-                   "cross_app_access: an enterprise IdP's ID-JAG, see --idp-token-endpoint).")
+                   "jwt-bearer for --assertion-env, else authorization_code; a confidential client's code flow: "
+                   "--grant authorization_code; cross_app_access: an enterprise IdP's ID-JAG, see "
+                   "--idp-token-endpoint; jwt-bearer: a workload's own JWT as the grant, RFC 7523 "
+                   "urn:ietf:params:oauth:grant-type:jwt-bearer, see --assertion-env).")
+@click.option("--assertion-env", metavar="VAR", default=None,
+              help="jwt-bearer: the workload's JWT (workload identity federation) is in environment variable VAR "
+                   "(the name, not the value; never stored).")
 @click.option("--issuer", metavar="URL", default=None,
               help="cross_app_access: the MCP authorization server's issuer (default: the first one the "
                    "server's protected resource metadata names).")
@@ -99,7 +106,8 @@ def auth_group() -> None:
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 def login_command(url: str, client_metadata_url: str | None, callback_port: int, login_timeout: float, timeout: float,
-                  headers: tuple[str, ...], grant: str | None, issuer: str | None, idp_token_endpoint: str | None,
+                  headers: tuple[str, ...], grant: str | None, assertion_env: str | None, issuer: str | None,
+                  idp_token_endpoint: str | None,
                   idp_client_id: str | None, idp_client_secret_env: str | None, id_token_env: str | None,
                   id_token_file: str | None, dpop: bool, force: bool, insecure: bool, as_json: bool,
                   auth: AuthSettings) -> int:
@@ -111,13 +119,18 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
     --client-id when given, else a client ID metadata document (--client-metadata-url) or
     dynamic registration, as the authorization server offers. With --client-id and
     --client-secret-env: the client credentials grant, for CI (no browser), unless
-    --grant authorization_code (a confidential client in the browser flow).
+    --grant authorization_code (a confidential client in the browser flow). A workload
+    with a JWT from its platform (workload identity federation): --grant jwt-bearer
+    --assertion-env VAR sends it to the token endpoint as the grant (RFC 7523), no
+    browser, no client registration.
 
     \b
     Login opens a session as every command does (server/discover, else initialize) and
     lists what the server declares; it goes ahead when one of those is refused with 401
     or 403, when the server publishes protected resource metadata, or with --force. The
-    same session with the new token must then succeed.
+    same session with the new token must then succeed. When it is refused because the
+    server's protected resource metadata now names another authorization server, login
+    registers and logs in with that one (once).
 
     \b
     Exit: 0 logged in (or no login needed); 2 usage; 4 server unreachable; 7 login failed.
@@ -128,16 +141,19 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
       mcpprobe auth login https://example.com/mcp --no-browser --scope 'files:read'
       CLIENT_SECRET=... mcpprobe auth login https://example.com/mcp --client-id ci --client-secret-env CLIENT_SECRET
       mcpprobe auth login https://example.com/mcp --client-id ci --client-key-file ci-key.pem
+      mcpprobe auth login https://example.com/mcp --grant jwt-bearer --assertion-env WORKLOAD_JWT
     """
     from mcpprobe.auth.settings import AuthSettings
     from mcpprobe.errors import ProbeError, UsageProblem
     from mcpprobe.wire.target import parse_header
 
     settings = auth  # auth_options; named as the rest of login names it
-    extra = [os.environ.get(name or "", "") for name in (idp_client_secret_env, id_token_env)]
+    extra = [os.environ.get(name or "", "") for name in (idp_client_secret_env, id_token_env,
+                                                         (assertion_env or "").removeprefix("$"))]
     with contextlib.suppress(Exception):  # an unreadable file is reported below
         extra.append(_id_token(None, id_token_file) or "")
-    redactor = _redactor([*settings.secrets(), *(s.strip() for s in extra if s and s.strip())])
+    given = [s.strip() for s in extra if s and s.strip()]  # the IdP's secret, an ID token, an assertion
+    redactor = _redactor([*settings.secrets(), *given])
     err = _live_stderr(redactor)
     _check_url(url)
     header_pairs = tuple(parse_header(h) for h in headers)
@@ -149,6 +165,9 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
     key = settings.client_key()
     idp_secret = AuthSettings(client_secret_env=idp_client_secret_env).client_secret()
     id_token = _id_token(id_token_env, id_token_file)
+    from mcpprobe.auth.settings import from_env
+
+    assertion = from_env(assertion_env, "--assertion-env")
     if insecure:
         err.write("warning: --insecure: TLS certificates are not verified\n")
     import anyio
@@ -166,7 +185,7 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
         client_metadata_url=client_metadata_url, no_browser=settings.no_browser,
         callback_port=callback_port, login_timeout=login_timeout, timeout=timeout,
         insecure=insecure, headers=header_pairs, announce=announce, grant=grant,
-        force=force, dpop=dpop, issuer=issuer,
+        force=force, dpop=dpop, issuer=issuer, assertion=assertion,
         idp_token_endpoint=idp_token_endpoint, idp_client_id=idp_client_id,
         idp_client_secret=idp_secret, id_token=id_token)
     try:
@@ -186,7 +205,7 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
         except WriteFailed as exc:  # logged in, but nothing kept for the next run: said, exit 2
             store_error = exc.message
     ended = LoginEnded(url, result, stored=stored, store_error=store_error)
-    _show(ended, as_json, _redactor([*settings.secrets(), *result.record.secrets()]))
+    _show(ended, as_json, _redactor([*settings.secrets(), *given, *result.record.secrets()]))
     return ended.exit_code
 
 
@@ -196,16 +215,16 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
 def status_command(url: str | None, as_json: bool) -> int:
     """Show the stored tokens (never their values): per server, state, scope, expiry, file.
 
-    With URL, only that server; exit 7 when it has no usable token (none, or expired
-    without a way to refresh), 0 otherwise.
+    With URL, only that server: a token per authorization server (issuer) it has used, the
+    one in use first; exit 7 when that one is not usable (none, or expired without a way to
+    refresh), 0 otherwise.
     """
     from mcpprobe.auth.store import TokenStore, token_dir
 
     store = TokenStore()
     if url:
         _check_url(url)
-        record = store.load(url)
-        records = [record] if record else []
+        records = store.records(url)  # one per authorization server, the one in use first
     else:
         records = store.all()
     shown = [r.public() for r in records]
@@ -226,7 +245,8 @@ def status_command(url: str | None, as_json: bool) -> int:
               help="The secret of a pre-registered confidential client, for the revocation request "
                    "(the name of an environment variable, not the value).")
 def logout_command(url: str | None, everything: bool, no_revoke: bool, client_secret_env: str | None) -> int:
-    """Revoke and remove the stored token of the server at URL (or of every server with --all).
+    """Revoke and remove the stored tokens of the server at URL, from every authorization server
+    it has used (or of every server with --all).
 
     \b
     Where the authorization server offers revocation (RFC 7009, its metadata's
@@ -247,7 +267,7 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
         _check_url(url)
     secret = AuthSettings(client_secret_env=client_secret_env).client_secret()
     store = TokenStore()
-    records = store.all() if everything else [r for r in [store.load(url or "")] if r is not None]
+    records = store.all() if everything else store.records(url or "")
     redactor = _redactor([*(s for r in records for s in r.secrets()), *([secret] if secret else [])])
     notes: list[tuple[str, str]] = []
     errors: list[tuple[str, str]] = []
@@ -262,7 +282,7 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
             except LoginFailed as exc:
                 note = "forgotten, but NOT revoked"
                 errors.append((record.server_url, exc.message))
-        store.delete(record.server_url)
+        store.forget(record)
         notes.append((record.server_url, note))
     _show(LoggedOut(url, everything, notes, errors), False, redactor)
     return int(ExitCode.AUTH) if errors else 0

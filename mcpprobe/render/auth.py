@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from mcpprobe.errors import ProbeError
 
 FLOWS = {"authorization_code": "authorization code + PKCE", "client_credentials": "client credentials",
-         "cross_app_access": "cross-app access (ID-JAG, jwt-bearer)"}
+         "cross_app_access": "cross-app access (ID-JAG, jwt-bearer)",
+         "jwt-bearer": "JWT bearer grant (RFC 7523: the workload's own JWT)"}
 
 
 @dataclass(frozen=True)
@@ -136,13 +137,18 @@ def _login_human(subject: LoginEnded, view: View) -> Rendered:
     record = result.record
     public = record.public()
     flow = FLOWS.get(result.flow, result.flow)
+    client = "no client registration" if result.registration == "none" else \
+        f"{result.registration.replace('-', ' ')} client {public['clientId']}"
     lines = [f"Logged in to {subject.url}",
-             f"  flow          {flow} ({result.registration.replace('-', ' ')} client {public['clientId']})",
+             f"  flow          {flow} ({client})",
              f"  because       {result.why or 'the server asked'}",
              f"  checked       {', '.join(result.checked)} answered with the token",
              f"  scope         {record.scope or '(none given)'}",
              f"  expires in    {public['expiresIn']} s" if public["expiresIn"] is not None else "  expires       never",
              f"  refresh token {'yes' if record.refresh_token else 'no'}"]
+    if result.migrated_from:
+        lines.append(f"  moved         the server left {result.migrated_from} for {record.issuer}: registered "
+                     "and logged in there")
     if result.step_up:
         lines.append("  step-up       re-authorized once for 403 insufficient_scope")
     if subject.stored:

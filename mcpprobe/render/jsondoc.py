@@ -222,7 +222,7 @@ def login_json(result: LoginResult, stored: str | None) -> dict[str, Any]:
     and the file it was stored in."""
     return {"flow": result.flow, "registration": result.registration, "stepUp": result.step_up,
             "status": result.status, "notNeeded": result.not_needed, "checked": result.checked, "why": result.why,
-            "token": result.record.public(), "stored": stored}
+            "token": result.record.public(), "stored": stored, "migratedFrom": result.migrated_from}
 
 
 def auth_login_document(url: str, *, login: dict[str, Any] | None, findings: Iterable[Any] = (),

@@ -145,8 +145,6 @@ def test_prerelease_auth_scenario(conformance_prerelease, tmp_path, scenario, co
 NO_MRTR = xfail("mcpprobe does not implement SEP-2322 multi round-trip requests (incomplete results carrying "
                 "requestState that the client must echo on a retry)")
 NO_PARAM_HEADERS = xfail("mcpprobe does not mirror x-mcp-header tool parameters into Mcp-Param-* headers (SEP-2243)")
-NO_AS_MIGRATION = xfail("mcpprobe does not re-register when the authorization server changes (SEP-2352)")
-NO_JWT_BEARER = xfail("mcpprobe has no jwt-bearer grant for workload identity federation (SEP-1933)")
 NO_SCHEMA_ECHO = xfail("the scenario wants the client to echo a tool's inputSchema back as an argument; "
                        "mcpprobe call takes arguments from the user, so nothing a user types echoes it")
 SKILLS = pytest.mark.skip(reason="n/a: concerns an agent host loading skills (SEP-2640), not a diagnostic client")
@@ -163,7 +161,7 @@ PRERELEASE_CLIENT_SCENARIOS: dict[str, tuple[str, list]] = {
     "sep-2640-client-verify-digest": (PROBE, [SKILLS]),
     "sep-2640-client-verify-size": (PROBE, [SKILLS]),
     "sep-2640-client-verify-frontmatter": (PROBE, [SKILLS]),
-    "auth/authorization-server-migration": (LOGIN, [NO_AS_MIGRATION]),
+    "auth/authorization-server-migration": (LOGIN, []),
     "auth/iss-supported": (LOGIN, []),
     "auth/iss-not-advertised": (LOGIN, []),
     "auth/iss-supported-missing": (LOGIN, []),
@@ -171,7 +169,7 @@ PRERELEASE_CLIENT_SCENARIOS: dict[str, tuple[str, list]] = {
     "auth/iss-unexpected": (LOGIN, []),
     "auth/iss-normalized": (LOGIN, []),
     "auth/metadata-issuer-mismatch": (LOGIN, []),
-    "auth/wif-jwt-bearer": (LOGIN, [NO_JWT_BEARER]),
+    "auth/wif-jwt-bearer": (LOGIN_WITH_CREDENTIALS, []),
 }
 
 

@@ -972,3 +972,201 @@ def test_a_given_tokens_expiry_is_read_from_its_jwt_claims(token: str, expiry: f
     assert result.exit_code == 0, result.stderr
     assert _metric(result.stdout, "mcpprobe_auth_token_expiry_timestamp_seconds") == expiry
     assert _metric(result.stdout, "mcpprobe_auth_token_renewable") == 0
+
+
+# ----- authorization servers: credentials bound to their issuer, a server that moves -----
+
+
+def _logged(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_tokens_are_keyed_by_issuer_and_an_old_store_file_is_still_read(config_home: Path) -> None:
+    """Two authorization servers of one server URL keep a file each (MCP 2026-07-28: credentials "keyed
+    by the authorization server's issuer identifier"); the newest is the one in use. A file of the
+    earlier layout (named by the URL alone) still serves a probe, and is re-keyed when its record is
+    stored again; a stray file in the directory breaks nothing."""
+    with auth_server() as url:
+        assert login(url).exit_code == 0
+        store = TokenStore()
+        record = stored(url)
+        issuer = url.rsplit("/", 1)[0]
+        assert record.issuer == issuer and record.path == store.path_for(url, issuer)
+        assert record.path != store.path_for(url)
+        # As an earlier mcpprobe stored it: one file per URL.
+        legacy = store.path_for(url)
+        record.path.rename(legacy)
+        (legacy.parent / "0000stray.json").write_text('{"old": true}')
+        (legacy.parent / "0001broken.json").write_text("{not json")
+        assert stored(url).path == legacy
+        probe = run_cli(["probe", "--json", "--protocol", "legacy", url])
+        assert probe.exit_code == 0, probe.stdout + probe.stderr
+        status = run_cli_auth(["auth", "status", "--json", url])
+        assert status.exit_code == 0 and json.loads(status.stdout)["tokens"][0]["issuer"] == issuer
+
+        other = TokenRecord(server_url=url, access_token="at-of-another-issuer-0001", issuer="https://as2.example",
+                            obtained_at=record.obtained_at + 10)
+        store.save(other)
+        again = stored(url)
+        assert again.access_token == other.access_token  # the newest is in use
+        assert store.load(url, issuer).access_token == record.access_token  # not overwritten
+        assert store.load(url, "https://as2.example/").access_token == other.access_token  # RFC 8414 3.3
+        assert legacy.exists()  # another issuer's record: left as it was
+        store.save(store.load(url, issuer))  # stored again: re-keyed
+        assert not legacy.exists() and store.path_for(url, issuer).exists()
+        assert {r.issuer for r in store.records(url)} == {issuer, "https://as2.example"}
+        shown = json.loads(run_cli_auth(["auth", "status", "--json", url]).stdout)["tokens"]
+        assert [t["issuer"] for t in shown] == ["https://as2.example", issuer]
+        out = run_cli_auth(["auth", "logout", "--no-revoke", url])
+        assert out.exit_code == 0 and store.records(url) == []
+        assert (legacy.parent / "0000stray.json").exists()
+
+
+def test_login_registers_with_the_new_authorization_server_when_the_server_moves(
+        config_home: Path, tmp_path: Path) -> None:
+    """The server moves to another authorization server after the first request login's check makes
+    with the new token: login sees the 401, reads the metadata naming the new issuer, registers there
+    (never presenting the old server's client) and logs in again, once; the token stored is the new
+    server's. A pre-registered client cannot move: login says where the server went, exit 7."""
+    new_log, old_log = tmp_path / "new.jsonl", tmp_path / "old.jsonl"
+    with auth_server("--log", str(new_log)) as new_url, \
+            auth_server("--migrate-to", new_url, "--migrate-after", "1", "--log", str(old_log)) as url:
+        new_issuer, old_issuer = new_url.rsplit("/", 1)[0], url.rsplit("/", 1)[0]
+        result = login(url, "--json")
+        assert result.exit_code == 0, result.stderr
+        assert f"now names the authorization server {new_issuer}" in result.stderr
+        assert result.stderr.count("/authorize?") == 2
+        data = json.loads(result.stdout)["login"]
+        assert data["migratedFrom"] == old_issuer and data["token"]["issuer"] == new_issuer
+        record = stored(url)
+        assert record.issuer == new_issuer and record.token_endpoint == new_issuer + "/token"
+        assert TokenStore().load(url, old_issuer) is None  # the refused token is not kept
+        registered_old = [e for e in _logged(old_log) if e["path"] == "/register"]
+        registered_new = [e for e in _logged(new_log) if e["path"] == "/register"]
+        assert len(registered_old) == 1 and len(registered_new) == 1
+        seen_new = json.dumps(_logged(new_log))
+        assert record.client["client_id"] in seen_new
+        old_clients = {e["form"].get("client_id") for e in _logged(old_log) if e.get("form")} - {None}
+        assert old_clients and not any(c in seen_new for c in old_clients)
+        assert run_cli(["probe", "--json", "--protocol", "legacy", url]).exit_code == 0
+    with auth_server("--client", "pre-app") as new_url, \
+            auth_server("--client", "pre-app", "--migrate-to", new_url, "--migrate-after", "1") as url:
+        refused = login(url, "--client-id", "pre-app")
+        assert refused.exit_code == 7, refused.stderr
+        assert f"now names the authorization server {new_url.rsplit('/', 1)[0]}" in refused.stderr
+        assert "register a client with" in refused.stderr and refused.stderr.count("/authorize?") == 1
+
+
+def test_a_command_follows_the_server_to_its_new_authorization_server(
+        config_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stored token refused because the server moved: without a browser, exit 7 and the
+    auth-server-changed finding naming the new issuer and the login command; with one ($BROWSER, a
+    stand-in here), the command registers and logs in with the new server, resends, and keeps the
+    new token beside the old one (two issuers, two files); the next run uses it without a login, and
+    so does a run that loads the old server's token first."""
+    new_log = tmp_path / "new.jsonl"
+    with auth_server("--log", str(new_log)) as new_url, auth_server("--migrate-to", new_url) as url:
+        new_issuer, old_issuer = new_url.rsplit("/", 1)[0], url.rsplit("/", 1)[0]
+        assert login(url).exit_code == 0
+        first = stored(url)
+        assert first.issuer == old_issuer
+        assert httpx2.post(old_issuer + "/fixture/migrate", timeout=10).json()["moved"] is True
+        monkeypatch.delenv("BROWSER", raising=False)
+        for mode in (["--json"], []):
+            refused = run_subprocess(["probe", "--protocol", "legacy", *mode, url])
+            assert refused.exit_code == 7, refused.stdout + refused.stderr
+            assert "/authorize?" not in refused.stderr
+            assert f"mcpprobe auth login {url}" in refused.stdout and new_issuer in refused.stdout
+        changed = finding(run_subprocess(["probe", "--json", "--protocol", "legacy", url]).json, "auth-server-changed")
+        assert changed["severity"] == "error"
+        assert changed["detail"]["newIssuer"] == new_issuer and changed["detail"]["issuer"] == old_issuer
+        assert not [e for e in _logged(new_log) if e["path"] == "/register"]
+
+        monkeypatch.setenv("BROWSER", HEADLESS_BROWSER)
+        called = run_subprocess(["call", "--json", "--protocol", "legacy", "whoami", url])
+        assert called.exit_code == 0, called.stdout + called.stderr
+        assert called.stderr.count("/authorize?") == 1
+        assert f"now names the authorization server {new_issuer}" in called.stderr
+        after = stored(url)
+        assert after.issuer == new_issuer and after.client["registration"] == "dynamic"
+        assert after.client["client_id"] != first.client["client_id"]
+        kept = TokenStore().load(url, old_issuer)
+        assert kept is not None and kept.access_token == first.access_token  # not overwritten
+        assert len([e for e in _logged(new_log) if e["path"] == "/register"]) == 1
+        for secret in (*first.secrets(), *after.secrets()):
+            assert secret not in called.stdout + called.stderr
+
+        monkeypatch.delenv("BROWSER")
+        again = run_subprocess(["probe", "--json", "--protocol", "legacy", url])
+        assert again.exit_code == 0 and "/authorize?" not in again.stderr
+        # The old server's token the newest (a login there since, say): refused, and the stored token of
+        # the server the metadata names is used instead, without a browser or a new registration.
+        kept.obtained_at = after.obtained_at + 60
+        TokenStore().save(kept)
+        assert stored(url).issuer == old_issuer
+        switched = run_subprocess(["probe", "--json", "--protocol", "legacy", url])
+        assert switched.exit_code == 0, switched.stdout + switched.stderr
+        assert "/authorize?" not in switched.stderr
+        assert len([e for e in _logged(new_log) if e["path"] == "/register"]) == 1
+
+
+def _workload_jwt(private: str, audience: str, **claims: Any) -> str:
+    import time
+
+    import jwt
+
+    now = int(time.time())
+    body = {"iss": "https://platform.example", "sub": "system:serviceaccount:ci:probe", "aud": audience,
+            "iat": now, "exp": now + 300, "jti": f"jti-{now}", **claims}
+    return jwt.encode(body, private, algorithm="ES256")
+
+
+def test_jwt_bearer_grant_with_the_workloads_own_jwt(config_home: Path, tmp_path: Path) -> None:
+    """Workload identity federation (SEP-1933): the JWT from --assertion-env goes to the token endpoint
+    as exactly grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer with assertion=<the JWT> and the
+    resource, no client registration, no secret; never printed (not even where the server echoes it),
+    never stored. A refused assertion is said, not retried; a missing or empty variable is a usage
+    error naming it."""
+    _, public, private = _key_pair(tmp_path, "ec")
+    log = tmp_path / "requests.jsonl"
+    with auth_server("--workload-key", str(public), "--log", str(log)) as url:
+        issuer = url.rsplit("/", 1)[0]
+        assertion = _workload_jwt(private, issuer)
+        result = login(url, "--grant", "jwt-bearer", "--assertion-env", "WORKLOAD_JWT", "--json",
+                       env={"WORKLOAD_JWT": assertion})
+        assert result.exit_code == 0, result.stderr
+        data = json.loads(result.stdout)["login"]
+        assert data["flow"] == "jwt-bearer" and data["registration"] == "none"
+        [sent] = [e["form"] for e in _logged(log) if e["path"] == "/token"]
+        assert sent == {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": assertion,
+                        "resource": url, "scope": "mcp:read"}
+        assert not [e for e in _logged(log) if e["path"] in ("/register", "/authorize")]
+        record = stored(url)
+        assert record.grant == "jwt-bearer" and record.issuer == issuer
+        assert assertion not in result.stdout + result.stderr and assertion not in record.path.read_text()
+        assert run_cli(["probe", "--json", "--protocol", "legacy", url]).exit_code == 0
+        human = login(url, "--assertion-env", "WORKLOAD_JWT", env={"WORKLOAD_JWT": assertion})  # the grant implied
+        assert human.exit_code == 0 and "JWT bearer grant" in human.stdout and "no client registration" in human.stdout
+
+        log.unlink()
+        wrong = _workload_jwt(private, "https://wrong.example")
+        refused = login(url, "--grant", "jwt-bearer", "--assertion-env", "WORKLOAD_JWT", "--json",
+                        env={"WORKLOAD_JWT": wrong})
+        assert refused.exit_code == 7 and "refused the assertion" in refused.stderr
+        assert "invalid_grant" in refused.stderr
+        assert "bad assertion [redacted]" in refused.stdout + refused.stderr  # the server echoed it: masked
+        assert wrong not in refused.stdout + refused.stderr
+        assert len([e for e in _logged(log) if e["path"] == "/token"]) == 1  # no retry, no other grant
+
+        for env, words in (({}, "WORKLOAD_JWT is not set"), ({"WORKLOAD_JWT": "  "}, "WORKLOAD_JWT is empty")):
+            usage = login(url, "--grant", "jwt-bearer", "--assertion-env", "WORKLOAD_JWT", env=env)
+            assert usage.exit_code == 2 and words in usage.stderr and "--assertion-env" in usage.stderr
+        usage = login(url, "--grant", "jwt-bearer")
+        assert usage.exit_code == 2 and "--assertion-env" in usage.stderr
+        usage = login(url, "--grant", "client_credentials", "--assertion-env", "WORKLOAD_JWT",
+                      env={"WORKLOAD_JWT": assertion})
+        assert usage.exit_code == 2 and assertion not in usage.stderr
+    with auth_server() as url:  # an authorization server that does not offer the grant
+        refused = login(url, "--grant", "jwt-bearer", "--assertion-env", "WORKLOAD_JWT",
+                        env={"WORKLOAD_JWT": assertion})
+        assert refused.exit_code == 7 and "does not offer the JWT bearer grant" in refused.stderr
