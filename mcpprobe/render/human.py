@@ -69,9 +69,21 @@ def render_listing(console: Console, listing: Listing, safe: Safe, limit: int | 
     else:
         rows = [[Text(cell) for cell in row] for row in zip(*cells.columns, strict=True)]
         console.print(fitted_table(console, columns, rows))
+    _render_header_params(console, listing, safe)
     if shown < len(listing.items):
         more = len(listing.items) - shown
         console.print(Text(f"… {more} more; `mcpprobe list {listing.kind}` shows them all", style="dim"))
+
+
+def _render_header_params(console: Console, listing: Listing, safe: Safe) -> None:
+    """The tools' parameters that travel as Mcp-Param-* headers too (x-mcp-header, 2026-07-28 over
+    streamable HTTP), one line per tool."""
+    if not listing.header_params:
+        return
+    console.print(Text("Parameters also sent as HTTP headers (x-mcp-header):", style="dim"))
+    for tool, params in listing.header_params.items():
+        shown = ", ".join(f"{safe(path, 60)} → {safe(header, 80)}" for path, header in params.items())
+        console.print(Text(f"  {safe(tool, 60)}: {shown}"))
 
 
 def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]]) -> None:
