@@ -121,10 +121,13 @@ class Session:
         for tools/call the Mcp-Param-* headers of the tool's x-mcp-header parameters."""
         params, headers = self.era.envelope(self.snapshot, method, params)
         if method == "tools/call" and self.tool_headers and isinstance(params, dict):
-            declared = self.tool_headers.get(params.get("name"))  # type: ignore[arg-type]
-            if declared:
-                headers = {**headers, **mirrored(declared, params.get("arguments"))}
+            headers = {**headers, **self.param_headers(params.get("name"), params.get("arguments"))}
         return params, headers
+
+    def param_headers(self, tool: Any, arguments: Any) -> dict[str, str]:
+        """The Mcp-Param-* headers a tools/call of `tool` with `arguments` carries ({} for none)."""
+        declared = self.tool_headers.get(tool) if isinstance(tool, str) else None
+        return mirrored(declared, arguments) if declared else {}
 
     @property
     def capabilities(self) -> dict[str, Any]:

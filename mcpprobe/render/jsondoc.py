@@ -164,6 +164,8 @@ def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
         doc["confirmation"] = outcome.confirmation
     doc["sent"] = outcome.sent
     doc["request"] = outcome.request
+    if outcome.param_headers:  # x-mcp-header (2026-07-28 over streamable HTTP): only when some were sent
+        doc["paramHeaders"] = outcome.param_headers
     doc["result"] = outcome.result
     if outcome.command == "call":
         result = outcome.result or {}

@@ -51,9 +51,10 @@ def test_plain_values_travel_as_their_headers_and_unannotated_ones_do_not(served
                   "note=us west 1", 'options:={"zone": "b"}', "query=SELECT 1")
     assert result.exit_code == 1, result.stderr  # 1: the server's invalid tools (below), not this call
     assert result.json["result"]["content"][0]["text"] == "called route"  # the server found the headers right
-    assert calls(record) == [{"era": "modern", "tool": "route", "headers": {
-        "Mcp-Param-Region": "us-west1", "Mcp-Param-Priority": "42", "Mcp-Param-Verbose": "false",
-        "Mcp-Param-Method": "test-method", "Mcp-Param-Note": "us west 1", "Mcp-Param-Zone": "b"}}]
+    sent = {"Mcp-Param-Region": "us-west1", "Mcp-Param-Priority": "42", "Mcp-Param-Verbose": "false",
+            "Mcp-Param-Method": "test-method", "Mcp-Param-Note": "us west 1", "Mcp-Param-Zone": "b"}
+    assert calls(record) == [{"era": "modern", "tool": "route", "headers": sent}]
+    assert result.json["paramHeaders"] == sent  # the document says what went on the wire
 
 
 @pytest.mark.parametrize("value, header", [
@@ -138,6 +139,7 @@ def test_the_legacy_era_sends_no_param_headers_and_leaves_nothing_out(served) ->
     assert "headerParams" not in listed
     result = call(url, "bad_space", "value=x", protocol="legacy")
     assert result.exit_code == 0, result.stderr
+    assert "paramHeaders" not in result.json
     call(url, "route", "region=r", protocol="legacy")
     assert calls(record) == [{"era": "legacy", "tool": "bad_space", "headers": {}},
                              {"era": "legacy", "tool": "route", "headers": {}}]
