@@ -114,6 +114,9 @@ def test_probe_reports_the_invalid_tools(served) -> None:
     doc = run_cli(["probe", "--json", url]).json
     assert {entry["id"] for entry in doc["kinds"]["tools"]["excludedItems"]} == set(BAD_RULES)
     assert doc["kinds"]["tools"]["count"] == 3
+    assert doc["kinds"]["tools"]["headerParams"]["route"]["options.zone"] == "Mcp-Param-Zone"
+    human = run_cli(["probe", url]).stdout
+    assert "  route: region → Mcp-Param-Region" in human and "tool 'bad_in_defs' is left out" in human
 
 
 @pytest.mark.parametrize("tool", sorted(BAD_RULES))
