@@ -58,6 +58,9 @@ CODES: dict[str, tuple[Severity, str]] = {
     "input-required": (Severity.INFO, "the server asked for more input and mcpprobe answered it (--elicit, --root)"),
     "input-required-refused": (Severity.ERROR, "the server asked for input mcpprobe did not declare; it was refused"),
     "task-cancelled": (Severity.ERROR, "a tool call that ran as a task was cancelled by the server; no result"),
+    # x-mcp-header (SEP-2243, 2026-07-28 over streamable HTTP): tool parameters sent as Mcp-Param-* headers.
+    "invalid-x-mcp-header": (Severity.ERROR, "a tool's x-mcp-header annotations break the specification's rules: "
+                                             "the tool is left out of the list, and not called"),
     # Authentication (mcpprobe.auth.diagnosis): what a 401/403 means.
     "auth-challenge": (Severity.INFO, "what the server's WWW-Authenticate challenge asks for"),
     "auth-no-challenge": (Severity.WARNING, "HTTP 401 without a Bearer WWW-Authenticate challenge"),

@@ -326,13 +326,14 @@ class ConformanceSuite:
     entry: Path
 
     def run(self, scenario: str, command: str, *, env: dict[str, str] | None = None,
-            workdir: Path) -> ConformanceRun:
+            workdir: Path, spec_version: str | None = None) -> ConformanceRun:
         """Run one client scenario in a private network namespace (its servers listen on every
         interface; there only loopback exists), with `command` as the client, as
-        `conformance client --command COMMAND --scenario SCENARIO` does for a user."""
+        `conformance client --command COMMAND --scenario SCENARIO` does for a user (with
+        `--spec-version V` when `spec_version` is given)."""
         out = workdir / "results"
         inner = [str(self.node), str(self.entry), "client", "--scenario", scenario, "--command", command,
-                 "--timeout", "30000", "-o", str(out)]
+                 "--timeout", "30000", "-o", str(out), *(["--spec-version", spec_version] if spec_version else [])]
         path = os.pathsep.join([str(self.node.parent), str(Path(PY).parent), os.environ.get("PATH", "")])
         proc = subprocess.Popen(["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *inner],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=workdir,

@@ -18,6 +18,7 @@ from typing import Any, Protocol, overload
 
 import orjson
 
+from mcpprobe.client import headers
 from mcpprobe.client.capabilities import missing_for
 from mcpprobe.client.kinds import KINDS, LIST_KINDS, Kind, identity
 from mcpprobe.client.session import Session, Timing
@@ -173,6 +174,11 @@ class Listing:
     error: ProbeError | None = None  # what stopped the list, if anything
     # Hidden characters in the names and descriptions of accepted items, found as each was read.
     suspicious: list[Finding] = field(default_factory=list)
+    # x-mcp-header, where the session mirrors tool parameters (mcpprobe.client.headers): each
+    # tool's parameters sent as headers (tool -> parameter path -> header name), and the tools left
+    # out of `items` for invalid annotations ({"index", "id", "rule", "reason"}).
+    header_params: dict[str, dict[str, str]] = field(default_factory=dict)
+    excluded: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not isinstance(self.items, Items):
@@ -212,6 +218,9 @@ async def list_kind(session: Session, kind: str, feed: PageFeed | None = None) -
         listing.findings.append(Finding(
             "not-declared", f"the server did not declare '{missing}'; {method} was not sent", kind=kind))
         return listing
+    if kind == "tools" and session.mirrors_params:
+        session.tool_headers.clear()  # what this listing says replaces what an earlier one said
+        session.excluded_tools.clear()
     await _pages(session, listing, method, key, feed)
     return listing
 
@@ -324,9 +333,11 @@ def _accept_page(session: Session, listing: Listing, page_items: list[Any], star
     valid = schema.fast_check(listing.kind, modern=session.modern)
     key = LIST_KINDS[listing.kind].identity
     kept = listing.items
+    excluded = _header_scan(session, listing, page_items, start) if (
+        listing.kind == "tools" and session.mirrors_params) else None
     for index, item in enumerate(page_items, start):
-        if not valid(item):
-            _accept(session, listing, item, index, seen_ids)
+        if not valid(item) or (excluded and index in excluded):
+            _accept(session, listing, item, index, seen_ids, excluded)
             continue
         ident = item.get(key)  # a valid item is an object
         if isinstance(ident, str):
@@ -337,7 +348,8 @@ def _accept_page(session: Session, listing: Listing, page_items: list[Any], star
         kept.append(item)
 
 
-def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int]) -> None:
+def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids: dict[str, int],
+            excluded: dict[int, headers.Invalid] | None = None) -> None:
     kind = listing.kind
     errors = schema.item_errors(kind, item, modern=session.modern)
     ident = identity(kind, item)
@@ -348,6 +360,14 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
             "invalid-item", f"{label} does not match the {session.snapshot.protocol_version} schema: "
             + "; ".join(errors), kind=kind, detail={"index": index, "id": ident, "errors": errors}))
         return
+    if excluded and (invalid := excluded.get(index)) is not None:
+        listing.excluded.append({"index": index, "id": ident, "rule": invalid.rule, "reason": invalid.message})
+        listing.findings.append(Finding(
+            "invalid-x-mcp-header",
+            f"tool {ident!r} is left out, as a client on streamable HTTP MUST leave it out of tools/list: "
+            f"{invalid.message}; an {headers.KEY} value {invalid.words}",
+            kind=kind, detail={"index": index, "id": ident, "rule": invalid.rule, "reason": invalid.message}))
+        return
     if ident is not None:
         if ident in seen_ids:
             listing.findings.append(Finding(
@@ -356,6 +376,28 @@ def _accept(session: Session, listing: Listing, item: Any, index: int, seen_ids:
         else:
             seen_ids[ident] = index
     listing.items.append(item)
+
+
+def _header_scan(session: Session, listing: Listing, page_items: list[Any], start: int) -> dict[int, headers.Invalid]:
+    """The x-mcp-header annotations of a page of tools, learned by the session (which sends them as
+    headers) and kept in the listing (which shows them): the indexes of the tools to leave out. A
+    page whose text has no annotation at all (the common case) costs one encoding and one search."""
+    try:
+        if b'"x-mcp-header"' not in orjson.dumps(page_items):
+            return {}
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits: look at every tool
+        pass
+    excluded: dict[int, headers.Invalid] = {}
+    for index, item in enumerate(page_items, start):
+        if not isinstance(item, dict) or not isinstance(name := item.get("name"), str):
+            continue
+        found = headers.declared(item.get("inputSchema"))
+        session.learn_tool(name, found)
+        if isinstance(found, headers.Invalid):
+            excluded[index] = found
+        elif found:
+            listing.header_params[name] = {param.where: param.header for param in found}
+    return excluded
 
 
 def maybe_hidden(text: str) -> bool:

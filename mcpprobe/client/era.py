@@ -4,6 +4,8 @@ the `initialize` handshake (2024-11-05 to 2025-11-25) and the 2026-07-28 era of 
 Operations ask the session's era (`session.era`) what to do, never which era it is:
 
 - `envelope`: what goes with every request (the 2026-07-28 `_meta` and `Mcp-Method`/`Mcp-Name`).
+- `mirrors_params`: a tool's `x-mcp-header` parameters travel as `Mcp-Param-*` headers over
+  streamable HTTP, and a tool whose annotations are invalid is excluded (mcpprobe.client.headers).
 - `listens`: change notifications are asked for with one long `subscriptions/listen` request and
   arrive stamped with its id; otherwise `listChanged` in the capabilities promises them and
   `resources/subscribe` asks for resource updates, one URI at a time.
@@ -16,9 +18,9 @@ Operations ask the session's era (`session.era`) what to do, never which era it 
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
+from mcpprobe.client.headers import encode
 from mcpprobe.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, RpcError
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -33,6 +35,7 @@ class Era:
 
     name = "legacy"
     listens = False
+    mirrors_params = False
     sets_log_level = True
     uses_server_stream = True
 
@@ -59,6 +62,7 @@ class ModernEra(Era):
 
     name = "modern"
     listens = True
+    mirrors_params = True
     sets_log_level = False
     uses_server_stream = False
 
@@ -72,7 +76,7 @@ class ModernEra(Era):
         params["_meta"] = meta
         headers = {"Mcp-Method": method}
         if (key := NAME_BEARING.get(method)) and isinstance(params.get(key), str):
-            headers["Mcp-Name"] = _header_value(params[key])
+            headers["Mcp-Name"] = encode(params[key])
         return params, headers
 
     def carried_by(self, params: dict[str, Any], listen_id: Any) -> bool:
@@ -92,8 +96,3 @@ def era_named(name: str) -> Era:
     """The era of a snapshot's `era` ("modern", or "legacy" and "" before anything was negotiated)."""
     return MODERN if name == "modern" else LEGACY
 
-
-def _header_value(value: str) -> str:
-    if value.isascii() and value.isprintable() and value == value.strip() and not value.startswith("=?base64?"):
-        return value
-    return f"=?base64?{base64.b64encode(value.encode()).decode()}?="

@@ -13,6 +13,7 @@ from typing import Any
 from mcpprobe import __version__
 from mcpprobe.client.capabilities import missing_for, refuse
 from mcpprobe.client.era import Era, era_named
+from mcpprobe.client.headers import HeaderParam, Invalid, mirrored
 from mcpprobe.client.versions import sdk_version
 from mcpprobe.findings import Finding
 from mcpprobe.wire.jsonrpc import MAX_SERVER_REQUESTS, Call, Connection
@@ -79,6 +80,10 @@ class Session:
         self.snapshot = snapshot
         self.timings: list[Timing] = []
         self.findings: list[Finding] = []
+        # x-mcp-header (mcpprobe.client.headers), learned from tools/list where the session mirrors
+        # parameters: each tool's header parameters, and the tools excluded for invalid annotations.
+        self.tool_headers: dict[str, tuple[HeaderParam, ...]] = {}
+        self.excluded_tools: dict[str, Invalid] = {}
 
     @property
     def era(self) -> Era:
@@ -95,6 +100,34 @@ class Session:
         """The transport's standalone stream for what the server sends outside any request, when the
         transport has one and the era uses it (streamable HTTP before 2026-07-28); else None."""
         return server_stream(self.conn.transport) if self.era.uses_server_stream else None
+
+    @property
+    def mirrors_params(self) -> bool:
+        """Whether tools' `x-mcp-header` parameters travel as headers: the era has them, over
+        streamable HTTP (other transports MAY ignore them, and mcpprobe does)."""
+        return self.era.mirrors_params and self.snapshot.transport == "http"
+
+    def learn_tool(self, name: str, params: tuple[HeaderParam, ...] | Invalid) -> None:
+        """What a listed tool's inputSchema says about its header parameters (the last listing wins)."""
+        self.tool_headers.pop(name, None)
+        self.excluded_tools.pop(name, None)
+        if isinstance(params, Invalid):
+            self.excluded_tools[name] = params
+        elif params:
+            self.tool_headers[name] = params
+
+    def envelope(self, method: str, params: dict[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, str]]:
+        """The params and HTTP headers of `method` as this session sends it: the era's envelope, and
+        for tools/call the Mcp-Param-* headers of the tool's x-mcp-header parameters."""
+        params, headers = self.era.envelope(self.snapshot, method, params)
+        if method == "tools/call" and self.tool_headers and isinstance(params, dict):
+            headers = {**headers, **self.param_headers(params.get("name"), params.get("arguments"))}
+        return params, headers
+
+    def param_headers(self, tool: Any, arguments: Any) -> dict[str, str]:
+        """The Mcp-Param-* headers a tools/call of `tool` with `arguments` carries ({} for none)."""
+        declared = self.tool_headers.get(tool) if isinstance(tool, str) else None
+        return mirrored(declared, arguments) if declared else {}
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -135,7 +168,7 @@ class Session:
             self.findings.append(Finding(
                 "forced", f"{method} was sent with --force although '{missing}' is not declared",
                 kind=_kind_of(method), detail={"method": method, "missing": missing}))
-        params, headers = self.era.envelope(self.snapshot, method, params)
+        params, headers = self.envelope(method, params)
         return await self.conn.send_request(
             method, params, timeout=timeout or self.settings.timeout, headers=headers,
             reset_on_progress=reset_on_progress, request_id=request_id,
@@ -146,7 +179,7 @@ class Session:
         return self.conn.transport.stderr_tail(self.settings.stderr_tail_lines)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        params, headers = self.era.envelope(self.snapshot, method, params)
+        params, headers = self.envelope(method, params)
         await self.conn.notify(method, params, headers)
 
     def wire_findings(self) -> list[Finding]:

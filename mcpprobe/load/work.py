@@ -151,7 +151,7 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
                 raise Refused("--ping: protocol 2026-07-28 has no ping (the server speaks it); nothing was sent. "
                               "Use --protocol legacy, or another operation.", code="not-declared")
             params = None
-        enveloped, headers = session.era.envelope(session.snapshot, method, params)
+        enveloped, headers = session.envelope(method, params)
         operations.append(Operation(spec.label, method, enveloped, headers, spec.weight, spec.kind == "call"))
     return operations, outcome.findings
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 
+from mcpprobe.client import headers
 from mcpprobe.client.catalog import Listing
 from mcpprobe.client.session import Session
 from mcpprobe.errors import Refused
@@ -112,10 +113,10 @@ async def checked_arguments(session: Session, outcome: InvokeOutcome, listing: L
     from the complete list and the arguments built by its inputSchema. Raises Refused, with
     nothing sent, when the tool is not listed or the arguments do not match (unless --force)."""
     tool = find(listing, "name", name)
-    if tool is None:
+    if tool is None and not _refuse_excluded(session, outcome, name):
         outcome.findings.append(not_in_catalog(
             session, listing, "tool", name, [t.get("name", "") for t in listing.items], "tools/call"))
-        tool = {"name": name}
+    tool = tool or {"name": name}
     outcome.item = tool
     schema = tool.get("inputSchema")
     arguments = given.build(schema)
@@ -128,7 +129,30 @@ async def checked_arguments(session: Session, outcome: InvokeOutcome, listing: L
                 f"the arguments do not match the inputSchema of tool {name!r}: {violations_text(violations)}",
                 {"violations": [v.to_json() for v in violations], "dialect": validation.dialect_of(schema)},
                 "tools/call")
+    if unsafe := headers.unsafe_integers(session.tool_headers.get(name, ()), arguments):
+        refuse_arguments(
+            session, outcome, f"tool {name!r}: {', '.join(unsafe)} travel{'s' if len(unsafe) == 1 else ''} as "
+            f"{headers.PREFIX}* header{'s' if len(unsafe) > 1 else ''}, and {headers.KEY} integer values MUST be "
+            f"within the safe range for JavaScript (-2^53+1 to 2^53-1)", {"parameters": unsafe}, "tools/call")
     return tool, arguments
+
+
+def _refuse_excluded(session: Session, outcome: InvokeOutcome, name: str) -> bool:
+    """A tool left out of tools/list for invalid x-mcp-header annotations is not called: Refused
+    (unless --force: then it is sent without Mcp-Param-* headers, and a finding says so). False
+    when the tool was not left out for that."""
+    invalid = session.excluded_tools.get(name)
+    if invalid is None:
+        return False
+    message = (f"tool {name!r} is left out of the tool list, as a client on streamable HTTP MUST leave it out: "
+               f"{invalid.message}; an {headers.KEY} value {invalid.words}")
+    detail = {"tool": name, "rule": invalid.rule, "reason": invalid.message}
+    if not session.settings.force:
+        raise Refused(f"{message}. Nothing was sent; use --force to send tools/call anyway.",
+                      code="invalid-x-mcp-header", detail=detail)
+    outcome.findings.append(Finding("forced", f"{message}; tools/call was sent with --force, without "
+                                    f"{headers.PREFIX}* headers", kind="tools", detail=detail))
+    return True
 
 
 def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, name: str, values: dict[str, str], *,

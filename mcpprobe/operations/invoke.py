@@ -85,6 +85,7 @@ async def call_tool(target: Target, settings: Settings, name: str, given: ToolAr
         await confirm_call(session, outcome, tool, arguments, hooks)
         started = time.perf_counter()
         params = {"name": name, "arguments": arguments}
+        outcome.param_headers = session.param_headers(name, arguments)
         try:
             if as_task:
                 result = await _call_as_task(session, outcome, params, hooks)

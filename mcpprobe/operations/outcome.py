@@ -100,6 +100,7 @@ class InvokeOutcome(Outcome):
     save_error: str | None = None  # an output file (-o, --save) that could not be written
     elicit: str | None = None
     task: TaskRun | None = None  # `call` that ran as a task (mcpprobe.operations.tasks)
+    param_headers: dict[str, str] = field(default_factory=dict)  # x-mcp-header: the Mcp-Param-* headers sent
 
     def error_kind(self) -> str:
         return self.item_kind or "server"

@@ -69,9 +69,24 @@ def render_listing(console: Console, listing: Listing, safe: Safe, limit: int | 
     else:
         rows = [[Text(cell) for cell in row] for row in zip(*cells.columns, strict=True)]
         console.print(fitted_table(console, columns, rows))
+    _render_header_params(console, listing, safe, limit)
     if shown < len(listing.items):
         more = len(listing.items) - shown
         console.print(Text(f"… {more} more; `mcpprobe list {listing.kind}` shows them all", style="dim"))
+
+
+def _render_header_params(console: Console, listing: Listing, safe: Safe, limit: int | None) -> None:
+    """The tools' parameters that travel as Mcp-Param-* headers too (x-mcp-header, 2026-07-28 over
+    streamable HTTP), one line per tool (at most `limit` lines)."""
+    if not listing.header_params:
+        return
+    console.print(Text("Parameters also sent as HTTP headers (x-mcp-header):", style="dim"))
+    tools = list(listing.header_params.items())
+    for tool, params in tools[:limit]:
+        shown = ", ".join(f"{safe(path, 60)} → {safe(header, 80)}" for path, header in params.items())
+        console.print(Text(f"  {safe(tool, 60)}: {shown}"))
+    if limit is not None and len(tools) > limit:
+        console.print(Text(f"  … {len(tools) - limit} more; `mcpprobe list tools` shows them all", style="dim"))
 
 
 def _plain_rows(console: Console, columns: list[Column], cells: list[list[str]]) -> None:

@@ -31,7 +31,7 @@ def listing_json(listing: Listing | None, kind: str, declared: bool) -> dict[str
     if listing is None:
         return {"declared": declared, "listCompleted": False, "state": "not-declared" if not declared else "failed",
                 "pages": 0, "count": 0, "items": [], "invalidItems": []}
-    return {
+    doc = {
         "declared": listing.declared,
         "listCompleted": listing.list_completed,
         "state": listing.state,
@@ -41,6 +41,12 @@ def listing_json(listing: Listing | None, kind: str, declared: bool) -> dict[str
         "invalidItems": listing.invalid,
         "ms": round(listing.ms, 1),
     }
+    # x-mcp-header (2026-07-28 over streamable HTTP): only where a tool has such parameters.
+    if listing.header_params:
+        doc["headerParams"] = listing.header_params
+    if listing.excluded:
+        doc["excludedItems"] = listing.excluded
+    return doc
 
 
 def document(outcome: Outcome) -> dict[str, Any]:
@@ -158,6 +164,8 @@ def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
         doc["confirmation"] = outcome.confirmation
     doc["sent"] = outcome.sent
     doc["request"] = outcome.request
+    if outcome.param_headers:  # x-mcp-header (2026-07-28 over streamable HTTP): only when some were sent
+        doc["paramHeaders"] = outcome.param_headers
     doc["result"] = outcome.result
     if outcome.command == "call":
         result = outcome.result or {}

@@ -42,7 +42,8 @@ def may_be_plain(stream: Any) -> bool:
 def plain_list(outcome: Outcome, color: bool, width: int, safe: Safe) -> list[Piece] | None:
     """`list`'s human stdout as pieces, or None when rich is needed to write it as it should be."""
     if (not is_plain(color, width) or outcome.command != "list" or outcome.snapshot is None
-            or outcome.error is not None or outcome.stderr_tail or outcome.all_findings()):
+            or outcome.error is not None or outcome.stderr_tail or outcome.all_findings()
+            or any(listing.header_params for listing in outcome.listings.values())):
         return None
     pieces: list[Piece] = []
     lines = [_keyed(label, plain(value)) for label, value in snapshot_rows(outcome.snapshot, safe)]
