@@ -25,7 +25,9 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_CLIENT_CAPS = "io.modelcontextprotocol/clientCapabilities"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The param an `Mcp-Name` header carries (SEP-2243; the tasks extension, SEP-2663, for tasks/*).
+NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 
 class Era:
@@ -68,7 +70,7 @@ class ModernEra(Era):
         meta = dict(params.get("_meta") or {})
         meta[META_VERSION] = snapshot.protocol_version
         meta[META_CLIENT_INFO] = snapshot.client_info
-        meta[META_CLIENT_CAPS] = snapshot.client_capabilities
+        meta[META_CLIENT_CAPS] = with_extensions(snapshot.client_capabilities, meta.get(META_CLIENT_CAPS))
         params["_meta"] = meta
         headers = {"Mcp-Method": method}
         if (key := NAME_BEARING.get(method)) and isinstance(params.get(key), str):
@@ -91,6 +93,15 @@ MODERN = ModernEra()
 def era_named(name: str) -> Era:
     """The era of a snapshot's `era` ("modern", or "legacy" and "" before anything was negotiated)."""
     return MODERN if name == "modern" else LEGACY
+
+
+def with_extensions(capabilities: dict[str, Any], request: Any) -> dict[str, Any]:
+    """The client capabilities one request carries: the session's, plus the extensions the caller
+    declares for this request alone (per-request capabilities, as the tasks extension asks for)."""
+    extra = request.get("extensions") if isinstance(request, dict) else None
+    if not isinstance(extra, dict) or not extra:
+        return capabilities
+    return {**capabilities, "extensions": {**(capabilities.get("extensions") or {}), **extra}}
 
 
 def _header_value(value: str) -> str:

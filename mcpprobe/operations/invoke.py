@@ -67,10 +67,11 @@ def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None
 
 
 async def call_tool(target: Target, settings: Settings, name: str, given: ToolArguments,
-                    *, hooks: Hooks | None = None, elicit: str | None = None, task: bool = False,
+                    *, hooks: Hooks | None = None, elicit: str | None = None, task: bool | None = None,
                     save_dir: str | None = None, session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
     """`given`: the arguments as the command parsed them, built by the tool's inputSchema here.
-    `task`: ask for task execution (--task), for a tool whose taskSupport is "optional".
+    `task`: ask for task execution (--task), for a tool whose taskSupport is "optional"; False
+    (--no-task): not as a task (2026-07-28: the tasks extension left undeclared); None: as the tool and server say.
     `save_dir` (--save): the result's binary content is written there (mcpprobe.operations.saving)."""
     hooks, settings, outcome, broker = _begin("call", "tools", settings, hooks, elicit)
 
@@ -86,7 +87,11 @@ async def call_tool(target: Target, settings: Settings, name: str, given: ToolAr
         started = time.perf_counter()
         params = {"name": name, "arguments": arguments}
         try:
-            if as_task:
+            if session.modern:  # 2026-07-28: the tasks extension, where the server decides (operations/tasks_ext.py)
+                from mcpprobe.operations import tasks_ext
+
+                result = await tasks_ext.call_tool(session, outcome, broker, params, hooks, as_task)
+            elif as_task:
                 result = await _call_as_task(session, outcome, params, hooks)
             else:
                 result = await request_with_input(session, outcome, broker, "tools/call", params, hooks=hooks)

@@ -52,6 +52,10 @@ async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageF
     outcome = Outcome("list", kind=kind, feed=feed)
 
     async def body(session: Session) -> None:
+        if kind == "tasks" and session.modern:
+            from mcpprobe.operations.tasks_ext import refuse_list
+
+            refuse_list(session)  # the tasks extension of 2026-07-28 has no tasks/list
         session.check(LIST_KINDS[kind].list_method)
         listing = await list_kind(session, kind, feed)
         listing.findings.extend(suspicious_findings(listing))
