@@ -106,7 +106,7 @@ async def call_tool(session: Session, outcome: InvokeOutcome, broker: InputBroke
             detail={"method": "tools/call", "taskId": result.get("taskId"), "extension": TASKS_EXTENSION})
     call = ExtensionTask(session, outcome, broker, hooks)
     outcome.task = call.start(result)
-    final = await call.follow()
+    final = await call.follow_to_end()
     judge_task_end(outcome.task, outcome.findings)
     return final
 
@@ -180,7 +180,7 @@ class ExtensionTask(TaskCall):
         self._seen(task, "tools/call", at=arrived)
         return self.run
 
-    async def follow(self) -> dict[str, Any] | None:
+    async def follow_to_end(self) -> dict[str, Any] | None:
         """Poll `tasks/get` to a terminal status, answering requests for input on the way."""
         run = self.run
         assert run is not None
@@ -209,9 +209,9 @@ class ExtensionTask(TaskCall):
                 await self._stop()
             raise
         if run.status == "failed":
-            error = self.latest.get("error") or {}
-            code = error.get("code") if isinstance(error.get("code"), int) else -32603
-            message = error.get("message") if isinstance(error.get("message"), str) else "(no message)"
+            error = got if isinstance(got := self.latest.get("error"), dict) else {}
+            code: int = error["code"] if isinstance(error.get("code"), int) else -32603
+            message: str = error["message"] if isinstance(error.get("message"), str) else "(no message)"
             failure = RpcError(code, message, error.get("data"), method="tasks/get")
             failure.detail["taskId"] = run.task_id
             raise failure
