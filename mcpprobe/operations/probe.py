@@ -39,6 +39,12 @@ async def probe(target: Target, settings: Settings, *, session_hooks: SessionHoo
             for kind in KINDS:
                 group.start_soon(one, kind)
         outcome.listings = {kind: outcome.listings[kind] for kind in KINDS}
+        from mcpprobe.client.extensions import list_skills, suspicious
+
+        outcome.skills = await list_skills(session)  # only where the skills extension is declared
+        if outcome.skills is not None:
+            outcome.findings.extend(outcome.skills.findings)
+        outcome.findings.extend(suspicious(session.capabilities, outcome.skills))
         outcome.timings.extend(timing_for(listing) for listing in outcome.listings.values() if listing.pages)
 
     return await guarded(outcome, target, settings, body, session_hooks=session_hooks, on_ready=on_ready)
@@ -61,5 +67,8 @@ async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageF
         listing.findings.extend(suspicious_findings(listing))
         outcome.listings[kind] = listing
         outcome.timings.append(timing_for(listing))
+        from mcpprobe.client.extensions import suspicious
+
+        outcome.findings.extend(suspicious(session.capabilities))  # what the declared extensions' settings say
 
     return await guarded(outcome, target, settings, body, session_hooks=session_hooks, on_ready=on_ready)

@@ -79,12 +79,8 @@ def wants_task(session: Session, tool: dict[str, Any], asked: bool | None) -> tu
 
     Raises Refused (nothing sent) when a task is asked for (`--task`, or taskSupport "required")
     but the tool or the server does not allow it. `asked`: --task (True), --no-task (False), neither.
-    In the 2026-07-28 era: whether tools/call declares the tasks extension (mcpprobe.operations.tasks_ext).
+    (The 2026-07-28 era asks `mcpprobe.operations.tasks_ext.declares` instead.)
     """
-    if session.modern:
-        from mcpprobe.operations.tasks_ext import declares
-
-        return declares(session, asked)
     support = task_support(tool)
     name = tool.get("name")
     if asked is False and support == "required":
