@@ -12,6 +12,8 @@ Operations ask the session's era (`session.era`) what to do, never which era it 
 - `uses_server_stream`: the server may send what belongs to no request on a standalone stream of the
   transport (the streamable HTTP GET stream); whether the transport has one is the transport's to say.
 - `is_not_found`: how `resources/read` says that a URI does not exist.
+- `tasks_extension`: tasks are the extension `io.modelcontextprotocol/tasks` (SEP-2663: the server
+  decides, no tasks/result, no tasks/list) rather than the 2025-11-25 experimental core feature.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class Era:
 
     name = "legacy"
     listens = False
+    tasks_extension = False
     sets_log_level = True
     uses_server_stream = True
 
@@ -61,6 +64,7 @@ class ModernEra(Era):
 
     name = "modern"
     listens = True
+    tasks_extension = True
     sets_log_level = False
     uses_server_stream = False
 

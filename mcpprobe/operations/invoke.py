@@ -82,13 +82,14 @@ async def call_tool(target: Target, settings: Settings, name: str, given: ToolAr
         from mcpprobe.operations import tasks, tasks_ext
 
         # 2026-07-28: whether the call declares the tasks extension; before: whether it asks for a task.
-        as_task, forced = tasks_ext.declares(session, task) if session.modern else tasks.wants_task(session, tool, task)
+        modern_tasks = session.era.tasks_extension
+        as_task, forced = tasks_ext.declares(session, task) if modern_tasks else tasks.wants_task(session, tool, task)
         outcome.findings.extend(forced)
         await confirm_call(session, outcome, tool, arguments, hooks)
         started = time.perf_counter()
         params = {"name": name, "arguments": arguments}
         try:
-            if session.modern:  # 2026-07-28: the tasks extension, where the server decides (operations/tasks_ext.py)
+            if modern_tasks:  # 2026-07-28: the tasks extension, where the server decides (operations/tasks_ext.py)
                 result = await tasks_ext.call_tool(session, outcome, broker, params, hooks, as_task)
             elif as_task:
                 result = await _call_as_task(session, outcome, params, hooks)

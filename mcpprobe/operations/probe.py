@@ -58,7 +58,7 @@ async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageF
     outcome = Outcome("list", kind=kind, feed=feed)
 
     async def body(session: Session) -> None:
-        if kind == "tasks" and session.modern:
+        if kind == "tasks" and session.era.tasks_extension:
             from mcpprobe.operations.tasks_ext import refuse_list
 
             refuse_list(session)  # the tasks extension of 2026-07-28 has no tasks/list

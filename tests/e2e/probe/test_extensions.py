@@ -57,7 +57,8 @@ def test_probe_json_has_extensions_apps_and_skills():
     doc = result.json
     valid(doc)
     names = [ext["name"] for ext in doc["extensions"]]
-    assert names[:3] == ["io.modelcontextprotocol/tasks", "io.modelcontextprotocol/ui", "io.modelcontextprotocol/skills"]
+    assert names[:3] == ["io.modelcontextprotocol/tasks", "io.modelcontextprotocol/ui",
+                         "io.modelcontextprotocol/skills"]
     assert doc["extensions"][3]["settings"] == {"note": "\x1b]0;pwned\x07\x1b[2J\x9b31mred", "level": 3}  # as sent
     assert doc["apps"] == [
         {"tool": "dashboard", "resourceUri": "ui://dash/\x1b]0;pwned\x07\x1b[2J\x9b31mred",
