@@ -102,15 +102,23 @@ def extension_rows(outcome: Outcome, safe: Safe) -> list[tuple[str, Styled]]:
     skills = getattr(outcome, "skills", None)
     if skills is not None:
         lines = [f"skills/list failed: {safe(skills.error, 200)}"] if skills.error else []
-        for skill in skills.skills:
+        for skill in skills.skills[:MAX_SKILLS]:
             entry = skill_summary(skill)
             lines.append(f"{safe(entry['name'], 80)} {safe(entry['uri'], 200)}: {safe(entry['description'], 200)}")
             if entry["files"] is None:
                 lines.append("  no digests (a skill generated on demand)")
-            for item in entry["files"] or []:
+            files = entry["files"] or []
+            for item in files[:MAX_SKILL_FILES]:
                 lines.append(f"  {safe(item['digest'], 80)}  {safe(item['uri'], 200)}")
+            if len(files) > MAX_SKILL_FILES:
+                lines.append(f"  …(+{len(files) - MAX_SKILL_FILES} more files; --json shows all)")
+        if len(skills.skills) > MAX_SKILLS:
+            lines.append(f"…(+{len(skills.skills) - MAX_SKILLS} more skills; --json shows all)")
         rows.append(("Skills", ("", [("\n".join(lines) or "none listed", "")])))
     return rows
+
+
+MAX_SKILLS, MAX_SKILL_FILES = 50, 10  # in the human output; --json has every skill and file
 
 
 def instructions(text: str, safe: Safe, max_lines: int = 8, max_chars: int = 200) -> str:

@@ -97,3 +97,13 @@ def test_skills_list_missing_where_declared_is_a_protocol_violation():
     assert doc["skills"]["state"] == "failed" and "-32601" in doc["skills"]["error"]
     found = next(f for f in doc["findings"] if f["code"] == "protocol-violation")
     assert "MUST implement the `skills/list`" in found["message"]
+
+
+def test_many_skills_are_read_to_the_end_and_shown_in_part():
+    result = run_cli(["probe", *MODERN, *server("--many-skills")])
+    assert result.exit_code == 0, result.stderr
+    assert "…(+2 more files; --json shows all)" in result.stdout  # 12 files, 10 shown
+    assert "…(+12 more skills; --json shows all)" in result.stdout  # 62 skills, 50 shown
+    doc = run_cli(["probe", "--json", *MODERN, *server("--many-skills")]).json
+    assert doc["skills"]["pages"] == 2 and doc["skills"]["count"] == 62
+    assert len(doc["skills"]["skills"][-1]["resources"]) == 12
