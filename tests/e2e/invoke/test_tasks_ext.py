@@ -181,6 +181,17 @@ def test_input_required_is_answered_with_tasks_update_once(tmp_path):
     assert doc["inputRequests"][0]["key"] == "approval-1" and "input-required" in codes(doc)
 
 
+def test_input_asked_before_the_task_then_the_task(tmp_path):
+    """A multi round-trip exchange (SEP-2322) resolved before the CreateTaskResult, as SEP-2663 composes them."""
+    result, doc, record = call(tmp_path, "staged", "--elicit", "defaults")
+    assert result.exit_code == 0, result.stderr
+    assert doc["result"]["content"][0]["text"] == 'staged: {"action": "accept", "content": {"start": true}}'
+    calls = [e for e in received(record) if e.get("method") == "tools/call"]
+    assert len(calls) == 2 and all(declared_extension(e) for e in calls)
+    assert "go" in calls[1]["params"]["inputResponses"]
+    assert doc["task"]["status"] == "completed" and "tasks/update" not in methods(record)
+
+
 def test_input_refused_cancels_the_task(tmp_path):
     result, doc, record = call(tmp_path, "approve")
     assert result.exit_code == 1
