@@ -186,16 +186,18 @@ _elicit_option = click.option(
               help="All arguments as one JSON object: inline, from a file (@args.json) or from stdin (-). "
                    "KEY=VALUE pairs are applied on top.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before calling a tool that is not marked read-only.")
-@click.option("--task", "as_task", is_flag=True,
-              help="Run the tool as a task (protocol 2025-11-25) when its execution.taskSupport is 'optional'. "
-                   "A tool whose taskSupport is 'required' always runs as one.")
+@click.option("--task/--no-task", "as_task", default=None,
+              help="2025-11-25: run the tool as a task when its execution.taskSupport is 'optional' ('required' "
+                   "always runs as one). 2026-07-28: the tasks extension is declared on the call whenever the "
+                   "server declared it, and the server decides; --no-task leaves it undeclared.")
 @_save_option
 @_elicit_option
 @server_options(many=False)
 @output_options()
 @connection_options
 @click.pass_context
-def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec: str | None, yes: bool, as_task: bool,
+def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec: str | None, yes: bool,
+                 as_task: bool | None,
                  save_dir: str | None, elicit: str | None, named: NamedServers, output: Output,
                  connection: Connection, settings: Settings) -> int:
     """Call one tool (tools/call), after checking it against the tool list and its inputSchema.
@@ -213,6 +215,12 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     gives the result. --timeout is per request; the wait ends with the task's own ttl. On
     Ctrl-C (or at the ttl) mcpprobe sends tasks/cancel. --task for a tool or server without
     task support is refused (exit 3).
+
+    \b
+    2026-07-28: tasks are the extension io.modelcontextprotocol/tasks. When the server
+    declares it, the call declares it too, and the server decides whether the call becomes
+    a task: then tasks/get is polled at its pollIntervalMs, requests for input are answered
+    with tasks/update, and on Ctrl-C tasks/cancel is sent. --no-task leaves it undeclared.
 
     \b
     Exit: 0 ok; 1 isError, output-schema-mismatch or task-cancelled; 2 usage (or --save not

@@ -26,6 +26,12 @@ REQUIRES: dict[str, tuple[str, str | None]] = {
     "tasks/cancel": ("tasks", "cancel"),
 }
 
+# The tasks extension of the 2026-07-28 era (SEP-2663): declared under `extensions`, it serves these
+# methods instead of the 2025-11-25 `tasks` capability (which a server MUST NOT advertise with it).
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+EXTENSION_REQUIRES: dict[str, str] = {
+    "tasks/get": TASKS_EXTENSION, "tasks/update": TASKS_EXTENSION, "tasks/cancel": TASKS_EXTENSION}
+
 # method -> the sub-capability of `tasks` that allows augmenting it with a task (tasks.mdx, "Capabilities").
 TASK_REQUESTS: dict[str, str] = {"tools/call": "requests.tools.call"}
 # Capabilities whose sub-capabilities are objects (`"list": {}`), not booleans (`"subscribe": true`).
@@ -49,9 +55,22 @@ def declared(capabilities: dict[str, Any], name: str, sub: str | None = None) ->
     return flag is True or (name in OBJECT_FLAGS and isinstance(flag, dict))
 
 
+def extension(capabilities: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The settings of extension `name` as the server declared it under `extensions` (an object,
+    empty for none), or None when it did not."""
+    extensions = capabilities.get("extensions")
+    settings = extensions.get(name) if isinstance(extensions, dict) else None
+    return settings if isinstance(settings, dict) else None
+
+
 def missing_for(capabilities: dict[str, Any], method: str) -> str | None:
     """The capability `method` needs that the server did not declare, spelled as in the spec."""
+    ext = EXTENSION_REQUIRES.get(method)
+    if ext is not None and extension(capabilities, ext) is not None:
+        return None
     need = REQUIRES.get(method)
+    if need is None and ext is not None:
+        return f"extensions.{ext}"
     if need is None:
         return None
     name, sub = need

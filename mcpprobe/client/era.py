@@ -14,6 +14,8 @@ Operations ask the session's era (`session.era`) what to do, never which era it 
 - `uses_server_stream`: the server may send what belongs to no request on a standalone stream of the
   transport (the streamable HTTP GET stream); whether the transport has one is the transport's to say.
 - `is_not_found`: how `resources/read` says that a URI does not exist.
+- `tasks_extension`: tasks are the extension `io.modelcontextprotocol/tasks` (SEP-2663: the server
+  decides, no tasks/result, no tasks/list) rather than the 2025-11-25 experimental core feature.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_CLIENT_CAPS = "io.modelcontextprotocol/clientCapabilities"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The param an `Mcp-Name` header carries (SEP-2243; the tasks extension, SEP-2663, for tasks/*).
+NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 
 class Era:
@@ -36,6 +40,7 @@ class Era:
     name = "legacy"
     listens = False
     mirrors_params = False
+    tasks_extension = False
     sets_log_level = True
     uses_server_stream = True
 
@@ -63,6 +68,7 @@ class ModernEra(Era):
     name = "modern"
     listens = True
     mirrors_params = True
+    tasks_extension = True
     sets_log_level = False
     uses_server_stream = False
 
@@ -72,7 +78,7 @@ class ModernEra(Era):
         meta = dict(params.get("_meta") or {})
         meta[META_VERSION] = snapshot.protocol_version
         meta[META_CLIENT_INFO] = snapshot.client_info
-        meta[META_CLIENT_CAPS] = snapshot.client_capabilities
+        meta[META_CLIENT_CAPS] = with_extensions(snapshot.client_capabilities, meta.get(META_CLIENT_CAPS))
         params["_meta"] = meta
         headers = {"Mcp-Method": method}
         if (key := NAME_BEARING.get(method)) and isinstance(params.get(key), str):
@@ -96,3 +102,12 @@ def era_named(name: str) -> Era:
     """The era of a snapshot's `era` ("modern", or "legacy" and "" before anything was negotiated)."""
     return MODERN if name == "modern" else LEGACY
 
+
+
+def with_extensions(capabilities: dict[str, Any], request: Any) -> dict[str, Any]:
+    """The client capabilities one request carries: the session's, plus the extensions the caller
+    declares for this request alone (per-request capabilities, as the tasks extension asks for)."""
+    extra = request.get("extensions") if isinstance(request, dict) else None
+    if not isinstance(extra, dict) or not extra:
+        return capabilities
+    return {**capabilities, "extensions": {**(capabilities.get("extensions") or {}), **extra}}

@@ -67,10 +67,11 @@ def _begin(command: str, item_kind: str, settings: Settings, hooks: Hooks | None
 
 
 async def call_tool(target: Target, settings: Settings, name: str, given: ToolArguments,
-                    *, hooks: Hooks | None = None, elicit: str | None = None, task: bool = False,
+                    *, hooks: Hooks | None = None, elicit: str | None = None, task: bool | None = None,
                     save_dir: str | None = None, session_hooks: SessionHooks = NO_HOOKS) -> InvokeOutcome:
     """`given`: the arguments as the command parsed them, built by the tool's inputSchema here.
-    `task`: ask for task execution (--task), for a tool whose taskSupport is "optional".
+    `task`: ask for task execution (--task), for a tool whose taskSupport is "optional"; False
+    (--no-task): not as a task (2026-07-28: the tasks extension left undeclared); None: as the tool and server say.
     `save_dir` (--save): the result's binary content is written there (mcpprobe.operations.saving)."""
     hooks, settings, outcome, broker = _begin("call", "tools", settings, hooks, elicit)
 
@@ -78,16 +79,20 @@ async def call_tool(target: Target, settings: Settings, name: str, given: ToolAr
         session.check("tools/call")
         listing = await _catalog(session, outcome, "tools")
         tool, arguments = await checked_arguments(session, outcome, listing, name, given)
-        from mcpprobe.operations.tasks import wants_task
+        from mcpprobe.operations import tasks, tasks_ext
 
-        as_task, forced = wants_task(session, tool, task)
+        # 2026-07-28: whether the call declares the tasks extension; before: whether it asks for a task.
+        modern_tasks = session.era.tasks_extension
+        as_task, forced = tasks_ext.declares(session, task) if modern_tasks else tasks.wants_task(session, tool, task)
         outcome.findings.extend(forced)
         await confirm_call(session, outcome, tool, arguments, hooks)
         started = time.perf_counter()
         params = {"name": name, "arguments": arguments}
         outcome.param_headers = session.param_headers(name, arguments)
         try:
-            if as_task:
+            if modern_tasks:  # 2026-07-28: the tasks extension, where the server decides (operations/tasks_ext.py)
+                result = await tasks_ext.call_tool(session, outcome, broker, params, hooks, as_task)
+            elif as_task:
                 result = await _call_as_task(session, outcome, params, hooks)
             else:
                 result = await request_with_input(session, outcome, broker, "tools/call", params, hooks=hooks)

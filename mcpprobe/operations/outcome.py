@@ -23,6 +23,7 @@ from mcpprobe.wire.stderrlog import StderrEntry
 from mcpprobe.wire.target import Settings, Target
 
 if TYPE_CHECKING:
+    from mcpprobe.client.extensions import Skills
     from mcpprobe.operations.tasks import TaskRun
 
 
@@ -38,6 +39,7 @@ class Outcome:
     kind: str | None = None  # for `list`
     interrupted: bool = False
     feed: PageFeed | None = None  # for `list`: what its listing fed as it kept each page
+    skills: Skills | None = None  # for `probe`: skills/list, when the server declared the skills extension
 
     def __repr__(self) -> str:
         # Short: anyio formats the running task, and with it this result, whenever a cancel scope

@@ -39,6 +39,12 @@ async def probe(target: Target, settings: Settings, *, session_hooks: SessionHoo
             for kind in KINDS:
                 group.start_soon(one, kind)
         outcome.listings = {kind: outcome.listings[kind] for kind in KINDS}
+        from mcpprobe.client.extensions import list_skills, suspicious
+
+        outcome.skills = await list_skills(session)  # only where the skills extension is declared
+        if outcome.skills is not None:
+            outcome.findings.extend(outcome.skills.findings)
+        outcome.findings.extend(suspicious(session.capabilities, outcome.skills))
         outcome.timings.extend(timing_for(listing) for listing in outcome.listings.values() if listing.pages)
 
     return await guarded(outcome, target, settings, body, session_hooks=session_hooks, on_ready=on_ready)
@@ -52,10 +58,17 @@ async def list_one(target: Target, settings: Settings, kind: str, *, feed: PageF
     outcome = Outcome("list", kind=kind, feed=feed)
 
     async def body(session: Session) -> None:
+        if kind == "tasks" and session.era.tasks_extension:
+            from mcpprobe.operations.tasks_ext import refuse_list
+
+            refuse_list(session)  # the tasks extension of 2026-07-28 has no tasks/list
         session.check(LIST_KINDS[kind].list_method)
         listing = await list_kind(session, kind, feed)
         listing.findings.extend(suspicious_findings(listing))
         outcome.listings[kind] = listing
         outcome.timings.append(timing_for(listing))
+        from mcpprobe.client.extensions import suspicious
+
+        outcome.findings.extend(suspicious(session.capabilities))  # what the declared extensions' settings say
 
     return await guarded(outcome, target, settings, body, session_hooks=session_hooks, on_ready=on_ready)

@@ -74,14 +74,18 @@ def task_support(tool: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def wants_task(session: Session, tool: dict[str, Any], asked: bool) -> tuple[bool, list[Finding]]:
+def wants_task(session: Session, tool: dict[str, Any], asked: bool | None) -> tuple[bool, list[Finding]]:
     """Whether to call `tool` as a task, and the `forced` findings when --force overrides a refusal.
 
     Raises Refused (nothing sent) when a task is asked for (`--task`, or taskSupport "required")
-    but the tool or the server does not allow it.
+    but the tool or the server does not allow it. `asked`: --task (True), --no-task (False), neither.
+    (The 2026-07-28 era asks `mcpprobe.operations.tasks_ext.declares` instead.)
     """
     support = task_support(tool)
     name = tool.get("name")
+    if asked is False and support == "required":
+        raise Refused(f"--no-task: tool {name!r} must be called as a task (execution.taskSupport is 'required'). "
+                      "Nothing was sent.", detail={"tool": name, "taskSupport": support})
     if support != "required" and not asked:
         return False, []
     problems = []

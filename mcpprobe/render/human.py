@@ -19,7 +19,14 @@ from mcpprobe.findings import Finding, Severity
 from mcpprobe.operations.outcome import Outcome
 from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, Safe, aligned, chunks, listing_cells, natural_widths
 from mcpprobe.render.console import GAP, LABEL_WIDTH, Column, fit_widths, fitted_table, keyed
-from mcpprobe.render.styled import Styled, between_parts, capabilities, snapshot_rows, timing_parts
+from mcpprobe.render.styled import (
+    Styled,
+    between_parts,
+    capabilities,
+    extension_rows,
+    snapshot_rows,
+    timing_parts,
+)
 from mcpprobe.render.styled import listing_header as styled_header
 from mcpprobe.safety.sanitize import json_dumps, visible
 from mcpprobe.wire.stderrlog import StderrEntry, entry_text, stderr_heading
@@ -37,7 +44,7 @@ def to_text(styled: Styled) -> Text:
 def render_snapshot(console: Console, outcome: Outcome, safe: Safe) -> None:
     if outcome.snapshot is None:
         return
-    for label, value in snapshot_rows(outcome.snapshot, safe):
+    for label, value in [*snapshot_rows(outcome.snapshot, safe), *extension_rows(outcome, safe)]:
         console.print(keyed(label, to_text(value)))
 
 

@@ -257,7 +257,8 @@ def task_summary(outcome: InvokeOutcome, safe: Safe) -> Text | None:
                 style="dim")
     if run.cancel is not None:
         if run.cancel.get("sent"):
-            answer = run.cancel.get("status") or f"failed: {run.cancel.get('error')}"
+            answer = run.cancel.get("status") or ("acknowledged" if run.cancel.get("acknowledged")
+                                                  else f"failed: {run.cancel.get('error')}")
             line.append(f"; tasks/cancel sent: {safe(answer, 200)}", style="dim")
         else:
             line.append(f"; not cancelled: {run.cancel.get('reason')}", style="dim")

@@ -89,6 +89,8 @@ def document(outcome: Outcome) -> dict[str, Any]:
         else:
             declared = missing_for(capabilities, LIST_KINDS[kind].list_method) is None
             doc.update(listing_json(outcome.listings.get(kind), kind, declared))
+    if negotiated and outcome.command in ("probe", "list"):
+        _extensions(doc, outcome, capabilities)
     doc["findings"] = [finding.to_json() for finding in outcome.all_findings()]
     doc["timings"] = [timing.to_json() for timing in outcome.timings]
     doc["error"] = None
@@ -101,6 +103,22 @@ def document(outcome: Outcome) -> dict[str, Any]:
         }
     doc["serverStderr"] = outcome.stderr_tail
     return doc
+
+
+def _extensions(doc: dict[str, Any], outcome: Outcome, capabilities: dict[str, Any]) -> None:
+    """The declared extensions, the MCP Apps tools and the skills (docs/json-output.md), each key
+    only where there is something to say: a server without extensions gets the document it always had."""
+    from mcpprobe.client.extensions import app_tools, declared
+
+    extensions = declared(capabilities)
+    if extensions:
+        doc["extensions"] = extensions
+    tools = outcome.listings.get("tools")
+    apps = app_tools(tools.items) if tools is not None else []
+    if apps:
+        doc["apps"] = apps
+    if outcome.skills is not None:
+        doc["skills"] = outcome.skills.to_json()
 
 
 def report_document(report: Report) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.catalog import LIST_KINDS
 from mcpprobe.render.cells import COLUMNS, TABLE_ROWS, Cells, aligned, chunks, listing_cells, natural_widths
-from mcpprobe.render.styled import between_parts, listing_header, plain, snapshot_rows, timing_parts
+from mcpprobe.render.styled import between_parts, extension_rows, listing_header, plain, snapshot_rows, timing_parts
 from mcpprobe.render.width import GAP, LABEL_WIDTH, UNBOUNDED, is_terminal, output_width
 
 if TYPE_CHECKING:
@@ -46,7 +46,8 @@ def plain_list(outcome: Outcome, color: bool, width: int, safe: Safe) -> list[Pi
             or any(listing.header_params for listing in outcome.listings.values())):
         return None
     pieces: list[Piece] = []
-    lines = [_keyed(label, plain(value)) for label, value in snapshot_rows(outcome.snapshot, safe)]
+    lines = [_keyed(label, plain(value))
+             for label, value in [*snapshot_rows(outcome.snapshot, safe), *extension_rows(outcome, safe)]]
     for kind in LIST_KINDS:
         listing = outcome.listings.get(kind)
         if listing is None:

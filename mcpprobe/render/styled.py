@@ -67,6 +67,60 @@ def snapshot_rows(snapshot: Snapshot, safe: Safe) -> list[tuple[str, Styled]]:
     return rows
 
 
+def extension_rows(outcome: Outcome, safe: Safe) -> list[tuple[str, Styled]]:
+    """`probe` and `list`: the extensions the server declared with their settings, the tools that
+    carry an MCP Apps UI resource, and the skills with their files' digests (mcpprobe.client.extensions).
+    Every string is the server's, made inert."""
+    from mcpprobe.client.extensions import app_tools, declared, skill_summary
+    from mcpprobe.safety.sanitize import json_dumps
+
+    snapshot = outcome.snapshot
+    if snapshot is None or not snapshot.negotiated or outcome.command not in ("probe", "list"):
+        return []
+    rows: list[tuple[str, Styled]] = []
+    extensions = declared(snapshot.capabilities)
+    if extensions:
+        lines = []
+        for ext in extensions:
+            settings = ext["settings"]
+            said = ("no settings" if settings == {} else
+                    json_dumps(settings, ensure_ascii=False, separators=(", ", ": "), default=str))
+            lines.append(f"{safe(ext['name'], 100)} ({safe(said, 200)})")
+        rows.append(("Extensions", ("", [("\n".join(lines), "")])))
+    tools = outcome.listings.get("tools")
+    apps = app_tools(tools.items) if tools is not None else []
+    if apps:
+        lines = []
+        for app in apps:
+            line = f"{safe(app['tool'], 80)} → {safe(app['resourceUri'], 200)}"
+            if app["visibility"] is not None:
+                line += f" (visibility: {safe(', '.join(map(str, app['visibility'])), 60)})"
+            if app["key"] != "_meta.ui.resourceUri":
+                line += f" (deprecated {app['key']})"
+            lines.append(line)
+        rows.append(("App tools", ("", [("\n".join(lines), "")])))
+    skills = getattr(outcome, "skills", None)
+    if skills is not None:
+        lines = [f"skills/list failed: {safe(skills.error, 200)}"] if skills.error else []
+        for skill in skills.skills[:MAX_SKILLS]:
+            entry = skill_summary(skill)
+            lines.append(f"{safe(entry['name'], 80)} {safe(entry['uri'], 200)}: {safe(entry['description'], 200)}")
+            if entry["files"] is None:
+                lines.append("  no digests (a skill generated on demand)")
+            files = entry["files"] or []
+            for item in files[:MAX_SKILL_FILES]:
+                lines.append(f"  {safe(item['digest'], 80)}  {safe(item['uri'], 200)}")
+            if len(files) > MAX_SKILL_FILES:
+                lines.append(f"  …(+{len(files) - MAX_SKILL_FILES} more files; --json shows all)")
+        if len(skills.skills) > MAX_SKILLS:
+            lines.append(f"…(+{len(skills.skills) - MAX_SKILLS} more skills; --json shows all)")
+        rows.append(("Skills", ("", [("\n".join(lines) or "none listed", "")])))
+    return rows
+
+
+MAX_SKILLS, MAX_SKILL_FILES = 50, 10  # in the human output; --json has every skill and file
+
+
 def instructions(text: str, safe: Safe, max_lines: int = 8, max_chars: int = 200) -> str:
     """The first lines of the server's instructions, made inert: from the first line that is not
     blank (else the label would stand alone), at most `max_lines` lines of at most `max_chars`

@@ -463,3 +463,17 @@ def test_everything_list_tasks(everything):
     result = run_cli(["list", "tasks", "--json", "--", "node", str(everything)])
     assert result.exit_code == 0, result.stderr
     assert result.json["declared"] is True and result.json["state"] == "complete"
+
+
+def test_no_task_for_a_required_tool_is_refused_before_sending(tmp_path):
+    """--no-task (added with the 2026-07-28 tasks extension) cannot make a 2025-11-25 'required' tool plain."""
+    result, doc, record = call(tmp_path, "research", "--no-task")
+    assert result.exit_code == 3
+    assert doc["error"]["detail"] == {"tool": "research", "taskSupport": "required"}
+    assert "tools/call" not in methods(record)
+
+
+def test_no_task_for_an_optional_tool_calls_it_plainly(tmp_path):
+    result, doc, _ = call(tmp_path, "quick", "--no-task")
+    assert result.exit_code == 0, result.stderr
+    assert doc["task"] is None and "task" not in doc["request"]["params"]
