@@ -312,3 +312,32 @@ def test_the_environment_given_with_e_overrides_the_users(tmp_path, venv_bin):
     assert result.exit_code == 0, result.stderr
     assert started.exists() and not (tmp_path / "other.txt").exists()
     assert os.environ.get("SJ_STARTED") is None
+
+
+# ----- on a terminal: shown, then asked -----
+
+def test_on_a_terminal_the_command_is_shown_and_asked_about(tmp_path, venv_bin):
+    from tests.e2e.hostile.test_terminal_safety import run_in_pty
+
+    started = tmp_path / "started.txt"
+    package = _pypi(packageArguments=[{"type": "positional", "value": "full"}],
+                    environmentVariables=[{"name": "SJ_STARTED", "value": str(started)}])
+    file = _write(tmp_path, _doc(packages=[package]))
+    code, shown = run_in_pty(["probe", "--server-json", file], env=_path_env(venv_bin), typed="n\n")
+    assert code == 3, shown
+    assert f"{venv_bin / PACKAGE} full" in shown and "Run it?" in shown and "not confirmed" in shown
+    assert not started.exists()
+    code, shown = run_in_pty(["probe", "--server-json", file], env=_path_env(venv_bin), typed="y\n")
+    assert code == 0, shown
+    assert started.read_text() == "full\n"
+
+
+def test_the_publishers_text_reaches_the_terminal_inert(tmp_path, venv_bin):
+    from tests.e2e.hostile.test_terminal_safety import assert_inert, run_in_pty
+
+    package = _pypi(packageArguments=[{"type": "positional", "value": "full\x1b]0;pwned\x07\x1b[2J"}],
+                    environmentVariables=[{"name": "SJ_X", "value": "1"}])
+    file = _write(tmp_path, _doc(packages=[package]))
+    code, shown = run_in_pty(["probe", "--server-json", file], env=_path_env(venv_bin), typed="n\n")
+    assert code == 3, shown
+    assert_inert(shown)
