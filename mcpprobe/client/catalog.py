@@ -173,6 +173,7 @@ class Listing:
     error: ProbeError | None = None  # what stopped the list, if anything
     # Hidden characters in the names and descriptions of accepted items, found as each was read.
     suspicious: list[Finding] = field(default_factory=list)
+    started: float | None = field(default=None, compare=False, repr=False)  # perf_counter() of its first request
 
     def __post_init__(self) -> None:
         if not isinstance(self.items, Items):
@@ -263,6 +264,7 @@ async def _pages(session: Session, listing: Listing, method: str, key: str, feed
     cursor: str | None = None
     ahead: _Fetch | None = None
     index = 0
+    listing.started = time.perf_counter()
     while True:
         number = len(listing.pages) + 1
         if number > cap:
@@ -478,7 +480,7 @@ def _short(text: str, limit: int = 40) -> str:
 
 
 def timing_for(listing: Listing) -> Timing:
-    return Timing(f"list {listing.kind}", listing.ms, {"pages": len(listing.pages)})
+    return Timing(f"list {listing.kind}", listing.ms, {"pages": len(listing.pages)}, at=listing.started)
 
 
 # The kind table lives in the import-light mcpprobe.client.kinds; it is named here too, beside the listing.
