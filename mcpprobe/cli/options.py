@@ -345,7 +345,7 @@ def _index(ctx: click.Context, param: click.Parameter, value: int | None) -> int
 
 
 def server_json_options(*, yes_option: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """--server-json FILE, --package N, --remote N, --input NAME=VALUE, and -y/--yes where the command
+    """--server-json FILE, --package N, --remote N, --input NAME=VALUE, and --yes where the command
     has none of its own (`probe`, `list`; `call` and `check` share theirs). The command receives them
     as `server_json`, a ServerJsonChoice, or None without --server-json (mcpprobe docs server-json)."""
 
@@ -385,7 +385,9 @@ def server_json_options(*, yes_option: bool) -> Callable[[Callable[..., Any]], C
                               "variable of that NAME instead, so they stay out of ps."),
         ]
         if yes_option:
-            decorators.append(click.option("-y", "--yes", "launch_yes", is_flag=True,
+            # No -y here: in `mcpprobe probe npx -y pkg` it belongs to the server's command (the
+            # usage error then suggests the '--' that was forgotten).
+            decorators.append(click.option("--yes", "launch_yes", is_flag=True,
                                            help="With --server-json: run the package's command without asking."))
         for decorator in reversed(decorators):
             typed = decorator(typed)
