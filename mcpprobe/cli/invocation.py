@@ -28,8 +28,8 @@ from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:
     from mcpprobe.fleet.config import Discovery, ServerEntry
-    from mcpprobe.fleet.serverjson import Launch, Published
     from mcpprobe.fleet.probe import Member
+    from mcpprobe.fleet.serverjson import Launch, Published
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings, Target
 

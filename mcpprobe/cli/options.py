@@ -325,7 +325,8 @@ def output_options(*formats: Format, json_help: str | None = None) -> Callable[[
 
 # ----- --server-json (issue #28): a registry server.json names the server -----
 
-def _server_json_inputs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def _server_json_inputs(ctx: click.Context, param: click.Parameter,
+                        values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """--input NAME=VALUE, checked before anything is read or started."""
     pairs = []
     for value in values:

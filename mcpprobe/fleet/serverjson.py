@@ -85,7 +85,8 @@ def load(path: str) -> dict[str, Any]:
     except OSError as exc:
         raise ServerJsonProblem(f"--server-json {path}: cannot read: {exc.strerror or exc}") from None
     if len(data) > MAX_BYTES:
-        raise ServerJsonProblem(f"--server-json {path}: larger than {MAX_BYTES // (1024 * 1024)} MiB: not a server.json")
+        raise ServerJsonProblem(f"--server-json {path}: larger than {MAX_BYTES // (1024 * 1024)} MiB: "
+                                "not a server.json")
     try:
         doc = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

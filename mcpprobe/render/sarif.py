@@ -9,10 +9,12 @@ warned or broken check.
 A finding's rule has no `helpUri`: mcpprobe's docs have no public address, and a link to a page
 on the machine that ran it would point nowhere for whoever reads the alert. GitHub code scanning
 shows `help.markdown` (else `help.text`) beside each alert and does not read `helpUri`, so the
-help carries the text itself and names the page installed with mcpprobe (`mcpprobe docs findings`). A result's location is the config file and line of the
-server's entry when it came from a config, and always a logical location naming the server and the
-item. Pure: the line was found when the fleet was built (`Member.source_line`). Server text is
-made inert (`sanitize.visible`) as in every document.
+help carries the text itself and names the page installed with mcpprobe (`mcpprobe docs findings`).
+
+A result's location is the config file and line of the server's entry when it came from a config,
+and always a logical location naming the server and the item. Pure: the line was found when the
+fleet was built (`Member.source_line`). Server text is made inert (`sanitize.visible`) as in every
+document.
 """
 
 from __future__ import annotations

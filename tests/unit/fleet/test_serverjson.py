@@ -129,5 +129,6 @@ def test_an_installed_console_script_counts_only_at_the_published_version(tmp_pa
     ("io.github.example/weather-mcp", "mcp-server", False),  # generic words do not count
 ])
 def test_names_agree(published, running, agree):
-    found = identity_findings(Published("f", published, "1.0.0", "$.packages[0]"), {"name": running, "version": "1.0.0"})
+    published_as = Published("f", published, "1.0.0", "$.packages[0]")
+    found = identity_findings(published_as, {"name": running, "version": "1.0.0"})
     assert (found == []) is agree
