@@ -213,6 +213,11 @@ def resolve_fleet(line: CommandLine) -> FleetInvocation:
     if not choice.named:
         one = resolve(line)
         member = Member("", one.target, line.settings, published=one.published)
+        if one.published is not None:  # SARIF locates its findings at the package or remote that ran
+            from mcpprobe.fleet.serverjson import line_of
+
+            member.source = one.published.file
+            member.source_line = line_of(one.published.file, one.published.chosen)
         return FleetInvocation(line, one.redactor, (member,), many=False)
     discovery = read_configs(line)
     names = list(choice.names)

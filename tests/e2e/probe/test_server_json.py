@@ -341,3 +341,23 @@ def test_the_publishers_text_reaches_the_terminal_inert(tmp_path, venv_bin):
     code, shown = run_in_pty(["probe", "--server-json", file], env=_path_env(venv_bin), typed="n\n")
     assert code == 3, shown
     assert_inert(shown)
+
+
+def test_sarif_locates_the_findings_at_the_package_that_ran(tmp_path, venv_bin):
+    from tests.unit.render.test_golden import sarif_errors
+
+    npm = {**NPM, "identifier": "not-run-here"}
+    package = _pypi(version=PACKAGE_VERSION, packageArguments=[{"type": "positional", "value": "full"}])
+    text = json.dumps(_doc(version="2.0.0", packages=[npm, package]), indent=2)
+    file = _write(tmp_path, text)
+    result = run_cli(["probe", "--format", "sarif", "--server-json", file, "--yes"], env=_path_env(venv_bin))
+    assert result.exit_code == 0, result.stderr
+    assert sarif_errors(result.stdout) == []
+    results = json.loads(result.stdout)["runs"][0]["results"]
+    (mismatch,) = [r for r in results if r["ruleId"] == "server-json-mismatch"]
+    physical = mismatch["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"]["uri"] == Path(file).as_uri()
+    line = physical["region"]["startLine"]
+    # packages[1] (npx is not on this PATH, so the second package ran): its opening brace, after the first's.
+    assert text.splitlines()[line - 1].strip() == "{"
+    assert '"registryType": "pypi"' in text.splitlines()[line]

@@ -132,3 +132,23 @@ def test_names_agree(published, running, agree):
     published_as = Published("f", published, "1.0.0", "$.packages[0]")
     found = identity_findings(published_as, {"name": running, "version": "1.0.0"})
     assert (found == []) is agree
+
+
+def test_the_line_of_the_entry_that_ran(tmp_path):
+    import json
+
+    doc = {"name": "a/b", "description": 'braces { [ and "quotes" ] }', "version": "1",
+           "packages": [{"registryType": "npm", "x": [1, {"y": "],"}]}, {"registryType": "pypi"}],
+           "remotes": [{"type": "sse", "url": "https://example.com/sse"}]}
+    text = json.dumps(doc, indent=2)
+    path = tmp_path / "server.json"
+    path.write_text(text)
+    lines = text.splitlines()
+    for chosen, follows in (("$.packages[0]", '"registryType": "npm"'), ("$.packages[1]", '"registryType": "pypi"'),
+                            ("$.remotes[0]", '"type": "sse"')):
+        line = serverjson.line_of(str(path), chosen)
+        assert line is not None and lines[line - 1].strip() == "{" and follows in lines[line], chosen
+    assert serverjson.line_of(str(path), "$.packages[2]") is None
+    assert serverjson.line_of(str(tmp_path / "gone.json"), "$.packages[0]") is None
+    path.write_text(json.dumps(doc))  # one line
+    assert serverjson.line_of(str(path), "$.remotes[0]") == 1
