@@ -102,6 +102,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "lint-token-budget": (Severity.WARNING, "the catalogue's estimated size is over --token-budget"),
     "fleet-shadowed-tool": (Severity.WARNING, "a tool name offered by more than one server of the fleet"),
     "fleet-names-foreign-tool": (Severity.WARNING, "a tool's text names a tool of another server of the fleet"),
+    # --server-json (mcpprobe.fleet.serverjson): what runs, against what the registry file says.
+    "server-json-mismatch": (Severity.WARNING, "serverInfo's version (or name, as info) disagrees with --server-json"),
     # watch (mcpprobe.watch): notifications nobody promised.
     "unpromised-notification": (Severity.WARNING, "a change notification the server never promised; not acted on"),
 }

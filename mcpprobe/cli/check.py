@@ -20,13 +20,20 @@ from mcpprobe.cli.common import (
     server_stderr_writer,
     trace_checked,
 )
-from mcpprobe.cli.options import TargetCommand, _positive, connection_options, output_options, server_options
+from mcpprobe.cli.options import (
+    TargetCommand,
+    _positive,
+    connection_options,
+    output_options,
+    server_json_options,
+    server_options,
+)
 from mcpprobe.cli.output import phase_spinner, show, stderr_console
 from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:
     from mcpprobe.check.context import CheckOptions, NamedCall
-    from mcpprobe.cli.invocation import CommandLine, Connection, FleetInvocation, NamedServers, Output
+    from mcpprobe.cli.invocation import CommandLine, Connection, FleetInvocation, NamedServers, Output, ServerJsonChoice
     from mcpprobe.fleet.probe import Report
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings
@@ -81,19 +88,23 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @click.option("--call", "calls", multiple=True, metavar="'TOOL K=V ...'", callback=_calls,
               help="Call this tool (repeatable) through call's catalogue, argument and confirmation checks; check "
                    "never calls a tool otherwise.")
-@click.option("-y", "--yes", is_flag=True, help="With --call: do not ask before calling a tool not marked read-only.")
+@click.option("-y", "--yes", is_flag=True,
+              help="With --call: do not ask before calling a tool not marked read-only. With --server-json: run "
+                   "the package's command without asking.")
 @click.option("--sample-arguments", is_flag=True,
               help="Also expand prompts with required arguments, with values from completion/complete or the "
                    "arguments' names.")
 @click.option("--rate", type=float, default=None, metavar="N", callback=_positive,
               help="Send at most N requests a second (default: one at a time, as fast as answered).")
+@server_json_options(yes_option=False)
 @output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML, Format.SARIF)
 @connection_options
 @click.pass_context
 def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, only: tuple[str, ...],
                   skip: tuple[str, ...], level: str, strict: bool, unsafe: bool, calls: tuple[NamedCall, ...],
                   yes: bool, sample_arguments: bool, rate: float | None, all_servers: bool, named: NamedServers,
-                  output: Output, connection: Connection, settings: Settings) -> int:
+                  output: Output, connection: Connection, settings: Settings,
+                  server_json: ServerJsonChoice | None) -> int:
     """Check the server's behaviour against the specification, rule by rule, gated on what it declared.
 
     \b
@@ -120,7 +131,8 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
     from mcpprobe.check.context import CheckOptions
     from mcpprobe.cli.invocation import resolve_fleet
 
-    line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers)
+    line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers,
+                        server_json=server_json)
     fleet = resolve_fleet(line)
     confirmer = None
     if calls:

@@ -27,7 +27,15 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
     import anyio
     from rich.console import Console
 
-    from mcpprobe.cli.invocation import CommandLine, Connection, Invocation, NamedServers, Output, ServerInvocation
+    from mcpprobe.cli.invocation import (
+        CommandLine,
+        Connection,
+        Invocation,
+        NamedServers,
+        Output,
+        ServerInvocation,
+        ServerJsonChoice,
+    )
     from mcpprobe.client.connect import SessionHooks
     from mcpprobe.fleet.probe import Member, Report
     from mcpprobe.operations.outcome import Outcome
@@ -39,17 +47,22 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
 
 
 def command_line(ctx: click.Context, positionals: tuple[str, ...], named: NamedServers, connection: Connection,
-                 settings: Settings, output: Output, *, all_servers: bool = False) -> CommandLine:
+                 settings: Settings, output: Output, *, all_servers: bool = False,
+                 server_json: ServerJsonChoice | None = None) -> CommandLine:
     """The options every server command shares (`mcpprobe.cli.options`, each already a typed value) and
-    the server they name: a URL among `positionals`, the command after `--`, or names from the configs
-    (`-s`, `--all`); checked, and frozen. Nothing is read or started yet (`mcpprobe.cli.invocation.resolve`)."""
+    the server they name: a URL among `positionals`, the command after `--`, names from the configs
+    (`-s`, `--all`), or a registry server.json (`--server-json`); checked, and frozen. Nothing is read
+    or started yet (`mcpprobe.cli.invocation.resolve`)."""
     from mcpprobe.cli.invocation import CommandLine, ServerChoice
 
     command: list[str] = ctx.meta.get("server_command", [])
     url = None
+    _server_json_alone(server_json, positionals, command, named, all_servers)
     if all_servers and named.names:
         raise click.UsageError("give either --all or -s/--server NAME, not both")
-    if named.names or all_servers:
+    if server_json is not None:
+        pass  # the one server: checked alone above
+    elif named.names or all_servers:
         if positionals or command:
             raise click.UsageError(
                 "give either named servers (-s/--server, --all) or a URL or a command after '--', not both"
@@ -59,12 +72,25 @@ def command_line(ctx: click.Context, positionals: tuple[str, ...], named: NamedS
     return CommandLine(
         command=ctx.info_name or "",
         server=ServerChoice(url=url, command=tuple(command), names=named.names, all_servers=all_servers,
-                            config_files=named.config_files),
+                            config_files=named.config_files, server_json=server_json),
         connection=connection,
         settings=settings,
         output=output,
         traceback=bool(ctx.meta.get(TRACEBACK)),
     )
+
+
+# ----- --server-json: one server, named by the file alone -----
+
+def _server_json_alone(server_json: ServerJsonChoice | None, positionals: tuple[str, ...], command: list[str],
+                       named: NamedServers, all_servers: bool) -> None:
+    """--server-json names the server: with a URL, a command, -s or --all beside it, a usage error."""
+    if server_json is None:
+        return
+    if positionals or command:
+        raise click.UsageError("give either --server-json FILE or a URL or a command after '--', not both")
+    if named.names or all_servers:
+        raise click.UsageError("give either --server-json FILE or named servers (-s/--server, --all), not both")
 
 
 def _url(ctx: click.Context, positionals: tuple[str, ...]) -> str | None:
@@ -291,16 +317,35 @@ def run_and_emit(operation: Callable[..., Awaitable[Outcome]], inv: ServerInvoca
         return emit_outcome(outcome, as_json, inv.command, inv.redactor)
 
     show = ShowWhenReady(show_outcome)
+
+    def ready(outcome: Outcome) -> None:
+        published_findings(inv, outcome)
+        show(outcome)
+
     if spinner is not None:
         spinner.start()
     try:
-        outcome = run_operation(operation, inv.target, inv.settings, *args, on_ready=show, show=show, **kwargs)
+        outcome = run_operation(operation, inv.target, inv.settings, *args, on_ready=ready, show=show, **kwargs)
     finally:
         if spinner is not None:
             spinner.stop()
     if show.code is not None:
         return show.code
+    if outcome is not None:
+        published_findings(inv, outcome)
     return emit_outcome(outcome, as_json, inv.command, inv.redactor)
+
+
+def published_findings(inv: ServerInvocation, outcome: Outcome) -> None:
+    """--server-json: where the running server's serverInfo disagrees with the file, a finding on
+    the outcome (once, whichever path reports it)."""
+    if inv.published is None or outcome.snapshot is None:
+        return
+    if any(finding.code == "server-json-mismatch" for finding in outcome.findings):
+        return
+    from mcpprobe.fleet.serverjson import identity_findings
+
+    outcome.findings.extend(identity_findings(inv.published, outcome.snapshot.server_info))
 
 
 def preload(*modules: str) -> None:

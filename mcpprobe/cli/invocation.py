@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from mcpprobe.errors import ProbeError
     from mcpprobe.fleet.config import Discovery, ServerEntry
     from mcpprobe.fleet.probe import Member
+    from mcpprobe.fleet.serverjson import Launch, Published
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings, Target
 
@@ -44,14 +45,28 @@ class NamedServers:
 
 
 @dataclass(frozen=True)
+class ServerJsonChoice:
+    """--server-json FILE and what goes with it: which package or remote, the values of its inputs,
+    and whether to run the publisher's command without asking (--yes)."""
+
+    file: str
+    package: int | None = None
+    remote: int | None = None
+    inputs: tuple[tuple[str, str], ...] = ()  # --input NAME=VALUE
+    yes: bool = False
+
+
+@dataclass(frozen=True)
 class ServerChoice:
-    """Which server: a URL, a command (after `--`), or names from the configs (`-s`, `--all`)."""
+    """Which server: a URL, a command (after `--`), names from the configs (`-s`, `--all`), or a
+    registry server.json (`--server-json`)."""
 
     url: str | None = None
     command: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     all_servers: bool = False
     config_files: tuple[str, ...] = ()  # --config; empty: the search path
+    server_json: ServerJsonChoice | None = None
 
     @property
     def named(self) -> bool:
@@ -137,6 +152,7 @@ class ServerInvocation(Invocation):
     """One server: `list`, `call`, `read`, `get-prompt`, `watch`, and `probe` of one server."""
 
     target: Target
+    published: Published | None = None  # --server-json: what the file says the server is
 
     def tell(self, what: str) -> None:
         """-v: what is about to happen, and to which server."""
@@ -165,6 +181,8 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
             raise UsageProblem("several servers make a fleet: only `probe` takes them")
         found = discovery or read_configs(line)
         target, secrets = named_target(found.get(line.server.names[0]), line, redactor)
+    elif line.server.server_json is not None:
+        return _server_json_invocation(line)
     else:
         c = line.connection
         target = build_target(line.server.url, list(line.server.command), transport=c.transport,
@@ -197,7 +215,13 @@ def resolve_fleet(line: CommandLine) -> FleetInvocation:
     choice = line.server
     if not choice.named:
         one = resolve(line)
-        return FleetInvocation(line, one.redactor, (Member("", one.target, line.settings),), many=False)
+        member = Member("", one.target, line.settings, published=one.published)
+        if one.published is not None:  # SARIF locates its findings at the package or remote that ran
+            from mcpprobe.fleet.serverjson import line_of
+
+            member.source = one.published.file
+            member.source_line = line_of(one.published.file, one.published.chosen)
+        return FleetInvocation(line, one.redactor, (member,), many=False)
     discovery = read_configs(line)
     names = list(choice.names)
     if choice.all_servers:
@@ -296,6 +320,73 @@ def authorized(target: Target, line: CommandLine, entry: ServerEntry | None = No
         # The note can quote an authorization server's error: inert, and without the new secrets.
         click.echo(visible(Redactor(auth.secrets())(f"mcpprobe: {resolved.note}")), err=True)
     return target, auth.secrets()
+
+
+# ----- --server-json: a registry server.json names the server (mcpprobe.fleet.serverjson) -----
+
+def _server_json_invocation(line: CommandLine) -> ServerInvocation:
+    """The server of a server.json: its command or URL built by `fleet.serverjson`, then the same
+    target building as `-- COMMAND` and URLs (--env, --header, --cwd on top), shown and confirmed
+    before a package's command is run."""
+    from mcpprobe.fleet import serverjson
+    from mcpprobe.safety import redact
+    from mcpprobe.safety.redact import Redactor
+    from mcpprobe.wire.target import build_target, parse_env
+
+    choice = line.server.server_json
+    assert choice is not None
+    c = line.connection
+    doc = serverjson.load(choice.file)
+    launch = serverjson.build(doc, choice.file, package=choice.package, remote=choice.remote,
+                              inputs=dict(choice.inputs), cli_env=dict(parse_env(e) for e in c.env))
+    if launch.url is not None:
+        transport = c.transport if c.transport != "auto" else launch.transport
+        target = build_target(launch.url, [], transport=transport,
+                              headers=[*(f"{k}: {v}" for k, v in launch.headers), *c.headers],
+                              env=list(c.env), cwd=c.cwd, inherit_env=c.inherit_env, insecure=c.insecure)
+    else:
+        target = build_target(None, list(launch.command), transport=c.transport, headers=list(c.headers),
+                              env=[*(f"{k}={v}" for k, v in launch.env), *c.env], cwd=c.cwd,
+                              inherit_env=c.inherit_env, insecure=c.insecure)
+    redactor = Redactor([*target.secrets(), *launch.secrets])
+    _confirm_launch(line, choice, launch, target, redactor)
+    target, secrets = authorized(target, line, redactor=redactor)
+    redactor.learn(*target.secrets(), *secrets)
+    redact.use(redactor)  # as in resolve
+    warn_insecure(line)
+    return ServerInvocation(line, redactor, target, published=launch.published)
+
+
+def _confirm_launch(line: CommandLine, choice: ServerJsonChoice, launch: Launch, target: Target,
+                    redactor: Redactor) -> None:
+    """A package's command comes from the file's publisher: shown, and run only when the user says
+    so on a terminal, or with --yes; with neither, a usage error (nothing is started). A remote
+    runs nothing here: -v tells where it goes."""
+    from mcpprobe.errors import UsageProblem
+    from mcpprobe.exitcodes import ExitCode
+    from mcpprobe.safety.sanitize import visible
+
+    chosen = launch.published.chosen
+    for skipped in launch.skipped:
+        line.say(f"--server-json: passed over {skipped}", redactor)
+    if launch.url is not None:
+        line.say(f"--server-json {choice.file}: {chosen}: {target.describe()}", redactor)
+        return
+    shown = visible(redactor(target.describe()))
+    names = ", ".join(key for key, _ in launch.env)
+    env_note = f"\n  with environment variables: {visible(names)}" if names else ""
+    if choice.yes:
+        line.say(f"--server-json {choice.file}: {chosen} ({launch.runtime}), --yes: running {shown}", redactor)
+        return
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise UsageProblem(f"--server-json {choice.file}: {chosen} would run, as its publisher wrote it:\n  {shown}"
+                           f"{env_note}\nmcpprobe asks before running it, and there is no terminal to ask on: "
+                           "add --yes to run it")
+    click.echo(visible(f"--server-json {choice.file}: {chosen} ({launch.runtime}) runs, as its publisher wrote "
+                       f"it:\n  {shown}{env_note}"), err=True)
+    if not click.confirm("Run it?", default=False, err=True):
+        click.echo("mcpprobe: not run: not confirmed", err=True)
+        raise click.exceptions.Exit(int(ExitCode.REFUSED))
 
 
 def warn_insecure(line: CommandLine) -> None:

@@ -17,19 +17,26 @@ from mcpprobe.cli.common import (
     Confirmation,
     command_line,
     looks_like_address,
+    published_findings,
     run_operation,
     session_extras,
     trace_checked,
     with_scheme,
 )
-from mcpprobe.cli.options import TargetCommand, connection_options, output_options, server_options
+from mcpprobe.cli.options import (
+    TargetCommand,
+    connection_options,
+    output_options,
+    server_json_options,
+    server_options,
+)
 from mcpprobe.cli.output import emit_outcome, show, stderr_console
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
+    from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation, ServerJsonChoice
     from mcpprobe.operations.input import Hooks
     from mcpprobe.operations.outcome import InvokeOutcome
     from mcpprobe.render.cells import Safe
@@ -166,6 +173,7 @@ def _finish(inv: ServerInvocation, outcome: InvokeOutcome | None, started: list[
         # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
         outcome = started[0]
         outcome.interrupted = True
+    published_findings(inv, outcome)
     show(Invoked(outcome, written=written), fmt, inv.redactor)
     return int(outcome.exit_code)
 
@@ -185,7 +193,9 @@ _elicit_option = click.option(
 @click.option("--args", "args_spec", metavar="JSON|@FILE|-",
               help="All arguments as one JSON object: inline, from a file (@args.json) or from stdin (-). "
                    "KEY=VALUE pairs are applied on top.")
-@click.option("-y", "--yes", is_flag=True, help="Do not ask before calling a tool that is not marked read-only.")
+@click.option("-y", "--yes", is_flag=True,
+              help="Do not ask before calling a tool that is not marked read-only (nor, with --server-json, before "
+                   "running the package's command).")
 @click.option("--task/--no-task", "as_task", default=None,
               help="2025-11-25: run the tool as a task when its execution.taskSupport is 'optional' ('required' "
                    "always runs as one). 2026-07-28: the tasks extension is declared on the call whenever the "
@@ -193,13 +203,14 @@ _elicit_option = click.option(
 @_save_option
 @_elicit_option
 @server_options(many=False)
+@server_json_options(yes_option=False)
 @output_options()
 @connection_options
 @click.pass_context
 def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec: str | None, yes: bool,
                  as_task: bool | None,
                  save_dir: str | None, elicit: str | None, named: NamedServers, output: Output,
-                 connection: Connection, settings: Settings) -> int:
+                 connection: Connection, settings: Settings, server_json: ServerJsonChoice | None) -> int:
     """Call one tool (tools/call), after checking it against the tool list and its inputSchema.
 
     \b
@@ -239,7 +250,7 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     from mcpprobe.operations.arguments import ToolArguments, load_args
 
     pairs, urls = _split(ctx, rest)
-    inv = resolve(command_line(ctx, urls, named, connection, settings, output))
+    inv = resolve(command_line(ctx, urls, named, connection, settings, output, server_json=server_json))
     given = ToolArguments.parse(pairs, load_args(args_spec, stdin=sys.stdin))  # before connecting
     from mcpprobe.operations.invoke import call_tool
     from mcpprobe.render.cells import Safe

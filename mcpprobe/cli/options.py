@@ -327,3 +327,77 @@ def output_options(*formats: Format, json_help: str | None = None) -> Callable[[
         return settled
 
     return decorate
+
+
+# ----- --server-json (issue #28): a registry server.json names the server -----
+
+def _server_json_inputs(ctx: click.Context, param: click.Parameter,
+                        values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """--input NAME=VALUE, checked before anything is read or started."""
+    pairs = []
+    for value in values:
+        name, sep, given = value.partition("=")
+        if not sep or not name:
+            raise click.BadParameter(f"{value.split('=')[0]!r}: expected NAME=VALUE", ctx, param)
+        if "\0" in value:
+            raise click.BadParameter(f"{name!r}: a NUL character cannot be passed to a program", ctx, param)
+        pairs.append((name, given))
+    return tuple(pairs)
+
+
+def _index(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    if value is not None and value < 0:
+        raise click.BadParameter("must be 0 or more (the index in the file's array, from 0)", ctx, param)
+    return value
+
+
+def server_json_options(*, yes_option: bool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--server-json FILE, --package N, --remote N, --input NAME=VALUE, and --yes where the command
+    has none of its own (`probe`, `list`; `call` and `check` share theirs). The command receives them
+    as `server_json`, a ServerJsonChoice, or None without --server-json (mcpprobe docs server-json)."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def typed(*args: Any, server_json_file: str | None, package_index: int | None, remote_index: int | None,
+                  server_json_inputs: tuple[tuple[str, str], ...], **rest: Any) -> Any:
+            yes = rest.pop("launch_yes") if yes_option else rest.get("yes", False)
+            if server_json_file is None:
+                given = [name for name, present in (("--package", package_index is not None),
+                                                     ("--remote", remote_index is not None),
+                                                     ("--input", bool(server_json_inputs))) if present]
+                if given:
+                    raise click.UsageError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with "
+                                           "--server-json FILE")
+                return func(*args, server_json=None, **rest)
+            from mcpprobe.cli.invocation import ServerJsonChoice
+
+            if package_index is not None and remote_index is not None:
+                raise click.UsageError("give either --package N or --remote N, not both")
+            choice = ServerJsonChoice(server_json_file, package_index, remote_index, server_json_inputs, bool(yes))
+            return func(*args, server_json=choice, **rest)
+
+        decorators = [
+            click.option("--server-json", "server_json_file", metavar="FILE", default=None,
+                         help="Run or reach the server an MCP Registry server.json describes (schema 2025-12-11): "
+                              "its first package this machine can run, else its first remote. The command is "
+                              "shown and asked about first (`mcpprobe docs server-json`)."),
+            click.option("--package", "package_index", type=int, default=None, metavar="N", callback=_index,
+                         help="With --server-json: use packages[N] (from 0)."),
+            click.option("--remote", "remote_index", type=int, default=None, metavar="N", callback=_index,
+                         help="With --server-json: use remotes[N] (from 0)."),
+            click.option("--input", "server_json_inputs", multiple=True, metavar="NAME=VALUE",
+                         callback=_server_json_inputs,
+                         help="With --server-json: the value of an argument (its valueHint or flag name) or of a "
+                              "{variable} the file leaves to the user (repeatable). Secrets: an environment "
+                              "variable of that NAME instead, so they stay out of ps."),
+        ]
+        if yes_option:
+            # No -y here: in `mcpprobe probe npx -y pkg` it belongs to the server's command (the
+            # usage error then suggests the '--' that was forgotten).
+            decorators.append(click.option("--yes", "launch_yes", is_flag=True,
+                                           help="With --server-json: run the package's command without asking."))
+        for decorator in reversed(decorators):
+            typed = decorator(typed)
+        return typed
+
+    return decorate

@@ -33,13 +33,14 @@ from mcpprobe.cli.options import (
     _positive,
     connection_options,
     output_options,
+    server_json_options,
     server_options,
 )
 from mcpprobe.cli.output import fleet_spinner, phase_spinner, show
 from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
-    from mcpprobe.cli.invocation import Connection, FleetInvocation, NamedServers, Output
+    from mcpprobe.cli.invocation import Connection, FleetInvocation, NamedServers, Output, ServerJsonChoice
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.expect import Expectations
     from mcpprobe.fleet.probe import Member, Report
@@ -216,13 +217,14 @@ def _check_fleet_baselines(fleet: FleetInvocation, template: str) -> None:
 @click.option("--token-budget", type=int, default=None, metavar="N", callback=_positive,
               help="With --lint: a lint-token-budget warning when the catalogue is estimated at more than N "
                    "tokens (characters of its JSON / 4).")
+@server_json_options(yes_option=True)
 @output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.OPENMETRICS, Format.HTML, Format.SARIF)
 @connection_options
 @click.pass_context
 def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_servers: bool, expect_file: str | None,
           save_snapshot: str | None, baseline: str | None, report_files: tuple[tuple[Format, str], ...],
           lint_mode: str | None, token_budget: int | None, all_servers: bool, named: NamedServers, output: Output,
-          connection: Connection, settings: Settings) -> int:
+          connection: Connection, settings: Settings, server_json: ServerJsonChoice | None) -> int:
     """Connect, show what was negotiated, and list every declared kind to the end.
 
     Never calls a tool. Exit 0 when nothing is wrong, 1 when there are error findings. With several
@@ -235,12 +237,14 @@ def probe(ctx: click.Context, url: tuple[str, ...], concurrency: int, list_serve
       mcpprobe probe -s github --expect expect.yaml --format junit > report.xml
       mcpprobe probe --all --format openmetrics > /var/lib/node_exporter/mcp.prom
       mcpprobe probe --all --json --report junit=report.xml --report html=report.html > probe.json
+      mcpprobe probe --server-json server.json --yes
     """
     from mcpprobe.cli.invocation import resolve_fleet
 
     if token_budget is not None and lint_mode is None:
         raise click.UsageError("--token-budget needs --lint")
-    line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers)
+    line = command_line(ctx, url, named, connection, settings, output, all_servers=all_servers,
+                        server_json=server_json)
     if list_servers:
         return _show_servers(line.server.config_files, line.output.verbose, line.output.as_json)
     fleet = resolve_fleet(line)
@@ -354,11 +358,12 @@ def servers_command(config_files: tuple[str, ...], as_json: bool, verbose: bool)
 @click.argument("kind", type=click.Choice(KIND_CHOICES), cls=KindArgument)
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @server_options(many=False)
+@server_json_options(yes_option=True)
 @output_options()
 @connection_options
 @click.pass_context
 def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], named: NamedServers, output: Output,
-                 connection: Connection, settings: Settings) -> int:
+                 connection: Connection, settings: Settings, server_json: ServerJsonChoice | None) -> int:
     """List one kind (tools, resources, templates, prompts or tasks) to the end, with its completeness.
 
     Refused with exit 3, sending nothing, when the server did not declare the capability
@@ -373,7 +378,7 @@ def list_command(ctx: click.Context, kind: str, url: tuple[str, ...], named: Nam
     """
     from mcpprobe.cli.invocation import resolve
 
-    inv = resolve(command_line(ctx, url, named, connection, settings, output))
+    inv = resolve(command_line(ctx, url, named, connection, settings, output, server_json=server_json))
     from mcpprobe.operations.probe import list_one
 
     inv.tell(f"listing {kind}")

@@ -179,6 +179,7 @@ class Listing:
     # out of `items` for invalid annotations ({"index", "id", "rule", "reason"}).
     header_params: dict[str, dict[str, str]] = field(default_factory=dict)
     excluded: list[dict[str, Any]] = field(default_factory=list)
+    started: float | None = field(default=None, compare=False, repr=False)  # perf_counter() of its first request
 
     def __post_init__(self) -> None:
         if not isinstance(self.items, Items):
@@ -272,6 +273,7 @@ async def _pages(session: Session, listing: Listing, method: str, key: str, feed
     cursor: str | None = None
     ahead: _Fetch | None = None
     index = 0
+    listing.started = time.perf_counter()
     while True:
         number = len(listing.pages) + 1
         if number > cap:
@@ -520,7 +522,7 @@ def _short(text: str, limit: int = 40) -> str:
 
 
 def timing_for(listing: Listing) -> Timing:
-    return Timing(f"list {listing.kind}", listing.ms, {"pages": len(listing.pages)})
+    return Timing(f"list {listing.kind}", listing.ms, {"pages": len(listing.pages)}, at=listing.started)
 
 
 # The kind table lives in the import-light mcpprobe.client.kinds; it is named here too, beside the listing.

@@ -157,7 +157,7 @@ async def open_session(
             # starting, not before.
             snapshot.client_info = client_info()
             session = Session(conn, target, settings, snapshot)
-            session.timings.append(Timing("connect", (time.perf_counter() - started) * 1000))
+            session.timings.append(Timing("connect", (time.perf_counter() - started) * 1000, at=started))
             ready(conn)
             budget = min(settings.connect_timeout, settings.timeout)
             deadline = time.monotonic() + budget
@@ -171,7 +171,7 @@ async def open_session(
                 transport = make_transport(target, settings, hooks)
                 conn = await Connection(transport, tracer=hooks.tracer, send_timeout=settings.timeout).__aenter__()
                 session.conn = conn
-                session.timings.append(Timing("restart", (time.perf_counter() - restarted) * 1000))
+                session.timings.append(Timing("restart", (time.perf_counter() - restarted) * 1000, at=restarted))
                 ready(conn)
                 await initialize(session, LATEST_HANDSHAKE, died.reason, deadline)
                 session.findings.append(died.finding())

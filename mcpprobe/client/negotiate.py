@@ -70,7 +70,8 @@ async def _send_discover(session: Session, version: str, wait: float) -> dict[st
             "server/discover", params, timeout=wait, headers=headers, cancellable=False
         )
     finally:
-        session.timings.append(Timing("discover", (time.perf_counter() - started) * 1000, {"version": version}))
+        session.timings.append(Timing("discover", (time.perf_counter() - started) * 1000, {"version": version},
+                                      at=started))
 
 
 async def _discover(session: Session, version: str, deadline: float) -> None:
@@ -245,7 +246,7 @@ class _Race:
         detail: dict[str, Any] = {"version": call.version}
         if unanswered:
             detail["unanswered"] = True
-        return Timing(phase, ((call.answered or time.perf_counter()) - call.sent) * 1000, detail)
+        return Timing(phase, ((call.answered or time.perf_counter()) - call.sent) * 1000, detail, at=call.sent)
 
     def pending(self, method: str) -> bool:
         return any(c.method == method and not c.done for c in self.calls)
@@ -477,7 +478,8 @@ async def initialize(session: Session, version: str, reason: str, deadline: floa
             f"the server did not answer initialize within {seconds(_budget(session.settings))} s "
             "(--connect-timeout, --timeout)", detail=exc.detail) from None
     finally:
-        session.timings.append(Timing("initialize", (time.perf_counter() - started) * 1000, {"version": version}))
+        session.timings.append(Timing("initialize", (time.perf_counter() - started) * 1000, {"version": version},
+                                      at=started))
     await _adopt_initialize(session, version, result, reason, deadline)
 
 

@@ -27,6 +27,9 @@ class Timing:
     phase: str
     ms: float
     detail: dict[str, Any] = field(default_factory=dict)
+    # When the phase began (time.perf_counter()), for a picture of the phases side by side (the HTML
+    # report's waterfall); None where it was not kept. Not in the JSON: `ms` is the interface.
+    at: float | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"phase": self.phase, "ms": round(self.ms, 1), **self.detail}

@@ -23,6 +23,7 @@ from mcpprobe.wire.target import Settings, Target
 if TYPE_CHECKING:  # loaded when a run asks for expectations, a baseline or a snapshot
     from mcpprobe.fleet.drift import Drift
     from mcpprobe.fleet.expect import Check, Expectations
+    from mcpprobe.fleet.serverjson import Published
     from mcpprobe.lint.engine import LintSettings
     from mcpprobe.wire.trace import TraceWriter
 
@@ -45,6 +46,7 @@ class Member:
     snapshot_path: str | None = None
     snapshot_path_made: bool = False  # built from a {server} template: never followed through a link
     skipped: str | None = None  # why it is not probed at all (an entry marked "disabled": true)
+    published: Published | None = None  # --server-json: what the file says the server is
 
     @property
     def label(self) -> str:
@@ -195,6 +197,10 @@ def _finish(member: Member, outcome: Outcome, elapsed: float, extras: Extras) ->
         outcome.findings.extend(expect.findings(report.checks))
     if member.baseline is not None or member.baseline_missing or member.snapshot_path:
         _drift_and_snapshot(member, outcome, report, say)
+    if member.published is not None and outcome.snapshot is not None:
+        from mcpprobe.fleet.serverjson import identity_findings
+
+        outcome.findings.extend(identity_findings(member.published, outcome.snapshot.server_info))
     if extras.lint is not None and outcome.snapshot is not None:
         from mcpprobe.lint.engine import lint
 

@@ -97,7 +97,7 @@ async def call_tool(target: Target, settings: Settings, name: str, given: ToolAr
             else:
                 result = await request_with_input(session, outcome, broker, "tools/call", params, hooks=hooks)
         finally:
-            outcome.timings.append(Timing("call", (time.perf_counter() - started) * 1000))
+            outcome.timings.append(Timing("call", (time.perf_counter() - started) * 1000, at=started))
         outcome.result = result
         if result is not None:
             await judge_tool_result(session, outcome, tool, result)
@@ -229,7 +229,7 @@ async def read_resource(target: Target, settings: Settings, uri: str | None, *, 
                     code="resource-not-found", detail={**exc.detail, "uri": target_uri}) from None
             raise
         finally:
-            outcome.timings.append(Timing("read", (time.perf_counter() - started) * 1000))
+            outcome.timings.append(Timing("read", (time.perf_counter() - started) * 1000, at=started))
         outcome.result = result
         if result.get("resultType") != "input_required":
             _judge_contents(outcome, result)
@@ -332,7 +332,7 @@ async def get_prompt(target: Target, settings: Settings, name: str, values: dict
         try:
             result = await request_with_input(session, outcome, broker, "prompts/get", params, hooks=hooks)
         finally:
-            outcome.timings.append(Timing("get-prompt", (time.perf_counter() - started) * 1000))
+            outcome.timings.append(Timing("get-prompt", (time.perf_counter() - started) * 1000, at=started))
         outcome.result = result
         if result.get("resultType") != "input_required" and not isinstance(result.get("messages"), list):
             raise ProtocolFailure("prompts/get: the result has no messages list", detail={"keys": sorted(result)})
@@ -363,7 +363,7 @@ async def _complete(session: Session, outcome: InvokeOutcome, ref: dict[str, Any
     try:
         result = await session.request("completion/complete", params)
     finally:
-        outcome.timings.append(Timing("complete", (time.perf_counter() - started) * 1000))
+        outcome.timings.append(Timing("complete", (time.perf_counter() - started) * 1000, at=started))
     outcome.result = result
     completion = result.get("completion")
     if not isinstance(completion, dict) or not isinstance(completion.get("values"), list):

@@ -23,6 +23,8 @@ from mcpprobe.client.catalog import KINDS
 from mcpprobe.client.kinds import tool_title
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import Severity
+from mcpprobe.render.waterfall import CSS as WATERFALL_CSS
+from mcpprobe.render.waterfall import waterfall_svg
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 from mcpprobe.wire.stderrlog import entry_text, stderr_heading
 
@@ -85,7 +87,7 @@ table.cards td::before,table.cards tbody th::before{content:attr(data-label);fle
 font-weight:400}
 table.cards td>*,table.cards tbody th>*{min-width:0}
 }
-""".strip()
+""".strip() + "\n" + WATERFALL_CSS
 
 
 def _policy(css: str) -> str:
@@ -262,6 +264,7 @@ def _server(page: _Page, index: int, report: Any) -> list[str]:
     out.append("</dl>")
     if _negotiated(outcome):
         out.extend(_kinds(outcome))
+    out.extend(_timing(page, index, report))
     if getattr(outcome, "results", None):
         out.extend(_checks(page, index, outcome.results))
     out.extend(_findings(page, outcome.all_findings(), heading))
@@ -316,6 +319,15 @@ def _kinds(outcome: Any) -> list[str]:
                    f'<td class="num" data-label="time">{f"{listing.ms:.0f} ms" if declared else "-"}</td></tr>')
     out.append("</tbody></table></div>")
     return out
+
+
+def _timing(page: _Page, index: int, report: Any) -> list[str]:
+    """The waterfall of the session's phases (connect, discover/initialize, each list), as inline SVG."""
+    label = visible(page.redact(report.member.label))
+    drawing = waterfall_svg(report.outcome.timings, label, f"{_anchor(index)}-timing")
+    if not drawing:
+        return []
+    return ["<h3>Timing</h3>", drawing]
 
 
 def _findings(page: _Page, found: list[Any], heading: str) -> list[str]:

@@ -1,12 +1,20 @@
 """--format sarif: SARIF 2.1.0, the format code-scanning services (GitHub and others) read.
 
 One run for the whole command (one server or a fleet). `probe`: one rule per finding code that
-occurs (its meaning from mcpprobe.findings.CODES, its page in docs/findings.md), one result per
-finding. `check`: one rule per check that did not pass (its title, its page in docs/checks/), one
-result per failed, warned or broken check. A result's location is the config file and line of the
-server's entry when it came from a config, and always a logical location naming the server and the
-item. Pure: the line was found when the fleet was built (`Member.source_line`). Server text is
-made inert (`sanitize.visible`) as in every document.
+occurs (its meaning from mcpprobe.findings.CODES, as text and Markdown help), one result per
+finding. `check`: one rule per check that did not pass (its title and the specification's words
+it holds the server to, as help; `helpUri` the specification's section), one result per failed,
+warned or broken check.
+
+A finding's rule has no `helpUri`: mcpprobe's docs have no public address, and a link to a page
+on the machine that ran it would point nowhere for whoever reads the alert. GitHub code scanning
+shows `help.markdown` (else `help.text`) beside each alert and does not read `helpUri`, so the
+help carries the text itself and names the page installed with mcpprobe (`mcpprobe docs findings`).
+
+A result's location is the config file and line of the server's entry when it came from a config,
+and always a logical location naming the server and the item. Pure: the line was found when the
+fleet was built (`Member.source_line`). Server text is made inert (`sanitize.visible`) as in every
+document.
 """
 
 from __future__ import annotations
@@ -20,8 +28,6 @@ from mcpprobe.findings import CODES, Finding, Severity
 from mcpprobe.safety.sanitize import visible
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-# Where the docs pages are published; a SARIF helpUri must be an absolute URI.
-DOCS_URL = "https://github.com/OWNER/mcpprobe/blob/main/docs/"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -47,16 +53,34 @@ def _finding_item(finding: Finding) -> str | None:
 
 def _rule(code: str) -> dict[str, Any]:
     severity, meaning = CODES[code]
+    where = f"the section `{code}` of mcpprobe's findings page, installed with it: `mcpprobe docs findings`"
     return {"id": code, "name": code, "shortDescription": {"text": meaning},
-            "help": {"text": f"{meaning}. See docs/findings.md ({DOCS_URL}findings.md#{code}), "
-                             f"or `mcpprobe docs findings`."},
-            "helpUri": f"{DOCS_URL}findings.md#{code}",
+            "fullDescription": {"text": f"{meaning} ({severity.value})."},
+            "help": {"text": f"{code} ({severity.value}): {meaning}. Meaning, likely cause, fix and an example: "
+                             f"{where.replace('`', '')}.",
+                     "markdown": f"**`{code}`** ({severity.value}): {meaning}.\n\nMeaning, likely cause, fix "
+                                 f"and an example: {where}."},
             "defaultConfiguration": {"level": LEVELS[severity]}}
 
 
+def _check_rule(check: Any, level: str, spec_url: str) -> dict[str, Any]:
+    """A check's rule: its title, and the specification's words it holds the server to (the
+    catalogue's own quotes, mcpprobe.check.catalogue); `helpUri` the specification's section."""
+    quotes = [("every revision" if which == "all" else which, words) for which, words in check.words]
+    text = " ".join(f'"{words.replace("**", "")}" ({which})' for which, words in quotes)
+    markdown = "\n\n".join(f"> {words}\n>\n> (the specification, {which})" for which, words in quotes)
+    page = f"`mcpprobe docs checks/{check.family}`"
+    return {"id": check.id, "name": check.id, "shortDescription": {"text": check.title},
+            "fullDescription": {"text": f"{check.title} ({level})."},
+            "help": {"text": f"{check.title} ({level}; {spec_url}). {text} How it is checked: "
+                             f"mcpprobe docs checks/{check.family}.",
+                     "markdown": f"**{check.title}** ({level})\n\n{markdown}\n\n[The specification's section]"
+                                 f"({spec_url}); how mcpprobe checks it: {page}."},
+            "helpUri": spec_url}
+
+
 def _document(rules: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
-    run = {"tool": {"driver": {"name": "mcpprobe", "version": __version__,
-                               "informationUri": f"{DOCS_URL}findings.md", "rules": rules}},
+    run = {"tool": {"driver": {"name": "mcpprobe", "version": __version__, "rules": rules}},
            "results": results}
     return json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2, ensure_ascii=True)
 
@@ -88,11 +112,7 @@ def render_checks(reports: list[Any]) -> str:
                 continue
             check = result.check
             if check.id not in rules:
-                page = f"{DOCS_URL}checks/{check.family}.md"
-                rules[check.id] = {"id": check.id, "name": check.id, "shortDescription": {"text": check.title},
-                                   "help": {"text": f"{check.title} ({result.level.value}; {result.spec_url}). "
-                                                    f"See docs/checks/{check.family}.md."},
-                                   "helpUri": page}
+                rules[check.id] = _check_rule(check, result.level.value, result.spec_url)
             results.append({"ruleId": check.id, "ruleIndex": list(rules).index(check.id), "level": level,
                             "message": {"text": visible(f"{result.status.value}: {result.message}")},
                             "locations": [_location(report, "server", None)]})

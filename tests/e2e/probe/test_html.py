@@ -133,7 +133,9 @@ def test_nothing_a_server_sends_becomes_markup(fleet_page: tuple[int, str, str])
     page = Page(text)
     allowed = {"html", "head", "meta", "title", "style", "body", "main", "header", "footer", "section", "h1", "h2",
                "h3", "h4", "p", "ul", "li", "dl", "dt", "dd", "table", "caption", "thead", "tbody", "tr", "th", "td",
-               "span", "strong", "b", "a", "code", "pre", "div", "details", "summary"}
+               "span", "strong", "b", "a", "code", "pre", "div", "details", "summary",
+               # the timing waterfall: inline SVG, drawn by mcpprobe from its own numbers
+               "svg", "g", "rect", "line", "text"}
     assert {name for name, _ in page.tags} - allowed == set()
     assert len(page.named("style")) == 1 and len(page.styles) == 1
     assert all(not key.startswith("on") and key != "style" for _, attrs in page.tags for key in attrs)
@@ -181,6 +183,35 @@ def test_one_server_and_its_exit_code() -> None:
     assert failing.exit_code == 1 and "findings (1)" in Page(failing.stdout).words()
 
 
+def test_each_server_has_a_timing_waterfall_of_its_phases(tmp_path: Path) -> None:
+    """One bar per phase of the session, in the order the phases began, named as the JSON names
+    them; inline SVG without a script, a link or a style attribute."""
+    report = tmp_path / "probe.json"
+    result = run_cli(["probe", "--format", "html", "--report", f"json={report}", "--", *fixture_cmd("full")])
+    assert result.exit_code == 0, result.stderr
+    phases = [timing["phase"] for timing in json.loads(report.read_text())["timings"]]
+    assert phases[0] == "connect" and "initialize" in phases and "list tools" in phases
+    page = Page(result.stdout)
+    (svg,) = page.named("svg")
+    assert svg["class"] == "waterfall" and svg["role"] == "img" and svg["width"] == "100%"
+    assert svg["aria-labelledby"] == "server-1-timing"
+    bars = page.named("rect")
+    assert len(bars) == len(phases)
+    assert {bar["class"] for bar in bars} >= {"bar connect", "bar handshake", "bar list"}
+    drawn = re.search(r"<svg.*?</svg>", result.stdout, re.S)
+    assert drawn is not None
+    assert not any(key in ("style", "href", "xlink:href") or key.startswith("on")
+                   for _, attrs in Page(drawn.group(0)).tags for key in attrs)
+    labels = re.findall(r'<text x="0" y="[\d.]+">([^<]+)</text>', drawn.group(0))
+    assert sorted(labels) == sorted(phases)
+    starts = [float(bar["x"]) for bar in bars]
+    assert starts == sorted(starts)  # drawn in the order the phases began
+    # The lists began once the handshake was over: each list bar starts at or after the end of initialize.
+    initialize = bars[labels.index("initialize")]
+    end = float(initialize["x"]) + float(initialize["width"])
+    assert all(float(bars[labels.index(p)]["x"]) >= end - 1.5 for p in labels if p.startswith("list "))
+
+
 def test_a_baseline_not_compared_says_so(tmp_path: Path) -> None:
     baseline = _baseline(tmp_path)
     result = run_cli(["probe", "--format", "html", "--protocol", "legacy", "--baseline", str(baseline), "--",
@@ -211,7 +242,11 @@ needs_chromium = pytest.mark.skipif(BINARY is None, reason="chromium not install
 MEASURE = {"scrollWidth": "document.documentElement.scrollWidth", "innerWidth": "window.innerWidth",
            "styled": "getComputedStyle(document.querySelector('section.server')).borderTopStyle",
            "cards": "getComputedStyle(document.querySelector('table.cards tbody tr')).display",
-           "background": "getComputedStyle(document.body).backgroundColor"}
+           "background": "getComputedStyle(document.body).backgroundColor",
+           "bars": "document.querySelectorAll('svg.waterfall rect.bar').length",
+           "listFill": "getComputedStyle(document.querySelector('svg.waterfall rect.list')).fill",
+           "waterfallWidth": "Math.max(...[...document.querySelectorAll('svg.waterfall')].map("
+                             "s => s.getBoundingClientRect().right))"}
 
 
 @pytest.fixture(scope="module")
@@ -249,6 +284,10 @@ def test_the_page_in_chromium(browser: Any, fleet_page: tuple[int, str, str], tm
         assert visit.values["scrollWidth"] <= visit.values["innerWidth"] == width  # no sideways scrolling
         assert visit.values["cards"] == ("block" if width == PHONE else "table-row")
         assert (visit.values["background"] == "rgb(13, 17, 23)") is dark
+        # The waterfall is drawn, coloured by the page's own stylesheet, within the page's width.
+        assert visit.values["bars"] >= 6  # connect, initialize and four lists of `full`, at least
+        assert visit.values["listFill"] == ("rgb(63, 185, 80)" if dark else "rgb(26, 127, 55)")
+        assert 0 < visit.values["waterfallWidth"] <= width
         _keep(visit, f"{label}-{name}.png", tmp_path)
 
 

@@ -61,7 +61,28 @@ def test_check_in_sarif() -> None:
     assert ("listing.complete", "error") in [(r["ruleId"], r["level"]) for r in results]
     rules = json.loads(result.stdout)["runs"][0]["tool"]["driver"]["rules"]
     listing = next(rule for rule in rules if rule["id"] == "listing.complete")
-    assert listing["helpUri"].endswith("/docs/checks/listing.md")
+    # A true address: the specification's section the check holds the server to (the negotiated
+    # revision's), and the help quotes its words, for code scanning, which shows the help, not the link.
+    assert listing["helpUri"] == ("https://modelcontextprotocol.io/specification/2025-11-25/server/tools"
+                                  "#listing-tools")
+    assert "> Servers that support tools **MUST** declare the `tools` capability" in listing["help"]["markdown"]
+    assert "mcpprobe docs checks/listing" in listing["help"]["text"]
+
+
+def test_a_findings_rule_carries_its_help_and_no_placeholder_address() -> None:
+    """mcpprobe's docs have no public address: a finding's rule has no helpUri, and its help says
+    the meaning and where the whole section is (the page installed with mcpprobe)."""
+    result = run_cli(["probe", "--lint", "--format", "sarif", "--protocol", "legacy", "--",
+                      PY, str(FIXTURE), "poisoned"])
+    assert result.exit_code == 0, result.stderr
+    assert "OWNER" not in result.stdout
+    driver = json.loads(result.stdout)["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver
+    shout = next(rule for rule in driver["rules"] if rule["id"] == "lint-shouting-markup")
+    assert "helpUri" not in shout
+    assert shout["help"]["markdown"].startswith("**`lint-shouting-markup`** (warning): markup aimed at a model")
+    assert "`mcpprobe docs findings`" in shout["help"]["markdown"]
+    assert shout["help"]["text"] and "`" not in shout["help"]["text"]
 
 
 def test_entry_line_in_json_and_yaml(tmp_path: Path) -> None:

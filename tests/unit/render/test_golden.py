@@ -80,8 +80,9 @@ def _healthy() -> Report:
                                 "templates": Listing("templates", False), "prompts": prompts},
                       findings=[Finding("not-declared", "the server did not declare 'resources'; "
                                         "resources/list was not sent", kind="resources")],
-                      timings=[Timing("connect", 12.0), Timing("initialize", 20.5),
-                               Timing("list tools", 3.0, {"pages": 1}), Timing("list prompts", 1.0, {"pages": 1})])
+                      timings=[Timing("connect", 12.0, at=100.0), Timing("initialize", 20.5, at=100.012),
+                               Timing("list tools", 3.0, {"pages": 1}, at=100.0325),
+                               Timing("list prompts", 1.0, {"pages": 1}, at=100.033)])
     return Report(_member("notes"), outcome, elapsed=0.25,
                   checks=[Check("tools: add", True, "tool 'add' is listed", kind="tools")])
 

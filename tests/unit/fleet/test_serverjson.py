@@ -1,0 +1,154 @@
+"""How a server.json package becomes a command, for each registry type and runtime (mcpprobe.fleet.serverjson).
+
+`which` is the PATH lookup, given here as the set of programs a machine has; the e2e tests
+(tests/e2e/probe/test_server_json.py) run real packages through npx and a virtual environment.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mcpprobe.errors import UsageProblem
+from mcpprobe.fleet import serverjson
+from mcpprobe.fleet.serverjson import Published, build, check, identity_findings
+
+
+def _which(*programs: str):
+    return lambda name: f"/bin/{name}" if name in programs else None
+
+
+def _doc(*packages: dict, remotes: tuple = ()) -> dict:
+    doc = {"name": "io.github.example/weather", "description": "d", "version": "1.0.0", "packages": list(packages),
+           "remotes": list(remotes)}
+    check(doc, "server.json")
+    return doc
+
+
+def test_npm_runtime_and_package_arguments_around_the_package():
+    package = {"registryType": "npm", "identifier": "@scope/server", "version": "1.2.3", "runtimeHint": "npx",
+               "transport": {"type": "stdio"},
+               "runtimeArguments": [{"type": "named", "name": "--node-options", "value": "--max-old-space-size=512"}],
+               "packageArguments": [{"type": "named", "name": "--mode", "default": "local"},
+                                    {"type": "positional", "valueHint": "dir", "isRequired": True}]}
+    launch = build(_doc(package), "f", inputs={"dir": "/data"}, environ={}, which=_which("npx"))
+    assert launch.command == ("/bin/npx", "-y", "--node-options", "--max-old-space-size=512", "@scope/server@1.2.3",
+                              "--mode", "local", "/data")
+    assert launch.runtime == "npx"
+
+
+def test_pypi_prefers_uvx_then_pipx():
+    package = {"registryType": "pypi", "identifier": "mcp-server-time", "version": "0.6.2",
+               "transport": {"type": "stdio"}, "packageArguments": [{"type": "named", "name": "--local-timezone",
+                                                                      "value": "UTC"}]}
+    uvx = build(_doc(package), "f", environ={}, which=_which("uvx", "pipx"))
+    assert uvx.command == ("/bin/uvx", "mcp-server-time==0.6.2", "--local-timezone", "UTC")
+    pipx = build(_doc(package), "f", environ={}, which=_which("pipx"))
+    assert pipx.command == ("/bin/pipx", "run", "--spec", "mcp-server-time==0.6.2", "mcp-server-time",
+                            "--local-timezone", "UTC")
+
+
+def test_oci_passes_the_declared_variables_by_name_only():
+    package = {"registryType": "oci", "identifier": "docker.io/mcp/filesystem:1.0.2", "transport": {"type": "stdio"},
+               "runtimeArguments": [{"type": "named", "name": "--mount",
+                                     "value": "type=bind,src={source_path},dst={target_path}",
+                                     "variables": {"source_path": {"isRequired": True},
+                                                   "target_path": {"default": "/project"}}}],
+               "packageArguments": [{"type": "positional", "valueHint": "target_dir", "value": "/project"}],
+               "environmentVariables": [{"name": "LOG_LEVEL", "default": "info"},
+                                        {"name": "API_KEY", "isSecret": True, "isRequired": True}]}
+    launch = build(_doc(package), "f", inputs={"source_path": "/home/me"}, environ={"API_KEY": "k-123"},
+                   which=_which("docker"))
+    assert launch.command == ("/bin/docker", "run", "-i", "--rm", "-e", "LOG_LEVEL", "-e", "API_KEY", "--mount",
+                              "type=bind,src=/home/me,dst=/project", "docker.io/mcp/filesystem:1.0.2", "/project")
+    assert ("API_KEY", "k-123") in launch.env and "k-123" not in " ".join(launch.command)
+    assert launch.secrets == ("k-123",)
+
+
+def test_nuget_arguments_follow_a_double_dash():
+    package = {"registryType": "nuget", "identifier": "Knapcode.SampleMcpServer", "version": "0.4.0-beta",
+               "transport": {"type": "stdio"},
+               "packageArguments": [{"type": "positional", "value": "mcp"}, {"type": "positional", "value": "start"}]}
+    launch = build(_doc(package), "f", environ={}, which=_which("dnx"))
+    assert launch.command == ("/bin/dnx", "Knapcode.SampleMcpServer@0.4.0-beta", "--yes", "--", "mcp", "start")
+
+
+def test_the_first_runnable_package_is_chosen_and_the_others_are_said():
+    npm = {"registryType": "npm", "identifier": "a", "version": "1", "transport": {"type": "stdio"}}
+    oci = {"registryType": "oci", "identifier": "img:1", "transport": {"type": "stdio"}}
+    launch = build(_doc(npm, oci), "f", environ={}, which=_which("docker"))
+    assert launch.published.chosen == "$.packages[1]"
+    assert launch.skipped == ("$.packages[0] (npm): npx is not on the PATH (it comes with Node.js)",)
+
+
+def test_a_remote_when_no_package_runs():
+    npm = {"registryType": "npm", "identifier": "a", "version": "1", "transport": {"type": "stdio"}}
+    remote = {"type": "sse", "url": "https://example.com/sse"}
+    launch = build(_doc(npm, remotes=(remote,)), "f", environ={}, which=_which())
+    assert (launch.url, launch.transport, launch.published.chosen) == ("https://example.com/sse", "sse", "$.remotes[0]")
+
+
+def test_a_placeholder_without_a_variable_stays_as_written():
+    package = {"registryType": "npm", "identifier": "a", "version": "1", "transport": {"type": "stdio"},
+               "packageArguments": [{"type": "positional", "value": "{not_a_variable}"}]}
+    assert build(_doc(package), "f", environ={}, which=_which("npx")).command[-1] == "{not_a_variable}"
+
+
+def test_a_value_outside_the_choices_is_refused():
+    package = {"registryType": "npm", "identifier": "a", "version": "1", "transport": {"type": "stdio"},
+               "packageArguments": [{"type": "named", "name": "--mode", "choices": ["local", "proxy"]}]}
+    with pytest.raises(UsageProblem, match=r"\$\.packages\[0\]\.packageArguments\[0\]: 'cloud' is not one of"):
+        build(_doc(package), "f", inputs={"mode": "cloud"}, environ={}, which=_which("npx"))
+
+
+def test_runtime_arguments_need_the_runtime_they_were_written_for(tmp_path):
+    package = {"registryType": "pypi", "identifier": "p", "version": "1", "runtimeHint": "uvx",
+               "transport": {"type": "stdio"}, "runtimeArguments": [{"type": "named", "name": "--python",
+                                                                      "value": "3.12"}]}
+    with pytest.raises(UsageProblem, match=r"\$\.packages\[0\]\.runtimeArguments: runtime arguments are for uvx"):
+        build(_doc(package), "f", package=0, environ={}, which=_which("pipx"))
+
+
+def test_an_installed_console_script_counts_only_at_the_published_version(tmp_path):
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    (site / "weather_mcp-0.5.0.dist-info").mkdir(parents=True)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "weather-mcp").write_text("#!/bin/sh\n")
+
+    def which(name: str) -> str | None:
+        return str(tmp_path / "bin" / name) if name == "weather-mcp" else None
+
+    assert serverjson.installed_script("weather-mcp", "0.5.0", which) == str(tmp_path / "bin" / "weather-mcp")
+    assert serverjson.installed_script("weather-mcp", "0.6.0", which) is None
+
+
+@pytest.mark.parametrize(("published", "running", "agree"), [
+    ("io.modelcontextprotocol/everything", "mcp-servers/everything", True),
+    ("io.github.example/weather", "weather-mcp", True),
+    ("io.github.example/weather", "Weather", True),
+    ("io.github.example/weather", "fixture-full", False),
+    ("io.github.example/weather-mcp", "mcp-server", False),  # generic words do not count
+])
+def test_names_agree(published, running, agree):
+    published_as = Published("f", published, "1.0.0", "$.packages[0]")
+    found = identity_findings(published_as, {"name": running, "version": "1.0.0"})
+    assert (found == []) is agree
+
+
+def test_the_line_of_the_entry_that_ran(tmp_path):
+    import json
+
+    doc = {"name": "a/b", "description": 'braces { [ and "quotes" ] }', "version": "1",
+           "packages": [{"registryType": "npm", "x": [1, {"y": "],"}]}, {"registryType": "pypi"}],
+           "remotes": [{"type": "sse", "url": "https://example.com/sse"}]}
+    text = json.dumps(doc, indent=2)
+    path = tmp_path / "server.json"
+    path.write_text(text)
+    lines = text.splitlines()
+    for chosen, follows in (("$.packages[0]", '"registryType": "npm"'), ("$.packages[1]", '"registryType": "pypi"'),
+                            ("$.remotes[0]", '"type": "sse"')):
+        line = serverjson.line_of(str(path), chosen)
+        assert line is not None and lines[line - 1].strip() == "{" and follows in lines[line], chosen
+    assert serverjson.line_of(str(path), "$.packages[2]") is None
+    assert serverjson.line_of(str(tmp_path / "gone.json"), "$.packages[0]") is None
+    path.write_text(json.dumps(doc))  # one line
+    assert serverjson.line_of(str(path), "$.remotes[0]") == 1
