@@ -103,12 +103,15 @@ class StreamableHttpTransport(HttpBase):
         assert self._client is not None
         import json
 
+        # Streamed: the body of an answer to a notification is never needed whole (an endless one is
+        # not buffered); an error's start is read for its description (_http_problem).
         try:
-            response = await self._client.post(self.target.url, content=json.dumps(message), headers=headers)
+            async with self._client.stream("POST", self.target.url, content=json.dumps(message),
+                                           headers=headers) as response:
+                if response.status_code >= 400 and response.status_code not in (404, 405):
+                    raise await self._http_problem(response, message.get("method", "response"))
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, self.target.url) from None
-        if response.status_code >= 400 and response.status_code not in (404, 405):
-            raise await self._http_problem(response, message.get("method", "response"))
 
     async def _post_request(self, message: dict[str, Any], headers: dict[str, str]) -> None:
         assert self._client is not None and self._sink is not None
@@ -146,7 +149,8 @@ class StreamableHttpTransport(HttpBase):
         if content_type == "application/json":
             body = await _read_limited(response, self._max)
             try:
-                data, non_finite = decode_message(body)
+                decoded = decode_message(body)
+                data = decoded.value
             except ValueError:
                 if status >= 400:
                     raise await self._http_problem(response, method) from None
@@ -167,7 +171,7 @@ class StreamableHttpTransport(HttpBase):
                     detail={"status": status,
                             "bodyStart": clip(body[:SNIPPET + 4096].decode("utf-8", "replace"), SNIPPET)},
                 )
-            self._sink.message(data, non_finite)
+            self._sink.message(data, decoded.flags)
             return
         if content_type == "text/event-stream" and status < 300:
             parser = EventParser(self._max)
