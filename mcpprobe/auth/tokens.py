@@ -185,8 +185,8 @@ def expiry(now: float, expires_in: Any) -> tuple[float | None, str]:
         return None, ""
     seconds_left = in_range(expires_in, 0, MAX_EXPIRES_IN)
     if seconds_left is None:
-        return None, (f"the authorization server's expires_in ({shown(expires_in)}) is not a number of seconds between 0 "
-                      f"and {MAX_EXPIRES_IN:.0f}; the token is kept with no known expiry")
+        return None, (f"the authorization server's expires_in ({shown(expires_in)}) is not a number of seconds "
+                      f"between 0 and {MAX_EXPIRES_IN:.0f}; the token is kept with no known expiry")
     return now + seconds_left, ""
 
 

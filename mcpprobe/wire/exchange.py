@@ -14,6 +14,7 @@ refused as soon as it passes the limit, never held. What fails raises an `httpx.
 from __future__ import annotations
 
 import time
+
 import anyio
 import httpx2 as httpx
 
