@@ -148,8 +148,10 @@ def test_a_retry_after_of_5000_digits_is_a_rate_limit_not_a_crash(tmp_path: Path
     with _peer(tmp_path) as peer:
         result, _ = _timed(["probe", f"{peer}/mcp/429", "--json", "--timeout", "10"])
     assert result.exit_code == 4, result.stderr
-    doc = json.loads(result.stdout)
-    assert "429" in json.dumps(doc) and "retry after" not in json.dumps(doc).lower().replace("retry-after", "")
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "rate-limited"
+    # Not a delay anyone waits for: no retryAfter, and the header as it came, cut at 100 characters.
+    assert error["detail"]["retryAfter"] is None and error["detail"]["retryAfterHeader"] == "9" * 100
 
 
 def test_an_sse_retry_of_401_digits_is_a_finding_and_the_default_wait(tmp_path: Path) -> None:
@@ -167,6 +169,20 @@ def test_a_number_past_a_double_is_null_with_a_finding(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)  # valid JSON: no Infinity
     assert doc["result"]["structuredContent"] == {"big": None, "small": 1}
     assert "number-out-of-range" in [f["code"] for f in doc["findings"]], doc["findings"]
+
+
+@pytest.mark.parametrize("mode,field", [("task-ttl", "ttl"), ("task-poll", "pollInterval")])
+def test_a_tasks_ttl_or_poll_interval_out_of_range_is_a_finding_and_a_default(tmp_path: Path, mode: str,
+                                                                              field: str) -> None:
+    with _peer(tmp_path) as peer:
+        result, _ = _timed(["call", "job", "--json", "--timeout", "10", f"{peer}/mcp/{mode}"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    # Said once however many answers repeat it (1e400 is also noted where each message is read).
+    found = [f for f in doc["findings"] if f["code"] == "number-out-of-range" and f["detail"].get("field")]
+    assert len(found) == 1 and found[0]["detail"]["field"] == field, doc["findings"]
+    task = doc["task"]
+    assert task["status"] == "completed" and task[field] is None
 
 
 # ----- progress held to a budget -----
