@@ -215,3 +215,13 @@ def test_a_progress_of_401_digits_is_dropped_with_a_finding(tmp_path: Path) -> N
     assert doc["progress"] == []
     assert "number-out-of-range" in [f["code"] for f in doc["findings"]]
 
+
+
+def test_a_progress_of_401_digits_on_a_terminal_draws_no_crash(tmp_path: Path) -> None:
+    """The progress bar formats the value: 401 digits do not fit a float, so the bar never sees them."""
+    from tests.e2e.hostile.test_terminal_safety import run_in_pty
+
+    with _peer(tmp_path) as peer:
+        code, shown = run_in_pty(["call", "slow", "--yes", "--timeout", "10", f"{peer}/mcp/progress-big"], timeout=40)
+    assert code == 0, shown
+    assert "done" in shown and "number-out-of-range" in shown
