@@ -6,7 +6,8 @@ answer mcpprobe reads whole (the token and revocation endpoints, the requests of
 nonce retries, a metadata document) goes through `exchange`: the request is sent and its body
 read under one deadline (an absolute `time.monotonic()`), and a body over `limit` bytes is
 refused as soon as it passes the limit, never held. What fails raises an `httpx.HTTPError`
-(`httpx.ReadTimeout`, `BodyTooLarge`), so every caller's handling of a network error holds.
+(`DeadlinePassed`, a ReadTimeout; `BodyTooLarge`), so every caller's handling of a network error
+holds.
 
 `read_capped` is the same reading for a response a caller has already opened (an MCP answer).
 """
@@ -30,6 +31,10 @@ class BodyTooLarge(httpx.HTTPError):
     """An answer's body passed the cap: refused, and what arrived of it dropped."""
 
 
+class DeadlinePassed(httpx.ReadTimeout):
+    """The exchange's deadline passed before its answer was whole."""
+
+
 def deadline_in(timeout: float) -> float:
     """The absolute deadline `timeout` seconds from now."""
     return time.monotonic() + timeout
@@ -38,12 +43,12 @@ def deadline_in(timeout: float) -> float:
 async def exchange(client: httpx.AsyncClient, request: httpx.Request, *, deadline: float,
                    limit: int = ANSWER_LIMIT) -> httpx.Response:
     """Send `request` with `client` and read its answer whole, by `deadline` and within `limit`
-    bytes; the answer as a response whose body has been read. Raises httpx.ReadTimeout when the
-    deadline passes (sending, waiting or reading), BodyTooLarge over the limit, and whatever
-    httpx raises otherwise."""
+    bytes; the answer as a response whose body has been read. Raises DeadlinePassed (a
+    ReadTimeout) when the deadline passes (sending, waiting or reading), BodyTooLarge over the
+    limit, and whatever httpx raises otherwise."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
-        raise httpx.ReadTimeout(f"{request.url}: no time left for this request", request=request)
+        raise DeadlinePassed(f"{request.url}: no time left for this request", request=request)
     try:
         with anyio.fail_after(remaining):
             response = await client.send(request, stream=True)
@@ -52,8 +57,8 @@ async def exchange(client: httpx.AsyncClient, request: httpx.Request, *, deadlin
             finally:
                 await response.aclose()
     except TimeoutError:
-        raise httpx.ReadTimeout(f"{request.url}: no whole answer within {seconds(remaining)} s",
-                                request=request) from None
+        raise DeadlinePassed(f"{request.url}: no whole answer within {seconds(remaining)} s",
+                             request=request) from None
     # The body is decoded already: a Content-Encoding kept would have it decoded twice.
     headers = [(k, v) for k, v in response.headers.multi_items()
                if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]

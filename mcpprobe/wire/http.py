@@ -103,6 +103,10 @@ class HttpBase:
         parser = parser or EventParser(self._max)
         chunks = response.aiter_bytes()
         async for chunk in chunks:
+            if answer_to is not _NO_ID and self._given_up(answer_to):
+                # Nobody waits for this answer any more (its deadline passed): a stream that
+                # trickles on is not read for ever; True, so that it is not resumed either.
+                return True
             if self._feed(parser, chunk, what, on_other, answer_to):
                 # A stream read to its end leaves its connection for the next request; one given up
                 # mid-way is closed, and the next request pays a new TCP connection. Most servers
@@ -113,6 +117,11 @@ class HttpBase:
                         self._feed(parser, more, what, on_other, answer_to)
                 return True
         return False
+
+    def _given_up(self, request_id: Any) -> bool:
+        """Whether the connection no longer waits for the answer to `request_id`."""
+        deadline = self._sink.deadline if self._sink is not None else None
+        return deadline is not None and deadline(request_id) is None
 
     def _feed(self, parser: EventParser, chunk: bytes, what: str, on_other: Callable[[str, str], None] | None,
               answer_to: Any) -> bool:

@@ -147,7 +147,7 @@ class StreamableHttpTransport(HttpBase):
         if status == 404 and self._session_id and method != "initialize":
             raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)")
         if content_type == "application/json":
-            body = await _read_limited(response, self._max)
+            body = await _read_limited(response, self._max, lambda: self._given_up(request_id))
             try:
                 decoded = decode_message(body)
                 data = decoded.value
@@ -361,13 +361,17 @@ def _checked_session_id(value: str) -> str:
         detail={"sessionId": value.encode("unicode_escape").decode("ascii")[:200]})
 
 
-async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+async def _read_limited(response: httpx.Response, limit: int, given_up: Any = None) -> bytes:
+    """The JSON body of an answer, refused past `limit` (--max-message-size); not read on once
+    `given_up()` says nobody waits for it (a body that trickles past its request's deadline)."""
     declared = response.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise ProtocolFailure(f"an HTTP body of {declared} bytes, larger than the limit of {limit} bytes "
                               "(--max-message-size); not read")
     data = bytearray()
     async for chunk in response.aiter_bytes():
+        if given_up is not None and given_up():
+            raise ConnectionFailed("an HTTP body still arriving when its request had given up; not read further")
         data += chunk
         if len(data) > limit:
             raise ProtocolFailure(f"an HTTP body larger than the limit of {limit} bytes (--max-message-size)")

@@ -90,6 +90,19 @@ def test_an_endless_token_answer_is_cut_at_the_cap(tmp_path: Path) -> None:
     assert sent and sent[0] < 32 * 1024 * 1024, sent
 
 
+def test_an_endless_answer_to_a_notification_is_not_buffered(tmp_path: Path) -> None:
+    """The POST of notifications/initialized answered with a body that never ends: its body is never
+    needed, so it is not read (before, it was buffered until the notification's timeout)."""
+    with _peer(tmp_path) as peer:
+        result, _ = _timed(["probe", f"{peer}/mcp/endless-ack", "--json", "--timeout", "10"])
+        deadline = time.monotonic() + 10
+        while not _sent(tmp_path, "/mcp/endless-ack notifications/initialized") and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert result.exit_code == 0, result.stderr
+    sent = _sent(tmp_path, "/mcp/endless-ack notifications/initialized")
+    assert sent and sent[0] < 32 * 1024 * 1024, sent
+
+
 def test_a_slow_token_endpoint_does_not_hold_the_exporters_scrape_or_its_slot(tmp_path: Path) -> None:
     with _peer(tmp_path) as peer:
         server = f"{peer}/mcp/401"
