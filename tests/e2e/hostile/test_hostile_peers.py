@@ -73,6 +73,18 @@ def test_a_token_endpoint_that_trickles_gets_the_timeout(tmp_path: Path, expired
     assert json.loads(result.stdout)["exitCode"] == result.exit_code
 
 
+def test_a_login_whose_token_endpoint_trickles_gets_the_timeout(tmp_path: Path) -> None:
+    """A client-credentials login (the SDK's flow, each of its requests sent by mcpprobe) against a
+    token endpoint that trickles: the exchange gets --timeout, the run goes on without a token."""
+    with _peer(tmp_path) as peer:
+        result, elapsed = _timed(["probe", f"{peer}/mcp/401", "--json", "--timeout", "3", "--client-id", "c",
+                                  "--client-secret-env", "PEER_SECRET"],
+                                 env={"MCPPROBE_CONFIG_DIR": str(tmp_path / "cfg"), "PEER_SECRET": "s3cret-value"})
+    assert elapsed < 3 * 2 + GRACE, elapsed
+    assert result.exit_code == 7, result.stderr
+    assert "client credentials login failed" in result.stderr, result.stderr
+
+
 def test_an_endless_token_answer_is_cut_at_the_cap(tmp_path: Path) -> None:
     """An answer that never ends is refused once it passes the cap, not buffered until memory runs out."""
     with _peer(tmp_path) as peer:
