@@ -30,6 +30,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsupported-version": (Severity.ERROR, "the server chose a protocol version mcpprobe does not speak"),
     "non-protocol-output": (Severity.WARNING, "the server wrote something that is not JSON-RPC to stdout"),
     "protocol-violation": (Severity.WARNING, "the server sent a message that breaks JSON-RPC or MCP rules"),
+    "number-out-of-range": (Severity.WARNING, "a number from the server past the range mcpprobe can use; "
+                                              "written as null or replaced by a default"),
     "batch-not-allowed": (Severity.ERROR, "a JSON-RPC batch where the negotiated protocol version forbids them"),
     "rate-limited": (Severity.ERROR, "the server answered HTTP 429 Too Many Requests"),
     "server-unavailable": (Severity.ERROR, "the server answered HTTP 503 Service Unavailable"),

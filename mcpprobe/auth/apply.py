@@ -88,7 +88,8 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
                                                        f"refreshed; log in again: {again}")
             except LoginFailed as exc:
                 return Resolved(None, "none", note=f"refreshing the stored token failed: {exc.message}")
-            return Resolved(record.access_token, "refreshed", note=_kept(store, record), record=record)
+            return Resolved(record.access_token, "refreshed", note=_notes(_kept(store, record), record.problem),
+                            record=record)
     if auth.client_id and (secret or key):
         try:
             result = await login(url, LoginOptions(client_id=auth.client_id, client_secret=secret, client_key=key,
@@ -257,12 +258,15 @@ class RenewingBearer(httpx2.Auth):
         """A new token in `record`: masked from now on, and stored (or a note on stderr why not)."""
         self.renewals += 1
         self.redactor.learn(*self.record.secrets())
-        if self.store is not None:
-            note = _kept(self.store, self.record)
-            if note:
-                from mcpprobe.safety.sanitize import visible
+        note = _notes(_kept(self.store, self.record) if self.store is not None else "", self.record.problem)
+        if note:
+            from mcpprobe.safety.sanitize import visible
 
-                sys.stderr.write(visible(self.redactor(f"mcpprobe: {note}")) + "\n")
+            sys.stderr.write(visible(self.redactor(f"mcpprobe: {note}")) + "\n")
+
+
+def _notes(*notes: str) -> str:
+    return "; ".join(note for note in notes if note)
 
 
 def _kept(store: TokenStore, record: TokenRecord) -> str:

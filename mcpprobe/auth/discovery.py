@@ -143,44 +143,43 @@ def _http_url(value: Any) -> TypeGuard[str]:
 
 async def fetch_json(client: Any, url: str, source: str, deadline: float) -> tuple[Attempt, Any]:
     """GET one metadata document, without credentials; (attempt, parsed JSON or None)."""
-    import anyio
     import httpx2 as httpx
+
+    from mcpprobe.wire.exchange import BodyTooLarge, DeadlinePassed, exchange
 
     attempt = Attempt(url, source)
     started = time.perf_counter()
     current = url
     try:
         for _ in range(MAX_REDIRECTS + 1):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if deadline - time.monotonic() <= 0:
                 attempt.result, attempt.note = "timeout", "no time left for this request"
                 return attempt, None
-            with anyio.fail_after(remaining):
-                async with client.stream("GET", current, headers={
-                        "Accept": "application/json", "MCP-Protocol-Version": METADATA_PROTOCOL_VERSION}) as response:
-                    attempt.status = response.status_code
-                    attempt.content_type = response.headers.get("content-type", "")
-                    if 300 <= response.status_code < 400:
-                        location = urljoin(current, response.headers.get("location", ""))
-                        if response.headers.get("location") and _origin(location) == _origin(current):
-                            current = location
-                            attempt.note = f"redirected to {location}"
-                            continue
-                        attempt.result = "redirect"
-                        attempt.note = f"redirect to {location or '(no Location)'} on another origin, not followed"
-                        return attempt, None
-                    body = bytearray()
-                    async for chunk in response.aiter_bytes():
-                        body += chunk
-                        if len(body) > MAX_BODY:
-                            attempt.result, attempt.note = "malformed", f"larger than {MAX_BODY} bytes"
-                            return attempt, None
+            # Each hop whole by the discovery's deadline, its body within MAX_BODY (wire/exchange.py).
+            response = await exchange(client, client.build_request("GET", current, headers={
+                "Accept": "application/json", "MCP-Protocol-Version": METADATA_PROTOCOL_VERSION}),
+                deadline=deadline, limit=MAX_BODY)
+            attempt.status = response.status_code
+            attempt.content_type = response.headers.get("content-type", "")
+            if 300 <= response.status_code < 400:
+                location = urljoin(current, response.headers.get("location", ""))
+                if response.headers.get("location") and _origin(location) == _origin(current):
+                    current = location
+                    attempt.note = f"redirected to {location}"
+                    continue
+                attempt.result = "redirect"
+                attempt.note = f"redirect to {location or '(no Location)'} on another origin, not followed"
+                return attempt, None
+            body = response.content
             break
         else:
             attempt.result, attempt.note = "redirect", f"more than {MAX_REDIRECTS} redirects"
             return attempt, None
-    except TimeoutError:
+    except DeadlinePassed:
         attempt.result, attempt.note = "timeout", "no answer in time"
+        return attempt, None
+    except BodyTooLarge:
+        attempt.result, attempt.note = "malformed", f"larger than {MAX_BODY} bytes"
         return attempt, None
     except httpx.HTTPError as exc:
         attempt.result, attempt.note = "unreachable", (str(exc) or type(exc).__name__).splitlines()[0][:200]

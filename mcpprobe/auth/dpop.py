@@ -110,15 +110,17 @@ class LoginProofs:
     bound: bool = False
 
 
-async def send_proved(client: Any, request: Any, proofs: LoginProofs) -> Any:
+async def send_proved(client: Any, request: Any, proofs: LoginProofs, *, deadline: float) -> Any:
     """Send a token request of the SDK's flow proved with DPoP (a nonce the server demands is used for
-    one more try). The SDK knows only Bearer tokens, so a DPoP token answer is handed to it as
-    Bearer, and remembered as bound in `proofs`."""
+    one more try), both tries within `deadline` and each answer within the cap (wire/exchange.py).
+    The SDK knows only Bearer tokens, so a DPoP token answer is handed to it as Bearer, and
+    remembered as bound in `proofs`."""
+    from mcpprobe.wire.exchange import exchange
+
     origin = f"{request.url.scheme}://{request.url.netloc.decode()}"
     for attempt in range(2):
         request.headers["DPoP"] = proofs.key.proof(request.method, str(request.url), nonce=proofs.nonces.get(origin))
-        response = await client.send(request)
-        await response.aread()
+        response = await exchange(client, request, deadline=deadline)
         if response.headers.get("dpop-nonce"):
             nonce = wants_nonce(response)
             proofs.nonces[origin] = response.headers["dpop-nonce"]

@@ -40,7 +40,7 @@ from mcpprobe.auth.diagnosis import Diagnosis, diagnose
 from mcpprobe.auth.discovery import canonical_resource, default_metadata, supports
 from mcpprobe.auth.dpop import BoundAuth, DPoPKey, LoginProofs, send_proved
 from mcpprobe.auth.store import TokenRecord
-from mcpprobe.auth.tokens import LoginFailed, key_algorithm, secret_method, token_request
+from mcpprobe.auth.tokens import LoginFailed, expiry, key_algorithm, secret_method, token_request
 from mcpprobe.auth.workload import JWT_BEARER_GRANT, ServerMoved, jwt_bearer, moved_check
 
 LOGIN_PROTOCOL_VERSION = "2025-11-25"
@@ -294,14 +294,15 @@ def _may_move(opts: LoginOptions, flow: str, moved: ServerMoved) -> None:
                           + (" and --issuer" if flow == "cross_app_access" else ""), detail=moved.detail)
 
 
-async def _send(client: Any, request: Any, proofs: LoginProofs | None) -> Any:
-    """Send one request of the SDK's flow; a token request proved with DPoP when asked."""
+async def _send(client: Any, request: Any, proofs: LoginProofs | None, timeout: float) -> Any:
+    """Send one request of the SDK's flow, whole within `timeout` and its answer within the cap
+    (wire/exchange.py); a token request proved with DPoP when asked."""
+    from mcpprobe.wire.exchange import deadline_in, exchange
+
     token_request = request.method == "POST" and b"grant_type=" in request.read()
     if proofs is None or not token_request:
-        response = await client.send(request)
-        await response.aread()
-        return response
-    return await send_proved(client, request, proofs)
+        return await exchange(client, request, deadline=deadline_in(timeout))
+    return await send_proved(client, request, proofs, deadline=deadline_in(timeout))
 
 
 async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptions,
@@ -331,7 +332,7 @@ async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptio
                     replayed = True
                     response = httpx.Response(refused.status or 401, headers=answer, request=request)
                 else:
-                    response = await _send(client, outgoing, proofs)
+                    response = await _send(client, outgoing, proofs, opts.timeout)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
@@ -407,7 +408,7 @@ def _record(url: str, provider: Any, storage: _Storage, grant: str, registration
     now = time.time()
     return TokenRecord(
         server_url=url, access_token=tokens.access_token, refresh_token=tokens.refresh_token,
-        expires_at=now + tokens.expires_in if tokens.expires_in else None, scope=tokens.scope, grant=grant,
+        expires_at=expiry(now, tokens.expires_in)[0], scope=tokens.scope, grant=grant,
         token_endpoint=str(metadata.token_endpoint) if metadata else
         f"{context.get_authorization_base_url(url)}/token",
         issuer=str(metadata.issuer) if metadata else (found.discovery.issuer if found.discovery else None),
@@ -567,7 +568,7 @@ async def _cross_app_access(url: str, opts: LoginOptions, found: Diagnosis, firs
     now = time.time()
     record = TokenRecord(
         server_url=url, access_token=tokens.access_token, refresh_token=tokens.refresh_token,
-        expires_at=now + tokens.expires_in if tokens.expires_in else None, scope=tokens.scope,
+        expires_at=expiry(now, tokens.expires_in)[0], scope=tokens.scope,
         grant="cross_app_access",
         # The provider keeps the token endpoint it found at the configured issuer, and nowhere public.
         token_endpoint=getattr(provider, "_token_endpoint", None), issuer=issuer,

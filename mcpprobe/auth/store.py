@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpprobe.auth.discovery import canonical_resource
+from mcpprobe.safety.numbers import finite_or_none
 from mcpprobe.safety.outfiles import WriteFailed, write_file
 
 EXPIRY_MARGIN = 30.0  # seconds: a token this close to expiry counts as expired
@@ -84,6 +85,9 @@ class TokenRecord:
     revocation_endpoint: str | None = None  # RFC 7009, where the authorization server offers it
     token_type: str = "Bearer"  # or "DPoP": bound to dpop_key (RFC 9449)
     dpop_key: str | None = None  # PEM of the EC key a DPoP token is bound to
+    # What was wrong with the answer that brought the token (an unusable expires_in), for this run's
+    # notes; never stored.
+    problem: str = field(default="", compare=False)
 
     def expired(self, now: float | None = None) -> bool:
         if self.expires_at is None:
@@ -111,11 +115,11 @@ class TokenRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any], path: Path | None = None) -> TokenRecord:
         return cls(server_url=data["serverUrl"], access_token=data.get("accessToken"),
-                   refresh_token=data.get("refreshToken"), expires_at=data.get("expiresAt"),
+                   refresh_token=data.get("refreshToken"), expires_at=finite_or_none(data.get("expiresAt")),
                    scope=data.get("scope"), grant=data.get("grant") or "authorization_code",
                    token_endpoint=data.get("tokenEndpoint"), issuer=data.get("issuer"),
                    resource=data.get("resource"), client=dict(data.get("client") or {}),
-                   obtained_at=data.get("obtainedAt"), path=path,
+                   obtained_at=finite_or_none(data.get("obtainedAt")), path=path,
                    revocation_endpoint=data.get("revocationEndpoint"), token_type=data.get("tokenType") or "Bearer",
                    dpop_key=data.get("dpopKey"))
 
@@ -185,7 +189,9 @@ class TokenStore:
         with contextlib.suppress(OSError):
             os.chmod(self.directory, 0o700)
         path = self.path_for(record.server_url, record.issuer)
-        write_file(path, json.dumps(record.to_json(), indent=2).encode("utf-8"), private=True, follow_links=False)
+        # allow_nan=False: a number that is not JSON never reaches the file (from_json reads one as None).
+        write_file(path, json.dumps(record.to_json(), indent=2, allow_nan=False).encode("utf-8"), private=True,
+                   follow_links=False)
         record.path = path
         legacy = self.path_for(record.server_url)
         if legacy != path:

@@ -105,6 +105,8 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
     were revoked; LoginFailed when the server refuses."""
     import httpx2 as httpx
 
+    from mcpprobe.wire.exchange import deadline_in, exchange
+
     endpoint = record.revocation_endpoint
     if not endpoint:
         return []
@@ -116,7 +118,9 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
             form, headers = client_authentication({"token": value, "token_type_hint": hint}, record.client,
                                                   client_secret)
             try:
-                response = await http.post(endpoint, data=form, headers=headers)
+                # Each exchange whole within `timeout`, its answer within the cap (wire/exchange.py).
+                response = await exchange(http, http.build_request("POST", endpoint, data=form, headers=headers),
+                                          deadline=deadline_in(timeout))
             except httpx.HTTPError as exc:
                 raise LoginFailed(f"revocation endpoint {endpoint}: {str(exc) or type(exc).__name__}") from None
             if response.status_code != 200:  # RFC 7009 2.2: 200 even for a token it does not know
@@ -132,7 +136,12 @@ async def token_request(token_endpoint: str, form: dict[str, str], client: dict[
     """POST to a token endpoint with the client's authentication method; the JSON answer or LoginFailed."""
     import httpx2 as httpx
 
+    from mcpprobe.wire.exchange import deadline_in, exchange
+
     form, headers = client_authentication(form, client, client_secret, assertion=assertion)
+    # One deadline for the whole request, its DPoP nonce retry included; the answer within the cap
+    # (wire/exchange.py): a token endpoint that trickles or never ends gets `timeout` and no more.
+    deadline = deadline_in(timeout)
     async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
         nonce = None
         for _ in range(2):  # DPoP: a nonce the server asks for gets one more try
@@ -141,7 +150,8 @@ async def token_request(token_endpoint: str, form: dict[str, str], client: dict[
 
                 headers["DPoP"] = DPoPKey(dpop_key).proof("POST", token_endpoint, nonce=nonce)
             try:
-                response = await http.post(token_endpoint, data=form, headers=headers)
+                response = await exchange(http, http.build_request("POST", token_endpoint, data=form, headers=headers),
+                                          deadline=deadline)
             except httpx.HTTPError as exc:
                 raise LoginFailed(f"token endpoint {token_endpoint}: {str(exc) or type(exc).__name__}") from None
             from mcpprobe.auth.dpop import wants_nonce
@@ -166,12 +176,31 @@ async def token_request(token_endpoint: str, form: dict[str, str], client: dict[
     return data
 
 
+# The longest token lifetime taken as given: ten years. An `expires_in` past it, negative, not finite
+# (`1e999` reads as infinity, `NaN` as NaN) or not a number says nothing usable: the token is kept
+# with no known expiry (renewed when the server refuses it), and the problem is noted.
+MAX_EXPIRES_IN = 10 * 365 * 24 * 3600.0
+
+
+def expiry(now: float, expires_in: Any) -> tuple[float | None, str]:
+    """The absolute expiry of a token from an answer's `expires_in` (RFC 6749 5.1: seconds), and a
+    note when the value was there but unusable. Never NaN or infinity (nothing non-finite is stored)."""
+    from mcpprobe.safety.numbers import in_range, shown
+
+    if expires_in is None:
+        return None, ""
+    seconds_left = in_range(expires_in, 0, MAX_EXPIRES_IN)
+    if seconds_left is None:
+        return None, (f"the authorization server's expires_in ({shown(expires_in)}) is not a number of seconds "
+                      f"between 0 and {MAX_EXPIRES_IN:.0f}; the token is kept with no known expiry")
+    return now + seconds_left, ""
+
+
 def _update(record: TokenRecord, data: dict[str, Any]) -> TokenRecord:
     now = time.time()
     record.access_token = data["access_token"]
     record.refresh_token = data.get("refresh_token") or record.refresh_token
-    expires_in = data.get("expires_in")
-    record.expires_at = now + float(expires_in) if isinstance(expires_in, int | float) else None
+    record.expires_at, record.problem = expiry(now, data.get("expires_in"))
     record.scope = data.get("scope") or record.scope
     record.obtained_at = now
     return record

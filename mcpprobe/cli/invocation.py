@@ -313,7 +313,10 @@ def authorized(target: Target, line: CommandLine, entry: ServerEntry | None = No
 
     if entry is not None and entry.auth:
         auth = auth.merged(AuthSettings.from_config(dict(entry.auth)))
-    target, resolved = authorize_target(target, auth, timeout=line.settings.connect_timeout, redactor=redactor)
+    # Each exchange with the authorization server is bounded by the run's --timeout (and no longer than
+    # --connect-timeout): the token a run starts with, and every renewal during it.
+    target, resolved = authorize_target(target, auth, timeout=min(line.settings.timeout, line.settings.connect_timeout),
+                                        redactor=redactor)
     if resolved.note:
         from mcpprobe.safety.sanitize import visible
 

@@ -233,11 +233,7 @@ class Exporter:
         from mcpprobe.fleet.config import resolve
         from mcpprobe.wire.target import build_target
 
-        # Requests time out a little before the probe's deadline, so that a slow request still gives a
-        # report that says where it stopped; the deadline itself cuts whatever is left.
-        request = deadline * 0.8
-        settings = Settings(protocol=module.protocol, timeout=request, connect_timeout=min(10.0, request),
-                            discover_timeout=min(2.0, request / 2), max_pages=module.max_pages)
+        settings = self._settings(module, deadline)
         try:
             resolved = resolve(entry)  # no prompts: a daemon has no terminal
             target = build_target(resolved.url, resolved.command, transport=resolved.transport,
@@ -258,6 +254,14 @@ class Exporter:
         except ProbeError as exc:
             return Member(entry.name, None, settings, source=entry.source, problem=exc)
         return member
+
+    @staticmethod
+    def _settings(module: Module, deadline: float) -> Settings:
+        # Requests time out a little before the probe's deadline, so that a slow request still gives a
+        # report that says where it stopped; the deadline itself cuts whatever is left.
+        request = deadline * 0.8
+        return Settings(protocol=module.protocol, timeout=request, connect_timeout=min(10.0, request),
+                        discover_timeout=min(2.0, request / 2), max_pages=module.max_pages)
 
     async def _authorized(self, entry: Any, target: Any, timeout: float) -> tuple[Any, list[str]]:
         """The entry's auth keys (bearerEnv, clientId, clientSecretEnv, scope; docs/auth.md), as
@@ -284,12 +288,16 @@ class Exporter:
             redact.use(self.redactor())
 
     async def _check(self, entry: Any, module: Module, deadline: float) -> Report:
-        member = await self._member(entry, module, deadline)
+        """The probe of one scrape. The deadline bounds all of it: the token a target's auth keys fetch
+        (a token endpoint that trickles included), the connection, every request; when it passes,
+        what is left is cut, the report says so, and the scrape's slot is free again."""
         began = time.perf_counter()
         outcome: Outcome | None = None
         report: Report | None = None
+        member: Member | None = None
         with anyio.move_on_after(deadline):
             try:
+                member = await self._member(entry, module, deadline)
                 if module.check == "probe" or member.target is None:
                     extras = Extras(self.loaded.config.expectations.get(module.name))
                     report = await probe_member(member, extras)
@@ -304,7 +312,11 @@ class Exporter:
         if report is None:
             if outcome is None:
                 outcome = Outcome(module.check, error=RequestTimeout(
-                    f"the probe did not finish within its deadline of {seconds(deadline)} s"))
+                    f"the probe did not finish within its deadline of {seconds(deadline)} s"
+                    + ("" if member is not None else " (fetching the target's token)")))
+            if member is None:
+                member = Member(entry.name, None, self._settings(module, deadline), source=entry.source,
+                                problem=outcome.error)
             report = Report(member, outcome, elapsed=time.perf_counter() - began)
         return report
 

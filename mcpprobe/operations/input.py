@@ -243,16 +243,40 @@ async def request_with_input(session: Session, outcome: InvokeOutcome, broker: I
         current = retry
 
 
+# Progress held to a budget: the latest PROGRESS_KEPT notifications are kept for the outcome (older
+# ones dropped), each message cut at PROGRESS_MESSAGE characters; a server that sends a million
+# notifications of a megabyte each costs what PROGRESS_KEPT short ones cost.
+PROGRESS_KEPT = 100
+PROGRESS_MESSAGE = 1000
+# A progress or total past this (or not finite) is no amount anyone draws: the notification is dropped.
+PROGRESS_RANGE = 1e300
+
+
 def follow_progress(session: Session, outcome: InvokeOutcome, token: str, hooks: Hooks) -> None:
+    from mcpprobe.safety.numbers import in_range, shown
+
     started = time.perf_counter()
 
     def on_notification(method: str, params: dict[str, Any]) -> None:
         if method != "notifications/progress" or params.get("progressToken") != token:
             return
         crash_point("progress")
+        progress, total = params.get("progress"), params.get("total")
+        bad = next((value for value in (progress, total) if isinstance(value, int | float) and not isinstance(
+            value, bool) and in_range(value, -PROGRESS_RANGE, PROGRESS_RANGE) is None), None)
+        if bad is not None:
+            session.conn.out_of_range(
+                f"notifications/progress: a progress or total ({shown(bad)}) that is not a finite number within "
+                f"±{PROGRESS_RANGE:g}; the notification is dropped", shown(bad))
+            return
         session.conn.extend_deadline_for_progress(token, session.settings.timeout)
-        event = {"ms": round((time.perf_counter() - started) * 1000, 1), "progress": params.get("progress"),
-                 "total": params.get("total"), "message": params.get("message")}
+        message = params.get("message")
+        if isinstance(message, str) and len(message) > PROGRESS_MESSAGE:
+            message = message[:PROGRESS_MESSAGE] + "…"
+        event = {"ms": round((time.perf_counter() - started) * 1000, 1), "progress": progress,
+                 "total": total, "message": message}
+        if len(outcome.progress) >= PROGRESS_KEPT:
+            del outcome.progress[0]
         outcome.progress.append(event)
         hooks.on_progress(event)
 

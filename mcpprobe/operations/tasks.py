@@ -42,6 +42,7 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"
 DEFAULT_POLL_MS = 1000  # when the server suggests no pollInterval
 MIN_POLL_MS = 100  # a pollInterval of 0 must not become a busy loop
 MAX_POLL_MS = 30_000  # nor a huge one a silent wait
+MAX_MS = 2 ** 53  # the longest ttl or pollInterval taken (JSON's interoperable integers); past it: a finding
 CANCEL_WAIT = 5.0  # seconds for tasks/cancel once mcpprobe stops waiting
 
 
@@ -192,9 +193,9 @@ class TaskCall:
                 "statuses must not change", kind="tools", detail={"from": run.status, "to": status, "via": via}))
             return
         if "ttl" in task and (isinstance(task["ttl"], int) or task["ttl"] is None):
-            run.ttl = task["ttl"]
+            run.ttl = self._milliseconds(task["ttl"], "ttl", via, None) if task["ttl"] is not None else None
         if isinstance(task.get("pollInterval"), int | float):
-            run.poll_interval = int(task["pollInterval"])
+            run.poll_interval = self._milliseconds(task["pollInterval"], "pollInterval", via, run.poll_interval)
         changed = not run.history or (status, message) != (run.status, run.status_message)
         run.status = status if isinstance(status, str) else run.status
         run.status_message = message if isinstance(message, str) else None
@@ -204,6 +205,23 @@ class TaskCall:
             run.history.append(entry)
             if self.on_status is not None:
                 self.on_status(entry)
+
+    def _milliseconds(self, value: Any, name: str, via: str, default: int | None) -> int | None:
+        """A task's ttl or pollInterval as whole milliseconds, when it is a finite number from 0 to
+        MAX_MS; otherwise a number-out-of-range finding and `default` (no ttl; the default poll)."""
+        from mcpprobe.safety.numbers import in_range, shown
+
+        number = in_range(value, 0, MAX_MS)
+        if number is not None:
+            return int(number)
+        if any(f.code == "number-out-of-range" and f.detail.get("field") == name for f in self.findings):
+            return default  # said once: every later answer repeats it
+        said = shown(value)
+        self.findings.append(Finding(
+            "number-out-of-range", f"{via}: the task's {name} ({said}) is not a number of milliseconds from 0 to "
+            f"{MAX_MS}; taken as {'none' if name == 'ttl' else 'not given'}", kind="tools",
+            detail={"field": name, "via": via, "sample": said}))
+        return default
 
     def on_notification(self, method: str, params: dict[str, Any]) -> None:
         if method != "notifications/tasks/status" or self.run is None or params.get("taskId") != self.run.task_id:

@@ -9,6 +9,8 @@ read the same way; none of this knows where the text came from.
 
 from __future__ import annotations
 
+import math
+import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mcpprobe.errors import ProtocolFailure
@@ -28,11 +30,23 @@ class TooDeep(ValueError):
     """A message nested deeper than MAX_NESTING."""
 
 
+# What decoding a message noted, as flags for Sink.message: NaN or Infinity (not JSON numbers), and
+# a JSON number no IEEE 754 double holds (1e400), which Python reads as infinity.
+NON_FINITE = 1
+HUGE = 2
+
+
 class Decoded(NamedTuple):
-    """One decoded message, and whether it held NaN, Infinity or -Infinity (not JSON numbers)."""
+    """One decoded message, whether it held NaN, Infinity or -Infinity (not JSON numbers), and
+    whether it held a number past a double's range (read as infinity, written as null)."""
 
     value: Any
     non_finite: bool
+    huge: bool = False
+
+    @property
+    def flags(self) -> int:
+        return (NON_FINITE if self.non_finite else 0) | (HUGE if self.huge else 0)
 
 
 def decode_message(raw: bytes | str) -> Decoded:
@@ -45,15 +59,24 @@ def decode_message(raw: bytes | str) -> Decoded:
     if _nested_too_deep(raw):
         raise TooDeep(f"a message nested more than {MAX_NESTING} levels deep")
     try:
-        if not _may_be_non_finite(raw):  # the common case: nothing to note, parsed as it is
+        constants, huge = _may_be_non_finite(raw), _may_be_huge(raw)
+        if not constants and not huge:  # the common case: nothing to note, parsed as it is
             return Decoded(json.loads(raw), False)
         noted: list[str] = []
+        overflowed: list[str] = []
 
         def note(name: str) -> float:
             noted.append(name)
             return float(name)
 
-        return Decoded(json.loads(raw, parse_constant=note), bool(noted))
+        def number(text: str) -> float:
+            value = float(text)
+            if math.isinf(value):
+                overflowed.append(text[:40])
+            return value
+
+        value = json.loads(raw, parse_constant=note if constants else None, parse_float=number if huge else None)
+        return Decoded(value, bool(noted), bool(overflowed))
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
 
@@ -64,6 +87,16 @@ def _may_be_non_finite(raw: bytes | str) -> bool:
     if isinstance(raw, str):
         return "NaN" in raw or "Infinity" in raw
     return b"NaN" in raw or b"Infinity" in raw
+
+
+_HUGE = re.compile(r"[eE]\+?0*[1-9][0-9]{2}|[0-9]{300}")
+_HUGE_BYTES = re.compile(_HUGE.pattern.encode())
+
+
+def _may_be_huge(raw: bytes | str) -> bool:
+    """Whether the text may hold a number past a double's range: an exponent of three digits or
+    more, or a run of 300 digits. Only then are floats parsed with a hook that notes infinity."""
+    return (_HUGE if isinstance(raw, str) else _HUGE_BYTES).search(raw) is not None  # type: ignore[arg-type]
 
 
 def encode_line(message: Any) -> bytes:

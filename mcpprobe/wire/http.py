@@ -33,12 +33,15 @@ from mcpprobe.errors import (
 )
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.decode import TooDeep, decode_message, refuse_too_deep
-from mcpprobe.wire.sse import EventParser
+from mcpprobe.wire.sse import MAX_RETRY_MS, EventParser
 from mcpprobe.wire.stderrlog import StderrEntry
 from mcpprobe.wire.target import HttpTarget
 from mcpprobe.wire.transport import HttpHooks, Sink
 
 SNIPPET = 300
+MAX_RETRY_AFTER = 366 * 24 * 3600  # seconds: a Retry-After past a year is shown as it came, not as a delay
+# How long the start of a body that is not an MCP answer (an error page) is read for its description.
+PREFIX_SECONDS = 5.0
 DRAIN_SECONDS = 0.05  # after an answer, how long its event stream is read on for its end (_pump)
 _NO_ID = object()
 
@@ -100,6 +103,10 @@ class HttpBase:
         parser = parser or EventParser(self._max)
         chunks = response.aiter_bytes()
         async for chunk in chunks:
+            if answer_to is not _NO_ID and self._given_up(answer_to):
+                # Nobody waits for this answer any more (its deadline passed): a stream that
+                # trickles on is not read for ever; True, so that it is not resumed either.
+                return True
             if self._feed(parser, chunk, what, on_other, answer_to):
                 # A stream read to its end leaves its connection for the next request; one given up
                 # mid-way is closed, and the next request pays a new TCP connection. Most servers
@@ -111,6 +118,11 @@ class HttpBase:
                 return True
         return False
 
+    def _given_up(self, request_id: Any) -> bool:
+        """Whether the connection no longer waits for the answer to `request_id`."""
+        deadline = self._sink.deadline if self._sink is not None else None
+        return deadline is not None and deadline(request_id) is None
+
     def _feed(self, parser: EventParser, chunk: bytes, what: str, on_other: Callable[[str, str], None] | None,
               answer_to: Any) -> bool:
         """One chunk of an event stream delivered; True when it held the answer to `answer_to`."""
@@ -120,6 +132,11 @@ class HttpBase:
         except ValueError as exc:
             raise ProtocolFailure(f"{what}: an SSE {exc} (--max-message-size)",
                                   detail={"limit": self._max}) from None
+        if parser.refused_retry is not None:
+            if self._sink.out_of_range is not None:
+                self._sink.out_of_range(f"{what}: an SSE retry: field past {MAX_RETRY_MS} ms (a day); the default "
+                                        "reconnection time is used", parser.refused_retry)
+            parser.refused_retry = None
         answered = False
         for event in events:
             if event.event != "message":
@@ -127,7 +144,7 @@ class HttpBase:
                     on_other(event.event, event.data)
             elif event.data.strip():
                 try:
-                    message, non_finite = decode_message(event.data)
+                    decoded = decode_message(event.data)
                 except TooDeep as exc:
                     self._sink.bad_output(f"an SSE event that is not JSON-RPC: {exc}", clip(event.data, 200))
                     refuse_too_deep(self._sink, event.data, exc)
@@ -135,8 +152,8 @@ class HttpBase:
                 except ValueError:
                     self._sink.bad_output("an SSE event that is not JSON-RPC", clip(event.data, 200))
                     continue
-                self._sink.message(message, non_finite)
-                answered = answered or _answers(message, answer_to)
+                self._sink.message(decoded.value, decoded.flags)
+                answered = answered or _answers(decoded.value, answer_to)
         return answered
 
     def _transport_error(self, exc: Exception, url: str) -> ProbeError:
@@ -212,10 +229,14 @@ def _answers(message: Any, request_id: Any) -> bool:
 def _retry_after(response: httpx.Response, detail: dict[str, Any]) -> str:
     """Put a 429's or 503's Retry-After (delay-seconds or an HTTP date, RFC 9110 10.2.3) in `detail`
     as seconds from now; return the words that say it."""
+    from mcpprobe.safety.numbers import digits
+
     raw = response.headers.get("retry-after", "").strip()
     wait: int | None = None
     if raw.isascii() and raw.isdigit():
-        wait = int(raw)
+        # At most a year, read from at most 15 digits: a 5,000-digit value is not a delay (and int()
+        # refuses texts past 4,300 digits); it is shown as it came, cut.
+        wait = digits(raw, MAX_RETRY_AFTER)
     elif raw:
         from email.utils import parsedate_to_datetime
 
@@ -233,15 +254,17 @@ def _reason(exc: Exception) -> str:
     return clip(text.splitlines()[0], 200)
 
 
-async def _read_prefix(response: httpx.Response, limit: int) -> str:
-    """The first `limit` characters of the body, secrets masked before the cut."""
+async def _read_prefix(response: httpx.Response, limit: int, wait: float = PREFIX_SECONDS) -> str:
+    """The first `limit` characters of the body, secrets masked before the cut; what arrived within
+    `wait` seconds (an error page that trickles does not hold the description up)."""
     wanted, limit = limit, limit + 4096
     data = b""
     try:
-        async for chunk in response.aiter_bytes():
-            data += chunk
-            if len(data) >= limit:
-                break
+        with anyio.move_on_after(wait):
+            async for chunk in response.aiter_bytes():
+                data += chunk
+                if len(data) >= limit:
+                    break
     except (httpx.HTTPError, RuntimeError):
         pass
     if not data:

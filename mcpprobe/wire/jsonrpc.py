@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -41,6 +42,10 @@ MAX_BAD_LINES = 20  # samples kept of each kind of output that is not JSON-RPC (
 MAX_SERVER_REQUESTS = 32
 # How long a `notifications/cancelled` may take to go out after a request gave up.
 CANCEL_NOTICE_SECONDS = 1.0
+# Progress notifications reset a request's timeout (a long call that says it is alive is not cut
+# off), but never past this many times its timeout after it was sent: a server that reports
+# progress for ever does not hold a call for ever (docs/connection-options.md).
+PROGRESS_LIMIT = 10
 NotificationHandler = Callable[[str, dict[str, Any]], None]
 RequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 Tracer = Callable[[str, Any], None]
@@ -51,6 +56,10 @@ class _Pending:
     method: str
     deadline: float
     progress_token: Any = None
+    # The latest deadline progress may push this request to (PROGRESS_LIMIT x its timeout after it was
+    # sent), and whether progress pushed it at all.
+    latest: float = math.inf
+    extended: bool = False
     done: Any = field(default_factory=anyio.Event)  # anyio.Event, or a _Flag (Connection.post)
     answered: float = 0.0  # time.perf_counter() when the answer was read off the wire
     result: dict[str, Any] | None = None  # set, with error None, when the answer has come
@@ -84,7 +93,9 @@ class Call:
         count: no other task ran meanwhile, not even the one that reads the answer, so that time
         says nothing of the server, and a page that came in time must not time out."""
         conn, pending, request_id = self._conn, self._pending, self._id
-        pending.deadline += time.monotonic() - self._handed
+        shift = time.monotonic() - self._handed
+        pending.deadline += shift
+        pending.latest += shift
         try:
             while not pending.done.is_set():
                 remaining = pending.deadline - time.monotonic()
@@ -94,6 +105,12 @@ class Call:
                     await pending.done.wait()
             if not pending.done.is_set():
                 await self.given_up("timed out", shielded=False)
+                if pending.extended and pending.deadline >= pending.latest:
+                    limit = self._timeout * PROGRESS_LIMIT
+                    raise RequestTimeout(
+                        f"{pending.method}: no answer within {seconds(limit)} s ({PROGRESS_LIMIT} x --timeout), the "
+                        "longest that progress notifications may extend a request",
+                        detail={"method": pending.method, "timeout": self._timeout, "progressLimit": limit})
                 raise RequestTimeout(f"{pending.method}: no answer within {seconds(self._timeout)} s",
                                      detail={"method": pending.method, "timeout": self._timeout})
         except anyio.get_cancelled_exc_class():
@@ -304,7 +321,7 @@ class Connection:
         await self._task_group.__aenter__()
         try:
             sink = Sink(self._on_message, self._on_bad_output, self._on_closed, self._on_request_failed,
-                        self._deadline_of)
+                        self._deadline_of, self.out_of_range)
             await self.transport.start(self._task_group, sink)
         except BaseException:
             await self._shutdown()
@@ -381,6 +398,7 @@ class Connection:
         if reset_on_progress:
             meta = (params or {}).get("_meta") or {}
             pending.progress_token = meta.get("progressToken")
+            pending.latest = time.monotonic() + timeout * PROGRESS_LIMIT
         self._pending[request_id] = pending
         call = Call(self, request_id, pending, timeout, cancellable)
         sent = False
@@ -493,7 +511,8 @@ class Connection:
     def extend_deadline_for_progress(self, token: Any, seconds: float) -> None:
         for pending in self._pending.values():
             if pending.progress_token is not None and pending.progress_token == token:
-                pending.deadline = max(pending.deadline, time.monotonic() + seconds)
+                pending.deadline = min(pending.latest, max(pending.deadline, time.monotonic() + seconds))
+                pending.extended = True
 
     # ----- incoming -----
 
@@ -505,6 +524,10 @@ class Connection:
         if len(self.anomalies) < MAX_ANOMALIES:
             text = sample if isinstance(sample, str) else _short_json(sample)
             self.anomalies.append(Anomaly(code, message, clip(text, 200)))
+
+    def out_of_range(self, what: str, sample: str) -> None:
+        """A number from the server past what mcpprobe can use (a number-out-of-range finding)."""
+        self._anomaly(what, sample, "number-out-of-range")
 
     def _on_bad_output(self, what: str, sample: str) -> None:
         stray = self.stray_output.get(what)
@@ -539,11 +562,16 @@ class Connection:
         pending = self._pending.get(request_id) if _hashable(request_id) else None
         return pending.deadline if pending is not None and not pending.done.is_set() else None
 
-    def _on_message(self, message: Any, non_finite: bool) -> None:
+    def _on_message(self, message: Any, flags: int) -> None:
+        from mcpprobe.wire.decode import HUGE, NON_FINITE
+
         self._trace("recv", message)
-        if non_finite:
+        if flags & NON_FINITE:
             self._anomaly("a message with NaN or Infinity, which are not JSON numbers (RFC 8259); written as null",
                           message)
+        if flags & HUGE:
+            self._anomaly("a message with a number past the range of a double (such as 1e400), beyond what RFC 8259 "
+                          "section 6 says interoperates; written as null", message, "number-out-of-range")
         if isinstance(message, list):
             self._batch(message)
             for item in message:

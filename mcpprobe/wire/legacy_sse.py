@@ -90,14 +90,15 @@ class LegacySseTransport(HttpBase):
 
     async def send(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         assert self._client is not None and self._endpoint is not None
+        # Streamed: the answers come on the event stream, so this body is never needed whole (an
+        # endless one is not buffered); an error's start is read for its description.
         try:
-            response = await self._client.post(
-                self._endpoint, content=json.dumps(message), headers={"Content-Type": "application/json"}
-            )
+            async with self._client.stream("POST", self._endpoint, content=json.dumps(message),
+                                           headers={"Content-Type": "application/json"}) as response:
+                if response.status_code >= 300:
+                    raise await self._http_problem(response, message.get("method", "response"))
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, self._endpoint) from None
-        if response.status_code >= 300:
-            raise await self._http_problem(response, message.get("method", "response"))
 
     async def aclose(self) -> None:
         self._closing = True

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mcpprobe.safety.numbers import digits
+
+MAX_RETRY_MS = 24 * 3600 * 1000  # the longest `retry:` taken: a day
+
 
 @dataclass
 class Event:
@@ -32,6 +36,7 @@ class EventParser:
         self._pending_cr = False
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
+        self.refused_retry: str | None = None  # a `retry:` value out of range, until the transport reports it
 
     def reconnected(self) -> None:
         """A new connection continues the stream: a half-received event from the old one is
@@ -96,5 +101,11 @@ class EventParser:
         elif name == "id" and "\x00" not in value:
             self.last_event_id = value
         elif name == "retry" and value.isascii() and value.isdigit():
-            self.retry_ms = int(value)
+            # WHATWG: only digits count. Past a day (or 15 digits) it is no reconnection time anyone
+            # waits for: kept out (the default wait applies), and noted for the transport to report.
+            retry = digits(value, MAX_RETRY_MS)
+            if retry is None:
+                self.refused_retry = value[:40] + ("..." if len(value) > 40 else "")
+            else:
+                self.retry_ms = retry
         return None

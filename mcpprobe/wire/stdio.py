@@ -267,7 +267,7 @@ class StdioTransport:
             except orjson.JSONDecodeError:
                 pass
             else:
-                self._sink.message(message, False)  # orjson reads no NaN or Infinity
+                self._sink.message(message, 0)  # orjson reads no NaN, Infinity or 1e400
                 return
         try:
             text = line.decode("utf-8")
@@ -284,7 +284,7 @@ class StdioTransport:
         except ValueError:
             self._sink.bad_output("a line on stdout that is not JSON-RPC", clip(text, 200))
             return
-        self._sink.message(decoded.value, decoded.non_finite)
+        self._sink.message(decoded.value, decoded.flags)
 
     async def _read_stderr(self) -> None:
         live = self._stderr_writer if self._stderr_mode == "live" else None

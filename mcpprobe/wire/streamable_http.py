@@ -103,12 +103,15 @@ class StreamableHttpTransport(HttpBase):
         assert self._client is not None
         import json
 
+        # Streamed: the body of an answer to a notification is never needed whole (an endless one is
+        # not buffered); an error's start is read for its description (_http_problem).
         try:
-            response = await self._client.post(self.target.url, content=json.dumps(message), headers=headers)
+            async with self._client.stream("POST", self.target.url, content=json.dumps(message),
+                                           headers=headers) as response:
+                if response.status_code >= 400 and response.status_code not in (404, 405):
+                    raise await self._http_problem(response, message.get("method", "response"))
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, self.target.url) from None
-        if response.status_code >= 400 and response.status_code not in (404, 405):
-            raise await self._http_problem(response, message.get("method", "response"))
 
     async def _post_request(self, message: dict[str, Any], headers: dict[str, str]) -> None:
         assert self._client is not None and self._sink is not None
@@ -144,9 +147,10 @@ class StreamableHttpTransport(HttpBase):
         if status == 404 and self._session_id and method != "initialize":
             raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)")
         if content_type == "application/json":
-            body = await _read_limited(response, self._max)
+            body = await _read_limited(response, self._max, lambda: self._given_up(request_id))
             try:
-                data, non_finite = decode_message(body)
+                decoded = decode_message(body)
+                data = decoded.value
             except ValueError:
                 if status >= 400:
                     raise await self._http_problem(response, method) from None
@@ -167,7 +171,7 @@ class StreamableHttpTransport(HttpBase):
                     detail={"status": status,
                             "bodyStart": clip(body[:SNIPPET + 4096].decode("utf-8", "replace"), SNIPPET)},
                 )
-            self._sink.message(data, non_finite)
+            self._sink.message(data, decoded.flags)
             return
         if content_type == "text/event-stream" and status < 300:
             parser = EventParser(self._max)
@@ -357,13 +361,17 @@ def _checked_session_id(value: str) -> str:
         detail={"sessionId": value.encode("unicode_escape").decode("ascii")[:200]})
 
 
-async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+async def _read_limited(response: httpx.Response, limit: int, given_up: Any = None) -> bytes:
+    """The JSON body of an answer, refused past `limit` (--max-message-size); not read on once
+    `given_up()` says nobody waits for it (a body that trickles past its request's deadline)."""
     declared = response.headers.get("content-length", "")
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise ProtocolFailure(f"an HTTP body of {declared} bytes, larger than the limit of {limit} bytes "
                               "(--max-message-size); not read")
     data = bytearray()
     async for chunk in response.aiter_bytes():
+        if given_up is not None and given_up():
+            raise ConnectionFailed("an HTTP body still arriving when its request had given up; not read further")
         data += chunk
         if len(data) > limit:
             raise ProtocolFailure(f"an HTTP body larger than the limit of {limit} bytes (--max-message-size)")

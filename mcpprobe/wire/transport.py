@@ -21,13 +21,17 @@ HttpHooks = dict[str, list[Callable[[Any], Awaitable[None]]]]
 class Sink:
     """Callbacks from a transport into the connection above it."""
 
-    message: Callable[[Any, bool], None]  # (message, non_finite): it held NaN or Infinity
+    # (message, flags): what decoding noted, wire/decode.py's NON_FINITE (NaN or Infinity) and HUGE (1e400)
+    message: Callable[[Any, int], None]
     bad_output: Callable[[str, str], None]  # (what, sample): a line or body that is not JSON-RPC
     closed: Callable[[ProbeError], None]  # the transport is gone; pending requests fail with this
     request_failed: Callable[[Any, ProbeError], None]  # one request's delivery failed (HTTP)
     # When the connection stops waiting for this request's answer (time.monotonic()), or None if
     # it no longer waits: an HTTP transport resumes a broken event stream only within that time.
     deadline: Callable[[Any], float | None] | None = None
+    # (what, sample): a number the transport read (an SSE retry:) out of the range it can use; a
+    # number-out-of-range finding, and the transport went on with its default.
+    out_of_range: Callable[[str, str], None] | None = None
 
 
 @dataclass

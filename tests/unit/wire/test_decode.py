@@ -34,3 +34,17 @@ def test_nesting_past_the_limit_is_refused_before_parsing() -> None:
         decode_message("[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1))
     with pytest.raises(ValueError):
         decode_message("not json")
+
+
+@pytest.mark.parametrize("raw, huge", [
+    ('{"x": 1e400}', True),
+    ('{"x": -1E+400}', True),
+    ('{"x": 1' + "0" * 400 + '.5}', True),  # no exponent: 401 digits are past a double too
+    ('{"x": 1e308, "y": 1e-400}', False),  # the largest double is no overflow, and underflow is 0.0
+    ('{"x": 1' + "0" * 400 + '}', False),  # an integer of 401 digits is exact in Python (and in --json)
+    ('{"text": "1e400"}', False),  # in a string: text
+])
+def test_a_number_past_a_double_is_noted(raw: str, huge: bool) -> None:
+    decoded = decode_message(raw)
+    assert decoded.huge is huge and not decoded.non_finite
+    assert decoded.flags == (2 if huge else 0)
