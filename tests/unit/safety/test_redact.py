@@ -20,6 +20,7 @@ from mcpprobe.safety.redact import (
     secret_values,
     use,
 )
+from mcpprobe.safety.sanitize import visible
 from mcpprobe.wire.target import HttpTarget, StdioTarget
 
 # Secrets: no brackets (so that a MASK next to other text cannot spell one), at least MIN_LENGTH
@@ -151,3 +152,16 @@ def test_output_streams_mask_escape_lone_surrogates_and_optionally_make_text_ine
     inert = io.StringIO()
     RedactingStream(inert, Redactor(()), inert=True).write("scope \x1b]0;pwned\x07 ok\n\tnext")
     assert inert.getvalue() == "scope \\x1b]0;pwned\\x07 ok\n\tnext"
+
+
+def test_a_token_with_a_line_break_is_masked_in_every_form_a_message_shows_it() -> None:
+    """Issue #27: a token an authorization server issued with CR/LF in it was printed unmasked in
+    the HTTP client's "Illegal header value b'Bearer ...'"."""
+    token = "at-part-one\r\nX-Injected: at-part-two\x7f"
+    redactor = Redactor([token])
+    header = ("Bearer " + token).encode()
+    assert redactor(f"Illegal header value {header!r}") == f"Illegal header value b'Bearer {MASK}'"
+    assert redactor(f"got {token!r}") == f"got '{MASK}'"
+    assert redactor(f"got {visible(token)}") == f"got {MASK}"
+    assert redactor(f"got {visible(token, multiline=True)} then") == f"got {MASK} then"
+    assert SplitWrites(redactor).end(f"a: {token}\n") == f"a: {MASK}\n"
