@@ -183,6 +183,34 @@ def test_a_signal_while_a_token_is_fetched_ends_as_ctrl_c(tmp_path: Path, sig: s
     assert doc["command"] == " ".join(command[:2] if command[0] == "auth" else command[:1])
 
 
+def test_a_signal_while_a_stored_token_is_renewed_ends_as_ctrl_c(tmp_path: Path) -> None:
+    """The renewal of an expired stored token before the session starts, held by the token endpoint."""
+    log = tmp_path / "requests.jsonl"
+    with auth_server("--hold-token", "--log", str(log)) as url:
+        base = url.rsplit("/", 1)[0]
+        TokenStore().save(TokenRecord(server_url=url, access_token="at-expired-0123456", refresh_token="rt-0123456789",
+                                      expires_at=time.time() - 600, token_endpoint=base + "/token",
+                                      client={"client_id": "ci"}))
+        proc = subprocess.Popen([PY, "-m", "mcpprobe", "probe", "--json", url], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not _log_has(log, "/token"):
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the token endpoint never got the refresh"
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGTERM)
+            stdout, stderr = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    assert proc.returncode == 130, (proc.returncode, stderr)
+    assert json.loads(stdout)["error"]["code"] == "interrupted"
+    assert "rt-0123456789" not in stdout + stderr
+
+
 def test_read_output_to_a_fifo_nobody_reads_is_a_usage_error_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
