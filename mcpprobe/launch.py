@@ -11,6 +11,9 @@ _EARLY = frozenset(("probe", "list", "call", "read", "get-prompt", "watch"))
 
 
 def main() -> None:
+    from mcpprobe.signals import interrupt_on_signals
+
+    interrupt_on_signals()  # before the early server: prestart keeps it, and gives it back
     try:
         run(sys.argv[1:])
     except SystemExit as done:

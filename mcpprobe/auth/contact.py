@@ -1,6 +1,10 @@
 """How login meets the MCP server: a session opened the way every command opens one, and what the
 server answered it (`Contact`): the first request it refused, with its status and challenge, or
 none. Login asks this before it logs in (is a login needed?) and after (is the token accepted?).
+What the server said is checked before the SDK's flow or a browser takes it: a `resource_metadata`
+that is no usable URL is left out of the challenge the flow is handed (`usable_challenge`), and an
+authorization URL on plain http:// away from this machine is asked about or refused
+(`plain_http_checked`).
 """
 
 from __future__ import annotations
@@ -65,3 +69,61 @@ async def contact(url: str, headers: tuple[tuple[str, str], ...], *, insecure: b
         return found
     found.method = ""
     return found
+
+
+def usable_challenge(header: str, url: str) -> str:
+    """The server's challenge as the SDK's flow is handed it: a `resource_metadata` that is no usable
+    URL (a host that does not parse, a control character) left out, so that the flow looks at the
+    well-known URLs instead, as mcpprobe's own diagnosis did, rather than fail on it."""
+    from urllib.parse import urljoin
+
+    from mcpprobe.safety.peer import url_problem
+    from mcpprobe.wire.challenge import parse_www_authenticate
+
+    challenges = parse_www_authenticate(header)
+    named = [c.get("resource_metadata") for c in challenges if c.get("resource_metadata") is not None]
+    try:
+        if all(url_problem(urljoin(url, str(value))) is None for value in named):
+            return header
+    except ValueError:
+        pass
+    kept = []
+    for one in challenges:
+        if one.token68 is not None:
+            kept.append(f"{one.scheme} {one.token68}")
+            continue
+        params = [f'{name}="{value.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
+                  for name, value in one.params.items() if name != "resource_metadata"]
+        kept.append(f"{one.scheme} {', '.join(params)}".strip())
+    return ", ".join(kept)
+
+
+def plain_http_checked(authorization_url: str, opts: Any) -> None:
+    """An authorization URL on plain http:// at a host that is not this machine is not handed to a
+    browser unasked: the specification says "All authorization server endpoints MUST be served
+    over HTTPS" (2025-11-25, Authorization, Communication Security), and the person would type
+    their password where anyone on the way can read it. With `opts.allow_http_authorization` it
+    goes with a warning; on a terminal (`opts.confirm`) the person is warned and asked; otherwise
+    (CI, no terminal) it is refused: LoginFailed, exit 7."""
+    from urllib.parse import urlsplit
+
+    from mcpprobe.auth.tokens import LoginFailed
+    from mcpprobe.safety.peer import is_loopback_host
+
+    parts = urlsplit(authorization_url)
+    if parts.scheme.lower() != "http" or is_loopback_host(parts.hostname):
+        return
+    where = f"http://{parts.netloc}"
+    warning = (f"warning: the authorization server's login page is on plain HTTP ({where}), not HTTPS: "
+               "what is typed there can be read on the way (the MCP specification requires HTTPS)")
+    if opts.allow_http_authorization:
+        opts.announce(warning + " - allowed by --allow-http-authorization")
+        return
+    if opts.confirm is not None:
+        opts.announce(warning)
+        if opts.confirm("Open it all the same?"):
+            return
+        raise LoginFailed(f"login refused: the authorization endpoint {where} is not HTTPS")
+    raise LoginFailed(f"login refused: the authorization endpoint {where} is plain HTTP, not HTTPS (the MCP "
+                      "specification requires HTTPS); with no terminal to ask, --allow-http-authorization "
+                      "allows it")

@@ -108,7 +108,11 @@ def prm_candidates(server_url: str, resource_metadata: str | None) -> list[tuple
     origin = f"{parts.scheme}://{parts.netloc}"
     out: list[tuple[str, str]] = []
     if resource_metadata:
-        out.append((urljoin(server_url, resource_metadata), "resource_metadata in WWW-Authenticate"))
+        try:
+            joined = urljoin(server_url, resource_metadata)
+        except ValueError:  # a URL that does not parse: kept as given, for discover to refuse with why
+            joined = resource_metadata
+        out.append((joined, "resource_metadata in WWW-Authenticate"))
     if parts.path and parts.path != "/":
         out.append((f"{origin}/.well-known/oauth-protected-resource{parts.path}", "path-aware well-known (RFC 9728)"))
     out.append((f"{origin}/.well-known/oauth-protected-resource", "root well-known (RFC 9728)"))
@@ -138,7 +142,23 @@ def _origin(url: str) -> tuple[str, str]:
 
 
 def _http_url(value: Any) -> TypeGuard[str]:
-    return isinstance(value, str) and urlsplit(value).scheme in ("http", "https") and bool(urlsplit(value).netloc)
+    """An http(s) URL that can be requested: one that does not parse (`http://[::1]]:1/`) or holds a
+    control character makes its document malformed, never an error of the HTTP client later."""
+    from mcpprobe.safety.peer import url_problem
+
+    return isinstance(value, str) and url_problem(value) is None
+
+
+def _unusable(url: str, source: str) -> Attempt | None:
+    """The attempt that a URL a peer named cannot be: refused before any request, with why."""
+    from mcpprobe.safety.peer import url_problem
+
+    problem = url_problem(url)
+    if problem is None:
+        return None
+    attempt = Attempt(url, source)
+    attempt.result, attempt.note = "malformed", f"not a usable URL: {problem}"
+    return attempt
 
 
 async def fetch_json(client: Any, url: str, source: str, deadline: float) -> tuple[Attempt, Any]:
@@ -163,6 +183,10 @@ async def fetch_json(client: Any, url: str, source: str, deadline: float) -> tup
             attempt.content_type = response.headers.get("content-type", "")
             if 300 <= response.status_code < 400:
                 location = urljoin(current, response.headers.get("location", ""))
+                refused = _unusable(location, source) if response.headers.get("location") else None
+                if refused is not None:
+                    attempt.result, attempt.note = "redirect", f"redirect {refused.note}, not followed"
+                    return attempt, None
                 if response.headers.get("location") and _origin(location) == _origin(current):
                     current = location
                     attempt.note = f"redirected to {location}"
@@ -303,7 +327,8 @@ async def discover(server_url: str, *, status: int | None = None, www_authentica
         with anyio.move_on_after(timeout) as scope:
             challenge = found.bearer
             for url, source in prm_candidates(server_url, challenge.get("resource_metadata") if challenge else None):
-                attempt, doc = await fetch_json(client, url, source, deadline)
+                refused = _unusable(url, source)
+                attempt, doc = (refused, None) if refused else await fetch_json(client, url, source, deadline)
                 found.prm_attempts.append(attempt)
                 if doc is None:
                     continue
@@ -321,7 +346,8 @@ async def discover(server_url: str, *, status: int | None = None, www_authentica
             for url, source in asm_candidates(found.issuer):
                 if found.legacy:
                     source += ", 2025-03-26 fallback at the server's origin"
-                attempt, doc = await fetch_json(client, url, source, deadline)
+                refused = _unusable(url, source)
+                attempt, doc = (refused, None) if refused else await fetch_json(client, url, source, deadline)
                 found.asm_attempts.append(attempt)
                 if doc is None:
                     if attempt.result in ("not-found", "redirect", "malformed") or (

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from mcpprobe import __version__
 from mcpprobe.auth.callback import LoopbackCallback, browser_available, open_in_browser
-from mcpprobe.auth.contact import Contact, contact
+from mcpprobe.auth.contact import Contact, contact, plain_http_checked, usable_challenge
 from mcpprobe.auth.diagnosis import Diagnosis, diagnose
 from mcpprobe.auth.discovery import canonical_resource, default_metadata, supports
 from mcpprobe.auth.dpop import BoundAuth, DPoPKey, LoginProofs, send_proved
@@ -78,6 +78,10 @@ class LoginOptions:
     force: bool = False  # log in even when the server answers without credentials
     # What login tells the person as it goes (a scope a server asks for, a URL to open): inert.
     announce: Callable[[str], None] = field(default=lambda text: _say_inert(text))
+    # An authorization endpoint on plain http:// (not loopback): allowed by --allow-http-authorization;
+    # else `confirm(question)` asks the person (None: no terminal, and it is refused).
+    allow_http_authorization: bool = False
+    confirm: Callable[[str], bool] | None = None
 
 
 def _say_inert(text: str) -> None:
@@ -117,6 +121,11 @@ class _Storage:
         return self.tokens
 
     async def set_tokens(self, tokens: Any) -> None:
+        from mcpprobe.auth.tokens import accepted
+
+        # The SDK's token answer, checked as mcpprobe's own are: never sent or stored when unusable.
+        accepted("the authorization server", {"access_token": tokens.access_token,
+                                             "refresh_token": tokens.refresh_token})
         self.tokens = tokens
 
     async def get_client_info(self) -> Any:
@@ -317,7 +326,8 @@ async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptio
     from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 
     # As bytes: a challenge may hold what is not ASCII (obs-text), which a str header value may not.
-    answer: dict[bytes, bytes] = {b"WWW-Authenticate": refused.challenge.encode("utf-8")} if refused.challenge else {}
+    challenge = usable_challenge(refused.challenge, url) if refused.challenge else ""
+    answer: dict[bytes, bytes] = {b"WWW-Authenticate": challenge.encode("utf-8")} if challenge else {}
     async with httpx.AsyncClient(timeout=opts.timeout, verify=not opts.insecure, follow_redirects=False) as client:
         request = client.build_request("POST", url, headers={
             "MCP-Protocol-Version": refused.version or LOGIN_PROTOCOL_VERSION})
@@ -340,8 +350,12 @@ async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptio
             raise LoginFailed(f"login failed: {exc}") from None
         except httpx.HTTPError as exc:
             raise LoginFailed(f"login failed: {str(exc) or type(exc).__name__}") from None
+        except httpx.InvalidURL as exc:  # a URL the authorization server named, which the flow would request
+            raise LoginFailed(f"login failed: the authorization server named a URL that cannot be used ({exc})") \
+                from None
         finally:
             await flow.aclose()
+
 
 
 async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: LoginOptions,
@@ -448,6 +462,7 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis, of
             storage = _Storage(pre, _proofs(opts))
 
             async def redirect_handler(authorization_url: str) -> None:
+                plain_http_checked(authorization_url, opts)
                 opts.announce(f"Open this URL in a browser to log in (waiting up to {opts.login_timeout:g} s for "
                               f"the redirect to {callback.redirect_uri}):\n{authorization_url}")
                 if not opts.no_browser and browser_available():

@@ -51,7 +51,16 @@ class AuthSettings:
             client_key_env=self.client_key_env or other.client_key_env)
 
     def bearer(self) -> str | None:
-        return from_env(self.bearer_env, "--bearer-env")
+        """The token of --bearer-env, as is; UsageProblem when no HTTP header can carry it."""
+        token = from_env(self.bearer_env, "--bearer-env")
+        if token is not None:
+            from mcpprobe.errors import UsageProblem
+            from mcpprobe.safety.peer import token_problem
+
+            problem = token_problem(token)
+            if problem is not None:
+                raise UsageProblem(f"--bearer-env {self.bearer_env}: the token cannot be sent: {problem}")
+        return token
 
     def client_secret(self) -> str | None:
         return from_env(self.client_secret_env, "--client-secret-env")

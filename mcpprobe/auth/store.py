@@ -17,7 +17,8 @@ issuer's. A file of the earlier layout (named by the URL alone) is still read, a
 issuer the next time its record is stored. The directory is created with mode 0700 and every file is written as a
 private output file (`outfiles.write_file`): mode 0600 from its creation on, synced, then renamed
 into place, so a token is never readable by others, not even for a moment, and a crash leaves the
-previous token whole. The record holds what a refresh needs without discovery: the token endpoint, the
+previous token whole. A token file is read the same way round: never through a symbolic link, only
+a regular file (`_read_token_file`). The record holds what a refresh needs without discovery: the token endpoint, the
 client registration (a dynamically registered client's secret included), the resource indicator.
 """
 
@@ -95,7 +96,12 @@ class TokenRecord:
         return (now or time.time()) >= self.expires_at - EXPIRY_MARGIN
 
     def usable(self) -> bool:
-        return bool(self.access_token) and not self.expired()
+        """A token that can be sent now: not expired, and one an HTTP header can carry (a record an
+        older mcpprobe stored from a hostile server may hold one that cannot; it is renewed or
+        logged in again, never sent)."""
+        from mcpprobe.safety.peer import token_problem
+
+        return bool(self.access_token) and token_problem(self.access_token) is None and not self.expired()
 
     def refreshable(self) -> bool:
         return bool(self.refresh_token and self.token_endpoint and self.client.get("client_id"))
@@ -156,6 +162,31 @@ def _mode(path: Path | None) -> str | None:
         return oct(path.stat().st_mode & 0o777)
     except OSError:
         return None
+
+
+MAX_RECORD_BYTES = 1024 * 1024  # a record is a few KB; a DPoP key's PEM the largest part
+
+
+def _read_token_file(path: Path) -> str:
+    """A token file's text, read without following a symbolic link (O_NOFOLLOW: a link planted at
+    the name would hand mcpprobe someone else's token, or a file that never ends) and without
+    blocking on a FIFO (O_NONBLOCK); only a regular file of at most MAX_RECORD_BYTES. OSError or
+    ValueError otherwise, which the store takes as no token."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        chunks, size = [], 0
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_RECORD_BYTES:
+                raise ValueError(f"{path} is larger than a token record")
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8")
 
 
 class TokenStore:
@@ -236,7 +267,7 @@ class TokenStore:
 def _read(path: Path) -> TokenRecord | None:
     """The record in one file; None for a file that is missing, unreadable or not a record."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(_read_token_file(path))
         if not isinstance(data, dict) or not isinstance(data.get("serverUrl"), str):
             return None
         return TokenRecord.from_json(data, path)

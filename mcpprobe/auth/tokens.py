@@ -173,6 +173,23 @@ async def token_request(token_endpoint: str, form: dict[str, str], client: dict[
         raise LoginFailed(f"token endpoint {token_endpoint} answered HTTP {response.status_code}"
                           + (f" {error}" if error else "") + (f" ({said})" if said else ""),
                           detail={"status": response.status_code, "error": error, "errorDescription": said})
+    return accepted(token_endpoint, data)
+
+
+def accepted(source: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A token answer whose access token can be sent in a header (LoginFailed otherwise, before it is
+    stored or sent, in words that never quote it); every token in it is masked from now on."""
+    from mcpprobe.safety import redact
+    from mcpprobe.safety.peer import token_problem
+
+    for name in ("access_token", "refresh_token", "id_token"):
+        value = data.get(name)
+        if isinstance(value, str) and value:
+            redact.active().learn(value)
+    problem = token_problem(data.get("access_token"))
+    if problem is not None:
+        raise LoginFailed(f"{source} issued an access token that cannot be used: {problem}; it was not stored",
+                          detail={"error": "unusable-token"})
     return data
 
 

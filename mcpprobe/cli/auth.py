@@ -104,13 +104,16 @@ def auth_group() -> None:
 @click.option("--force", is_flag=True,
               help="Log in even when the server answers without credentials and publishes no resource metadata.")
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about).")
+@click.option("--allow-http-authorization", is_flag=True,
+              help="Open an authorization endpoint on plain http:// at a host that is not this machine (warned "
+                   "about); without it, a terminal asks and anything else is refused (exit 7).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 def login_command(url: str, client_metadata_url: str | None, callback_port: int, login_timeout: float, timeout: float,
                   headers: tuple[str, ...], grant: str | None, assertion_env: str | None, issuer: str | None,
                   idp_token_endpoint: str | None,
                   idp_client_id: str | None, idp_client_secret_env: str | None, id_token_env: str | None,
-                  id_token_file: str | None, dpop: bool, force: bool, insecure: bool, as_json: bool,
-                  auth: AuthSettings) -> int:
+                  id_token_file: str | None, dpop: bool, force: bool, insecure: bool, allow_http_authorization: bool,
+                  as_json: bool, auth: AuthSettings) -> int:
     """Log in to the MCP server at URL and store the token.
 
     \b
@@ -154,8 +157,11 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
         extra.append(_id_token(None, id_token_file) or "")
     given = [s.strip() for s in extra if s and s.strip()]  # the IdP's secret, an ID token, an assertion
     redactor = _redactor([*settings.secrets(), *given])
+    from mcpprobe.safety import redact
+
+    redact.use(redactor)  # a token the login obtains is learnt by it at once (mcpprobe.auth.tokens.accepted)
     err = _live_stderr(redactor)
-    _check_url(url)
+    _check_url(url, proxies=True)
     header_pairs = tuple(parse_header(h) for h in headers)
     if any(name.lower() == "authorization" for name, _ in header_pairs):
         raise UsageProblem("login obtains the Authorization header itself; do not pass one with --header")
@@ -187,7 +193,8 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
         insecure=insecure, headers=header_pairs, announce=announce, grant=grant,
         force=force, dpop=dpop, issuer=issuer, assertion=assertion,
         idp_token_endpoint=idp_token_endpoint, idp_client_id=idp_client_id,
-        idp_client_secret=idp_secret, id_token=id_token)
+        idp_client_secret=idp_secret, id_token=id_token,
+        allow_http_authorization=allow_http_authorization, confirm=_terminal_confirm())
     try:
         result = anyio.run(login, url, options)
     except UsageProblem:
@@ -310,9 +317,26 @@ def _id_token(env: str | None, path: str | None) -> str | None:
     return value
 
 
-def _check_url(url: str) -> None:
+def _terminal_confirm() -> Any:
+    """A yes/no question on the terminal (no by default), or None where there is no person to ask:
+    stdin or stderr not a terminal (CI, a pipe)."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+
+    def confirm(question: str) -> bool:
+        return click.confirm(question, default=False, err=True)
+
+    return confirm
+
+
+def _check_url(url: str, *, proxies: bool = False) -> None:
+    """An http(s) URL the HTTP client can request; with `proxies` (a command that connects), the
+    environment's proxy variables usable too."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise click.UsageError(f"{url!r} is not an http(s) URL: authentication applies to HTTP servers")
+    from mcpprobe.wire.target import check_http_url
+
+    check_http_url(url, proxies=proxies)

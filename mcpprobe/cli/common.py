@@ -264,6 +264,9 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
         return None
     finally:
         reap_all()
+        from mcpprobe.signals import again
+
+        again()  # the loop's receiver left the default behind: what follows is ours again
 
 
 class ShowWhenReady(Generic[Shown]):

@@ -172,7 +172,9 @@ def main() -> None:
     """Entry point. A reader of stdout or stderr that goes away (`| head`) is handled here, once:
     the rest of the output is dropped and the exit code stays the run's (mcpprobe.cli.streams)."""
     from mcpprobe.cli.streams import guard_standard_streams
+    from mcpprobe.signals import interrupt_on_signals
 
+    interrupt_on_signals()  # SIGTERM and SIGHUP as Ctrl-C, before any operation takes them
     # A lone surrogate (from a server, or undecodable bytes in argv) cannot be written as UTF-8:
     # written as \udXXX rather than ending the run with a traceback. stderr does this already.
     reconfigure = getattr(sys.stdout, "reconfigure", None)  # a TextIOWrapper's; a replaced stdout may lack it

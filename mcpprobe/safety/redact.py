@@ -70,15 +70,29 @@ def is_maskable(value: str) -> bool:
             and stripped.lower() not in NOT_SECRET_WORDS)
 
 
+def _forms(secret: str) -> set[str]:
+    """Every way `secret` can show up in text: as is, inside a JSON string, as Python writes it in
+    an error message (`repr`, of the text or of its bytes: "Illegal header value b'Bearer ...'" for
+    a token with CR/LF in it), and as `sanitize.visible` shows it. No form is part of another, so
+    that `SplitWrites` shows exactly what one-piece masking shows."""
+    if not is_maskable(secret):
+        return set()
+    forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], repr(secret)[1:-1]}
+    if not _LONE_SURROGATE.search(secret):  # a lone surrogate has no bytes form
+        forms.add(repr(secret.encode("utf-8"))[2:-1])
+    if not secret.isprintable():
+        from mcpprobe.safety.sanitize import visible
+
+        forms.add(visible(secret))
+        forms.add(visible(secret, multiline=True))
+    return {form for form in forms if form}
+
+
 class Redactor:
     def __init__(self, secrets: Iterable[str]) -> None:
         forms: set[str] = set()
         for secret in secrets:
-            if not is_maskable(secret):
-                continue
-            forms.add(secret)
-            forms.add(json.dumps(secret)[1:-1])  # as it appears inside a JSON string
-            forms.add(json.dumps(secret, ensure_ascii=False)[1:-1])
+            forms |= _forms(secret)
         # Longest first, so that a secret containing another is masked whole.
         self._forms = sorted(forms, key=len, reverse=True)
         self.longest = len(self._forms[0]) if self._forms else 0

@@ -24,15 +24,25 @@ MAX_DEPTH = 200
 # depth check, `${...}` expansion, comparing snapshots) walks it expanded. A file is refused when its
 # expanded tree has more nodes than this: a 2,000-server fleet written out by hand has ~40,000.
 MAX_YAML_NODES = 200_000
+# A file the user names (`--args @FILE`, a config, an expectation, a baseline) is read up to this:
+# the largest message mcpprobe sends by default (--max-message-size) is 64 MiB.
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
-def read_text(path: str, what: str, *, error: type[UsageProblem] = UsageProblem, encoding: str = "utf-8") -> str:
-    """The text of a file the user named; `what` prefixes the message (`--args @f.json`)."""
+def read_text(path: str, what: str, *, error: type[UsageProblem] = UsageProblem, encoding: str = "utf-8",
+              limit: int = MAX_FILE_BYTES) -> str:
+    """The text of a file the user named; `what` prefixes the message (`--args @f.json`). At most
+    `limit` bytes: a file that goes on (`/dev/zero`, a pipe that never ends) is refused once it
+    has given more, not read until memory runs out."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(limit + 1)
     except OSError as exc:
         raise error(f"{what}: cannot read: {exc.strerror or exc}") from None
+    except MemoryError:
+        raise error(f"{what}: too large to read") from None
+    if len(data) > limit:
+        raise error(f"{what}: larger than {limit // (1024 * 1024)} MiB; nothing mcpprobe reads is that large") from None
     return decode(data, what, error=error, encoding=encoding)
 
 

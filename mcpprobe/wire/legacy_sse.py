@@ -1,13 +1,14 @@
 """The legacy HTTP+SSE transport (2024-11-05): GET one event stream, whose `endpoint` event names
 where to POST every message; the answers come on the stream. An endpoint on another origin is
-refused, so that headers and credentials stay with the server named.
+refused, so that headers and credentials stay with the server named; one that is no usable URL (a
+control character, a host that does not parse) is a protocol failure of the stream, not a crash.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import anyio
 import httpx2 as httpx
@@ -78,7 +79,13 @@ class LegacySseTransport(HttpBase):
     def _event(self, name: str, data: str) -> None:
         """The events of the legacy stream other than messages: `endpoint` names where to POST."""
         if name == "endpoint":
-            endpoint = urljoin(self.target.url, data.strip())
+            from mcpprobe.safety.peer import BadPeerValue, peer_url
+
+            try:
+                endpoint = peer_url(data, base=self.target.url, what="the server's 'endpoint' event")
+            except BadPeerValue as exc:  # no message could be posted to it: the stream's finding
+                self._fail(ProtocolFailure(f"{exc}; no message can be sent to it"))
+                return
             if _origin(endpoint) != _origin(self.target.url):
                 self._fail(ProtocolFailure(
                     f"the server named an endpoint on another origin ({endpoint}); refused, so that "

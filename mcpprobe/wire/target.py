@@ -136,6 +136,46 @@ def root_uri(text: str) -> str:
     return Path(text).expanduser().resolve().as_uri()
 
 
+def check_http_url(url: str, *, proxies: bool = True) -> None:
+    """A URL the user gave (on the command line or in a config) that the HTTP client can request,
+    and proxy variables it can use: UsageProblem otherwise, before anything is sent, where the
+    client itself would raise far from here (a host like `[::1]]`, a proxy port 99999, a SOCKS
+    proxy without its support installed)."""
+    from mcpprobe.safety.peer import url_problem
+
+    problem = url_problem(url)
+    if problem is not None:
+        raise UsageProblem(f"{url!r} is not a usable URL: {problem}")
+    proxy_problem = environment_proxy_problem() if proxies else None
+    if proxy_problem is not None:
+        raise UsageProblem(proxy_problem)
+
+
+def environment_proxy_problem() -> str | None:
+    """Why a proxy variable of the environment cannot be used (None when each can): the HTTP client
+    reads HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (either case) for every request mcpprobe makes."""
+    import os
+
+    from mcpprobe.safety.peer import url_problem
+
+    if any(host.strip() == "*" for host in (os.environ.get("NO_PROXY") or os.environ.get("no_proxy") or "").split(",")):
+        return None  # NO_PROXY=*: the client uses no proxy at all
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        value = os.environ.get(name, "").strip()
+        if not value:
+            continue
+        proxy = value if "://" in value else f"http://{value}"
+        problem = url_problem(proxy, schemes=("http", "https", "socks5", "socks5h"))
+        if problem is None and urlsplit(proxy).scheme.startswith("socks"):
+            import importlib.util
+
+            if importlib.util.find_spec("socksio") is None:
+                problem = "a SOCKS proxy, which needs the optional package socksio (pip install 'httpx2[socks]')"
+        if problem is not None:
+            return f"the proxy in the environment variable {name} cannot be used: {problem}; fix or unset it"
+    return None
+
+
 def build_target(
     url: str | None,
     command: list[str],
@@ -177,6 +217,7 @@ def build_target(
         raise UsageProblem(f"{url!r} is not a valid URL: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageProblem(f"{url!r} is not an http(s) URL; to run a command, put it after '--'")
+    check_http_url(url)
     if transport == "stdio":
         raise UsageProblem("--transport stdio needs a command after '--', not a URL")
     if env or cwd or inherit_env:

@@ -389,18 +389,32 @@ def test_a_login_whose_token_cannot_be_stored_says_so_and_exits_2() -> None:
         assert CLIENT_SECRET not in human.stdout + human.stderr + result.stdout + result.stderr
 
 
-def test_a_refreshed_token_that_cannot_be_stored_is_used_for_this_run(tmp_path: Path) -> None:
+def _deep_config(tmp_path: Path) -> Path:
+    """A config directory whose token files' paths are a few characters under PATH_MAX (4096): a
+    token file there reads, but the temporary file a write makes next to it cannot be named
+    (ENAMETOOLONG: a real failure of the system, for any user, root too)."""
+    path = tmp_path
+    while len(str(path)) < 4030 - 250:
+        path = path / ("d" * 200)
+    path = path / ("e" * (4030 - len(str(path)) - 1))  # tokens/ is 4046 long, a token file 4084, its temp 4106
+    path.mkdir(parents=True)
+    return path
+
+
+def test_a_refreshed_token_that_cannot_be_stored_is_used_for_this_run(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A stored token refreshed before a probe, whose renewal cannot be written back: the probe runs
-    with the new token, and a note says it is this run's only. The token file is a link to a file
-    whose name is as long as a name can be: it reads, but the write's temporary file next to it
-    cannot be named (a real failure of the system, whoever runs the test)."""
+    with the new token, and a note says it is this run's only. The token directory is moved where
+    its files' paths are a few characters under PATH_MAX: they read, but the write's temporary file
+    next to them cannot be named. (A link to such a file is no longer read at all: a token file is
+    never read through a link.)"""
     with auth_server("--token-ttl", "20") as url:
         assert login(url).exit_code == 0
-        path = stored(url).path
-        longest = tmp_path / ("t" * 255)
-        longest.write_text(path.read_text())
-        path.unlink()
-        path.symlink_to(longest)
+        tokens = stored(url).path.parent
+        deep = _deep_config(tmp_path)
+        (deep / "mcpprobe").mkdir()
+        tokens.rename(deep / "mcpprobe" / "tokens")
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(deep))
         before = stored(url).access_token
         result = run_cli(["probe", "--json", "--protocol", "legacy", url])
         assert result.exit_code == 0, result.stderr

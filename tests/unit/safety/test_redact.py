@@ -20,6 +20,7 @@ from mcpprobe.safety.redact import (
     secret_values,
     use,
 )
+from mcpprobe.safety.sanitize import visible
 from mcpprobe.wire.target import HttpTarget, StdioTarget
 
 # No deadline and no "too slow" health check: on a busy machine generating an example can take a second,
@@ -173,6 +174,8 @@ def test_a_redactor_learns_secrets_in_place_for_everything_that_holds_it() -> No
 # `SplitWrites()`, which mask with it) instead of being handed it. This list may only shrink: a new reader
 # fails, and so does a module struck off the global without being struck off this list.
 GLOBAL_READERS = [
+    "mcpprobe.auth.tokens",  # a token is learnt the moment the authorization server issues it, on every path
+    "mcpprobe.cli.auth",  # sets it for a login, so that `auth.tokens` masks what the login obtains
     "mcpprobe.cli.edge",  # the last line of a bug, from anywhere
     "mcpprobe.cli.invocation",  # sets it, for the layers below
     "mcpprobe.cli.main",  # clears it per command
@@ -213,3 +216,16 @@ def test_only_the_known_modules_read_the_global_redactor() -> None:
             if imported or attribute or bare_split:
                 readers.add(name)
     assert sorted(readers) == GLOBAL_READERS
+
+
+def test_a_token_with_a_line_break_is_masked_in_every_form_a_message_shows_it() -> None:
+    """Issue #27: a token an authorization server issued with CR/LF in it was printed unmasked in
+    the HTTP client's "Illegal header value b'Bearer ...'"."""
+    token = "at-part-one\r\nX-Injected: at-part-two\x7f"
+    redactor = Redactor([token])
+    header = ("Bearer " + token).encode()
+    assert redactor(f"Illegal header value {header!r}") == f"Illegal header value b'Bearer {MASK}'"
+    assert redactor(f"got {token!r}") == f"got '{MASK}'"
+    assert redactor(f"got {visible(token)}") == f"got {MASK}"
+    assert redactor(f"got {visible(token, multiline=True)} then") == f"got {MASK} then"
+    assert SplitWrites(redactor).end(f"a: {token}\n") == f"a: {MASK}\n"
