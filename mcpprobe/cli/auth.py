@@ -10,7 +10,7 @@ import contextlib
 import functools
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import click
@@ -317,7 +317,7 @@ def _id_token(env: str | None, path: str | None) -> str | None:
     return value
 
 
-def _terminal_confirm() -> Any:
+def _terminal_confirm() -> Callable[[str], bool] | None:
     """A yes/no question on the terminal (no by default), or None where there is no person to ask:
     stdin or stderr not a terminal (CI, a pipe)."""
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
