@@ -427,12 +427,13 @@ class Connection:
         return Posted(self, request_id, pending, timeout)
 
     def enqueue(self, method: str, params: dict[str, Any] | None, *, timeout: float,
-                on_answer: Callable[[int, _Pending], None]) -> int | None:
-        """The closed loop of `mcpprobe load` on a transport that queues writes (stdio): the request is
-        queued now and written with the others of this turn; `on_answer(id, pending)` is called when
-        its answer (`pending.result`, or `pending.error`, also when the connection is lost) is read.
-        The caller keeps the time: a request it stops waiting for is ended with `give_up`. None when
-        the transport cannot queue (the caller uses `post` or `send_request`)."""
+                on_answer: Callable[[int, _Pending], None], headers: dict[str, str] | None = None) -> int | None:
+        """The hot path of `mcpprobe load` on a transport that queues sends (stdio: written with the
+        others of this turn; streamable HTTP: its POST started): no task, future or timer of the
+        caller's. `on_answer(id, pending)` is called when its answer (`pending.result`, or
+        `pending.error`, also when the connection is lost) is read. The caller keeps the time: a
+        request it stops waiting for is ended with `give_up`. None when the transport cannot queue
+        (the caller uses `post` or `send_request`)."""
         queue = getattr(self.transport, "queue_nowait", None)
         if queue is None or self.closed_error is not None:
             return None
@@ -445,7 +446,7 @@ class Connection:
         self._pending[request_id] = pending
         if self.tracer is not None:
             self.tracer("send", message)
-        if not queue(message):
+        if not queue(message, headers):
             self._pending.pop(request_id, None)
             return None
         return request_id

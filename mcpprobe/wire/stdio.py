@@ -172,11 +172,11 @@ class StdioTransport:
         writer.write((json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
         return True
 
-    def queue_nowait(self, message: dict[str, Any]) -> bool:
+    def queue_nowait(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> bool:
         """Queue `message` to be written with the others queued in this turn of the event loop: one
         write (one system call) for all the answers' follow-ups that one chunk of stdout brings. False
-        when the pipe is gone or closing. The closed loop of `mcpprobe load` keeps at most its
-        concurrency in flight, so what waits in the pipe's buffer is bounded by that."""
+        when the pipe is gone or closing. `mcpprobe load` keeps at most its concurrency in flight, so
+        what waits in the pipe's buffer is bounded by that. stdio carries no headers."""
         if self._closing or self._process is None:
             return False
         writer = self._writer
