@@ -188,6 +188,10 @@ class StdioTransport:
         write (one system call) for all the answers' follow-ups that one chunk of stdout brings. False
         when the pipe is gone or closing. `mcpprobe load` keeps at most its concurrency in flight, so
         what waits in the pipe's buffer is bounded by that. stdio carries no headers."""
+        return self.queue_line(encode_line(message))
+
+    def queue_line(self, line: bytes) -> bool:
+        """As queue_nowait, for a message already encoded as its line (`encode_line`'s bytes)."""
         if self._closing or self._process is None:
             return False
         writer = self._writer
@@ -199,7 +203,7 @@ class StdioTransport:
             return False
         if not self._outbox and not self._reading:
             asyncio.get_running_loop().call_soon(self._flush)
-        self._outbox.append(encode_line(message))
+        self._outbox.append(line)
         return True
 
     def flush(self) -> None:
@@ -328,12 +332,10 @@ class StdioTransport:
 
     def _line(self, line: bytes) -> None:
         assert self._sink is not None
-        line = line.rstrip(b"\r")
-        if not line.strip():
-            return
         if line.count(b"[") + line.count(b"{") <= MAX_NESTING:
-            # The common case, at C speed: orjson takes what json takes, bar NaN/Infinity, lone
-            # surrogates and integers past 64 bits, which fall to the exact path below.
+            # The common case, at C speed: orjson takes what json takes (a trailing CR is whitespace to
+            # both), bar NaN/Infinity, lone surrogates and integers past 64 bits, which fall to the
+            # exact path below, as a blank line does.
             try:
                 message = orjson.loads(line)
             except orjson.JSONDecodeError:
@@ -341,6 +343,9 @@ class StdioTransport:
             else:
                 self._sink.message(message, False)  # orjson reads no NaN or Infinity
                 return
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            return
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
