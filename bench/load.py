@@ -13,7 +13,10 @@ With --http the same run is made over streamable HTTP: server-everything in `str
 bound to 127.0.0.1 on a free port (as bench/run.py starts it), the floor then POSTs from C threads.
 Each round runs the tools one after the other, so a ratio is taken between runs made side by side;
 the ratios printed are the medians of those per-round ratios (the machine's noise falls on both
-members of a pair alike), with the medians of the raw figures above them. The Inspector's CPU is not
+members of a pair alike), with the medians of the raw figures above them. The mean latency is shown
+beside the p50: at a fixed concurrency, mean latency is concurrency / throughput (Little's law), while
+the p50 also depends on how each client's waits fall (a client that reads a burst of answers and
+answers each at once sees most requests fast and a few very slow). The Inspector's CPU is not
 measured (its process reaps the server, whose CPU would count as its own).
 
 Targets (docs/commands/load.md, issue 26): throughput >= 0.75x the floor's (>= 1.5x the Inspector's),
@@ -57,7 +60,8 @@ def floor(server: list[str], n: int, c: int) -> dict[str, float]:
                           '{"a": 1, "b": 2}', "-n", str(n), "-c", str(c), "--", *server],
                          capture_output=True, text=True, check=True, timeout=300).stdout
     doc = json.loads(out)
-    return {"throughput": doc["throughput"], "p50ms": doc["p50ms"], "cpuUs": doc["cpuPerRequestUs"]}
+    return {"throughput": doc["throughput"], "p50ms": doc["p50ms"], "meanms": doc["meanms"],
+            "cpuUs": doc["cpuPerRequestUs"]}
 
 
 def mcpprobe(server: list[str], n: int, c: int) -> dict[str, float]:
@@ -68,8 +72,9 @@ def mcpprobe(server: list[str], n: int, c: int) -> dict[str, float]:
     doc = json.loads(done.stdout)
     if doc["overall"] is None or doc["overall"]["errors"]:
         raise SystemExit(f"mcpprobe load failed: {done.stdout[-500:]} {done.stderr[-500:]}")
-    return {"throughput": doc["overall"]["throughput"], "p50ms": doc["overall"]["latencyUs"]["p50"] / 1000,
-            "cpuUs": doc["clientCost"]["cpuPerRequestUs"]}
+    latency = doc["overall"]["latencyUs"]
+    return {"throughput": doc["overall"]["throughput"], "p50ms": latency["p50"] / 1000,
+            "meanms": latency["mean"] / 1000, "cpuUs": doc["clientCost"]["cpuPerRequestUs"]}
 
 
 def inspector(binary: str, server: list[str], n: int, c: int) -> dict[str, float]:
@@ -82,7 +87,8 @@ def inspector(binary: str, server: list[str], n: int, c: int) -> dict[str, float
     found = json.loads(done.stdout[done.stdout.index("{"):]).get("result", {})
     if found.get("ok") != n:
         raise SystemExit(f"the Inspector's load failed: {done.stdout[-500:]} {done.stderr[-500:]}")
-    return {"throughput": found["throughput"], "p50ms": found["latencyMs"]["p50"], "cpuUs": 0.0}
+    return {"throughput": found["throughput"], "p50ms": found["latencyMs"]["p50"],
+            "meanms": found["latencyMs"]["mean"], "cpuUs": 0.0}
 
 
 def ratios(runs: dict[str, list[dict[str, float]]], name: str, key: str, base: str = "floor") -> float:
@@ -131,10 +137,12 @@ def compare(opts: argparse.Namespace, server: list[str]) -> int:
           f"load average (1 min) {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs")
     for name, figures in medians.items():
         cpu = f"CPU {figures['cpuUs']:6.1f} µs/req" if figures["cpuUs"] else "CPU not measured"
-        print(f"{name:10} {figures['throughput']:9.0f}/s  p50 {figures['p50ms']:6.2f} ms  {cpu}")
+        print(f"{name:10} {figures['throughput']:9.0f}/s  p50 {figures['p50ms']:6.2f} ms  "
+              f"mean {figures['meanms']:6.2f} ms  {cpu}")
     print(f"medians of the ratios of {opts.runs} rounds:")
     print(f"throughput {ratios(runs, 'mcpprobe', 'throughput'):.2f}x the floor (target >= 0.75)")
     print(f"p50        {ratios(runs, 'mcpprobe', 'p50ms'):.2f}x the floor (target <= 1.3)")
+    print(f"mean       {ratios(runs, 'mcpprobe', 'meanms'):.2f}x the floor")
     print(f"CPU/req    {ratios(runs, 'mcpprobe', 'cpuUs'):.2f}x the floor (target <= 2)")
     if "inspector" in runs:
         print(f"throughput {ratios(runs, 'mcpprobe', 'throughput', 'inspector'):.2f}x the Inspector (target >= 1.5)")
