@@ -185,3 +185,17 @@ def test_the_stdio_server_starts_before_the_imports_and_is_adopted() -> None:
     assert done.returncode == 0, done.stderr
     assert [event for event, _ in _history(done)] == ["started", "adopted"]
     assert json.loads(done.stdout)["overall"]["ok"] == 20
+
+
+def test_the_server_samples_cover_its_whole_process_tree() -> None:
+    """A shell that runs the server as its child (`; true` keeps the shell from exec'ing it): two
+    processes of the server's session, found by walking mcpprobe's descendants."""
+    import shlex
+
+    inner = f"{shlex.quote(PY)} {shlex.quote(str(ROOT / 'tests' / 'fixtures' / 'load_server.py'))}; true"
+    result = run_cli(["load", "--json", "--call", "work", "--rate", "20", "--duration", "1", "--interval", "0.25",
+                      "--", "sh", "-c", inner])
+    assert result.exit_code == 0, result.stderr
+    samples = result.json["serverSamples"]
+    assert samples and all(s["processes"] == 2 for s in samples), samples
+    assert all(s["threads"] >= 2 and s["fds"] >= 6 for s in samples), samples
