@@ -243,11 +243,12 @@ def render_openmetrics(outcome: LoadOutcome, *, now: float) -> str:
     """The families of `load_families`, the exit code and the time, each sample labelled with `server`:
     the URL or command, as `probe --format openmetrics` has it."""
     server = outcome.snapshot.target if outcome.snapshot is not None else ""
-    families = [*load_families(outcome),
-                ("mcpprobe_load_exit_code", "gauge", "the exit code of mcpprobe load (docs/exit-codes.md)",
-                 [("", {}, int(outcome.exit_code))]),
-                ("mcpprobe_load_last_run_timestamp_seconds", "gauge", "when this load run finished",
-                 [("", {}, round(now, 3))])]
+    families: list[Family] = [
+        *load_families(outcome),
+        ("mcpprobe_load_exit_code", "gauge", "the exit code of mcpprobe load (docs/exit-codes.md)",
+         [("", {}, int(outcome.exit_code))]),
+        ("mcpprobe_load_last_run_timestamp_seconds", "gauge", "when this load run finished",
+         [("", {}, round(now, 3))])]
     lines: list[str] = []
     for name, kind, help_text, samples in families:
         lines.extend([f"# TYPE {name} {kind}", f"# HELP {name} {help_text}"])

@@ -69,7 +69,8 @@ def failing_http_server() -> Iterator[tuple[str, list[str]]]:
             extra: dict[str, str] = {}
             if method == "initialize":
                 result: dict[str, Any] = {"protocolVersion": message["params"]["protocolVersion"],
-                                          "capabilities": {"tools": {}}, "serverInfo": {"name": "failing", "version": "1"}}
+                                          "capabilities": {"tools": {}},
+                                          "serverInfo": {"name": "failing", "version": "1"}}
                 extra["Mcp-Session-Id"] = "s-1"
             elif method == "tools/list":
                 result = {"tools": [TOOL]}
