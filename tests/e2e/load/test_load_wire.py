@@ -200,3 +200,14 @@ def test_the_server_samples_cover_its_whole_process_tree() -> None:
     samples = result.json["serverSamples"]
     assert samples and all(s["processes"] == 2 for s in samples), samples
     assert all(s["threads"] >= 2 and s["fds"] >= 6 for s in samples), samples
+
+
+def test_force_sends_what_the_server_did_not_declare_and_says_so() -> None:
+    from tests.conftest import FIXTURE
+
+    result = run_cli(["load", "--json", "--list", "prompts", "--force", "--requests", "3", "--",
+                      PY, str(FIXTURE), "tools-only"])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["overall"]["errorsByKind"] == {"rpc -32601": 3}
+    forced = [f for f in result.json["findings"] if f["code"] == "forced"]
+    assert len(forced) == 1 and forced[0]["detail"] == {"method": "prompts/list", "missing": "prompts"}
