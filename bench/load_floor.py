@@ -2,7 +2,7 @@
 
 One stdio server, `initialize` (2025-11-25), then N `tools/call` with C in flight on the one pipe: a
 new request goes out as each answer comes in. No validation, no histogram, no rendering: what a
-client cannot do without. Prints one JSON line: requests, seconds, throughput, p50/p99 (ms), the CPU
+client cannot do without. Prints one JSON line: requests, seconds, throughput, p50/mean/p99 (ms), the CPU
 seconds this process spent during the load, and per request (µs).
 
     python bench/load_floor.py --tool get-sum --args '{"a": 1, "b": 2}' -n 5000 -c 10 -- node dist/index.js
@@ -93,6 +93,7 @@ def report(n: int, seconds: float, spent: float, latencies: list[float]) -> None
     latencies.sort()
     print(json.dumps({"requests": n, "seconds": round(seconds, 3), "throughput": round(n / seconds, 1),
                       "p50ms": round(latencies[len(latencies) // 2] * 1000, 3),
+                      "meanms": round(sum(latencies) / len(latencies) * 1000, 3),
                       "p99ms": round(latencies[int(len(latencies) * 0.99)] * 1000, 3),
                       "cpuSeconds": round(spent, 3), "cpuPerRequestUs": round(spent / n * 1e6, 1)}))
 

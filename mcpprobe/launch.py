@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 # The commands whose stdio server may start before the imports (mcpprobe.wire.prestart.COMMANDS).
-_EARLY = frozenset(("probe", "list", "call", "read", "get-prompt", "watch"))
+_EARLY = frozenset(("probe", "list", "call", "read", "get-prompt", "watch", "load"))
 
 
 def main() -> None:

@@ -301,6 +301,8 @@ class Exporter:
                 if module.check == "probe" or member.target is None:
                     extras = Extras(self.loaded.config.expectations.get(module.name))
                     report = await probe_member(member, extras)
+                elif module.check == "load":
+                    outcome = await self._load(member, module, deadline)
                 elif module.check == "list":
                     from mcpprobe.operations.probe import list_one
 
@@ -337,3 +339,18 @@ class Exporter:
         assert member.target is not None
         return await call_tool(member.target, member.settings, module.tool or "", ToolArguments(dict(module.arguments)),
                                hooks=ReadOnlyCalls())
+
+    async def _load(self, member: Member, module: Module, deadline: float) -> Outcome:
+        """A short load run within its budget (docs/exporter.md#the-load-module): only read-only tools,
+        as for `call`; its duration cut to half the probe's deadline and each request's timeout to
+        30 % of it, so that connecting, the checks and the requests still in flight fit in the rest."""
+        from mcpprobe.load.run import Plan, run_load
+
+        budget = module.load
+        assert member.target is not None and budget is not None
+        plan = Plan(budget.specs, requests=budget.requests, duration=min(budget.duration, deadline / 2),
+                    concurrency=budget.concurrency, rate=budget.rate, slos=budget.slos,
+                    interval=max(min(budget.duration, deadline / 2) / 8, 0.1), yes=False)
+        # A request still in flight when the duration ends gets what is left, not 80% of the deadline.
+        settings = dataclasses.replace(member.settings, timeout=min(member.settings.timeout, max(deadline * 0.3, 0.1)))
+        return await run_load(member.target, settings, plan)

@@ -14,13 +14,22 @@ from typing import Any
 from mcpprobe.client.catalog import KINDS
 from mcpprobe.errors import UsageProblem
 
-CHECKS = ("probe", "list", "call")
+CHECKS = ("probe", "list", "call", "load")
 # mcpprobe is installed from a clone (it is on no package index), so `pip install 'mcpprobe[exporter]'`
 # would fetch someone else's package, or nothing.
 INSTALL_EXTRA = ("install mcpprobe with its exporter extra (in its source directory: pip install '.[exporter]'), "
                  "or pip install prometheus_client bcrypt")
 MODULE_KEYS = {"check", "kind", "tool", "arguments", "expect", "baseline", "protocol", "timeout", "max_pages",
-               "min_interval"}
+               "min_interval", "work", "requests", "duration", "concurrency", "rate", "slos"}
+LOAD_KEYS = ("work", "requests", "duration", "concurrency", "rate", "slos")
+# A `load` module's budget: small by default, bounded whatever the config says. Each scrape of it
+# sends up to `requests` requests within `duration` seconds to the server (docs/exporter.md).
+LOAD_REQUESTS, MAX_LOAD_REQUESTS = 50, 10_000
+LOAD_DURATION, MAX_LOAD_DURATION = 2.0, 60.0
+LOAD_CONCURRENCY, MAX_LOAD_CONCURRENCY = 2, 64
+MAX_LOAD_RATE = 1000.0
+LOAD_MIN_INTERVAL = 60.0  # a load module's min_interval unless it sets its own
+LOAD_WORK_KINDS = ("call", "read", "list", "get-prompt", "ping")
 TOP_KEYS = {"modules", "min_interval", "concurrency", "per_target_concurrency", "timeout", "timeout_margin"}
 
 
@@ -43,6 +52,19 @@ class Module:
     timeout: float | None = None  # the probe's deadline when the scrape does not give a shorter one
     max_pages: int = 1000
     min_interval: float | None = None  # overrides the exporter's
+    load: LoadBudget | None = None  # for load: the work and its budget
+
+
+@dataclass(frozen=True)
+class LoadBudget:
+    """What a `load` module sends per probe: its operations (mcpprobe.load.work specs) and bounds."""
+
+    specs: tuple[Any, ...]
+    requests: int = LOAD_REQUESTS
+    duration: float = LOAD_DURATION
+    concurrency: int = LOAD_CONCURRENCY
+    rate: float | None = None
+    slos: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -93,6 +115,10 @@ def _module(path: str, name: str, spec: Any) -> Module:
     arguments = spec.get("arguments", {})
     if not isinstance(arguments, dict):
         raise ExporterConfigError(f"{where}: arguments must be a mapping")
+    for key in LOAD_KEYS:
+        if key in spec and check != "load":
+            raise ExporterConfigError(f"{where}: {key} applies to check 'load' only")
+    load = _load_budget(where, spec, spec.get("timeout")) if check == "load" else None
     for key in ("expect", "baseline"):
         if key in spec and check != "probe":
             raise ExporterConfigError(f"{where}: {key} applies to check 'probe' only")
@@ -108,8 +134,55 @@ def _module(path: str, name: str, spec: Any) -> Module:
     timeout = _number(f"{where}: timeout", spec["timeout"], minimum=0.1) if "timeout" in spec else None
     max_pages = _number(f"{where}: max_pages", spec.get("max_pages", 1000), integer=True, minimum=1)
     min_interval = _number(f"{where}: min_interval", spec["min_interval"]) if "min_interval" in spec else None
+    if check == "load" and min_interval is None:
+        min_interval = LOAD_MIN_INTERVAL
     return Module(name, check, kind, tool, dict(arguments), expect, baseline, protocol, timeout, max_pages,
-                  min_interval)
+                  min_interval, load)
+
+
+def _load_budget(where: str, spec: dict[str, Any], timeout: Any) -> LoadBudget:
+    """A load module's work (`work`: a list of "call TOOL K=V @W", "read URI", "list KIND",
+    "get-prompt NAME K=V", "ping"), parsed as `mcpprobe load` parses its options, and its budget."""
+    from mcpprobe.load.slo import SloSyntax, parse
+    from mcpprobe.load.work import SpecError, parse_spec
+
+    work = spec.get("work")
+    if not isinstance(work, list) or not work or not all(isinstance(w, str) for w in work):
+        raise ExporterConfigError(f"{where}: check 'load' needs work: a list such as [\"call get-sum a=1 b=2\", "
+                                  "\"ping\"] (call, read, list, get-prompt, ping, each with an optional @WEIGHT)")
+    specs = []
+    for text in work:
+        kind, _, rest = text.strip().partition(" ")
+        if kind not in LOAD_WORK_KINDS:
+            raise ExporterConfigError(f"{where}: work {text!r}: begins with one of {', '.join(LOAD_WORK_KINDS)}")
+        try:
+            specs.append(parse_spec(kind, f" {rest}" if kind == "ping" else rest))
+        except (SpecError, UsageProblem, ValueError) as exc:
+            message = exc.message if isinstance(exc, UsageProblem) else str(exc)
+            raise ExporterConfigError(f"{where}: work {text!r}: {message}") from None
+        if kind == "ping" and rest.strip() and not rest.strip().startswith("@"):
+            raise ExporterConfigError(f"{where}: work {text!r}: ping takes nothing, or @WEIGHT")
+    requests = _number(f"{where}: requests", spec.get("requests", LOAD_REQUESTS), integer=True, minimum=1)
+    duration = _number(f"{where}: duration", spec.get("duration", LOAD_DURATION), minimum=0.1)
+    concurrency = _number(f"{where}: concurrency", spec.get("concurrency", LOAD_CONCURRENCY), integer=True,
+                          minimum=1)
+    rate = _number(f"{where}: rate", spec["rate"], minimum=0.1) if spec.get("rate") is not None else None
+    for key, found, most in (("requests", requests, MAX_LOAD_REQUESTS), ("duration", duration, MAX_LOAD_DURATION),
+                             ("concurrency", concurrency, MAX_LOAD_CONCURRENCY), ("rate", rate, MAX_LOAD_RATE)):
+        if found is not None and found > most:
+            raise ExporterConfigError(f"{where}: {key} is at most {most:g} (a scrape must not become a stress test), "
+                                      f"found {found:g}")
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and duration >= timeout:
+        raise ExporterConfigError(f"{where}: duration {duration:g} s leaves no time to connect within the module's "
+                                  f"timeout of {timeout:g} s")
+    slos = spec.get("slos", [])
+    if not isinstance(slos, list) or not all(isinstance(s, str) for s in slos):
+        raise ExporterConfigError(f"{where}: slos must be a list such as [\"p99<50ms\", \"errors<1%\"]")
+    try:
+        parsed = tuple(parse(text) for text in slos)
+    except SloSyntax as exc:
+        raise ExporterConfigError(f"{where}: slos: {exc}") from None
+    return LoadBudget(tuple(specs), requests, duration, concurrency, rate, parsed)
 
 
 def load_config(path: str | None) -> ExporterConfig:

@@ -51,6 +51,7 @@ class ProbeCollector:
             for labels, value in samples:
                 family.add_metric([self.redactor(visible(str(labels.get(n, "")))) for n in names], value)
             yield family
+        yield from self._load_families()
         age = GaugeMetricFamily("mcpprobe_result_age_seconds", "age of this result: 0 when probed for this "
                                 "scrape, more when answered from an earlier probe (min_interval)")
         age.add_metric([], 0.0 if not self.cached else round(time.monotonic() - self.result.finished, 3))
@@ -58,6 +59,25 @@ class ProbeCollector:
         cached = GaugeMetricFamily("mcpprobe_result_cached", "1 when this scrape was answered from an earlier probe")
         cached.add_metric([], int(self.cached))
         yield cached
+
+
+    def _load_families(self) -> Any:
+        """A `load` module's figures (mcpprobe.render.load.load_families), labelled with the target."""
+        from prometheus_client.metrics_core import Metric
+
+        from mcpprobe.load.run import LoadOutcome
+        from mcpprobe.render.load import load_families
+
+        outcome = self.result.report.outcome
+        if not isinstance(outcome, LoadOutcome) or outcome.overall is None:
+            return
+        server = self.redactor(visible(self.result.report.member.label))
+        for name, kind, help_text, samples in load_families(outcome):
+            metric = Metric(name, help_text, kind)
+            for suffix, labels, value in samples:
+                inert = {key: self.redactor(visible(str(text))) for key, text in labels.items()}
+                metric.add_sample(name + suffix, {"server": server, **inert}, value)
+            yield metric
 
 
 class App:

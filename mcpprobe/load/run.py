@@ -179,7 +179,7 @@ class Runner:
             with anyio.CancelScope() as scope:
                 self._workers = scope
                 if self._pipelined():
-                    await self._pipeline(self.sessions[0].conn)
+                    await self._pipeline([session.conn for session in self.sessions])
                 else:
                     async with anyio.create_task_group() as group:
                         for index in range(workers):
@@ -236,88 +236,146 @@ class Runner:
                 return
 
     def _pipelined(self) -> bool:
-        """A closed loop on one session whose transport queues writes (stdio) runs as a pipeline."""
-        return (not self.schedule.open and len(self.sessions) == 1
-                and hasattr(self.sessions[0].conn.transport, "queue_nowait"))
+        """Sessions whose transports queue sends (stdio, streamable HTTP) run as a pipeline, in either
+        loop; the others (HTTP+SSE, whose POST waits) have `concurrency` workers."""
+        return all(hasattr(s.conn.transport, "queue_nowait") for s in self.sessions)
 
-    async def _pipeline(self, conn: Any) -> None:
-        """The closed loop without a task per request: `concurrency` requests are queued, and each
-        answer, as the reader parses it, is recorded and queues the next one (the writes of one chunk
-        of answers go out as one). One watchdog ends the requests past their timeout, oldest first
-        (all have the same timeout, so the order they were sent in is the order they expire in)."""
-        from collections import deque
-
+    async def _pipeline(self, conns: list[Any]) -> None:
+        """The load without a task, future or timer per request. Each request is queued on its
+        connection (`Connection.enqueue`); its answer, as the reader parses it, calls back here and is
+        recorded. A closed loop queues the next request from that callback; an open loop has one
+        dispatcher that queues each request when it is due, whether or not earlier ones were
+        answered, up to `concurrency` in flight (a request due while all are busy waits for one, and
+        its latency still counts from when it was due). One watchdog ends the requests past their
+        timeout, oldest first: all have the same timeout, so the order they were sent in is the order
+        they expire in, and the in-flight table (a dict, in insertion order) is that order."""
         timeout, operations, cycle, schedule = self.timeout, self.operations, self.cycle, self.schedule
-        perf, clock = time.perf_counter, time.monotonic
-        flying: dict[int, tuple[int, float, bool]] = {}  # id -> (operation, sent, measured)
-        expiry: deque[tuple[float, int]] = deque()  # (deadline, id), in the order sent
+        perf = time.perf_counter
+        span, cycle_length, limit = len(conns), len(cycle), self.plan.concurrency
+        open_loop = schedule.open
+        # key (request id * span + connection) -> (operation, start of its latency, measured, sent)
+        flying: dict[int, tuple[int, float, bool, float]] = {}
         finished = anyio.Event()
+        waiting: list[anyio.Event] = []  # the dispatcher, waiting for a request to end (open loop)
+        issuing = [True]
 
-        def issue() -> None:
-            slot = schedule.next()
-            if slot is None:
-                if not flying:
-                    finished.set()
-                return
-            which = cycle[slot[0] % len(cycle)]
+        def issue(slot: tuple[int, float, bool], start: float) -> bool:
+            index = slot[0]
+            which = cycle[index % cycle_length]
             op = operations[which]
-            sent = perf()
-            request_id = conn.enqueue(op.method, op.params, timeout=timeout, on_answer=answered)
+            k = index % span
+            conn = conns[k]
+            request_id = conn.enqueue(op.method, op.params, timeout=timeout, on_answer=callbacks[k],
+                                      headers=op.headers)
             if request_id is None:  # the connection is gone: what is in flight is failing with it
                 schedule.stop()
                 self.lost = self.lost or conn.closed_error
+                issuing[0] = False
+                if not flying:
+                    finished.set()
+                return False
+            flying[request_id * span + k] = (which, start, slot[2], perf())
+            self.in_flight = len(flying)
+            return True
+
+        def next_closed() -> None:
+            slot = schedule.next()
+            if slot is None:
+                issuing[0] = False
                 if not flying:
                     finished.set()
                 return
-            flying[request_id] = (which, sent, slot[2])
-            expiry.append((clock() + timeout, request_id))
-            self.in_flight = len(flying)
+            issue(slot, perf())
 
-        def ended(request_id: int, kind: str | None, at: float) -> None:
-            which, sent, measured = flying.pop(request_id)
+        def ended(key: int, kind: str | None, at: float) -> None:
+            which, start, measured, _ = flying.pop(key)
             self.in_flight = len(flying)
-            while expiry and expiry[0][1] not in flying:  # answered in order: the queue stays short
-                expiry.popleft()
-            self._record(which, int((at - sent) * 1e6), kind, measured, at)
-            if conn.closed_error is not None and self.lost is None:
-                self.lost = conn.closed_error
-                self._stop()
-            issue()
+            self._record(which, int((at - start) * 1e6), kind, measured, at)
+            if self.lost is None:
+                closed = conns[key % span].closed_error
+                if closed is not None:
+                    self.lost = closed
+                    self._stop()
+            if not open_loop:
+                next_closed()
+            elif waiting:
+                waiting.pop().set()
+            elif not issuing[0] and not flying:
+                finished.set()
 
-        def answered(request_id: int, pending: Any) -> None:
-            if request_id not in flying:
-                return
-            kind: str | None = None
-            if pending.error is not None:
-                kind = error_kind(pending.error)
-            elif operations[flying[request_id][0]].is_call and pending.result.get("isError") is True:
-                kind = "isError"
-            ended(request_id, kind, pending.answered or perf())
+        def answered_on(k: int) -> Any:
+            def answered(request_id: int, pending: Any) -> None:
+                key = request_id * span + k
+                entry = flying.get(key)
+                if entry is None:
+                    return
+                kind: str | None = None
+                if pending.error is not None:
+                    kind = error_kind(pending.error)
+                elif operations[entry[0]].is_call and pending.result.get("isError") is True:
+                    kind = "isError"
+                ended(key, kind, pending.answered or perf())
+            return answered
+
+        callbacks = [answered_on(k) for k in range(span)]
+
+        async def dispatch() -> None:
+            """The open loop: each request queued when it is due (or, when `concurrency` are in flight,
+            as soon as one ends); how late it went out is the schedule's lag."""
+            try:
+                while (slot := schedule.next()) is not None:
+                    due = slot[1]
+                    wait = due - perf()
+                    if wait > 0:
+                        await anyio.sleep(wait)
+                    while len(flying) >= limit:
+                        freed = anyio.Event()
+                        waiting.append(freed)
+                        await freed.wait()
+                    sent = perf()
+                    lag = sent - due
+                    self.lag.record(int(lag * 1e6))
+                    if lag > LATE_SECONDS:
+                        self.late += 1
+                    if not issue(slot, due):
+                        return
+            finally:
+                issuing[0] = False
+                if not flying:
+                    finished.set()
 
         async def watchdog() -> None:
             tick = min(0.05, timeout / 10)
             while True:
                 await anyio.sleep(tick)
-                now = clock()
-                while expiry and expiry[0][0] <= now:
-                    _, request_id = expiry.popleft()
-                    if request_id in flying:
-                        conn.give_up(request_id, "timed out")
-                        ended(request_id, "timeout", perf())
+                now = perf()
+                expired = []
+                for key, entry in flying.items():  # oldest first
+                    if entry[3] + timeout > now:
+                        break
+                    expired.append(key)
+                for key in expired:
+                    if key in flying:
+                        conns[key % span].give_up(key // span, "timed out")
+                        ended(key, "timeout", perf())
 
         try:
-            for _ in range(self.plan.concurrency):
-                issue()
             async with anyio.create_task_group() as group:
                 group.start_soon(watchdog)
+                if open_loop:
+                    group.start_soon(dispatch)
+                else:
+                    for _ in range(limit):
+                        next_closed()
                 await finished.wait()
                 group.cancel_scope.cancel()
         finally:
-            for request_id in list(flying):  # Ctrl-C: the server is told, and the figures stay
-                conn.give_up(request_id, "cancelled by the user")
-                flying.pop(request_id)
+            for key in list(flying):  # Ctrl-C: the server is told, and the figures stay
+                conns[key % span].give_up(key // span, "cancelled by the user")
+                flying.pop(key)
             self.in_flight = 0
-            conn.flush()
+            for conn in conns:
+                conn.flush()
 
     def _record(self, op: int, micros: int, kind: str | None, measured: bool, answered: float) -> None:
         self.done += 1

@@ -4,10 +4,12 @@ Closed loop (no --rate): `concurrency` workers each send a request as soon as th
 answered, so the server's speed sets the pace, and a slow answer delays the requests behind it.
 
 Open loop (--rate R): request i is due at start + i/R, whether or not earlier ones were answered, as
-real clients arrive. A worker takes the next slot, waits until it is due and sends it; when every one
-of the `concurrency` workers is busy (the cap on requests in flight), the slot waits for one, and its
-latency is still counted from when it was due. That is what keeps coordinated omission out of the
-figures: a server that stalls for a second makes every request due in that second slow, not one.
+real clients arrive. One dispatcher takes the next slot, waits until it is due and sends it (no task
+per request: mcpprobe.load.run's pipeline); when `concurrency` requests are in flight (the cap), the
+slot waits for one of them to end, and its latency is still counted from when it was due. That is
+what keeps coordinated omission out of the figures: a server that stalls for a second makes every
+request due in that second slow, not one. (Over HTTP+SSE, whose POST must be awaited, `concurrency`
+workers take the slots instead, the same way.)
 
 A slot measured or not: those due during the warm-up are sent and answered but not counted.
 """

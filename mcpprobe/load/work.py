@@ -115,12 +115,21 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
             listings[kind] = await list_kind(session, kind)
         return listings[kind]
 
+    def capability(method: str) -> None:
+        """Refused unless the server declared what `method` needs; with --force, said once (`forced`)."""
+        missing = session.check(method)
+        if missing is not None and not any(f.code == "forced" and f.detail.get("method") == method
+                                           for f in outcome.findings):
+            outcome.findings.append(Finding(
+                "forced", f"{method} was sent with --force although '{missing}' is not declared",
+                detail={"method": method, "missing": missing}))
+
     operations = []
     for spec in specs:
         params: dict[str, Any] | None
         if spec.kind == "call":
             method = "tools/call"
-            session.check(method)
+            capability(method)
             tool, arguments = await checked_arguments(session, outcome, await listing("tools"), spec.subject,
                                                       spec.tool_arguments or ToolArguments())
             await confirm_call(session, outcome, tool, arguments, Unattended(yes=yes))
@@ -131,18 +140,18 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
             params = {"name": spec.subject, "arguments": arguments}
         elif spec.kind == "read":
             method = "resources/read"
-            session.check(method)
+            capability(method)
             await resolve_uri(session, outcome, spec.subject)
             params = {"uri": spec.subject}
         elif spec.kind == "get-prompt":
             method = "prompts/get"
-            session.check(method)
+            capability(method)
             values = spec.prompt_arguments
             checked_prompt(session, outcome, await listing("prompts"), spec.subject, values)
             params = {"name": spec.subject, **({"arguments": values} if values else {})}
         elif spec.kind == "list":
             method = LIST_KINDS[spec.subject].list_method
-            session.check(method)
+            capability(method)
             params = None
         else:
             method = "ping"

@@ -194,19 +194,20 @@ def _samples(out: Console, outcome: LoadOutcome) -> None:
 
 # ----- OpenMetrics -----
 
-def render_openmetrics(outcome: LoadOutcome, *, now: float) -> str:
-    """Summary quantiles and counters per operation (and `all`), the SLOs, the client's CPU, the server's
-    last sample. The label `server` is the URL or command, as `probe --format openmetrics` has it."""
-    server = outcome.snapshot.target if outcome.snapshot is not None else ""
+Family = tuple[str, str, str, list[tuple[str, dict[str, str], float]]]  # name, type, help, (suffix, labels, value)
+
+
+def load_families(outcome: LoadOutcome) -> list[Family]:
+    """The load run's metric families, without the `server` label: summary quantiles and counters per
+    operation (and `all`), the SLOs, the client's CPU, the server's last sample. `--format openmetrics`
+    writes them (render_openmetrics); the exporter's `load` module serves them (mcpprobe.exporter.web)."""
     rows = [*outcome.operations]
     if outcome.overall is not None:
         rows.append({"operation": "all", **outcome.overall})
-    lines: list[str] = []
+    out: list[Family] = []
 
     def family(name: str, kind: str, help_text: str, samples: list[tuple[str, dict[str, str], float]]) -> None:
-        lines.extend([f"# TYPE {name} {kind}", f"# HELP {name} {help_text}"])
-        lines.extend(f"{name}{suffix}{_labels({'server': server, **labels})} {_number(value)}"
-                     for suffix, labels, value in samples)
+        out.append((name, kind, help_text, samples))
 
     family("mcpprobe_load_requests", "counter", "requests answered or failed in the measured window",
            [("_total", {"operation": r["operation"]}, r["requests"]) for r in rows])
@@ -236,10 +237,24 @@ def render_openmetrics(outcome: LoadOutcome, *, now: float) -> str:
                [("", {}, last.rss)])
         family("mcpprobe_load_server_open_fds", "gauge", "open file descriptors of the stdio server's process tree",
                [("", {}, last.fds)])
-    family("mcpprobe_load_exit_code", "gauge", "the exit code of mcpprobe load (docs/exit-codes.md)",
-           [("", {}, int(outcome.exit_code))])
-    family("mcpprobe_load_last_run_timestamp_seconds", "gauge", "when this load run finished",
-           [("", {}, round(now, 3))])
+    return out
+
+
+def render_openmetrics(outcome: LoadOutcome, *, now: float) -> str:
+    """The families of `load_families`, the exit code and the time, each sample labelled with `server`:
+    the URL or command, as `probe --format openmetrics` has it."""
+    server = outcome.snapshot.target if outcome.snapshot is not None else ""
+    families: list[Family] = [
+        *load_families(outcome),
+        ("mcpprobe_load_exit_code", "gauge", "the exit code of mcpprobe load (docs/exit-codes.md)",
+         [("", {}, int(outcome.exit_code))]),
+        ("mcpprobe_load_last_run_timestamp_seconds", "gauge", "when this load run finished",
+         [("", {}, round(now, 3))])]
+    lines: list[str] = []
+    for name, kind, help_text, samples in families:
+        lines.extend([f"# TYPE {name} {kind}", f"# HELP {name} {help_text}"])
+        lines.extend(f"{name}{suffix}{_labels({'server': server, **labels})} {_number(value)}"
+                     for suffix, labels, value in samples)
     lines.append("# EOF")
     return "\n".join(lines)
 

@@ -46,24 +46,31 @@ CANCEL_NOTICE_SECONDS = 1.0
 # off), but never past this many times its timeout after it was sent: a server that reports
 # progress for ever does not hold a call for ever (docs/connection-options.md).
 PROGRESS_LIMIT = 10
+MAX_ENCODED = 64  # requests of `enqueue` kept encoded (a load's operations)
 NotificationHandler = Callable[[str, dict[str, Any]], None]
 RequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 Tracer = Callable[[str, Any], None]
 
 
-@dataclass
 class _Pending:
-    method: str
-    deadline: float
-    progress_token: Any = None
-    # The latest deadline progress may push this request to (PROGRESS_LIMIT x its timeout after it was
-    # sent), and whether progress pushed it at all.
-    latest: float = math.inf
-    extended: bool = False
-    done: Any = field(default_factory=anyio.Event)  # anyio.Event, or a _Flag (Connection.post)
-    answered: float = 0.0  # time.perf_counter() when the answer was read off the wire
-    result: dict[str, Any] | None = None  # set, with error None, when the answer has come
-    error: ProbeError | None = None
+    """A request sent and not yet answered: what the connection knows of it."""
+
+    __slots__ = ("method", "deadline", "progress_token", "latest", "extended", "done", "answered", "result",
+                 "error")
+
+    def __init__(self, method: str, deadline: float, done: Any = None) -> None:
+        self.method = method
+        self.deadline = deadline
+        self.progress_token: Any = None
+        # The latest deadline progress may push this request to (PROGRESS_LIMIT x its timeout after it
+        # was sent), and whether progress pushed it at all.
+        self.latest = math.inf
+        self.extended = False
+        # anyio.Event; a _Flag (Connection.post); the _Queued itself (Connection.enqueue)
+        self.done: Any = anyio.Event() if done is None else done
+        self.answered = 0.0  # time.perf_counter() when the answer was read off the wire
+        self.result: dict[str, Any] | None = None  # set, with error None, when the answer has come
+        self.error: ProbeError | None = None
 
 
 class Call:
@@ -155,26 +162,31 @@ class _Flag:
             self.future.set_result(None)
 
 
-class _Callback:
-    """`_Pending.done` for `Connection.enqueue`: setting it calls back at once, in the reader's turn,
-    with the request out of the pending table: no future, no task woken, no timer per request."""
+class _Queued(_Pending):
+    """A request of `Connection.enqueue`, its own `done`: setting it calls back at once, in the reader's
+    turn, with the request out of the pending table: no future, no task woken, no timer per request,
+    one object."""
 
-    __slots__ = ("_fired", "_conn", "_id", "_pending", "_on_answer")
+    __slots__ = ("_fired", "_conn", "_id", "_on_answer")
 
-    def __init__(self, conn: Connection, request_id: int, on_answer: Callable[[int, _Pending], None]) -> None:
+    def __init__(self, conn: Connection, request_id: int, method: str, deadline: float,
+                 on_answer: Callable[[int, _Pending], None]) -> None:
+        # _Pending's fields set here, not through its __init__: one call less per request of a load.
+        self.method, self.deadline, self.progress_token, self.done = method, deadline, None, self
+        self.answered, self.result, self.error = 0.0, None, None
+        self.latest, self.extended = math.inf, False
         self._fired = False
         self._conn, self._id, self._on_answer = conn, request_id, on_answer
-        self._pending: _Pending | None = None
 
     def is_set(self) -> bool:
         return self._fired
 
     def set(self) -> None:
-        if self._fired or self._pending is None:
+        if self._fired:
             return
         self._fired = True
         self._conn._pending.pop(self._id, None)
-        self._on_answer(self._id, self._pending)
+        self._on_answer(self._id, self)
 
 
 class Posted:
@@ -312,6 +324,7 @@ class Connection:
         self.unanswered_requests = 0  # server requests dropped because too many were in flight
         self._ids = itertools.count(1)
         self._pending: dict[Any, _Pending] = {}
+        self._encoded: dict[tuple[str, int], tuple[Any, bytes]] = {}  # enqueue's requests, encoded once
         self._abandoned: set[Any] = set()
         self._task_group: Any = None
         self.protocol_version: str | None = None  # once negotiated; it decides whether batches are allowed
@@ -445,36 +458,60 @@ class Connection:
         return Posted(self, request_id, pending, timeout)
 
     def enqueue(self, method: str, params: dict[str, Any] | None, *, timeout: float,
-                on_answer: Callable[[int, _Pending], None]) -> int | None:
-        """The closed loop of `mcpprobe load` on a transport that queues writes (stdio): the request is
-        queued now and written with the others of this turn; `on_answer(id, pending)` is called when
-        its answer (`pending.result`, or `pending.error`, also when the connection is lost) is read.
-        The caller keeps the time: a request it stops waiting for is ended with `give_up`. None when
-        the transport cannot queue (the caller uses `post` or `send_request`)."""
+                on_answer: Callable[[int, _Pending], None], headers: dict[str, str] | None = None) -> int | None:
+        """The hot path of `mcpprobe load` on a transport that queues sends (stdio: written with the
+        others of this turn; streamable HTTP: its POST started): no task, future or timer of the
+        caller's. `on_answer(id, pending)` is called when its answer (`pending.result`, or
+        `pending.error`, also when the connection is lost) is read. The caller keeps the time: a
+        request it stops waiting for is ended with `give_up`. None when the transport cannot queue
+        (the caller uses `post` or `send_request`). `params` are encoded once per object (a load's
+        operations are built once): they must not change after the first call."""
         queue = getattr(self.transport, "queue_nowait", None)
         if queue is None or self.closed_error is not None:
             return None
         request_id = next(self._ids)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        done = _Callback(self, request_id, on_answer)
-        pending = done._pending = _Pending(method, time.monotonic() + timeout, done=done)
-        self._pending[request_id] = pending
-        if self.tracer is not None:
-            self.tracer("send", message)
-        if not queue(message):
+        self._pending[request_id] = _Queued(self, request_id, method, time.monotonic() + timeout, on_answer)
+        line = self._line_of(method, params, request_id) if self.tracer is None else None
+        if line is not None:
+            sent = self.transport.queue_line(line)  # type: ignore[attr-defined]
+        else:
+            message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+            if params is not None:
+                message["params"] = params
+            self._trace("send", message)
+            sent = queue(message, headers)
+        if not sent:
             self._pending.pop(request_id, None)
             return None
         return request_id
+
+    def _line_of(self, method: str, params: dict[str, Any] | None, request_id: int) -> bytes | None:
+        """The request as the line `encode_line` would write, from its method and params encoded once
+        (per params object, which `enqueue`'s callers never change): only the id is new. None when the
+        transport takes no lines (HTTP) or orjson cannot encode the params."""
+        if not hasattr(self.transport, "queue_line"):
+            return None
+        key = (method, id(params))
+        cached = self._encoded.get(key)
+        if cached is None or cached[0] is not params:
+            import orjson
+
+            try:
+                tail = orjson.dumps({"method": method, **({"params": params} if params is not None else {})})
+            except TypeError:
+                return None
+            if len(self._encoded) >= MAX_ENCODED:
+                self._encoded.clear()
+            cached = self._encoded[key] = (params, tail[1:] + b"\n")  # held: its id stays its own
+        return b'{"jsonrpc":"2.0","id":%d,%s' % (request_id, cached[1])
 
     def give_up(self, request_id: int, reason: str) -> None:
         """An enqueued request no longer awaited (timed out, or the user stopped): forgotten, a late
         answer expected rather than a violation, and the server told (notifications/cancelled), queued."""
         pending = self._pending.pop(request_id, None)
         self._abandoned.add(request_id)
-        if pending is not None:
-            pending.done._fired = True
+        if isinstance(pending, _Queued):
+            pending._fired = True
         queue = getattr(self.transport, "queue_nowait", None)
         if queue is not None and self.closed_error is None:
             notice = {"jsonrpc": "2.0", "method": "notifications/cancelled",

@@ -1,6 +1,6 @@
 """Start a stdio server before mcpprobe's own imports, so that its boot hides them.
 
-`mcpprobe probe -- CMD` (and `list`, `call`, `read`, `get-prompt` and `watch` with `-- CMD`) spend
+`mcpprobe probe -- CMD` (and `list`, `call`, `read`, `get-prompt`, `watch` and `load` with `-- CMD`) spend
 60-90 ms importing click, the CLI, the session and anyio before the server could be spawned, and
 the server then spends hundreds of milliseconds booting. So the console script reads argv first,
 with no import beyond this module: when the command line is plainly one stdio server (only
@@ -48,17 +48,22 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str], int, int]] = {
     "watch": (frozenset(("--no-reconnect", "--exit-on-change", "-y", "--yes")),
               frozenset(("--poll", "--subscribe", "--log-level", "--settle", "--keepalive", "--duration",
                          "--count", "--call")), 0, 0),
+    # Not --ping (its value is optional) nor --connections (HTTP only): with either, the ordinary path.
+    "load": (frozenset(("-y", "--yes")),
+             frozenset(("--call", "--read", "--list", "--get-prompt", "--requests", "--duration", "--concurrency",
+                        "--rate", "--warmup", "--interval", "--slo")), 0, 0),
 }
 
 # Values the parser would refuse (a usage error, exit 2), checked here as cheaply as it can be done:
 # a command line that will be refused starts no server (with `npx -y` that could be a download).
 # Anything not checked here is still checked by the parser, and an early server then ended unused.
 POSITIVE_NUMBERS = frozenset(("--timeout", "--connect-timeout", "--discover-timeout", "--poll", "--keepalive",
-                              "--duration"))
-POSITIVE_INTEGERS = frozenset(("--max-pages", "--max-message-size", "--count", "--concurrency"))
+                              "--duration", "--rate", "--interval"))
+POSITIVE_INTEGERS = frozenset(("--max-pages", "--max-message-size", "--count", "--concurrency", "--requests"))
 CHOICES = {"--server-stderr": ("tail", "live", "quiet"), "--transport": ("auto", "stdio"),
            "--elicit": ("decline", "defaults")}
-FORMATS = {"probe": ("human", "json", "junit", "openmetrics", "html", "sarif")}
+FORMATS = {"probe": ("human", "json", "junit", "openmetrics", "html", "sarif"),
+           "load": ("human", "json", "openmetrics", "html")}
 
 
 def _acceptable(command: str, name: str, value: str) -> bool:

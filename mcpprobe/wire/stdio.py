@@ -50,6 +50,16 @@ TERM_GRACE_SECONDS = 2.0
 NOWAIT_BUFFER_BYTES = 64 * 1024
 
 
+def _stream_reader(stdout: Any) -> asyncio.StreamReader | None:
+    """The asyncio reader under anyio's stdout stream, or under an adopted server's (_PipeReader), when
+    its protocol feeds it as this Python's does (`feed_data`, `_buffer`, `_eof`): read directly."""
+    reader = getattr(stdout, "_stream", None) or getattr(stdout, "_reader", None)
+    if isinstance(reader, asyncio.StreamReader) and isinstance(getattr(reader, "_buffer", None), bytearray) \
+            and isinstance(getattr(reader, "_eof", None), bool):
+        return reader
+    return None
+
+
 def _stream_writer(stdin: Any) -> asyncio.StreamWriter | None:
     """The asyncio writer under anyio's stdin stream, or under an adopted server's (_PipeWriter)."""
     writer = getattr(stdin, "_stream", None) or getattr(stdin, "_writer", None)
@@ -96,6 +106,7 @@ class StdioTransport:
         self._outbox: list[bytes] = []  # queue_nowait's messages, written together by _flush
         self._writer: asyncio.StreamWriter | None = None
         self._reading = False  # the reader is handing on a chunk's lines: it flushes after the last
+        self._partial = bytearray()  # the start of a line whose end has not come yet
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink = sink
@@ -172,11 +183,15 @@ class StdioTransport:
         writer.write((json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
         return True
 
-    def queue_nowait(self, message: dict[str, Any]) -> bool:
+    def queue_nowait(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> bool:
         """Queue `message` to be written with the others queued in this turn of the event loop: one
         write (one system call) for all the answers' follow-ups that one chunk of stdout brings. False
-        when the pipe is gone or closing. The closed loop of `mcpprobe load` keeps at most its
-        concurrency in flight, so what waits in the pipe's buffer is bounded by that."""
+        when the pipe is gone or closing. `mcpprobe load` keeps at most its concurrency in flight, so
+        what waits in the pipe's buffer is bounded by that. stdio carries no headers."""
+        return self.queue_line(encode_line(message))
+
+    def queue_line(self, line: bytes) -> bool:
+        """As queue_nowait, for a message already encoded as its line (`encode_line`'s bytes)."""
         if self._closing or self._process is None:
             return False
         writer = self._writer
@@ -188,7 +203,7 @@ class StdioTransport:
             return False
         if not self._outbox and not self._reading:
             asyncio.get_running_loop().call_soon(self._flush)
-        self._outbox.append(encode_line(message))
+        self._outbox.append(line)
         return True
 
     def flush(self) -> None:
@@ -213,39 +228,100 @@ class StdioTransport:
                                 detail={"exitStatus": status})
 
     async def _read_stdout(self) -> None:
+        """Hand every line of the server's stdout to the connection, until it ends."""
         assert self._sink is not None
-        buffer = bytearray()
+        reader = _stream_reader(self._process.stdout)
         try:
-            async for chunk in self._process.stdout:
-                buffer += chunk
-                self._reading = True
-                try:
-                    while (newline := buffer.find(b"\n")) >= 0:
-                        if newline > self._max:
-                            break
-                        line = bytes(buffer[:newline])
-                        del buffer[: newline + 1]
-                        self._line(line)
-                finally:
-                    self._reading = False
-                # What the answers of this chunk queued (a load's next requests) goes out as one write,
-                # in this turn rather than the next.
-                self._flush()
-                if len(buffer) > self._max and (buffer.find(b"\n") < 0 or buffer.find(b"\n") > self._max):
-                    self._sink.closed(ProtocolFailure(
-                        f"the server sent a message larger than the limit of {self._max} bytes "
-                        "(--max-message-size)"))
-                    await self._terminate()
-                    return
+            if reader is not None:
+                fits = await self._read_direct(reader)
+            else:
+                fits = await self._read_chunks()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
-        if buffer.strip():
-            self._line(bytes(buffer))
+            fits = True
+        if not fits:
+            self._sink.closed(ProtocolFailure(
+                f"the server sent a message larger than the limit of {self._max} bytes (--max-message-size)"))
+            await self._terminate()
+            return
+        if self._partial.strip():
+            self._line(bytes(self._partial))
         if self._closing:
             return
         with anyio.move_on_after(0.5):
             await self._process.wait()
         self._sink.closed(self._gone("stdout"))
+
+    async def _read_direct(self, reader: asyncio.StreamReader) -> bool:
+        """The lines handed on as the pipe's protocol receives them (in its `data_received` turn, through
+        the StreamReader's `feed_data`): no buffering in the StreamReader and no task woken per chunk,
+        the hot path of `mcpprobe load`. Ends at EOF, or when the pipe is closed or fails (as EOF).
+        A bug while handing on (an exception) is raised here, in the reader task, as `_read_chunks`
+        would raise it. False when a message is larger than the limit."""
+        ended: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def feed_data(data: bytes) -> None:
+            if ended.done():
+                return
+            try:
+                fits = self._take(data)
+            except Exception as exc:  # noqa: BLE001 - raised by the task below, never lost in the loop's log
+                ended.set_exception(exc)
+                return
+            if not fits:
+                ended.set_result(False)
+
+        def feed_eof() -> None:
+            if not ended.done():
+                ended.set_result(True)
+
+        def set_exception(exc: BaseException) -> None:  # closed (aclose) or the pipe lost: the end
+            feed_eof()
+
+        stream: Any = reader  # its private state, as _stream_reader checked it
+        early = bytes(stream._buffer)  # what arrived before this reader took over
+        stream._buffer.clear()
+        at_eof = stream._eof
+        stream.feed_data = feed_data
+        stream.feed_eof = feed_eof
+        stream.set_exception = set_exception
+        if early:
+            feed_data(early)
+        if at_eof:
+            feed_eof()
+        return await ended
+
+    async def _read_chunks(self) -> bool:
+        """The lines handed on chunk by chunk, from a stream that is not asyncio's own."""
+        async for chunk in self._process.stdout:
+            if not self._take(chunk):
+                return False
+        return True
+
+    def _take(self, data: bytes) -> bool:
+        """Hand on the complete lines of what came (with what was left of the last chunk), then write
+        at once what they queued (a load's next requests: one write for a chunk of answers, in this
+        turn rather than the next). False when a message is larger than the limit."""
+        partial = self._partial
+        if partial:
+            if b"\n" not in data:  # a long message coming in pieces: kept, not copied again per piece
+                partial += data
+                return len(partial) <= self._max
+            partial += data
+            data = bytes(partial)
+            partial.clear()
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        self._reading = True
+        try:
+            for line in lines:
+                if len(line) > self._max:
+                    return False
+                self._line(line)
+        finally:
+            self._reading = False
+        partial += rest
+        self._flush()
+        return len(partial) <= self._max
 
     async def _watch_exit(self) -> None:
         """The server process ending is the end, even when a child of it still holds stdout open."""
@@ -256,12 +332,10 @@ class StdioTransport:
 
     def _line(self, line: bytes) -> None:
         assert self._sink is not None
-        line = line.rstrip(b"\r")
-        if not line.strip():
-            return
         if line.count(b"[") + line.count(b"{") <= MAX_NESTING:
-            # The common case, at C speed: orjson takes what json takes, bar NaN/Infinity, lone
-            # surrogates and integers past 64 bits, which fall to the exact path below.
+            # The common case, at C speed: orjson takes what json takes (a trailing CR is whitespace to
+            # both), bar NaN/Infinity, lone surrogates and integers past 64 bits, which fall to the
+            # exact path below, as a blank line does.
             try:
                 message = orjson.loads(line)
             except orjson.JSONDecodeError:
@@ -269,6 +343,9 @@ class StdioTransport:
             else:
                 self._sink.message(message, 0)  # orjson reads no NaN, Infinity or 1e400
                 return
+        line = line.rstrip(b"\r")
+        if not line.strip():
+            return
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:

@@ -26,6 +26,7 @@ ACCEPT_BOTH = "application/json, text/event-stream"
 # with `retry:`, and how many resumptions in a row may bring nothing new before giving up.
 DEFAULT_RETRY_MS = 1000
 MAX_FRUITLESS_RESUMPTIONS = 2
+QUEUED_NOTICE_SECONDS = 1.0  # how long a notification sent by queue_nowait may take to go out
 
 
 class StreamableHttpTransport(HttpBase):
@@ -98,6 +99,23 @@ class StreamableHttpTransport(HttpBase):
             self._task_group.start_soon(self._post_request, message, self._headers(headers))
         else:
             await self._post_other(message, self._headers(headers))
+
+    def queue_nowait(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> bool:
+        """Start sending `message` now, without waiting (the hot path of `mcpprobe load`): a request's
+        POST runs as `send` runs it, and its answer or failure reaches the connection as ever; a
+        notification (a load's cancel notice) is posted aside, its failure ignored, within
+        QUEUED_NOTICE_SECONDS. False before the transport has started."""
+        if self._client is None or self._task_group is None:
+            return False
+        if "method" in message and "id" in message:
+            self._task_group.start_soon(self._post_request, message, self._headers(headers))
+        else:
+            self._task_group.start_soon(self._post_quietly, message, self._headers(headers))
+        return True
+
+    async def _post_quietly(self, message: dict[str, Any], headers: dict[str, str]) -> None:
+        with anyio.move_on_after(QUEUED_NOTICE_SECONDS), contextlib.suppress(ProbeError):
+            await self._post_other(message, headers)
 
     async def _post_other(self, message: dict[str, Any], headers: dict[str, str]) -> None:
         assert self._client is not None

@@ -168,6 +168,10 @@ def test_every_protocol_the_cli_accepts_starts_early():
     ["read", "--template", "--", "x"],
     ["watch", "extra", "--", "x"],
     ["watch", "--concurrency", "2", "--", "x"],  # not an option of watch
+    ["load", "--call", "work", "--ping", "--", "x"],  # --ping's value is optional
+    ["load", "--call", "work", "--connections", "2", "--", "x"],  # HTTP only: refused by the parser
+    ["load", "--call", "work", "--requests", "0", "--", "x"],
+    ["load", "--call", "work", "--format", "junit", "--", "x"],
     ["servers", "--", "x"],
     ["--version"],
     [],
@@ -189,6 +193,9 @@ def test_plan_reads_what_the_spawn_needs():
     ["get-prompt", "summarize_note", "note_id=2", "--complete", "tone=f", "--save", "dir"],
     ["watch", "--duration", "2", "--count", "1", "--poll", "1", "--subscribe", "demo://readme", "--log-level",
      "info", "--settle", "0", "--keepalive", "5", "--no-reconnect", "--exit-on-change", "--call", "add a=1", "-y"],
+    ["load", "--call", "add a=1 b=2 @3", "--read", "demo://readme", "--list", "tools", "--get-prompt", "p x=1",
+     "--requests", "10", "--duration", "1", "--concurrency", "2", "--rate", "5", "--warmup", "0", "--interval",
+     "0.5", "--slo", "p99<1s", "--yes", "--format", "openmetrics"],
 ])
 def test_every_command_that_talks_to_one_server_starts_it_early(argv):
     assert prestart.plan([*argv, "--json", "-e", "A=1", "--", "server"]) == (["server"], [("A", "1")], None, False)
