@@ -221,6 +221,9 @@ class Runner:
                 else:
                     call = await conn.send_request(op.method, op.params, timeout=timeout, headers=op.headers)
                     result = await call.result()
+                if op.follow is not None and result.get("resultType") == "task":
+                    result = await op.follow(session, result, timeout)  # the task to its end (load/work.py)
+                    posted = None  # answered when the task ended, not when it was created
                 if op.is_call and result.get("isError") is True:
                     kind = "isError"
             except ProbeError as exc:
@@ -237,7 +240,7 @@ class Runner:
 
     def _pipelined(self) -> bool:
         """A closed loop on one session whose transport queues writes (stdio) runs as a pipeline."""
-        return (not self.schedule.open and len(self.sessions) == 1
+        return (not self.schedule.open and len(self.sessions) == 1 and not any(op.follow for op in self.operations)
                 and hasattr(self.sessions[0].conn.transport, "queue_nowait"))
 
     async def _pipeline(self, conn: Any) -> None:
