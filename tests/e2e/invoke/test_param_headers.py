@@ -257,3 +257,18 @@ def test_tasks_requests_carry_the_task_id_in_mcp_name_over_http(tmp_path: Path) 
     tool_call = next(e["headers"] for e in sent if e["method"] == "tools/call")
     assert tool_call.get("Mcp-Name") == "slow"
 
+
+
+def test_check_sends_the_task_id_in_mcp_name_for_tasks_get_and_cancel_over_http(tmp_path: Path) -> None:
+    """`check`'s tasks.ext-* checks over streamable HTTP: tasks/get and tasks/cancel carry their
+    taskId in Mcp-Name, and the fixture, right about the extension, passes them."""
+    server, record = _mode_server(tmp_path, "tasks")
+    with server as url:
+        result = run_cli(["check", "--json", "--protocol", "modern", "--only", "tasks", "--timeout", "5", url])
+    doc = json.loads(result.stdout)
+    ext = {e["id"]: e["status"] for e in doc["checks"] if e["id"].startswith("tasks.ext-")}
+    assert set(ext.values()) == {"pass"} and len(ext) == 4, doc["checks"]
+    sent = [e for e in requests_of(record) if str(e["method"]).startswith("tasks/")]
+    assert {e["method"] for e in sent} == {"tasks/get", "tasks/cancel"}
+    assert all(e["headers"].get("Mcp-Name") == "mcpprobe-no-such-task"
+               and e["headers"].get("Mcp-Method") == e["method"] for e in sent), sent
