@@ -42,7 +42,8 @@ async def call_each(ctx: CheckContext) -> Verdict:
         outcome = InvokeOutcome("call", item_kind="tools")
         try:
             tool, arguments = await checked_arguments(ctx.session, outcome, listing, name, call.arguments)
-            as_task = task_rule(ctx.session, outcome, tool, None)  # as `call` decides: a task where the server makes one
+            # as `call` decides: a task where the server makes one
+            as_task = task_rule(ctx.session, outcome, tool, None)
             await confirm_call(ctx.session, outcome, tool, arguments, confirmer)
         except Refused as exc:
             verdict = errored(f"--call {inert(spec, 80)}: {inert(exc.message, 300)}")
@@ -71,8 +72,8 @@ async def call_each(ctx: CheckContext) -> Verdict:
                 verdict.detail["exitCode"] = int(exchange.error.exit_code)
                 return verdict
             if exchange.error is None:  # a task that ended without a result
-                notes.append(f"{inert(name, 60)} ran as a task that ended {outcome.task.status if outcome.task else ''} "
-                             "without a result")
+                status = outcome.task.status if outcome.task else ""
+                notes.append(f"{inert(name, 60)} ran as a task that ended {status} without a result")
             else:
                 notes.append(f"{inert(name, 60)} answered {exchange.rpc_code} (a JSON-RPC error)")
             continue

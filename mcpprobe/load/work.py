@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcpprobe.client.session import Session
@@ -107,10 +107,10 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
     """Check every operation against the server (Refused, exit 3, with nothing sent: as the operation's
     own command would refuse it) and build its request once."""
     from mcpprobe.client.catalog import LIST_KINDS, Listing, list_kind
+    from mcpprobe.operations import tasks_ext
     from mcpprobe.operations.arguments import ToolArguments
     from mcpprobe.operations.checks import checked_arguments, checked_prompt, confirm_call
     from mcpprobe.operations.input import Unattended
-    from mcpprobe.operations import tasks_ext
     from mcpprobe.operations.invoke import resolve_uri, task_rule
     from mcpprobe.operations.outcome import InvokeOutcome
 

@@ -1,5 +1,5 @@
-"""`mcpprobe check`, family tasks, its `tasks.ext-*` checks: the tasks extension of 2026-07-28 (SEP-2663), checked with an
-unknown task id only (no tool is called). Each check fails (or warns) on a mode of
+"""`mcpprobe check`, family tasks, its `tasks.ext-*` checks: the tasks extension of 2026-07-28
+(SEP-2663), checked with an unknown task id only (no tool is called). Each check fails (or warns) on a mode of
 tests/fixtures/tasks_ext_server.py (a real server process over stdio) that breaks exactly its rule,
 and on nothing else; the right fixture passes them all; a server that does not declare the extension
 is sent nothing for them."""

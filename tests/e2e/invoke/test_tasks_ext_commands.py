@@ -128,3 +128,16 @@ def test_load_call_without_the_servers_declaration_does_not_declare_it(tmp_path:
     assert doc["overall"]["errors"] == 0
     assert [declared(c) for c in calls(record)] == [False, False, False]
     assert polls(record) == 0
+
+
+def test_load_refuses_a_2025_11_25_task_required_tool_before_sending(tmp_path: Path) -> None:
+    """Before 2026-07-28 a tool whose execution.taskSupport is "required" is called only as a task,
+    which load does not run: exit 3, and no tools/call reaches the server."""
+    record = tmp_path / "record.jsonl"
+    result = run_cli(["load", "--json", "--protocol", "2025-11-25", "--yes", "--call", "research topic=x",
+                      "--requests", "3", "--env", f"SDK_FIXTURE_RECORD={record}",
+                      "--", PY, str(ROOT / "tests" / "fixtures" / "task_server.py")])
+    assert result.exit_code == 3, result.stderr
+    doc = json.loads(result.stdout)
+    assert "load does not run 2025-11-25 tasks" in doc["error"]["message"]
+    assert "tools/call" not in [entry.get("method") for entry in received(record)]
