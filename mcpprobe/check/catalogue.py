@@ -271,12 +271,18 @@ CHECKS: tuple[Check, ...] = (
           "server/tools#calling-tools",
           (("all", "**Tool Execution Errors**: Reported in tool results with `isError: true`"),
            ("all, schema.ts", "export interface CallToolResult extends Result { content: ...[]; isError?: boolean; }"),
-           ("2025-06-18 and later", "Servers **MUST** provide structured results that conform to this schema.")),
+           ("2025-06-18 and later", "Servers **MUST** provide structured results that conform to this schema."),
+           ("2026-07-28, the tasks extension (SEP-2663)",
+            "interface Task { taskId: string; status: ...; createdAt: string; lastUpdatedAt: string; "
+            "ttlMs: number | null; ... } - Servers **MUST** set `resultType` to `\"task\"` when returning a "
+            "`CreateTaskResult`")),
           capability=("tools",),
           how="Calls only the tools named with `--call 'TOOL K=V ...'`, through `call`'s catalogue, argument and "
-              "confirmation checks. A result with a `content` list passes (an `isError` result too: a tool's "
-              "own failure is not a protocol failure); `structuredContent` that breaks the `outputSchema` fails. "
-              "Without --call: skipped, nothing sent."),
+              "confirmation checks, and by `call`'s rule for tasks (in 2026-07-28 the tasks extension is declared "
+              "where the server declared it, and a task is polled to its result). A result with a `content` list "
+              "passes (an `isError` result too: a tool's own failure is not a protocol failure); "
+              "`structuredContent` that breaks the `outputSchema` fails, and so does a task answer without the "
+              "fields a `Task` requires. Without --call: skipped, nothing sent."),
     # ----- resources -----
     Check("resources.read-listed", "listed resources can be read", Level.SHOULD, "server/resources#reading-resources",
           (("all", "To retrieve resource contents, clients send a `resources/read` request; the result's "

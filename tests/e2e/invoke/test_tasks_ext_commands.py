@@ -72,9 +72,9 @@ def test_watch_call_leaves_the_extension_out_where_the_server_did_not_declare_it
 
 # ----- check --call -----
 
-def _check(record: Path, *call: str) -> tuple[int, dict[str, Any]]:
+def _check(record: Path, *call: str, options: tuple[str, ...] = ()) -> tuple[int, dict[str, Any]]:
     result = run_cli(["check", "--json", "--protocol", "2026-07-28", "--timeout", "5", "--yes", "--only", "tools",
-                      *call, *server(record)])
+                      *call, *server(record, *options)])
     assert result.stdout, result.stderr
     return result.exit_code, checked(json.loads(result.stdout))
 
@@ -87,6 +87,17 @@ def test_check_call_runs_a_required_task_tool_through_the_extension(tmp_path: Pa
     assert "ran as a task (2 tasks/get)" in entry["message"] and "-32021" not in entry["message"]
     assert [declared(c) for c in calls(record)] == [True]
     assert code == 0
+
+
+def test_check_call_fails_a_task_answer_without_its_required_fields(tmp_path: Path) -> None:
+    """A task's answers are judged as `call` judges them: a tasks/get without lastUpdatedAt breaks
+    the extension's Task shape, and the named call's check fails on it (a task it was allowed to
+    start with --call and --yes; check starts none otherwise)."""
+    record = tmp_path / "record.jsonl"
+    code, doc = _check(record, "--call", "render title=Q3", options=("--break", "task-fields"))
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert entry["status"] == "fail" and "lastUpdatedAt is not a string" in entry["message"], entry
+    assert code == 1
 
 
 # ----- load --call -----
