@@ -152,3 +152,20 @@ def test_load_refuses_a_2025_11_25_task_required_tool_before_sending(tmp_path: P
     doc = json.loads(result.stdout)
     assert "load does not run 2025-11-25 tasks" in doc["error"]["message"]
     assert "tools/call" not in [entry.get("method") for entry in received(record)]
+
+
+def test_watch_call_runs_a_2025_11_25_task_required_tool_as_a_task(tmp_path: Path) -> None:
+    """Before 2026-07-28 the same rule is `call`'s too: a tool whose execution.taskSupport is
+    "required" is sent as a task (`task: {}`) and followed to its result (tests/fixtures/task_server.py)."""
+    record = tmp_path / "record.jsonl"
+    proc = subprocess.run([PY, "-m", "mcpprobe", "watch", "--json", "--duration", "4", "--protocol", "2025-11-25",
+                           "--yes", "--call", "research topic=moths steps=1 delay_ms=10",
+                           "--env", f"SDK_FIXTURE_RECORD={record}",
+                           "--", PY, str(ROOT / "tests" / "fixtures" / "task_server.py")],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    done = [e for e in events if e["event"] == "call"]
+    assert len(done) == 1 and done[0]["isError"] is False and done[0]["task"]["status"] == "completed", events
+    sent = [e for e in received(record) if e.get("method") == "tools/call"]
+    assert len(sent) == 1 and "task" in sent[0]["params"]
