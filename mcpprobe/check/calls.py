@@ -2,15 +2,18 @@
 
 Each goes through mcpprobe.operations.checks' catalogue check (the tool must be listed), argument check
 (KEY=VALUE coerced and validated by its inputSchema) and confirmation (a tool not marked
-read-only needs --yes, or a yes on a terminal); only then is `tools/call` sent. A tool that
-answers `isError: true` passes: its own failure is a result, not a protocol failure.
+read-only needs --yes, or a yes on a terminal); only then is `tools/call` sent, by `call`'s own rule
+(mcpprobe.operations.invoke: in the 2026-07-28 era declaring the tasks extension when the server
+declared it, and following a task to its result). A tool that answers `isError: true` passes: its
+own failure is a result, not a protocol failure.
 """
 
 from __future__ import annotations
 
 import shlex
+import time
 
-from mcpprobe.check.context import CheckContext, NamedCall, Verdict, errored, failed, inert, passed
+from mcpprobe.check.context import CheckContext, Exchange, NamedCall, Verdict, errored, failed, inert, passed
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
 
@@ -26,8 +29,8 @@ def parse_call(spec: str) -> NamedCall:
 
 async def call_each(ctx: CheckContext) -> Verdict:
     from mcpprobe.operations.checks import checked_arguments, confirm_call
-    from mcpprobe.operations.input import Unattended
-    from mcpprobe.operations.invoke import judge_tool_result
+    from mcpprobe.operations.input import InputBroker, Unattended
+    from mcpprobe.operations.invoke import judge_tool_result, send_tool_call, task_rule
     from mcpprobe.operations.outcome import InvokeOutcome
 
     listing = await ctx.listing("tools")
@@ -39,24 +42,48 @@ async def call_each(ctx: CheckContext) -> Verdict:
         outcome = InvokeOutcome("call", item_kind="tools")
         try:
             tool, arguments = await checked_arguments(ctx.session, outcome, listing, name, call.arguments)
+            # as `call` decides: a task where the server makes one
+            as_task = task_rule(ctx.session, outcome, tool, None)
             await confirm_call(ctx.session, outcome, tool, arguments, confirmer)
         except Refused as exc:
             verdict = errored(f"--call {inert(spec, 80)}: {inert(exc.message, 300)}")
             verdict.detail["exitCode"] = int(exc.exit_code)
             return verdict
-        exchange = await ctx.request("tools/call", {"name": name, "arguments": arguments})
-        if exchange.result is None:
+        params = {"name": name, "arguments": arguments}
+        await ctx.pace()
+        exchange = Exchange("tools/call", params)
+        started = time.perf_counter()
+        try:  # sent as `call` sends it (mcpprobe.operations.invoke.send_tool_call): a task followed to its end
+            result = await send_tool_call(ctx.session, outcome, InputBroker(outcome, ctx.session.settings), params,
+                                          Unattended(), as_task)
+        except ProbeError as exc:
+            if exc.exit_code == 3:  # refused by mcpprobe: never sent
+                raise
+            exchange.error = exc
+            result = None
+        exchange.result = result
+        exchange.ms = (time.perf_counter() - started) * 1000
+        ctx.note(exchange)
+        if result is not None:
+            ctx.results_seen.append(("tools/call", result))
+        if result is None:
             if isinstance(exchange.error, ProbeError) and exchange.rpc_code is None:
                 verdict = errored(f"tools/call {inert(name, 60)}: {inert(exchange.error.message, 200)}")
                 verdict.detail["exitCode"] = int(exchange.error.exit_code)
                 return verdict
-            notes.append(f"{inert(name, 60)} answered {exchange.rpc_code} (a JSON-RPC error)")
+            if exchange.error is None:  # a task that ended without a result
+                status = outcome.task.status if outcome.task else ""
+                notes.append(f"{inert(name, 60)} ran as a task that ended {status} without a result")
+            else:
+                notes.append(f"{inert(name, 60)} answered {exchange.rpc_code} (a JSON-RPC error)")
             continue
-        await judge_tool_result(ctx.session, outcome, tool, exchange.result)
+        await judge_tool_result(ctx.session, outcome, tool, result)
         codes = {finding.code: finding for finding in outcome.findings}
         for code in ("protocol-violation", "output-schema-mismatch"):
             if code in codes:
                 problems.append(inert(codes[code].message, 300))
+        if outcome.task is not None:
+            notes.append(f"{inert(name, 60)} ran as a task ({outcome.task.polls} tasks/get)")
         if "tool-error" in codes:
             notes.append(f"{inert(name, 60)} reported its own error (isError): a result, not a protocol failure")
     if problems:

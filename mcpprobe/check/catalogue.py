@@ -58,7 +58,7 @@ class Check:
     id: str
     title: str
     level: Level
-    section: str  # path of the revision's page under SPEC_BASE/<version>/, with its #anchor
+    section: str  # path of the revision's page under SPEC_BASE/<version>/, with its #anchor (or a SEP's https URL)
     words: tuple[tuple[str, str], ...]  # (which revisions, the quoted rule)
     revisions: tuple[str, ...] = ALL_REVISIONS
     capability: tuple[str, ...] = ()
@@ -78,7 +78,10 @@ class Check:
     def spec_url(self, version: str | None) -> str:
         """The page of the rule in `version`'s specification, or in the newest revision it applies to."""
         chosen = version if version in self.revisions else self.revisions[-1]
-        return f"{SPEC_BASE}/{chosen}/{self.sections.get(chosen, self.section)}"
+        section = self.sections.get(chosen, self.section)
+        if section.startswith("https://"):  # a rule the specification's pages link rather than hold (a SEP)
+            return section
+        return f"{SPEC_BASE}/{chosen}/{section}"
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("prompts", "mcpprobe.check.reading", "Prompts", "expanding what is listed."),
     Family("completion", "mcpprobe.check.optional", "Completion", "completion/complete where declared."),
     Family("logging", "mcpprobe.check.optional", "Logging", "logging/setLevel where declared."),
-    Family("tasks", "mcpprobe.check.optional", "Tasks (2025-11-25, experimental)", "tasks/list and tasks/get."),
+    Family("tasks", "mcpprobe.check.optional", "Tasks (2025-11-25, experimental; 2026-07-28, the tasks extension)",
+           "tasks/list and tasks/get of 2025-11-25; in 2026-07-28, tasks/get, tasks/cancel and the capabilities of "
+           "the `io.modelcontextprotocol/tasks` extension (SEP-2663), for an unknown task id only: no tool is "
+           "called, and nothing is sent where the extension is not declared."),
     Family("http", "mcpprobe.check.http", "Streamable HTTP",
            "Origin, MCP-Protocol-Version, sessions, DELETE, the GET stream, batches, notifications and the "
            "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's."),
@@ -113,6 +119,10 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 _JSONRPC = "JSON-RPC 2.0, section 5"
+# The tasks extension: declared under `extensions` (the runner's gate reads this spelling), and
+# specified in SEP-2663, which the specification's pages link rather than hold.
+_TASKS_EXT = "extensions.io.modelcontextprotocol/tasks"
+_TASKS_EXT_SEP = "https://modelcontextprotocol.io/seps/2663-tasks-extension"
 _STREAMABLE = tuple(v for v in ALL_REVISIONS if v >= "2025-03-26")  # streamable HTTP came with 2025-03-26
 _SESSION_REVISIONS = tuple(v for v in HANDSHAKE_VERSIONS if v >= "2025-03-26")  # 2026-07-28 has no sessions
 _SECURITY = "basic/transports#security-warning"
@@ -261,12 +271,18 @@ CHECKS: tuple[Check, ...] = (
           "server/tools#calling-tools",
           (("all", "**Tool Execution Errors**: Reported in tool results with `isError: true`"),
            ("all, schema.ts", "export interface CallToolResult extends Result { content: ...[]; isError?: boolean; }"),
-           ("2025-06-18 and later", "Servers **MUST** provide structured results that conform to this schema.")),
+           ("2025-06-18 and later", "Servers **MUST** provide structured results that conform to this schema."),
+           ("2026-07-28, the tasks extension (SEP-2663)",
+            "interface Task { taskId: string; status: ...; createdAt: string; lastUpdatedAt: string; "
+            "ttlMs: number | null; ... } - Servers **MUST** set `resultType` to `\"task\"` when returning a "
+            "`CreateTaskResult`")),
           capability=("tools",),
           how="Calls only the tools named with `--call 'TOOL K=V ...'`, through `call`'s catalogue, argument and "
-              "confirmation checks. A result with a `content` list passes (an `isError` result too: a tool's "
-              "own failure is not a protocol failure); `structuredContent` that breaks the `outputSchema` fails. "
-              "Without --call: skipped, nothing sent."),
+              "confirmation checks, and by `call`'s rule for tasks (in 2026-07-28 the tasks extension is declared "
+              "where the server declared it, and a task is polled to its result). A result with a `content` list "
+              "passes (an `isError` result too: a tool's own failure is not a protocol failure); "
+              "`structuredContent` that breaks the `outputSchema` fails, and so does a task answer without the "
+              "fields a `Task` requires. Without --call: skipped, nothing sent."),
     # ----- resources -----
     Check("resources.read-listed", "listed resources can be read", Level.SHOULD, "server/resources#reading-resources",
           (("all", "To retrieve resource contents, clients send a `resources/read` request; the result's "
@@ -345,6 +361,41 @@ CHECKS: tuple[Check, ...] = (
                           "cases: Invalid or nonexistent `taskId` in `tasks/get` ...: `-32602` (Invalid params)"),),
           revisions=("2025-11-25",), capability=("tasks",),
           how="Sends `tasks/get` for the task id `mcpprobe-no-such-task`. -32602 passes; anything else fails."),
+    # ----- the tasks extension (2026-07-28, SEP-2663) -----
+    Check("tasks.ext-unknown-task", "tasks/get of an unknown task id gets -32602", Level.MUST,
+          _TASKS_EXT_SEP + "#protocol-errors",
+          (("2026-07-28 (SEP-2663)", "Servers **MUST** return standard JSON-RPC errors for the following protocol "
+                                     "error cases: Invalid or nonexistent `taskId`: `-32602` (Invalid params) - "
+                                     "Servers **MUST** return this error for `tasks/get`."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Sends `tasks/get` for the task id `mcpprobe-no-such-task`, declaring the extension on the request. "
+              "-32602 passes; anything else fails."),
+    Check("tasks.ext-unknown-task-cancel", "tasks/cancel of an unknown task id gets -32602", Level.SHOULD,
+          _TASKS_EXT_SEP + "#protocol-errors",
+          (("2026-07-28 (SEP-2663)", "Invalid or nonexistent `taskId`: `-32602` (Invalid params) - Servers "
+                                     "**SHOULD** return this error for `tasks/update` and `tasks/cancel`."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Sends `tasks/cancel` for the task id `mcpprobe-no-such-task`, declaring the extension on the request "
+              "(no task of the server's can be touched: none has that id). -32602 passes; the empty acknowledgement "
+              "of a known task, or another error, warns."),
+    Check("tasks.ext-undeclared-client", "tasks/get from a client that did not declare the extension gets -32021",
+          Level.MUST, _TASKS_EXT_SEP + "#protocol-errors",
+          (("2026-07-28 (SEP-2663)", "Missing required client capabilities: `-32021` (Missing Required Client "
+                                     "Capability) - Servers **MUST** return this error for non-declaring clients "
+                                     "issuing `tasks/get`, `tasks/update`, and `tasks/cancel` requests."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Sends `tasks/get` for the task id `mcpprobe-no-such-task` without the extension in the request's "
+              "client capabilities. -32021 passes; anything else (a result, -32602 for the id) fails."),
+    Check("tasks.ext-no-legacy-capability", "the 2025-11-25 `tasks` capability is not declared beside the extension",
+          Level.MUST, _TASKS_EXT_SEP,
+          (("2026-07-28 (SEP-2663)", "The `tasks.requests.*`, `tasks.cancel`, and `tasks.list` capability "
+                                     "declarations are not part of this extension. Servers that previously "
+                                     "advertised these **MUST** migrate to declaring `io.modelcontextprotocol/tasks`, "
+                                     "and **MUST NOT** continue to advertise the legacy capabilities under any "
+                                     "protocol version that includes this extension."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Reads the capabilities the server declared; nothing is sent. A `tasks` capability beside the "
+              "extension fails."),
     # ----- streamable HTTP -----
     Check("http.origin", "a request from a foreign Origin is refused", Level.MUST, _SECURITY,
           (("2025-03-26 to 2025-06-18", "Servers **MUST** validate the `Origin` header on all incoming connections "

@@ -1,4 +1,5 @@
-"""The completion, logging and tasks families: optional capabilities, checked only where declared."""
+"""The completion, logging and tasks families: optional capabilities (and the tasks extension of
+2026-07-28), checked only where declared."""
 
 from __future__ import annotations
 
@@ -91,9 +92,67 @@ async def unknown_task(ctx: CheckContext) -> Verdict:
     return failed(f"tasks/get of an unknown task id was answered with {answer_text(exchange)}, not -32602")
 
 
+# ----- the tasks extension (2026-07-28, SEP-2663): an unknown task id only, no tool called -----
+
+MISSING_CAPABILITY = -32021  # Missing Required Client Capability
+
+
+def _declaring(params: dict[str, Any]) -> dict[str, Any]:
+    from mcpprobe.operations.tasks_ext import declaring
+
+    return declaring(params)
+
+
+async def ext_unknown_task(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("tasks/get", _declaring({"taskId": UNKNOWN_TASK}))
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.rpc_code == INVALID_PARAMS:
+        return passed("tasks/get of an unknown task id was answered with error -32602")
+    return failed(f"tasks/get of an unknown task id was answered with {answer_text(exchange)}, not -32602")
+
+
+async def ext_unknown_cancel(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("tasks/cancel", _declaring({"taskId": UNKNOWN_TASK}))
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.rpc_code == INVALID_PARAMS:
+        return passed("tasks/cancel of an unknown task id was answered with error -32602")
+    if exchange.result is not None:
+        return warned("tasks/cancel of an unknown task id was acknowledged as if the task existed, not answered "
+                      "-32602")
+    return warned(f"tasks/cancel of an unknown task id was answered with {answer_text(exchange)}, not -32602")
+
+
+async def ext_undeclared(ctx: CheckContext) -> Verdict:
+    # The session's own capabilities never carry the extension: it is declared per request.
+    exchange = await ctx.request("tasks/get", {"taskId": UNKNOWN_TASK})
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.rpc_code == MISSING_CAPABILITY:
+        return passed("tasks/get that did not declare the extension was answered with error -32021")
+    return failed(f"tasks/get that did not declare the extension was answered with {answer_text(exchange)}, "
+                  "not -32021")
+
+
+async def ext_no_legacy(ctx: CheckContext) -> Verdict:
+    legacy = ctx.capabilities.get("tasks")
+    if legacy is None:
+        return passed("no 2025-11-25 tasks capability beside the extension")
+    shown = inert(str(sorted(legacy)) if isinstance(legacy, dict) else type(legacy).__name__, 120)
+    return failed(f"the server declares the 2025-11-25 tasks capability ({shown}) beside the tasks extension")
+
+
 IMPLEMENTS = {
     "completion.complete": complete,
     "logging.set-level": set_level,
     "tasks.list": tasks_list,
     "tasks.unknown-task": unknown_task,
+    "tasks.ext-unknown-task": ext_unknown_task,
+    "tasks.ext-unknown-task-cancel": ext_unknown_cancel,
+    "tasks.ext-undeclared-client": ext_undeclared,
+    "tasks.ext-no-legacy-capability": ext_no_legacy,
 }

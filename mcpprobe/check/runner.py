@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpprobe.check.catalogue import BY_ID, CHECKS, FAMILIES, Check, Level, Status, selected
 from mcpprobe.check.context import CheckContext, CheckOptions, Result, Verdict
-from mcpprobe.client.capabilities import declared
+from mcpprobe.client.capabilities import declared, extension
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.errors import ProbeError
 from mcpprobe.exitcodes import ExitCode, worst
@@ -69,6 +69,10 @@ def needs_declared(check: Check, capabilities: dict[str, Any]) -> bool:
     if not check.capability:
         return True
     for need in check.capability:
+        if need.startswith("extensions."):  # an extension, named whole (its name has dots of its own)
+            if extension(capabilities, need.removeprefix("extensions.")) is not None:
+                return True
+            continue
         name, _, sub = need.partition(".")
         if declared(capabilities, name, sub or None):
             return True

@@ -221,6 +221,9 @@ class Runner:
                 else:
                     call = await conn.send_request(op.method, op.params, timeout=timeout, headers=op.headers)
                     result = await call.result()
+                if op.follow is not None and result.get("resultType") == "task":
+                    result = await op.follow(session, result, timeout)  # the task to its end (load/work.py)
+                    posted = None  # answered when the task ended, not when it was created
                 if op.is_call and result.get("isError") is True:
                     kind = "isError"
             except ProbeError as exc:
@@ -237,8 +240,10 @@ class Runner:
 
     def _pipelined(self) -> bool:
         """Sessions whose transports queue sends (stdio, streamable HTTP) run as a pipeline, in either
-        loop; the others (HTTP+SSE, whose POST waits) have `concurrency` workers."""
-        return all(hasattr(s.conn.transport, "queue_nowait") for s in self.sessions)
+        loop; the others (HTTP+SSE, whose POST waits), and a load whose operations may become tasks
+        (each followed to its end by its worker), have `concurrency` workers."""
+        return (not any(op.follow for op in self.operations)
+                and all(hasattr(s.conn.transport, "queue_nowait") for s in self.sessions))
 
     async def _pipeline(self, conns: list[Any]) -> None:
         """The load without a task, future or timer per request. Each request is queued on its

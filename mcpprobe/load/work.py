@@ -6,13 +6,16 @@ catalog, argument and confirmation checks; `--read` through read's (listed, or m
 `--get-prompt` through get-prompt's; `--list KIND` needs the kind's capability; `--ping` exists only
 before 2026-07-28. One difference: a tool not marked read-only is never called without `--yes`, on a
 terminal or not, for a load run calls it thousands of times. Nothing is sent until every operation
-passed its checks.
+passed its checks. A tool is called by `call`'s rule (mcpprobe.operations.invoke.task_rule): in the
+2026-07-28 era the call declares the tasks extension when the server declared it, and a task it
+answers is followed to its end, the whole round trip counted as the request.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -95,16 +98,20 @@ class Operation:
     headers: dict[str, str]
     weight: int
     is_call: bool = False
+    # A tools/call that declares the tasks extension (2026-07-28): how a task it answers is followed
+    # to its end (session, CreateTaskResult, timeout) -> result; the whole round trip is the request.
+    follow: Callable[[Session, dict[str, Any], float], Awaitable[dict[str, Any]]] | None = None
 
 
 async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tuple[list[Operation], list[Finding]]:
     """Check every operation against the server (Refused, exit 3, with nothing sent: as the operation's
     own command would refuse it) and build its request once."""
     from mcpprobe.client.catalog import LIST_KINDS, Listing, list_kind
+    from mcpprobe.operations import tasks_ext
     from mcpprobe.operations.arguments import ToolArguments
     from mcpprobe.operations.checks import checked_arguments, checked_prompt, confirm_call
     from mcpprobe.operations.input import Unattended
-    from mcpprobe.operations.invoke import resolve_uri
+    from mcpprobe.operations.invoke import resolve_uri, task_rule
     from mcpprobe.operations.outcome import InvokeOutcome
 
     outcome = InvokeOutcome("load")
@@ -127,6 +134,7 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
     operations = []
     for spec in specs:
         params: dict[str, Any] | None
+        follow = None
         if spec.kind == "call":
             method = "tools/call"
             capability(method)
@@ -138,6 +146,12 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
                               "over and over: pass --yes to call it anyway. Nothing was sent.",
                               code="not-confirmed", severity="error")
             params = {"name": spec.subject, "arguments": arguments}
+            if task_rule(session, outcome, tool, None):  # as `call` decides, with neither --task nor --no-task
+                if not session.era.tasks_extension:
+                    raise Refused(f"tool {spec.subject!r} must be called as a task (execution.taskSupport is "
+                                  "'required'), and load does not run 2025-11-25 tasks. Nothing was sent.",
+                                  detail={"tool": spec.subject, "taskSupport": "required"})
+                params, follow = tasks_ext.declaring(params), tasks_ext.follow_unattended
         elif spec.kind == "read":
             method = "resources/read"
             capability(method)
@@ -161,7 +175,7 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
                               "Use --protocol legacy, or another operation.", code="not-declared")
             params = None
         enveloped, headers = session.envelope(method, params)
-        operations.append(Operation(spec.label, method, enveloped, headers, spec.weight, spec.kind == "call"))
+        operations.append(Operation(spec.label, method, enveloped, headers, spec.weight, spec.kind == "call", follow))
     return operations, outcome.findings
 
 

@@ -43,6 +43,8 @@ from mcpprobe.operations.input import (
 from mcpprobe.operations.outcome import InvokeOutcome, guarded
 from mcpprobe.wire.target import Settings, Target
 
+HEADER_MISMATCH = -32020  # HeaderMismatch: the HTTP headers do not match the body (2026-07-28)
+
 # ----- call -----
 
 
@@ -79,23 +81,12 @@ async def call_tool(target: Target, settings: Settings, name: str, given: ToolAr
         session.check("tools/call")
         listing = await _catalog(session, outcome, "tools")
         tool, arguments = await checked_arguments(session, outcome, listing, name, given)
-        from mcpprobe.operations import tasks, tasks_ext
-
-        # 2026-07-28: whether the call declares the tasks extension; before: whether it asks for a task.
-        modern_tasks = session.era.tasks_extension
-        as_task, forced = tasks_ext.declares(session, task) if modern_tasks else tasks.wants_task(session, tool, task)
-        outcome.findings.extend(forced)
+        as_task = task_rule(session, outcome, tool, task)
         await confirm_call(session, outcome, tool, arguments, hooks)
         started = time.perf_counter()
         params = {"name": name, "arguments": arguments}
-        outcome.param_headers = session.param_headers(name, arguments)
         try:
-            if modern_tasks:  # 2026-07-28: the tasks extension, where the server decides (operations/tasks_ext.py)
-                result = await tasks_ext.call_tool(session, outcome, broker, params, hooks, as_task)
-            elif as_task:
-                result = await _call_as_task(session, outcome, params, hooks)
-            else:
-                result = await request_with_input(session, outcome, broker, "tools/call", params, hooks=hooks)
+            result = await send_tool_call(session, outcome, broker, params, hooks, as_task)
         finally:
             outcome.timings.append(Timing("call", (time.perf_counter() - started) * 1000, at=started))
         outcome.result = result
@@ -109,6 +100,68 @@ async def call_tool(target: Target, settings: Settings, name: str, given: ToolAr
         save_blocks(outcome, save_dir)
     return outcome
 
+
+def task_rule(session: Session, outcome: InvokeOutcome, tool: dict[str, Any], asked: bool | None) -> bool:
+    """Whether a tools/call of `tool` goes as a task: the one rule of `call`, `watch --call`,
+    `check --call` and `load --call` (those three ask with `asked` None: as the tool and server say).
+    2026-07-28: whether the call declares the tasks extension (`tasks_ext.declares`: yes when the
+    server declared it); before: whether it asks for a task (`tasks.wants_task`: a tool whose
+    taskSupport is "required"). Refused (nothing sent) where the rule forbids the call; the
+    `forced` findings of --force go onto the outcome."""
+    from mcpprobe.operations import tasks, tasks_ext
+
+    if session.era.tasks_extension:
+        as_task, forced = tasks_ext.declares(session, asked)
+    else:
+        as_task, forced = tasks.wants_task(session, tool, asked)
+    outcome.findings.extend(forced)
+    return as_task
+
+
+async def send_tool_call(session: Session, outcome: InvokeOutcome, broker: InputBroker, params: dict[str, Any],
+                         hooks: Hooks, as_task: bool) -> dict[str, Any] | None:
+    """tools/call as `task_rule` decided, followed to its result (None: a task that ended without one).
+
+    Over a session that sends x-mcp-header parameters as headers, a -32020 HeaderMismatch answer
+    leads to one `tools/list` and one retry of the same call with the headers that list gives:
+    "the client **SHOULD** call `tools/list` to check for changes to the tool's `inputSchema`, then
+    retry the original request with the appropriate headers" (2026-07-28, streamable HTTP, "Custom
+    Headers from Tool Parameters"). A second -32020 is the answer: never a loop."""
+    name = params.get("name")
+    outcome.param_headers = session.param_headers(name, params.get("arguments"))
+    try:
+        return await _send_tool_call(session, outcome, broker, params, hooks, as_task)
+    except RpcError as exc:
+        if exc.rpc_code != HEADER_MISMATCH or not session.mirrors_params:
+            raise
+        first = exc
+    listing = await _catalog(session, outcome, "tools")
+    if not isinstance(name, str) or find(listing, "name", name) is None or name in session.excluded_tools:
+        first.detail = {**first.detail, "relisted": True, "retried": False}
+        raise RpcError(first.rpc_code, f"{first.rpc_message} (tools/list was read again: the tool is no longer "
+                       "listed, or its x-mcp-header annotations are now invalid; not retried)", first.data,
+                       method=first.method) from None
+    outcome.param_headers = session.param_headers(name, params.get("arguments"))
+    try:
+        return await _send_tool_call(session, outcome, broker, params, hooks, as_task)
+    except RpcError as exc:
+        if exc.rpc_code != HEADER_MISMATCH:
+            raise
+        again = RpcError(exc.rpc_code, f"{exc.rpc_message} (again, after tools/list was read once more and the "
+                         "call retried once with its headers)", exc.data, method=exc.method)
+        again.detail = {**exc.detail, "relisted": True, "retried": True}
+        raise again from None
+
+
+async def _send_tool_call(session: Session, outcome: InvokeOutcome, broker: InputBroker, params: dict[str, Any],
+                          hooks: Hooks, as_task: bool) -> dict[str, Any] | None:
+    from mcpprobe.operations import tasks_ext
+
+    if session.era.tasks_extension:  # 2026-07-28: the tasks extension, where the server decides
+        return await tasks_ext.call_tool(session, outcome, broker, params, hooks, as_task)
+    if as_task:
+        return await _call_as_task(session, outcome, params, hooks)
+    return await request_with_input(session, outcome, broker, "tools/call", params, hooks=hooks)
 
 
 async def _call_as_task(session: Session, outcome: InvokeOutcome, params: dict[str, Any],

@@ -34,7 +34,7 @@ from mcpprobe.client.era import META_CLIENT_CAPS
 from mcpprobe.client.session import Session
 from mcpprobe.errors import ProbeError, ProtocolFailure, Refused, RequestTimeout, RpcError, seconds
 from mcpprobe.findings import Finding
-from mcpprobe.operations.input import Hooks, InputBroker, request_with_input
+from mcpprobe.operations.input import Hooks, InputBroker, Unattended, request_with_input
 from mcpprobe.operations.outcome import InvokeOutcome
 from mcpprobe.operations.tasks import CANCEL_WAIT, STATUSES, TERMINAL, TaskCall, TaskRun, judge_task_end
 
@@ -260,3 +260,20 @@ class ExtensionTask(TaskCall):
             run.cancel["error"] = exc.message
             return
         run.cancel["acknowledged"] = True
+
+
+async def follow_unattended(session: Session, created: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """A task `tools/call` created, followed to its end as `call` follows one (polls at its
+    pollIntervalMs, cancelled when abandoned) with no one to answer it and at most `timeout`
+    seconds in all: `load --call`, whose request is the whole round trip. The result; a task that
+    ended without one (cancelled, input refused) as `{"isError": true}`, the tool having given none."""
+    outcome = InvokeOutcome("load", item_kind="tools")
+    call = ExtensionTask(session, outcome, InputBroker(outcome, session.settings), Unattended())
+    outcome.task = call.start(created)
+    try:
+        with anyio.fail_after(timeout):
+            result = await call.follow_to_end()
+    except TimeoutError:
+        raise RequestTimeout(f"task {outcome.task.task_id} did not end within {seconds(timeout)} s",
+                             detail={"method": "tasks/get", "taskId": outcome.task.task_id}) from None
+    return result if result is not None else {"isError": True, "content": []}

@@ -1,5 +1,7 @@
 """--call TOOL [KEY=VALUE ...]: after each connection's first listing, call a tool through the same
-catalog, argument and confirmation checks as `call` (mcpprobe.operations.checks), then report its result."""
+catalog, argument and confirmation checks as `call` (mcpprobe.operations.checks), sent by the same
+rule (mcpprobe.operations.invoke.send_tool_call: a task where the server makes one, followed to its
+result; a HeaderMismatch answered by one re-list and one retry), then report its result."""
 
 from __future__ import annotations
 
@@ -45,6 +47,8 @@ class Caller:
                    reconnected: bool) -> None:
         """Refused on the first connection ends the watch (exit 3); on a reconnect, an error event."""
         from mcpprobe.operations.checks import checked_arguments, confirm_call
+        from mcpprobe.operations.input import InputBroker, Unattended
+        from mcpprobe.operations.invoke import send_tool_call, task_rule
         from mcpprobe.operations.outcome import InvokeOutcome
 
         listing = Listing("tools", tools.declared, state="complete" if tools.list_completed else "incomplete",
@@ -53,7 +57,8 @@ class Caller:
         confirmer = CallConfirmer(self._confirmer, yes=self.options.yes or tool in self._confirmed)
         try:
             session.check("tools/call")
-            _, arguments = await checked_arguments(session, outcome, listing, tool, given)
+            item, arguments = await checked_arguments(session, outcome, listing, tool, given)
+            as_task = task_rule(session, outcome, item, None)  # as `call` decides (a task where the server makes one)
             await confirm_call(session, outcome, outcome.item or {"name": tool}, arguments, confirmer)
         except ProbeError as exc:
             if not reconnected and isinstance(exc, Refused | UsageProblem):
@@ -65,13 +70,25 @@ class Caller:
             self._confirmed.add(tool)
         for finding in outcome.findings:
             self.events.finding(finding)
+        reported = len(outcome.findings)
         try:
-            result = await session.request("tools/call", {"name": tool, "arguments": arguments})
+            result = await send_tool_call(session, outcome, InputBroker(outcome, session.settings),
+                                          {"name": tool, "arguments": arguments}, Unattended(), as_task)
         except ProbeError as exc:
             link.dropped(exc)
             self.events.error("tools", exc, f"--call {tool}")
             return
+        finally:
+            for finding in outcome.findings[reported:]:  # what the task (if any) showed on the way
+                self.events.finding(finding)
+        run = outcome.task
+        task = {"taskId": run.task_id, "status": run.status, "polls": run.polls} if run is not None else None
+        if result is None:  # a task that ended without a result (cancelled, or input refused)
+            self.events.emit("call", "tools", tool=tool, isError=True, text=None,
+                             **({"task": task} if task else {}))
+            return
         text = next((c.get("text") for c in result.get("content", []) if isinstance(c, dict)
                      and isinstance(c.get("text"), str)), None) if isinstance(result.get("content"), list) else None
         self.events.emit("call", "tools", tool=tool, isError=result.get("isError") is True,
-                         text=self.options.redactor(text)[:500] if isinstance(text, str) else None)
+                         text=self.options.redactor(text)[:500] if isinstance(text, str) else None,
+                         **({"task": task} if task else {}))

@@ -174,3 +174,101 @@ def test_watch_call_sends_the_headers(served) -> None:
                            "--call", "route region=ap", url], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert calls(record)[0] == {"era": "modern", "tool": "route", "headers": {"Mcp-Param-Region": "ap"}}
+
+
+# ----- -32020 HeaderMismatch: one re-list, one retry (the SHOULD of SEP-2243) -----
+
+def _mode_server(tmp_path: Path, mode: str) -> Any:
+    record = tmp_path / "requests.jsonl"
+    return http_server([PY, str(SERVER)], env={"PARAM_RECORD": str(record), "PARAM_MODE": mode}), record
+
+
+def requests_of(record: Path) -> list[dict[str, Any]]:
+    """PARAM_MODE records every request (with its method); the tools/call lines without one are the
+    per-call record every mode writes."""
+    return [entry for entry in calls(record) if "method" in entry]
+
+
+def test_header_mismatch_relists_once_and_retries_once(tmp_path: Path) -> None:
+    """The first tools/list names the header Mcp-Param-OldRegion, the server expects Mcp-Param-Region:
+    the first call gets -32020, mcpprobe lists the tools again and sends the call once more with the
+    header the new list names, which the server accepts."""
+    server, record = _mode_server(tmp_path, "renamed")
+    with server as url:
+        result = call(url, "moving", "region=eu", "--yes")
+    sent = requests_of(record)
+    assert [e["method"] for e in sent if e["method"] != "server/discover"] == [
+        "tools/list", "tools/call", "tools/list", "tools/call"], sent
+    tool_calls = [e["headers"] for e in sent if e["method"] == "tools/call"]
+    assert [h.get("Mcp-Param-OldRegion") for h in tool_calls] == ["eu", None]
+    assert [h.get("Mcp-Param-Region") for h in tool_calls] == [None, "eu"]
+    assert result.json["result"]["content"][0]["text"] == "called moving", result.stdout
+    assert result.json["paramHeaders"] == {"Mcp-Param-Region": "eu"}  # the headers of the call that was answered
+
+
+def test_header_mismatch_twice_is_the_answer_not_a_loop(tmp_path: Path) -> None:
+    """The server expects a header its list never names: one re-list, one retry, then the -32020 is
+    the outcome (exit 5), and nothing more is sent."""
+    server, record = _mode_server(tmp_path, "stubborn")
+    with server as url:
+        result = call(url, "moving", "region=eu", "--yes")
+    sent = [e["method"] for e in requests_of(record) if e["method"] != "server/discover"]
+    assert sent == ["tools/list", "tools/call", "tools/list", "tools/call"], sent
+    assert result.exit_code == 5, result.stderr
+    error = result.json["error"]
+    assert error["detail"]["rpcCode"] == -32020 and error["detail"]["retried"] is True
+    assert "retried once" in error["message"]
+
+
+def test_header_mismatch_in_the_legacy_era_is_not_retried(tmp_path: Path) -> None:
+    """Before 2026-07-28 no header is mirrored, so a -32020 could not be about them: no re-list."""
+    server, record = _mode_server(tmp_path, "stubborn")
+    with server as url:
+        result = call(url, "moving", "region=eu", "--yes", protocol="legacy")
+    assert result.exit_code == 0, result.stderr  # the legacy server does not check the headers
+    assert [e["method"] for e in requests_of(record)].count("tools/list") == 1
+
+
+def test_watch_call_retries_a_header_mismatch_once_too(tmp_path: Path) -> None:
+    server, record = _mode_server(tmp_path, "renamed")
+    with server as url:
+        proc = subprocess.run([PY, "-m", "mcpprobe", "watch", "--json", "--duration", "2", "--protocol", "modern",
+                               "--call", "moving region=eu", url], capture_output=True, text=True, timeout=60,
+                              cwd=ROOT)
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(e["tool"], e["text"]) for e in events if e["event"] == "call"] == [("moving", "called moving")], events
+    assert [e["method"] for e in requests_of(record)].count("tools/call") == 2
+
+
+# ----- the tasks extension over streamable HTTP: Mcp-Name carries the task id -----
+
+def test_tasks_requests_carry_the_task_id_in_mcp_name_over_http(tmp_path: Path) -> None:
+    """2026-07-28, streamable HTTP: `Mcp-Name` is `params.taskId` for tasks/get, tasks/update and
+    tasks/cancel; the header as it arrived at a real server on 127.0.0.1."""
+    server, record = _mode_server(tmp_path, "tasks")
+    with server as url:
+        result = call(url, "slow", "value=x", "--yes")
+    assert result.exit_code == 1, result.stderr  # 1: the server's invalid tools, not this call
+    assert result.json["result"]["content"][0]["text"] == "slow done"
+    task_id = result.json["task"]["taskId"]
+    sent = requests_of(record)
+    gets = [e["headers"] for e in sent if e["method"] == "tasks/get"]
+    assert gets and all(h.get("Mcp-Name") == task_id and h.get("Mcp-Method") == "tasks/get" for h in gets), sent
+    tool_call = next(e["headers"] for e in sent if e["method"] == "tools/call")
+    assert tool_call.get("Mcp-Name") == "slow"
+
+
+
+def test_check_sends_the_task_id_in_mcp_name_for_tasks_get_and_cancel_over_http(tmp_path: Path) -> None:
+    """`check`'s tasks.ext-* checks over streamable HTTP: tasks/get and tasks/cancel carry their
+    taskId in Mcp-Name, and the fixture, right about the extension, passes them."""
+    server, record = _mode_server(tmp_path, "tasks")
+    with server as url:
+        result = run_cli(["check", "--json", "--protocol", "modern", "--only", "tasks", "--timeout", "5", url])
+    doc = json.loads(result.stdout)
+    ext = {e["id"]: e["status"] for e in doc["checks"] if e["id"].startswith("tasks.ext-")}
+    assert set(ext.values()) == {"pass"} and len(ext) == 4, doc["checks"]
+    sent = [e for e in requests_of(record) if str(e["method"]).startswith("tasks/")]
+    assert {e["method"] for e in sent} == {"tasks/get", "tasks/cancel"}
+    assert all(e["headers"].get("Mcp-Name") == "mcpprobe-no-such-task"
+               and e["headers"].get("Mcp-Method") == e["method"] for e in sent), sent

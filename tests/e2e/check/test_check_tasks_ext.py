@@ -1,0 +1,87 @@
+"""`mcpprobe check`, family tasks, its `tasks.ext-*` checks: the tasks extension of 2026-07-28
+(SEP-2663), checked with an unknown task id only (no tool is called). Each check fails (or warns) on a mode of
+tests/fixtures/tasks_ext_server.py (a real server process over stdio) that breaks exactly its rule,
+and on nothing else; the right fixture passes them all; a server that does not declare the extension
+is sent nothing for them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, checked, run_cli
+
+FIXTURE = ROOT / "tests" / "fixtures" / "tasks_ext_server.py"
+FAMILY = "tasks"  # with the 2025-11-25 checks, which are n/a in 2026-07-28
+# --break RULE of the fixture -> the check it breaks, and the verdict
+TASKS_EXT_BROKEN = {
+    "unknown-task": ("tasks.ext-unknown-task", "fail"),
+    "unknown-cancel": ("tasks.ext-unknown-task-cancel", "warn"),
+    "undeclared": ("tasks.ext-undeclared-client", "fail"),
+    "legacy-capability": ("tasks.ext-no-legacy-capability", "fail"),
+}
+TASKS_EXT_BROKEN_IDS = {check_id for check_id, _ in TASKS_EXT_BROKEN.values()}
+
+
+def run_check(record: Path, *server_options: str, protocol: str = "2026-07-28") -> tuple[int, dict]:
+    result = run_cli(["check", "--json", "--level", "may", "--timeout", "5", "--protocol", protocol,
+                      "--only", FAMILY, "--env", f"TASKS_EXT_RECORD={record}",
+                      "--", sys.executable, str(FIXTURE), *server_options])
+    assert result.stdout, result.stderr
+    return result.exit_code, checked(json.loads(result.stdout))
+
+
+def statuses(doc: dict) -> dict[str, str]:
+    """The extension's checks (the family's 2025-11-25 ones are n/a in this era)."""
+    others = {entry["status"] for entry in doc["checks"] if entry["id"] not in TASKS_EXT_BROKEN_IDS}
+    assert others <= {"n/a"}, doc["checks"]
+    return {entry["id"]: entry["status"] for entry in doc["checks"] if entry["id"] in TASKS_EXT_BROKEN_IDS}
+
+
+def sent(record: Path) -> list[str]:
+    return [json.loads(line)["method"] for line in record.read_text().splitlines()] if record.exists() else []
+
+
+def test_the_family_is_every_check_of_the_family() -> None:
+    from mcpprobe.check.catalogue import CHECKS
+
+    assert {check.id for check in CHECKS if check.id.startswith("tasks.ext-")} == TASKS_EXT_BROKEN_IDS
+
+
+def test_a_right_server_passes_every_check(tmp_path: Path) -> None:
+    code, doc = run_check(tmp_path / "record.jsonl")
+    assert statuses(doc) == dict.fromkeys(TASKS_EXT_BROKEN_IDS, "pass"), doc["checks"]
+    assert code == 0
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-unknown-task")
+    assert entry["specUrl"] == "https://modelcontextprotocol.io/seps/2663-tasks-extension#protocol-errors"
+    assert "tools/call" not in sent(tmp_path / "record.jsonl")  # no tool is called
+
+
+@pytest.mark.parametrize("rule", sorted(TASKS_EXT_BROKEN))
+def test_each_check_fails_on_its_fixture_and_nothing_else(tmp_path: Path, rule: str) -> None:
+    check_id, expected = TASKS_EXT_BROKEN[rule]
+    code, doc = run_check(tmp_path / "record.jsonl", "--break", rule)
+    found = statuses(doc)
+    assert found[check_id] == expected, [e for e in doc["checks"] if e["id"] == check_id]
+    assert {cid: status for cid, status in found.items() if cid != check_id and status != "pass"} == {}
+    assert code == (1 if expected == "fail" else 0)
+
+
+def test_nothing_is_sent_where_the_extension_is_not_declared(tmp_path: Path) -> None:
+    record = tmp_path / "record.jsonl"
+    code, doc = run_check(record, "--no-tasks")
+    assert statuses(doc) == dict.fromkeys(TASKS_EXT_BROKEN_IDS, "skipped"), doc["checks"]
+    assert not [method for method in sent(record) if method.startswith("tasks/")]
+    assert code == 0
+
+
+def test_the_checks_are_not_part_of_the_legacy_era(tmp_path: Path) -> None:
+    """The fixture speaks only 2026-07-28; the legacy era's handshake fails, so the family is asked of a
+    revision without the extension through the catalogue itself."""
+    from mcpprobe.check.catalogue import CHECKS
+
+    for check in CHECKS:
+        if check.id in TASKS_EXT_BROKEN_IDS:
+            assert check.revisions == ("2026-07-28",) and check.safe
