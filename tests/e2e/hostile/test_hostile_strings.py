@@ -383,8 +383,10 @@ def _mode(path: Path) -> int:
 def test_a_stored_token_is_still_0600_in_a_0700_directory(tmp_path: Path) -> None:
     with auth_server() as url:
         login = mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url)
-        path = TokenStore().path_for(url)
+        record = TokenStore().load(url)  # its file is named by the server and its issuer
         probe = mcpprobe("probe", "--json", url)
     assert login.exit_code == 0, login.stderr
+    assert record is not None and record.path is not None
+    path = record.path
     assert _mode(path) == 0o600 and _mode(path.parent) == 0o700
     assert probe.exit_code == 0, probe.stderr
