@@ -557,6 +557,41 @@ def test_check_results_for_people_wrap_under_their_own_column(width):
                                                             "Capabilities", "Instructions")), line
 
 
+def _checked_with_findings() -> Checked:
+    """A check whose session found something besides its checks (a server.json that disagrees),
+    and whose failing check took four exchanges, the last of them the one that decided."""
+    from mcpprobe.check.catalogue import BY_ID, Level, Status
+    from mcpprobe.check.context import Result
+    from mcpprobe.check.runner import CheckOutcome
+
+    check = BY_ID["http.session-delete"]
+    exchanges = [{"sent": "POST /mcp initialize", "received": "HTTP 200"},
+                 {"sent": "POST /mcp notifications/initialized", "received": "HTTP 202"},
+                 {"sent": "DELETE /mcp", "received": "HTTP 200"},
+                 {"sent": "POST /mcp ping", "received": "HTTP 400 (the deciding answer)"}]
+    result = Result(check, Status.FAIL, Level.MUST, "after DELETE answered 200, ping with the ended session's id "
+                    "got HTTP 400, not 404 Not Found", check.spec_url("2025-11-25"), exchanges)
+    mismatch = Finding("server-json-mismatch", "the server reports version '2.0.0'; the server.json says '2.1.0'",
+                       kind="server")
+    outcome = CheckOutcome("check", snapshot=_snapshot("notes"), results=[result], findings=[mismatch])
+    return Checked([Report(_member("notes"), outcome, elapsed=0.3)], False)
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+def test_check_for_people_shows_the_session_s_findings_and_the_deciding_exchange(width):
+    """`check` shows the findings besides its checks as `probe` does (they were in --json only),
+    and of a check's exchanges the last ones, where its verdict was decided, saying how many
+    earlier ones --json has."""
+    rendered = renderer(Format.HUMAN)(_checked_with_findings(), View(width=width, now=NOW))
+    text = rendered.text()
+    _check(f"check-findings-human-{width}.out", text)
+    assert "server-json-mismatch" in text and "Findings" in text
+    assert "(the deciding answer)" in text and "POST /mcp initialize" not in text
+    assert "1 check: 1 fail" in text
+    assert "…(1 earlier exchange; --json shows them)" in text
+    assert all(len(line) <= width for line in text.splitlines())
+
+
 SARIF_SCHEMA = Path(__file__).parents[2] / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 
 
