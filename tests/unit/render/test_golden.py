@@ -647,3 +647,9 @@ def test_load_figures_for_people_fit_the_width(width):
     lines = rendered.text().splitlines()
     assert all(len(line) <= width for line in lines)
     assert not any("…" in line for line in lines if "p50" in line or "µs" in line or " ms" in line)
+    # A labelled line (Server, Clock, ...) wraps under its value, never back to the first column;
+    # and one blank line, not two, comes before the findings.
+    labels = ("Server ", "Load ", "Errors ", "Clock ", "Latency ", "SLO ", "Findings", "call ", "ping ", "all ",
+              "operation ")
+    assert all(not line or line.startswith(" ") or line.startswith(labels) for line in lines), rendered.text()
+    assert "\n\n\nFindings" not in rendered.text()
