@@ -47,14 +47,23 @@ def _percent(errors: int, requests: int) -> str:
     return "0%" if errors == 0 else f"{share:.2g}%" if share < 10 else f"{share:.0f}%"
 
 
-def live_line(live: dict[str, Any]) -> str:
-    """One line of figures so far, for a terminal's stderr (rewritten in place)."""
+def live_line(live: dict[str, Any], width: int | None = None) -> str:
+    """One line of figures so far, for a terminal's stderr (rewritten in place). Shorter than
+    `width`: a line the terminal wraps cannot be rewritten (the carriage return goes back only to
+    the start of its last row), so the figures lose their padding, then the last ones, to fit."""
     latency = live.get("latencyUs") or {}
     phase = "warm-up " if live.get("warmup") else ""
-    return (f"{phase}{live['elapsed']:6.1f} s  {live['done']:>8,} done  {live['rate']:>9,.0f}/s  "
-            f"p50 {duration(latency.get('p50')):>9}  p99 {duration(latency.get('p99')):>9}  "
-            f"errors {live['errors']:,} ({_percent(live['errors'], live['requests'])})  "
-            f"in flight {live['inFlight']}")
+    parts = [f"{phase}{live['elapsed']:6.1f} s", f"{live['done']:>8,} done", f"{live['rate']:>9,.0f}/s",
+             f"p50 {duration(latency.get('p50')):>9}", f"p99 {duration(latency.get('p99')):>9}",
+             f"errors {live['errors']:,} ({_percent(live['errors'], live['requests'])})",
+             f"in flight {live['inFlight']}"]
+    line = "  ".join(parts)
+    if width is None or len(line) < width:
+        return line
+    parts = [" ".join(part.split()) for part in parts]
+    while len(parts) > 1 and len("  ".join(parts)) >= width:
+        parts.pop()
+    return "  ".join(parts)[:max(width - 1, 0)]
 
 
 def _how(outcome: LoadOutcome) -> str:
