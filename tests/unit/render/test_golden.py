@@ -450,6 +450,29 @@ def test_the_call_preview_fits_the_width(width):
         assert len(text.splitlines()) == 9
 
 
+@pytest.mark.parametrize("width", [60, 100])
+def test_the_call_preview_s_first_line_wraps_between_words_too(width):
+    """`Calling tool NAME on SERVER VERSION` is laid out to the width as the lines under it are; on
+    60 columns the terminal cut it inside the server's name."""
+    from mcpprobe.render.cells import Safe
+    from mcpprobe.render.console import buffered_console
+    from mcpprobe.render.invoke import render_preview
+    from mcpprobe.safety.redact import Redactor
+
+    err, buffer = buffered_console(View(width=width), messages=True)
+    tool = {"name": "trigger-long-running-operation", "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": True}}
+    render_preview(err, tool, {}, "--yes", {"name": "mcp-servers/everything", "version": "2.0.0"},
+                   Safe(Redactor(())))
+    lines = buffer.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= width, lines
+    heading = "Calling tool trigger-long-running-operation on mcp-servers/everything 2.0.0"
+    if width >= len(heading):
+        assert lines[0] == heading
+    else:
+        assert lines[:2] == ["Calling tool trigger-long-running-operation on", "mcp-servers/everything 2.0.0"]
+
+
 def test_a_blob_read_into_a_pipe_is_its_bytes_between_the_text():
     rendered = renderer(Format.HUMAN)(_read(), View(terminal=False, now=NOW))
     pieces = list(rendered.stdout)
