@@ -11,6 +11,7 @@ builds the headers of one call, `encode` writes a value the way both Mcp-Name an
 from __future__ import annotations
 
 import base64
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -110,7 +111,7 @@ def declared(schema: Any) -> tuple[HeaderParam, ...] | Invalid:
             return Invalid("statically-reachable", f"{KEY} at {where}")
         where = ".".join(path)
         if not isinstance(value, str):
-            return Invalid("token", f"property {where!r}: {KEY} is a {type(value).__name__}, not a string")
+            return Invalid("token", f"property {where!r}: {KEY} is {_json_kind(value)}, not a string")
         if value == "":
             return Invalid("not-empty", f"property {where!r}: {KEY} is empty")
         if _CONTROL.search(value):
@@ -119,13 +120,25 @@ def declared(schema: Any) -> tuple[HeaderParam, ...] | Invalid:
             return Invalid("token", f"property {where!r}: {KEY} {value!r} is not an HTTP field-name token")
         kind = node.get("type")
         if kind not in PRIMITIVE:
-            shown = f"type {kind!r}" if "type" in node else "no type"
+            shown = ("no type" if "type" not in node else f"type {kind!r}" if isinstance(kind, str)
+                     else f"type {json.dumps(kind, ensure_ascii=False, default=str)}")
             return Invalid("primitive-type", f"property {where!r}: {KEY} {value!r} is on a parameter of {shown}")
         if (lower := value.lower()) in seen:
             return Invalid("unique", f"property {where!r}: {KEY} {value!r} repeats the one of property {seen[lower]!r}")
         seen[lower] = where
         found.append(HeaderParam(path, value, kind))
     return tuple(found)
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words (a peer's 3 is a number, not a Python int)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a string"
 
 
 def value_at(arguments: Any, path: tuple[str, ...]) -> Any:
