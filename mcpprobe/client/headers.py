@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcpprobe.safety.sanitize import json_kind
+
 KEY = "x-mcp-header"
 PREFIX = "Mcp-Param-"
 PRIMITIVE = ("string", "integer", "boolean")
@@ -111,7 +113,7 @@ def declared(schema: Any) -> tuple[HeaderParam, ...] | Invalid:
             return Invalid("statically-reachable", f"{KEY} at {where}")
         where = ".".join(path)
         if not isinstance(value, str):
-            return Invalid("token", f"property {where!r}: {KEY} is {_json_kind(value)}, not a string")
+            return Invalid("token", f"property {where!r}: {KEY} is {json_kind(value)}, not a string")
         if value == "":
             return Invalid("not-empty", f"property {where!r}: {KEY} is empty")
         if _CONTROL.search(value):
@@ -128,17 +130,6 @@ def declared(schema: Any) -> tuple[HeaderParam, ...] | Invalid:
         seen[lower] = where
         found.append(HeaderParam(path, value, kind))
     return tuple(found)
-
-
-def _json_kind(value: Any) -> str:
-    """What a JSON value is, in JSON's words (a peer's 3 is a number, not a Python int)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "an array" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a string"
 
 
 def value_at(arguments: Any, path: tuple[str, ...]) -> Any:
