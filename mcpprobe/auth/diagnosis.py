@@ -105,7 +105,8 @@ def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None
                 + "; RFC 9110 requires one, and MCP clients read resource_metadata and scope from it",
                 detail={"wwwAuthenticate": found.www_authenticate or None}))
     else:
-        shown = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "no parameters"
+        # As the header writes them (RFC 9110 auth-param, a quoted-string), not as Python would.
+        shown = ", ".join(f"{k}={_quoted(v)}" for k, v in params.items()) or "no parameters"
         sent = "a bearer token was sent" if token_sent else (
             f"no credentials were sent: log in with {LOGIN_HINT.format(url=url)}, or give a token (--bearer-env)")
         out.append(Finding(
@@ -252,3 +253,9 @@ async def diagnose_outcome(outcome: Any, target: Any, settings: Any, error: Any 
         return
     outcome.findings.extend(result.findings)
     error.detail["authDiagnosis"] = result.data
+
+
+def _quoted(value: object) -> str:
+    """A challenge parameter as an RFC 9110 quoted-string: in double quotes, \\ and \" escaped."""
+    text = str(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

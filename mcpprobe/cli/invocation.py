@@ -385,8 +385,10 @@ def _confirm_launch(line: CommandLine, choice: ServerJsonChoice, launch: Launch,
         raise UsageProblem(f"--server-json {choice.file}: {chosen} would run, as its publisher wrote it:\n  {shown}"
                            f"{env_note}\nmcpprobe asks before running it, and there is no terminal to ask on: "
                            "add --yes to run it")
+    # The command on a line of its own: `shown` and `env_note` are inert already, and visible() of
+    # the whole would write their line breaks as \n.
     click.echo(visible(f"--server-json {choice.file}: {chosen} ({launch.runtime}) runs, as its publisher wrote "
-                       f"it:\n  {shown}{env_note}"), err=True)
+                       "it:") + f"\n  {shown}{env_note}", err=True)
     if not click.confirm("Run it?", default=False, err=True):
         click.echo("mcpprobe: not run: not confirmed", err=True)
         raise click.exceptions.Exit(int(ExitCode.REFUSED))

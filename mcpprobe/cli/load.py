@@ -77,7 +77,7 @@ class _LiveLine:
     def __call__(self, live: dict[str, Any]) -> None:
         from mcpprobe.render.load import live_line
 
-        sys.stderr.write("\r\x1b[2K" + live_line(live))
+        sys.stderr.write("\r\x1b[2K" + live_line(live, _stderr_columns()))
         sys.stderr.flush()
         self.shown = True
 
@@ -85,6 +85,19 @@ class _LiveLine:
         if self.shown:
             sys.stderr.write("\r\x1b[2K")
             sys.stderr.flush()
+
+
+def _stderr_columns() -> int | None:
+    """The width of the terminal the live line is on (stderr's, which stdout's need not be), or COLUMNS."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns or None
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def _live(inv: ServerInvocation) -> _LiveLine | None:

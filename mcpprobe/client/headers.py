@@ -11,10 +11,13 @@ builds the headers of one call, `encode` writes a value the way both Mcp-Name an
 from __future__ import annotations
 
 import base64
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from mcpprobe.safety.sanitize import json_kind
 
 KEY = "x-mcp-header"
 PREFIX = "Mcp-Param-"
@@ -110,7 +113,7 @@ def declared(schema: Any) -> tuple[HeaderParam, ...] | Invalid:
             return Invalid("statically-reachable", f"{KEY} at {where}")
         where = ".".join(path)
         if not isinstance(value, str):
-            return Invalid("token", f"property {where!r}: {KEY} is a {type(value).__name__}, not a string")
+            return Invalid("token", f"property {where!r}: {KEY} is {json_kind(value)}, not a string")
         if value == "":
             return Invalid("not-empty", f"property {where!r}: {KEY} is empty")
         if _CONTROL.search(value):
@@ -119,7 +122,8 @@ def declared(schema: Any) -> tuple[HeaderParam, ...] | Invalid:
             return Invalid("token", f"property {where!r}: {KEY} {value!r} is not an HTTP field-name token")
         kind = node.get("type")
         if kind not in PRIMITIVE:
-            shown = f"type {kind!r}" if "type" in node else "no type"
+            shown = ("no type" if "type" not in node else f"type {kind!r}" if isinstance(kind, str)
+                     else f"type {json.dumps(kind, ensure_ascii=False, default=str)}")
             return Invalid("primitive-type", f"property {where!r}: {KEY} {value!r} is on a parameter of {shown}")
         if (lower := value.lower()) in seen:
             return Invalid("unique", f"property {where!r}: {KEY} {value!r} repeats the one of property {seen[lower]!r}")

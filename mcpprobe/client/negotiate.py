@@ -483,6 +483,14 @@ async def initialize(session: Session, version: str, reason: str, deadline: floa
     await _adopt_initialize(session, version, result, reason, deadline)
 
 
+def _said(version: Any) -> str:
+    """The version a server chose, as the Protocol line shows it (made inert the same way, not as
+    Python's repr escapes it), or what JSON value it is when it is not a string."""
+    from mcpprobe.safety.sanitize import json_kind, visible
+
+    return f"'{visible(clip(version, 100))}'" if isinstance(version, str) else json_kind(version)
+
+
 async def _adopt_initialize(session: Session, version: str, result: dict[str, Any], reason: str,
                             deadline: float) -> None:
     snapshot = session.snapshot
@@ -493,7 +501,7 @@ async def _adopt_initialize(session: Session, version: str, result: dict[str, An
     if not isinstance(chosen, str) or chosen not in HANDSHAKE_VERSIONS:
         snapshot.protocol_version = chosen if isinstance(chosen, str) else ""
         raise ProtocolFailure(
-            f"the server chose protocol version {chosen!r}, which mcpprobe does not support "
+            f"the server chose protocol version {_said(chosen)}, which mcpprobe does not support "
             f"(it speaks {', '.join(HANDSHAKE_VERSIONS)} by initialize); nothing more was sent",
             code="unsupported-version", detail={"serverVersion": chosen, "requested": version})
     capabilities = result.get("capabilities")

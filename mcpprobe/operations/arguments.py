@@ -82,7 +82,9 @@ def load_args(spec: str | None, *, stdin: Any = None) -> dict[str, Any]:
     except NotJson as exc:
         raise UsageProblem(f"{source}: not valid JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise UsageProblem(f"{source}: expected a JSON object, got {type(value).__name__}")
+        from mcpprobe.safety.sanitize import json_kind
+
+        raise UsageProblem(f"{source}: expected a JSON object, got {json_kind(value)}")
     return value
 
 

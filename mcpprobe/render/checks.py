@@ -14,14 +14,14 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpprobe.check.catalogue import Status
-from mcpprobe.render.human import render_error, render_snapshot, render_stderr_tail
+from mcpprobe.render.human import render_error, render_findings, render_snapshot, render_stderr_tail
 
 if TYPE_CHECKING:
     from mcpprobe.render.cells import Safe
 
 STYLE = {Status.PASS: "green", Status.FAIL: "bold red", Status.WARN: "yellow", Status.SKIPPED: "dim",
          Status.NA: "dim", Status.ERROR: "bold magenta"}
-SHOWN_EVIDENCE = 3
+SHOWN_EVIDENCE = 3  # the last exchanges of a check, where its verdict was decided
 
 
 def summary_text(counts: dict[str, int]) -> str:
@@ -53,14 +53,22 @@ def render_check(out: Console, err: Console, report: Any, safe: Safe) -> None:
         else:
             out.print(_hanging(line, message, lead))
         if result.status in (Status.FAIL, Status.WARN, Status.ERROR):
-            for item in result.evidence[:SHOWN_EVIDENCE]:
+            earlier = len(result.evidence) - SHOWN_EVIDENCE
+            if earlier > 0:
+                out.print(Padding(Text(f"…({earlier} earlier exchange{'s' if earlier > 1 else ''}; --json shows them)",
+                                       style="dim"), (0, 0, 0, indent)))
+            for item in result.evidence[-SHOWN_EVIDENCE:]:
                 out.print(Padding(Text(f"sent {safe(item.get('sent', ''), 200)}", style="dim"), (0, 0, 0, indent)))
                 if "received" in item:
                     out.print(Padding(Text(f"got  {safe(item['received'], 200)}", style="dim"), (0, 0, 0, indent)))
             out.print(Padding(Text(result.spec_url, style="dim cyan", overflow="fold"), (0, 0, 0, indent)))
     if results:
         out.print()
-        out.print(Text(f"{len(results)} checks: {summary_text(outcome.counts())}"))
+        out.print(Text(f"{len(results)} check{'' if len(results) == 1 else 's'}: {summary_text(outcome.counts())}"))
+    # What the session found besides the checks (text that could attack a terminal, a server that
+    # disagrees with its server.json, ...): shown as `probe` shows it; the exit code stays the checks'.
+    error = outcome.error.message if outcome.error is not None else None
+    render_findings(out, [f for f in outcome.all_findings() if f.message != error], safe)
     if outcome.error is not None:
         render_error(err, outcome)  # with the server's stderr tail
     else:

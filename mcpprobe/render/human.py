@@ -239,6 +239,9 @@ def finding_line(finding: Finding, safe: Safe, count: int = 1) -> Text:
     return line.append_text(body)
 
 
+MESSAGE_COLUMNS = 40  # the fewest columns a finding's message gets beside its code
+
+
 def finding_block(finding: Finding, safe: Safe, count: int = 1) -> FindingBlock:
     """finding_line laid out for a console: the message and its evidence wrap under themselves,
     never back to the left margin."""
@@ -255,7 +258,10 @@ class FindingBlock:
 
         head = _finding_head(self.finding)
         body = _finding_body(self.finding, self.count, self.safe)
-        if head.cell_len <= options.max_width // 2:
+        # Beside its code when it fits there or keeps 40 columns (as `check` lays out its results),
+        # else under it: a message squeezed into a third of a narrow terminal breaks every URL.
+        room = options.max_width - head.cell_len - 2
+        if room >= MESSAGE_COLUMNS or ("\n" not in body.plain and body.cell_len <= room):
             grid = Table.grid(padding=(0, 2, 0, 0))
             grid.add_column(no_wrap=True)
             grid.add_column(overflow="fold")

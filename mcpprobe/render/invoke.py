@@ -111,8 +111,8 @@ def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any]
     head = Text.assemble(("Calling tool ", "bold"), (safe(tool.get("name", "?")), "bold cyan"))
     if isinstance(server.get("name"), str):
         head.append(f" on {safe(server['name'])} {safe(server.get('version') or '')}".rstrip(), style="dim")
-    err.print(head)
     # Laid out to the width even on a console of one-line messages (stderr), as findings are.
+    err.print(head, soft_wrap=False)
     room = err.width - PREVIEW_LABEL
     err.print(_preview_line("arguments", Text(safe(json_dumps(arguments, ensure_ascii=False)))), soft_wrap=False)
     err.print(_preview_line("annotations", between_hints(annotation_hints(tool), room)), soft_wrap=False)

@@ -16,6 +16,7 @@ from mcpprobe.safety.sanitize import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
     from mcpprobe.load.run import LoadOutcome
     from mcpprobe.render.cells import Safe
@@ -46,14 +47,23 @@ def _percent(errors: int, requests: int) -> str:
     return "0%" if errors == 0 else f"{share:.2g}%" if share < 10 else f"{share:.0f}%"
 
 
-def live_line(live: dict[str, Any]) -> str:
-    """One line of figures so far, for a terminal's stderr (rewritten in place)."""
+def live_line(live: dict[str, Any], width: int | None = None) -> str:
+    """One line of figures so far, for a terminal's stderr (rewritten in place). Shorter than
+    `width`: a line the terminal wraps cannot be rewritten (the carriage return goes back only to
+    the start of its last row), so the figures lose their padding, then the last ones, to fit."""
     latency = live.get("latencyUs") or {}
     phase = "warm-up " if live.get("warmup") else ""
-    return (f"{phase}{live['elapsed']:6.1f} s  {live['done']:>8,} done  {live['rate']:>9,.0f}/s  "
-            f"p50 {duration(latency.get('p50')):>9}  p99 {duration(latency.get('p99')):>9}  "
-            f"errors {live['errors']:,} ({_percent(live['errors'], live['requests'])})  "
-            f"in flight {live['inFlight']}")
+    parts = [f"{phase}{live['elapsed']:6.1f} s", f"{live['done']:>8,} done", f"{live['rate']:>9,.0f}/s",
+             f"p50 {duration(latency.get('p50')):>9}", f"p99 {duration(latency.get('p99')):>9}",
+             f"errors {live['errors']:,} ({_percent(live['errors'], live['requests'])})",
+             f"in flight {live['inFlight']}"]
+    line = "  ".join(parts)
+    if width is None or len(line) < width:
+        return line
+    parts = [" ".join(part.split()) for part in parts]
+    while len(parts) > 1 and len("  ".join(parts)) >= width:
+        parts.pop()
+    return "  ".join(parts)[:max(width - 1, 0)]
 
 
 def _how(outcome: LoadOutcome) -> str:
@@ -83,11 +93,11 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) ->
     if snapshot is not None:
         info = snapshot.server_info or {}
         name = " ".join(str(info.get(k)) for k in ("name", "version") if isinstance(info.get(k), str))
-        head = Text("Server ", style="bold") + Text(visible(name or snapshot.target))
+        head = Text(visible(name or snapshot.target))
         head += Text(f" over {snapshot.transport}" + (f", protocol {snapshot.protocol_version}"
                                                        if snapshot.protocol_version else ""), style="dim")
-        out.print(head)
-    out.print(Text("Load   ", style="bold") + Text(_how(outcome)))
+        _labeled(out, "Server ", head)
+    _labeled(out, "Load   ", Text(_how(outcome)))
     if outcome.interrupted:
         out.print(Text("interrupted: the figures are what was measured until then", style="yellow"))
     overall = outcome.overall
@@ -110,17 +120,14 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) ->
                 _operation_block(out, row)
         kinds = overall["errorsByKind"]
         if kinds:
-            out.print(Text("Errors ", style="bold") + Text(", ".join(f"{k} × {n:,}" for k, n in kinds.items())))
-        out.print(Text("Clock  ", style="bold") + Text(_clock(outcome), style="dim"))
+            _labeled(out, "Errors ", Text(", ".join(f"{k} × {n:,}" for k, n in kinds.items())))
+        _labeled(out, "Clock  ", Text(_clock(outcome), style="dim"))
         _histogram(out, outcome)
         _samples(out, outcome)
         for judged in outcome.slos:
             mark = Text("✔ met   ", style="green") if judged["met"] else Text("✖ missed", style="bold red")
-            out.print(Text("SLO    ", style="bold") + mark + Text(f" {judged['slo']}"))
-    findings = outcome.all_findings()
-    if findings:
-        out.print()
-        render_findings(out, findings, safe)
+            _labeled(out, "SLO    ", mark + Text(f" {judged['slo']}"))
+    render_findings(out, outcome.all_findings(), safe)  # after a blank line of its own
     render_error(err, outcome)
     if outcome.error is None:
         render_stderr_tail(err, outcome.stderr_tail)
@@ -138,6 +145,19 @@ def _clock(outcome: LoadOutcome) -> str:
         parts.append(f"client CPU {client['cpuSeconds']:.2f} s ({client['cpuShare']:.0%} of a core"
                      + (f", {duration(per)} per request)" if per is not None else ")"))
     return "; ".join(parts)
+
+
+def _labeled(out: Console, label: str, value: Text) -> None:
+    """`label` in bold, then `value`, which wraps under itself on a narrow terminal, never back
+    to the first column."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid()
+    grid.add_column(width=len(label), no_wrap=True)
+    grid.add_column(ratio=1)
+    grid.add_row(Text(label, style="bold"), value)
+    out.print(grid)
 
 
 def _operation_block(out: Console, row: dict[str, Any]) -> None:
@@ -163,8 +183,7 @@ def _histogram(out: Console, outcome: LoadOutcome) -> None:
     bins = histogram.coarse(HISTOGRAM_ROWS)
     top = max(b["count"] for b in bins) or 1
     out.print()
-    out.print(Text("Latency", style="bold") + Text(" (log-spaced bins; each bar's count and the share up to it)",
-                                                   style="dim"))
+    _labeled(out, "Latency ", Text("(log-spaced bins; each bar's count and the share up to it)", style="dim"))
     seen = 0
     width = max(len(duration(b["toUs"])) for b in bins)
     # The bars take what the line leaves after the bound (4 + width + 1) and the count and share
@@ -186,7 +205,7 @@ def _samples(out: Console, outcome: LoadOutcome) -> None:
     if not samples:
         return
     first, last = samples[0], samples[-1]
-    out.print(Text("Server ", style="bold") + Text(
+    _labeled(out, "Server ", Text(
         f"memory {first.rss / 2**20:.1f} → {last.rss / 2**20:.1f} MiB, open files {first.fds} → {last.fds}, "
         f"threads {first.threads} → {last.threads}, processes {last.processes} ({len(samples)} samples)",
         style="dim"))

@@ -57,4 +57,9 @@ def shown(value: Any) -> str:
     past 4,300 digits raises, and a 400-digit one says nothing)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10 ** 30:
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    if isinstance(value, float) and not math.isfinite(value):
+        # What the JSON said (1e400, or the non-JSON Infinity and NaN), not Python's inf and nan.
+        if math.isnan(value):
+            return "NaN"
+        return f"a {'negative ' if value < 0 else ''}number past the range of a double"
     return repr(value)[:40]

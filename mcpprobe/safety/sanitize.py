@@ -442,3 +442,16 @@ def findings_for(text: str) -> list[str]:
         out.append(f"scan stopped after {_MAX_SCANNED} suspicious characters")
     return out
 
+
+def json_kind(value: Any) -> str:
+    """What a JSON value is, in JSON's words, for a message: a peer's 3 is a number and its list an
+    array, not a Python int and list."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list | tuple) else "an object" if isinstance(value, dict) else "a value"

@@ -187,7 +187,9 @@ def item_errors(kind: str, item: Any, *, modern: bool) -> list[str]:
     from pydantic import ValidationError
 
     if not isinstance(item, dict):
-        return [f"not a JSON object but {type(item).__name__}"]
+        from mcpprobe.safety.sanitize import json_kind
+
+        return [f"not a JSON object but {json_kind(item)}"]
     try:
         _adapter(kind, modern).validate_python(item, by_name=False)
     except ValidationError as exc:

@@ -35,6 +35,12 @@ from mcpprobe.safety.redact import active, clip
 from mcpprobe.wire.transport import Sink, Transport
 
 MAX_ANOMALIES = 50
+# Ids of requests given up on (timed out, cancelled) whose late answers are still expected: an id is
+# forgotten when its answer arrives, and past this many the oldest is forgotten, so that a long
+# `watch` or `load` run against a server that never answers does not grow without end. A request
+# still unanswered after MAX_ABANDONED later give-ups is not waited for by anyone; were its answer
+# to come after all, it would be reported as a response to a request never sent.
+MAX_ABANDONED = 10_000
 BATCH_VERSION = "2025-03-26"  # the one protocol version whose messages may be JSON-RPC batches
 MAX_BAD_LINES = 20  # samples kept of each kind of output that is not JSON-RPC (all are counted)
 # Server-to-client requests answered at once; more arriving meanwhile are dropped (and counted),
@@ -143,6 +149,30 @@ class Call:
         if self._cancellable and conn.closed_error is None:
             with anyio.CancelScope(shield=shielded):
                 await conn._cancel_quietly(self._id, reason)
+
+
+class AbandonedIds:
+    """The ids of requests given up on, oldest first, at most `limit` of them."""
+
+    def __init__(self, limit: int = MAX_ABANDONED) -> None:
+        self._limit = limit
+        self._ids: dict[Any, None] = {}  # a dict keeps the order of insertion
+
+    def add(self, request_id: Any) -> None:
+        self._ids.pop(request_id, None)
+        self._ids[request_id] = None
+        while len(self._ids) > self._limit:
+            del self._ids[next(iter(self._ids))]
+
+    def answered(self, request_id: Any) -> bool:
+        """Whether `request_id` was given up on; its one late answer has come, so it is forgotten."""
+        return self._ids.pop(request_id, False) is None
+
+    def __contains__(self, request_id: object) -> bool:
+        return request_id in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
 
 
 class _Flag:
@@ -325,7 +355,7 @@ class Connection:
         self._ids = itertools.count(1)
         self._pending: dict[Any, _Pending] = {}
         self._encoded: dict[tuple[str, int], tuple[Any, bytes]] = {}  # enqueue's requests, encoded once
-        self._abandoned: set[Any] = set()
+        self._abandoned = AbandonedIds()
         self._task_group: Any = None
         self.protocol_version: str | None = None  # once negotiated; it decides whether batches are allowed
 
@@ -663,7 +693,7 @@ class Connection:
         request_id = message["id"]
         pending = self._pending.get(request_id) if _hashable(request_id) else None
         if pending is None or pending.done.is_set():
-            if _hashable(request_id) and request_id in self._abandoned:
+            if _hashable(request_id) and self._abandoned.answered(request_id):
                 return  # a late answer to a request we gave up on: expected, not a violation
             self._anomaly(f"a response to a request that was never sent (id {_short_json(request_id)})", message)
             return

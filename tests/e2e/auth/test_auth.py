@@ -117,6 +117,9 @@ def test_missing_token_is_diagnosed_with_exit_7() -> None:
     challenge = finding(doc, "auth-challenge")
     assert challenge["severity"] == "info" and challenge["detail"]["tokenSent"] is False
     assert challenge["detail"]["params"]["scope"] == "mcp:read"
+    # The parameters as the header writes them (quoted-strings), not as Python reprs.
+    assert 'scope="mcp:read"' in challenge["message"] and "'" not in challenge["message"]
+    assert 'scope="mcp:read"' in human.stdout
     data = diagnosis_of(doc)
     assert data["wwwAuthenticate"]["bearer"]["resource_metadata"].endswith("/meta/prm.json")
     assert data["protectedResourceMetadata"]["attempts"][0]["source"] == "resource_metadata in WWW-Authenticate"

@@ -237,3 +237,19 @@ def test_a_named_tool_that_is_not_listed_is_refused_and_nothing_is_called(tmp_pa
     assert entry["status"] == "error" and "not among" in entry["message"]
     assert "tools/call" not in record.read_text()
     assert code == 3
+
+
+def test_for_people_the_session_s_findings_are_shown_and_leave_the_exit_code_to_the_checks() -> None:
+    """A server whose serverInfo carries terminal escapes: `check --json` had its suspicious-text
+    findings, and the human output now shows them too, made inert, as `probe` does."""
+    hostile = ROOT / "tests" / "fixtures" / "hostile_server.py"
+    human = run_cli(["check", "--protocol", "legacy", "--timeout", "10", "--", sys.executable, str(hostile),
+                     "escapes"])
+    assert "\x1b" not in human.stdout
+    findings = human.stdout.split("\nFindings\n", 1)
+    assert len(findings) == 2, human.stdout
+    assert "warning suspicious-text  serverInfo: name contains escape sequence" in findings[1]
+    doc = checked(json.loads(run_cli(["check", "--json", "--protocol", "legacy", "--timeout", "10", "--",
+                                      sys.executable, str(hostile), "escapes"]).stdout))
+    assert human.exit_code == doc["exitCode"]
+    assert {f["code"] for f in doc["findings"]} == {"suspicious-text"}

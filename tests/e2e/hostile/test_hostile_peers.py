@@ -206,6 +206,9 @@ def test_a_tasks_ttl_or_poll_interval_out_of_range_is_a_finding_and_a_default(tm
     # Said once however many answers repeat it (1e400 is also noted where each message is read).
     found = [f for f in doc["findings"] if f["code"] == "number-out-of-range" and f["detail"].get("field")]
     assert len(found) == 1 and found[0]["detail"]["field"] == field, doc["findings"]
+    # The peer's number as its JSON said it (401 digits, 1e400), never Python's "inf".
+    said = {"ttl": "an integer of about 402 digits", "pollInterval": "a number past the range of a double"}[field]
+    assert found[0]["detail"]["sample"] == said and f"({said})" in found[0]["message"]
     task = doc["task"]
     assert task["status"] == "completed" and task[field] is None
 

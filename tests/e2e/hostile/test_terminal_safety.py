@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import PY, ROOT, http_server, run_subprocess
+from conftest import PY, ROOT, http_server, run_cli, run_subprocess
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from mcpprobe.safety.sanitize import visible
@@ -115,6 +115,20 @@ def test_a_protocol_version_no_client_supports_is_shown_inert(fmt: str) -> None:
     assert code == 5, shown
     assert_inert(shown)
     assert "unsupported-version" in shown or fmt == "openmetrics"
+
+
+def test_the_refused_version_reads_the_same_in_the_message_as_on_the_protocol_line() -> None:
+    """One notation for a hostile version wherever it is shown: the error's message quotes it as the
+    Protocol line shows it (\\u009b, <U+202E>), not in Python's repr escapes (\\x9b, \\u202e)."""
+    result = run_cli(["probe", "--protocol", "legacy", "--", *hostile("version")])
+    assert result.exit_code == 5, result.stderr
+    shown = result.stdout + result.stderr
+    protocol = next(line for line in shown.splitlines() if line.startswith("Protocol"))
+    inert = protocol.split()[1]
+    assert "<U+202E>" in inert and "\\u009b" in inert, protocol
+    error = next(line for line in shown.splitlines() if line.startswith("error: "))
+    assert f"the server chose protocol version '{inert}'" in error, error
+    assert "\\x9b" not in shown and "\\u202e" not in shown
 
 
 def test_a_task_status_that_is_escape_sequences_is_refused_and_nothing_reaches_the_terminal() -> None:

@@ -114,6 +114,8 @@ def test_args_from_json_file_and_stdin_with_pairs_on_top(url, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--args", "[1, 2]"], "expected a JSON object"),
+    (["--args", "[1, 2]"], "expected a JSON object, got an array"),  # JSON's word, not Python's "list"
+    (["--args", '"text"'], "expected a JSON object, got a string"),
     (["--args", "{nope"], "not valid JSON"),
     (["--args", "@/nonexistent/args.json"], "cannot read"),
     (["a:={bad"], "expects JSON"),

@@ -425,3 +425,24 @@ def test_http_answers_in_event_streams_keep_their_connection(everything: Path) -
     assert result.exit_code == 0, result.stderr
     assert result.json["overall"]["ok"] == 40
     assert accepted[0] < 10, f"{accepted[0]} TCP connections for 40 requests one at a time"
+
+
+def test_the_live_line_fits_a_narrow_terminal_so_that_it_is_rewritten_in_place() -> None:
+    """On a terminal, each tick rewrites the live line (carriage return, erase line). A line wider
+    than the terminal wraps, and the carriage return then goes back only to its last row: each
+    tick left a row behind on a 60-column terminal. Every version of the line is shorter than it."""
+    from mcpprobe.render.load import live_line
+    from tests.e2e.hostile.test_terminal_safety import run_in_pty
+
+    code, shown = run_in_pty(["load", "--ping", "--protocol", "legacy", "--duration", "2.5", *server()],
+                             env={"COLUMNS": "60"})
+    assert code == 0, shown
+    ticks = [piece.split("\r")[0].split("\n")[0] for piece in shown.split("\x1b[2K")[1:]]
+    ticks = [tick for tick in ticks if " done" in tick]  # the last erase is followed by the report
+    assert len(ticks) >= 2, shown
+    assert all(len(tick) < 60 for tick in ticks), ticks
+    # Wide enough, the figures keep their columns and all of them are there.
+    live = {"elapsed": 4.0, "done": 26915, "rate": 7412.3, "latencyUs": {"p50": 82, "p99": 1570}, "errors": 0,
+            "requests": 26915, "inFlight": 1}
+    assert live_line(live, 160) == live_line(live) and live_line(live).endswith("in flight 1")
+    assert live_line(live, 60) == "4.0 s  26,915 done  7,412/s  p50 82 µs  p99 1.57 ms"

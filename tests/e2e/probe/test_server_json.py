@@ -326,6 +326,10 @@ def test_on_a_terminal_the_command_is_shown_and_asked_about(tmp_path, venv_bin):
     code, shown = run_in_pty(["probe", "--server-json", file], env=_path_env(venv_bin), typed="n\n")
     assert code == 3, shown
     assert f"{venv_bin / PACKAGE} full" in shown and "Run it?" in shown and "not confirmed" in shown
+    # The command and the environment's names each on a line of their own, not after a written "\n".
+    assert "\\n" not in shown, shown
+    assert f"  {venv_bin / PACKAGE} full" in shown.splitlines()
+    assert "  with environment variables: SJ_STARTED" in shown.splitlines()
     assert not started.exists()
     code, shown = run_in_pty(["probe", "--server-json", file], env=_path_env(venv_bin), typed="y\n")
     assert code == 0, shown

@@ -98,3 +98,17 @@ def test_integers_beyond_the_safe_range() -> None:
     params = (HeaderParam(("n",), "N", "integer"), HeaderParam(("s",), "S", "string"))
     assert unsafe_integers(params, {"n": 2**53 - 1, "s": "x"}) == []
     assert unsafe_integers(params, {"n": -(2**53)}) == ["n"]
+
+
+@pytest.mark.parametrize("properties, said", [
+    ({"v": {"type": "string", "x-mcp-header": 3}}, "x-mcp-header is a number, not a string"),
+    ({"v": {"type": "string", "x-mcp-header": True}}, "x-mcp-header is a boolean, not a string"),
+    ({"v": {"type": "string", "x-mcp-header": None}}, "x-mcp-header is null, not a string"),
+    ({"v": {"type": "string", "x-mcp-header": ["V"]}}, "x-mcp-header is an array, not a string"),
+    ({"v": {"type": ["string", "null"], "x-mcp-header": "V"}}, 'on a parameter of type ["string", "null"]'),
+    ({"v": {"type": "number", "x-mcp-header": "V"}}, "on a parameter of type 'number'"),
+])
+def test_the_message_names_json_types_as_json_does(properties: dict[str, object], said: str) -> None:
+    """What the server wrote, in JSON's words: not Python's (`a int`, `['string', 'null']`)."""
+    found = declared(schema(**properties))
+    assert isinstance(found, Invalid) and said in found.message, found

@@ -450,6 +450,29 @@ def test_the_call_preview_fits_the_width(width):
         assert len(text.splitlines()) == 9
 
 
+@pytest.mark.parametrize("width", [60, 100])
+def test_the_call_preview_s_first_line_wraps_between_words_too(width):
+    """`Calling tool NAME on SERVER VERSION` is laid out to the width as the lines under it are; on
+    60 columns the terminal cut it inside the server's name."""
+    from mcpprobe.render.cells import Safe
+    from mcpprobe.render.console import buffered_console
+    from mcpprobe.render.invoke import render_preview
+    from mcpprobe.safety.redact import Redactor
+
+    err, buffer = buffered_console(View(width=width), messages=True)
+    tool = {"name": "trigger-long-running-operation", "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": True}}
+    render_preview(err, tool, {}, "--yes", {"name": "mcp-servers/everything", "version": "2.0.0"},
+                   Safe(Redactor(())))
+    lines = buffer.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= width, lines
+    heading = "Calling tool trigger-long-running-operation on mcp-servers/everything 2.0.0"
+    if width >= len(heading):
+        assert lines[0] == heading
+    else:
+        assert lines[:2] == ["Calling tool trigger-long-running-operation on", "mcp-servers/everything 2.0.0"]
+
+
 def test_a_blob_read_into_a_pipe_is_its_bytes_between_the_text():
     rendered = renderer(Format.HUMAN)(_read(), View(terminal=False, now=NOW))
     pieces = list(rendered.stdout)
@@ -557,6 +580,41 @@ def test_check_results_for_people_wrap_under_their_own_column(width):
                                                             "Capabilities", "Instructions")), line
 
 
+def _checked_with_findings() -> Checked:
+    """A check whose session found something besides its checks (a server.json that disagrees),
+    and whose failing check took four exchanges, the last of them the one that decided."""
+    from mcpprobe.check.catalogue import BY_ID, Level, Status
+    from mcpprobe.check.context import Result
+    from mcpprobe.check.runner import CheckOutcome
+
+    check = BY_ID["http.session-delete"]
+    exchanges = [{"sent": "POST /mcp initialize", "received": "HTTP 200"},
+                 {"sent": "POST /mcp notifications/initialized", "received": "HTTP 202"},
+                 {"sent": "DELETE /mcp", "received": "HTTP 200"},
+                 {"sent": "POST /mcp ping", "received": "HTTP 400 (the deciding answer)"}]
+    result = Result(check, Status.FAIL, Level.MUST, "after DELETE answered 200, ping with the ended session's id "
+                    "got HTTP 400, not 404 Not Found", check.spec_url("2025-11-25"), exchanges)
+    mismatch = Finding("server-json-mismatch", "the server reports version '2.0.0'; the server.json says '2.1.0'",
+                       kind="server")
+    outcome = CheckOutcome("check", snapshot=_snapshot("notes"), results=[result], findings=[mismatch])
+    return Checked([Report(_member("notes"), outcome, elapsed=0.3)], False)
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+def test_check_for_people_shows_the_session_s_findings_and_the_deciding_exchange(width):
+    """`check` shows the findings besides its checks as `probe` does (they were in --json only),
+    and of a check's exchanges the last ones, where its verdict was decided, saying how many
+    earlier ones --json has."""
+    rendered = renderer(Format.HUMAN)(_checked_with_findings(), View(width=width, now=NOW))
+    text = rendered.text()
+    _check(f"check-findings-human-{width}.out", text)
+    assert "server-json-mismatch" in text and "Findings" in text
+    assert "(the deciding answer)" in text and "POST /mcp initialize" not in text
+    assert "1 check: 1 fail" in text
+    assert "…(1 earlier exchange; --json shows them)" in text
+    assert all(len(line) <= width for line in text.splitlines())
+
+
 SARIF_SCHEMA = Path(__file__).parents[2] / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 
 
@@ -612,3 +670,9 @@ def test_load_figures_for_people_fit_the_width(width):
     lines = rendered.text().splitlines()
     assert all(len(line) <= width for line in lines)
     assert not any("…" in line for line in lines if "p50" in line or "µs" in line or " ms" in line)
+    # A labelled line (Server, Clock, ...) wraps under its value, never back to the first column;
+    # and one blank line, not two, comes before the findings.
+    labels = ("Server ", "Load ", "Errors ", "Clock ", "Latency ", "SLO ", "Findings", "call ", "ping ", "all ",
+              "operation ")
+    assert all(not line or line.startswith(" ") or line.startswith(labels) for line in lines), rendered.text()
+    assert "\n\n\nFindings" not in rendered.text()

@@ -141,6 +141,28 @@ def test_a_fleet_hint_wraps_under_itself(width: int, monkeypatch: pytest.MonkeyP
     assert max(cell_len(line) for line in lines) <= width
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_finding_s_message_keeps_40_columns_or_goes_under_its_code(width: int,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beside its code when it fits there or has 40 columns; on a narrow terminal a long message
+    goes under its code instead of into a third of the width (where every URL broke)."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    long = Finding("auth-no-registration", "the authorization server offers neither client ID metadata documents "
+                   "nor dynamic registration: only a pre-registered client works")
+    short = Finding("auth-no-registration", "pre-registered clients only")
+    out = io.StringIO()
+    human.render_findings(make_console(out), [long, short], NO_SECRETS)
+    lines = out.getvalue().splitlines()
+    head = "  warning auth-no-registration"
+    assert max(cell_len(line) for line in lines) <= width
+    beside = [line for line in lines if line.startswith(head + "  ")]
+    if width - len(head) - 2 >= human.MESSAGE_COLUMNS:
+        assert len(beside) == 2, lines
+    else:
+        assert lines[2] == head and lines[3].startswith(" " * 10 + "the authorization server"), lines
+        assert beside == [f"{head}  pre-registered clients only"], lines
+
+
 @pytest.mark.parametrize("what", ["probe", "fleet"])
 @pytest.mark.parametrize("width", WIDTHS)
 def test_golden(width: int, what: str, monkeypatch: pytest.MonkeyPatch) -> None:

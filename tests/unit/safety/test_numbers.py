@@ -56,4 +56,7 @@ def test_stored_numbers_read_back_finite_or_none(value: object) -> None:
 
 def test_shown_says_the_size_of_a_huge_integer() -> None:
     assert shown(10 ** 4000) == "an integer of about 4001 digits"
-    assert shown(float("inf")) == "inf"
+    assert shown(float("inf")) == "a number past the range of a double"  # 1e400 as JSON reads it, not "inf"
+    assert shown(float("-inf")) == "a negative number past the range of a double"
+    assert shown(float("nan")) == "NaN"
+    assert shown(1.5) == "1.5"

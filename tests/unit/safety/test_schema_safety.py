@@ -252,3 +252,13 @@ def test_what_is_still_validated():
     assert validate([1, True], {"uniqueItems": True}) == []
     assert [v.message for v in validate({"r": "(("}, {"properties": {"r": {"format": "regex"}}})] == [
         "'((' is not a 'regex'"]
+
+
+@pytest.mark.parametrize("item, kind", [(["a"], "an array"), ("tool", "a string"), (3, "a number"), (None, "null"),
+                                        (True, "a boolean")])
+def test_an_item_that_is_not_an_object_is_named_in_json_s_words(item: object, kind: str) -> None:
+    """A server's list item that is not an object: what it is as JSON says it, not Python's `list`."""
+    from mcpprobe.safety.sanitize import json_kind
+
+    assert json_kind(item) == kind
+    assert item_errors("tools", item, modern=False) == [f"not a JSON object but {kind}"]
