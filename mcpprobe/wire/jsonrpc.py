@@ -472,8 +472,11 @@ class Connection:
         request_id = next(self._ids)
         self._pending[request_id] = _Queued(self, request_id, method, time.monotonic() + timeout, on_answer)
         line = self._line_of(method, params, request_id) if self.tracer is None else None
-        if line is not None:
+        lean = getattr(self.transport, "queue_body", None)
+        if line is not None and lean is None:
             sent = self.transport.queue_line(line)  # type: ignore[attr-defined]
+        elif line is not None and lean is not None and lean(request_id, method, line, headers):  # streamable HTTP's lean POSTs
+            sent = True
         else:
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
             if params is not None:
@@ -488,8 +491,8 @@ class Connection:
     def _line_of(self, method: str, params: dict[str, Any] | None, request_id: int) -> bytes | None:
         """The request as the line `encode_line` would write, from its method and params encoded once
         (per params object, which `enqueue`'s callers never change): only the id is new. None when the
-        transport takes no lines (HTTP) or orjson cannot encode the params."""
-        if not hasattr(self.transport, "queue_line"):
+        transport takes neither lines (stdio) nor bodies (streamable HTTP), or orjson cannot encode the params."""
+        if not hasattr(self.transport, "queue_line") and not hasattr(self.transport, "queue_body"):
             return None
         key = (method, id(params))
         cached = self._encoded.get(key)
