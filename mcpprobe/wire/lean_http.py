@@ -25,6 +25,7 @@ from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout
 from mcpprobe.safety.redact import clip
 
 MAX_CONNECTIONS = 256  # per transport: past that a POST goes the httpx way
+MAX_HEADS = 64  # request heads kept built (per header list and body length)
 
 
 class Exchange:
@@ -205,6 +206,7 @@ class LeanPool:
         self.opening = 0
         self.closed = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._heads: dict[tuple[int, int], tuple[Any, h11.Request]] = {}  # post's request heads, built once
 
     def forget(self, link: _Link) -> None:
         self.links.discard(link)
@@ -216,11 +218,20 @@ class LeanPool:
         one; False when it cannot (closed, too many connections): the caller sends it another way."""
         if self.closed or len(self.links) + self.opening >= MAX_CONNECTIONS:
             return False
-        try:
-            head = h11.Request(method="POST", target=self.target,
-                               headers=[self.host_header, *headers, (b"Content-Length", b"%d" % len(body))])
-        except h11.LocalProtocolError:
-            return False
+        key = (id(headers), len(body))
+        cached = self._heads.get(key)
+        if cached is None or cached[0] is not headers:
+            # Built (and validated by h11) once per header list and body length: a load's requests
+            # differ only in their id, so in a few lengths.
+            try:
+                head = h11.Request(method="POST", target=self.target,
+                                   headers=[self.host_header, *headers, (b"Content-Length", b"%d" % len(body))])
+            except h11.LocalProtocolError:
+                return False
+            if len(self._heads) >= MAX_HEADS:
+                self._heads.clear()
+            cached = self._heads[key] = (headers, head)
+        head = cached[1]
         while self.idle:
             link = self.idle.pop()
             if not link.dead and link.transport is not None and not link.transport.is_closing():
