@@ -119,7 +119,7 @@ class StreamableHttpTransport(HttpBase):
     def queue_body(self, request_id: int, method: str, body: bytes, headers: dict[str, str] | None = None) -> bool:
         """Send the request `body` (its JSON, encoded by the connection) on the lean path of `mcpprobe
         load` (wire/lean_http.py): a kept HTTP/1.1 connection, with the headers httpx would send but
-        Accept-Encoding (answers come unencoded). A 2xx JSON answer to this very request goes to the
+        Accept-Encoding (answers come uncompressed). A 2xx JSON answer to this very request goes to the
         connection at once; an event stream is read as `_pump` reads it; any other answer is handed
         to `_deliver` as httpx would have read it, so it fails as ever (HTTP status, session expired,
         not JSON). False when the lean path cannot be used here (https, a proxy, an auth flow, event
@@ -144,20 +144,19 @@ class StreamableHttpTransport(HttpBase):
         from mcpprobe.wire.lean_http import usable
 
         if (self._client is None or self._task_group is None or self.target.auth is not None
-                or any(self._hooks.values()) or not usable(self.target.url)):
-            return None
+                or any(self._hooks.values()) or not usable(self.target.url)
+                or any(name.lower() == "accept-encoding" for name, _ in self.target.headers)):
+            return None  # (a compressed answer is httpx's to decode)
         return LeanPool(self.target.url, self._connect_timeout)
 
     def _lean_headers(self, extra: dict[str, str] | None) -> list[tuple[bytes, bytes]]:
         """The client's headers (the target's, httpx's defaults) overridden by this POST's, as httpx
-        merges them; Accept-Encoding only when the user set it."""
+        merges them, but Accept-Encoding (httpx's default: answers come uncompressed)."""
         assert self._client is not None
         merged = self._client.headers.copy()
         merged.update(self._headers(extra))
-        asked = any(name.lower() == "accept-encoding" for name, _ in self.target.headers) or any(
-            name.lower() == "accept-encoding" for name in (extra or {}))
         return [(name, value) for name, value in merged.raw  # as spelled: a server may match them exactly
-                if name.lower() not in (b"host", b"content-length") and (asked or name.lower() != b"accept-encoding")]
+                if name.lower() not in (b"host", b"content-length", b"accept-encoding")]
 
     async def _deliver_read(self, response: httpx.Response, request_id: Any, method: str, resumable: bool) -> None:
         """An answer the lean path read whole (or its start), handled as `_post_request` handles it."""
@@ -468,7 +467,7 @@ class _LeanAnswer(Exchange):
     """One lean POST's answer (StreamableHttpTransport.queue_body), read as `_deliver` reads httpx's."""
 
     __slots__ = ("http", "request_id", "method", "resumable", "status", "headers", "mode", "data", "parser",
-                 "answered", "timer", "over")
+                 "answered", "timer", "over", "cap")
 
     def __init__(self, http: StreamableHttpTransport, request_id: int, method: str, resumable: bool) -> None:
         super().__init__()
@@ -481,11 +480,12 @@ class _LeanAnswer(Exchange):
         self.answered = False
         self.timer: Any = None
         self.over = False  # failed: nothing more is reported
+        self.cap = OTHER_PREFIX  # bytes kept of an answer handed over
 
     def head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bool:
         self.status, self.headers = status, headers
         content_type = encoding = length = b""
-        for name, value in headers:  # h11 gives names lowercased
+        for name, value in headers:  # names lowercased by the reader
             if name == b"content-type":
                 content_type = value.split(b";")[0].strip().lower()
             elif name == b"content-encoding":
@@ -504,7 +504,10 @@ class _LeanAnswer(Exchange):
             self.mode = "sse"
             self.parser = EventParser(self.http._max)
         else:
+            # Kept whole when it may be an answer (JSON, or compressed, for httpx to decode); else only
+            # its start, which says what it is.
             self.mode = "other"
+            self.cap = self.http._max if content_type == b"application/json" or not plain else OTHER_PREFIX
         return True
 
     def body(self, chunk: bytes) -> bool:
@@ -533,8 +536,8 @@ class _LeanAnswer(Exchange):
                 self.timer = asyncio.get_running_loop().call_later(DRAIN_SECONDS, self.stop_reading)
             return True
         self.data += chunk
-        if len(self.data) > OTHER_PREFIX:
-            self._hand_over()  # its start is enough to say what it is
+        if len(self.data) > self.cap:
+            self._hand_over()  # past the limit (refused there as ever), or its start is enough
             return False
         return True
 

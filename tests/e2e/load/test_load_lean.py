@@ -186,3 +186,14 @@ def test_what_breaks_mid_answer_is_counted_by_kind() -> None:
     assert overall["errorsByKind"] == {"timeout": 4, "transport": 8, "protocol": 4}
     assert overall["ok"] == 4
     assert all("Accept-Encoding" not in dict(call["headers"]) for call in calls), "the lean path was not taken"
+
+
+def test_an_accept_encoding_of_the_user_keeps_httpx() -> None:
+    """A compressed answer is httpx's to decode: with -H Accept-Encoding every POST is httpx's (the
+    header arrives as given), and the load runs as ever."""
+    with recording_server("json") as (url, calls):
+        result = run_cli(["load", "--json", "--call", "work", "--concurrency", "2", "--protocol", "legacy",
+                          "-H", "Accept-Encoding: identity", "--requests", "10", url])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["overall"]["ok"] == len(calls) == 10
+    assert all(dict(call["headers"]).get("Accept-Encoding") == "identity" for call in calls)
