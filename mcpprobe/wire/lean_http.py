@@ -111,6 +111,9 @@ class _Link(asyncio.Protocol):
             self._read()
         except _Broken as exc:
             self._fail(ConnectionFailed(f"connection to {self.pool.url} broke: {exc}", detail={"url": self.pool.url}))
+        except Exception as exc:  # noqa: BLE001 - a fault above fails this request, never the event loop's log
+            self._fail(ConnectionFailed(f"reading the answer from {self.pool.url} failed: {type(exc).__name__}",
+                                        detail={"url": self.pool.url}))
 
     def eof_received(self) -> bool | None:
         if self.exchange is not None and self.state == _TO_CLOSE:
@@ -146,7 +149,7 @@ class _Link(asyncio.Protocol):
                 if not self._head(exchange, head):
                     return
                 continue
-            if state == _SIZED or state == _TO_CLOSE:
+            if state in (_SIZED, _TO_CLOSE):
                 if not self.buffer:
                     return
                 chunk = self.buffer
@@ -359,13 +362,17 @@ class LeanPool:
             try:
                 _, link = await asyncio.wait_for(
                     loop.create_connection(lambda: _Link(self), self.host, self.port), self.connect_timeout)
-            except (TimeoutError, asyncio.TimeoutError):
+            except TimeoutError:
                 exchange.failed(RequestTimeout(f"connecting to {self.url} timed out", detail={"url": self.url}))
                 return
             except OSError as exc:
                 reason = clip((str(exc) or type(exc).__name__).splitlines()[0], 200)
                 exchange.failed(ConnectionFailed(f"cannot connect to {self.url}: {reason}",
-                                                    detail={"url": self.url}))
+                                                 detail={"url": self.url}))
+                return
+            except Exception as exc:  # noqa: BLE001 - never a task's unretrieved exception in the log
+                exchange.failed(ConnectionFailed(f"cannot connect to {self.url}: {type(exc).__name__}",
+                                                 detail={"url": self.url}))
                 return
         finally:
             self.opening -= 1
