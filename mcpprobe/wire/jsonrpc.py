@@ -475,8 +475,8 @@ class Connection:
         lean = getattr(self.transport, "queue_body", None)
         if line is not None and lean is None:
             sent = self.transport.queue_line(line)  # type: ignore[attr-defined]
-        elif line is not None and lean is not None and lean(request_id, method, line, headers):  # streamable HTTP's lean POSTs
-            sent = True
+        elif line is not None and lean is not None and lean(request_id, method, line, headers):
+            sent = True  # streamable HTTP's lean POSTs (wire/lean_http.py)
         else:
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
             if params is not None:
