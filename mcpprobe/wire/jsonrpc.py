@@ -460,7 +460,8 @@ class Connection:
     def enqueue(self, method: str, params: dict[str, Any] | None, *, timeout: float,
                 on_answer: Callable[[int, _Pending], None], headers: dict[str, str] | None = None) -> int | None:
         """The hot path of `mcpprobe load` on a transport that queues sends (stdio: written with the
-        others of this turn; streamable HTTP: its POST started): no task, future or timer of the
+        others of this turn; streamable HTTP: its POST written on a kept connection of the lean path,
+        wire/lean_http.py, or else started as a task of the HTTP client): no task, future or timer of the
         caller's. `on_answer(id, pending)` is called when its answer (`pending.result`, or
         `pending.error`, also when the connection is lost) is read. The caller keeps the time: a
         request it stops waiting for is ended with `give_up`. None when the transport cannot queue
