@@ -490,7 +490,8 @@ class Connection:
     def enqueue(self, method: str, params: dict[str, Any] | None, *, timeout: float,
                 on_answer: Callable[[int, _Pending], None], headers: dict[str, str] | None = None) -> int | None:
         """The hot path of `mcpprobe load` on a transport that queues sends (stdio: written with the
-        others of this turn; streamable HTTP: its POST started): no task, future or timer of the
+        others of this turn; streamable HTTP: its POST written on a kept connection of the lean path,
+        wire/lean_http.py, or else started as a task of the HTTP client): no task, future or timer of the
         caller's. `on_answer(id, pending)` is called when its answer (`pending.result`, or
         `pending.error`, also when the connection is lost) is read. The caller keeps the time: a
         request it stops waiting for is ended with `give_up`. None when the transport cannot queue
@@ -502,8 +503,11 @@ class Connection:
         request_id = next(self._ids)
         self._pending[request_id] = _Queued(self, request_id, method, time.monotonic() + timeout, on_answer)
         line = self._line_of(method, params, request_id) if self.tracer is None else None
-        if line is not None:
+        lean = getattr(self.transport, "queue_body", None)
+        if line is not None and lean is None:
             sent = self.transport.queue_line(line)  # type: ignore[attr-defined]
+        elif line is not None and lean is not None and lean(request_id, method, line, headers):
+            sent = True  # streamable HTTP's lean POSTs (wire/lean_http.py)
         else:
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
             if params is not None:
@@ -518,8 +522,8 @@ class Connection:
     def _line_of(self, method: str, params: dict[str, Any] | None, request_id: int) -> bytes | None:
         """The request as the line `encode_line` would write, from its method and params encoded once
         (per params object, which `enqueue`'s callers never change): only the id is new. None when the
-        transport takes no lines (HTTP) or orjson cannot encode the params."""
-        if not hasattr(self.transport, "queue_line"):
+        transport takes neither lines (stdio) nor bodies (streamable HTTP), or orjson cannot encode the params."""
+        if not hasattr(self.transport, "queue_line") and not hasattr(self.transport, "queue_body"):
             return None
         key = (method, id(params))
         cached = self._encoded.get(key)

@@ -15,7 +15,8 @@ import httpx2 as httpx
 from mcpprobe.errors import ConnectionFailed, ProbeError, ProtocolFailure, seconds
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.decode import decode_message
-from mcpprobe.wire.http import SNIPPET, HttpBase
+from mcpprobe.wire.http import DRAIN_SECONDS, SNIPPET, HttpBase
+from mcpprobe.wire.lean_http import Exchange, LeanPool
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from mcpprobe.wire.sse import EventParser
 from mcpprobe.wire.target import HttpTarget
@@ -44,6 +45,8 @@ class StreamableHttpTransport(HttpBase):
         # Last-Event-ID after the server's retry: time, as for a request's stream.
         self._standalone: EventParser | None = None
         self._standalone_ended = 0.0
+        self._lean: LeanPool | None | bool = None  # load's POST path (queue_body): None untried, False unusable
+        self._lean_heads: dict[Any, tuple[Any, list[tuple[bytes, bytes]]]] = {}
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink, self._task_group = sink, task_group
@@ -112,6 +115,65 @@ class StreamableHttpTransport(HttpBase):
         else:
             self._task_group.start_soon(self._post_quietly, message, self._headers(headers))
         return True
+
+    def queue_body(self, request_id: int, method: str, body: bytes, headers: dict[str, str] | None = None) -> bool:
+        """Send the request `body` (its JSON, encoded by the connection) on the lean path of `mcpprobe
+        load` (wire/lean_http.py): a kept HTTP/1.1 connection, with the headers httpx would send but
+        Accept-Encoding (answers come uncompressed). A 2xx JSON answer to this very request goes to the
+        connection at once; an event stream is read as `_pump` reads it; any other answer is handed
+        to `_deliver` as httpx would have read it, so it fails as ever (HTTP status, session expired,
+        not JSON). False when the lean path cannot be used here (https, a proxy, an auth flow, event
+        hooks, not started): the caller sends it with `queue_nowait`."""
+        pool = self._lean
+        if pool is None:
+            pool = self._lean = self._lean_pool() or False
+        if pool is False:
+            return False
+        assert isinstance(pool, LeanPool)
+        key = (self._session_id, self._protocol_version, id(headers))
+        cached = self._lean_heads.get(key)
+        if cached is None or cached[0] is not headers:
+            if len(self._lean_heads) >= 64:
+                self._lean_heads.clear()
+            cached = self._lean_heads[key] = (headers, self._lean_headers(headers))
+        version = self._protocol_version
+        return pool.post(cached[1], body, _LeanAnswer(self, request_id, method,
+                                                      version is None or version in HANDSHAKE_VERSIONS))
+
+    def _lean_pool(self) -> LeanPool | None:
+        from mcpprobe.wire.lean_http import usable
+
+        if (self._client is None or self._task_group is None or self.target.auth is not None
+                or any(self._hooks.values()) or not usable(self.target.url)
+                or any(name.lower() == "accept-encoding" for name, _ in self.target.headers)):
+            return None  # (a compressed answer is httpx's to decode)
+        return LeanPool(self.target.url, self._connect_timeout)
+
+    def _lean_headers(self, extra: dict[str, str] | None) -> list[tuple[bytes, bytes]]:
+        """The client's headers (the target's, httpx's defaults) overridden by this POST's, as httpx
+        merges them, but Accept-Encoding (httpx's default: answers come uncompressed)."""
+        assert self._client is not None
+        merged = self._client.headers.copy()
+        merged.update(self._headers(extra))
+        return [(name, value) for name, value in merged.raw  # as spelled: a server may match them exactly
+                if name.lower() not in (b"host", b"content-length", b"accept-encoding")]
+
+    async def _deliver_read(self, response: httpx.Response, request_id: Any, method: str, resumable: bool) -> None:
+        """An answer the lean path read whole (or its start), handled as `_post_request` handles it."""
+        assert self._sink is not None
+        try:
+            await self._deliver(response, request_id, method, resumable=resumable)
+        except ProbeError as exc:
+            self._sink.request_failed(request_id, exc)
+        except httpx.HTTPError as exc:
+            self._sink.request_failed(request_id, self._transport_error(exc, self.target.url))
+
+    async def _resume_read(self, request_id: Any, method: str, parser: EventParser) -> None:
+        assert self._sink is not None
+        try:
+            await self._resume(request_id, method, parser)
+        except ProbeError as exc:
+            self._sink.request_failed(request_id, exc)
 
     async def _post_quietly(self, message: dict[str, Any], headers: dict[str, str]) -> None:
         with anyio.move_on_after(QUEUED_NOTICE_SECONDS), contextlib.suppress(ProbeError):
@@ -356,6 +418,8 @@ class StreamableHttpTransport(HttpBase):
                 with anyio.move_on_after(2):
                     with contextlib.suppress(httpx.HTTPError):
                         await self._client.delete(self.target.url, headers={"Mcp-Session-Id": self._abandoned_session})
+            if isinstance(self._lean, LeanPool):
+                self._lean.close()
             await self._client.aclose()
 
 
@@ -394,3 +458,132 @@ async def _read_limited(response: httpx.Response, limit: int, given_up: Any = No
         if len(data) > limit:
             raise ProtocolFailure(f"an HTTP body larger than the limit of {limit} bytes (--max-message-size)")
     return bytes(data)
+
+
+OTHER_PREFIX = SNIPPET + 8192  # what is kept of a non-JSON answer's body that is not an MCP answer
+
+
+class _LeanAnswer(Exchange):
+    """One lean POST's answer (StreamableHttpTransport.queue_body), read as `_deliver` reads httpx's."""
+
+    __slots__ = ("http", "request_id", "method", "resumable", "status", "headers", "mode", "data", "parser",
+                 "answered", "timer", "over", "cap")
+
+    def __init__(self, http: StreamableHttpTransport, request_id: int, method: str, resumable: bool) -> None:
+        super().__init__()
+        self.http, self.request_id, self.method, self.resumable = http, request_id, method, resumable
+        self.status = 0
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.mode = ""
+        self.data = bytearray()
+        self.parser: EventParser | None = None
+        self.answered = False
+        self.timer: Any = None
+        self.over = False  # failed: nothing more is reported
+        self.cap = OTHER_PREFIX  # bytes kept of an answer handed over
+
+    def head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bool:
+        self.status, self.headers = status, headers
+        content_type = encoding = length = b""
+        for name, value in headers:  # names lowercased by the reader
+            if name == b"content-type":
+                content_type = value.split(b";")[0].strip().lower()
+            elif name == b"content-encoding":
+                encoding = value.strip().lower()
+            elif name == b"content-length":
+                length = value.strip()
+        plain = encoding in (b"", b"identity")
+        if content_type == b"application/json" and plain and status not in (401, 403, 421, 429):
+            limit = self.http._max
+            if length.isdigit() and int(length) > limit:
+                self.failed(ProtocolFailure(f"an HTTP body of {length.decode()} bytes, larger than the limit of "
+                                            f"{limit} bytes (--max-message-size); not read"))
+                return False
+            self.mode = "json"
+        elif content_type == b"text/event-stream" and plain and status < 300:
+            self.mode = "sse"
+            self.parser = EventParser(self.http._max)
+        else:
+            # Kept whole when it may be an answer (JSON, or compressed, for httpx to decode); else only
+            # its start, which says what it is.
+            self.mode = "other"
+            self.cap = self.http._max if content_type == b"application/json" or not plain else OTHER_PREFIX
+        return True
+
+    def body(self, chunk: bytes) -> bool:
+        mode = self.mode
+        if self.over:
+            return False
+        if mode == "json":
+            self.data += chunk
+            if len(self.data) > self.http._max:
+                self.failed(ProtocolFailure(f"an HTTP body larger than the limit of {self.http._max} bytes "
+                                            "(--max-message-size)"))
+                return False
+            return True
+        if mode == "sse":
+            assert self.parser is not None
+            try:
+                answered = self.http._feed(self.parser, chunk, self.method, None, self.request_id)
+            except ProbeError as exc:
+                self.failed(exc)
+                return False
+            if answered and not self.answered:
+                # As `_pump`: the stream is read on for its end a moment, then given up.
+                self.answered = True
+                import asyncio
+
+                self.timer = asyncio.get_running_loop().call_later(DRAIN_SECONDS, self.stop_reading)
+            return True
+        self.data += chunk
+        if len(self.data) > self.cap:
+            self._hand_over()  # past the limit (refused there as ever), or its start is enough
+            return False
+        return True
+
+    def end(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.over:
+            return
+        if self.mode == "json" and 200 <= self.status < 300:
+            try:
+                decoded = decode_message(bytes(self.data))
+            except ValueError:
+                decoded = None
+            data = decoded.value if decoded is not None else None
+            if isinstance(data, dict) and data.get("id") == self.request_id and (
+                    "result" in data or _is_error_object(data.get("error"))):
+                assert self.http._sink is not None and decoded is not None
+                self.http._sink.message(data, decoded.flags)
+                return
+        elif self.mode == "sse":
+            if self.answered:
+                return
+            assert self.parser is not None and self.http._task_group is not None
+            if not self.resumable:
+                self.failed(ConnectionFailed(f"{self.method}: the server's event stream ended without an answer"))
+            else:
+                self.http._task_group.start_soon(self.http._resume_read, self.request_id, self.method, self.parser)
+            return
+        self._hand_over()
+
+    def _hand_over(self) -> None:
+        """Any answer but the fast ones: to `_deliver`, as httpx would have read it."""
+        assert self.http._task_group is not None
+        http = self.http
+        response = httpx.Response(self.status, headers=self.headers, content=bytes(self.data),
+                                  request=httpx.Request("POST", http.target.url))
+        http._task_group.start_soon(http._deliver_read, response, self.request_id, self.method, self.resumable)
+
+    def failed(self, error: ProbeError) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.answered or self.over:
+            return
+        self.over = True
+        assert self.http._sink is not None
+        self.http._sink.request_failed(self.request_id, error)
+
+    def given_up(self) -> bool:
+        return not self.answered and self.http._given_up(self.request_id)
