@@ -86,6 +86,9 @@ class TokenRecord:
     revocation_endpoint: str | None = None  # RFC 7009, where the authorization server offers it
     token_type: str = "Bearer"  # or "DPoP": bound to dpop_key (RFC 9449)
     dpop_key: str | None = None  # PEM of the EC key a DPoP token is bound to
+    # The origins on plain http:// (not loopback) the person allowed at login (tokens.plain_http_checked):
+    # its renewals and revocation may go there, with a warning; to no other plain-http endpoint.
+    plain_http_allowed: list[str] = field(default_factory=list)
     # What was wrong with the answer that brought the token (an unusable expires_in), for this run's
     # notes; never stored.
     problem: str = field(default="", compare=False)
@@ -116,7 +119,7 @@ class TokenRecord:
                 "tokenEndpoint": self.token_endpoint, "issuer": self.issuer, "resource": self.resource,
                 "client": self.client, "obtainedAt": self.obtained_at,
                 "revocationEndpoint": self.revocation_endpoint, "tokenType": self.token_type,
-                "dpopKey": self.dpop_key}
+                "dpopKey": self.dpop_key, "plainHttpAllowed": self.plain_http_allowed}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], path: Path | None = None) -> TokenRecord:
@@ -127,7 +130,8 @@ class TokenRecord:
                    resource=data.get("resource"), client=dict(data.get("client") or {}),
                    obtained_at=finite_or_none(data.get("obtainedAt")), path=path,
                    revocation_endpoint=data.get("revocationEndpoint"), token_type=data.get("tokenType") or "Bearer",
-                   dpop_key=data.get("dpopKey"))
+                   dpop_key=data.get("dpopKey"),
+                   plain_http_allowed=_strings(data.get("plainHttpAllowed")))
 
     def public(self) -> dict[str, Any]:
         """What `auth status` shows: never a token or a secret."""
@@ -153,6 +157,10 @@ class TokenRecord:
             "file": str(self.path) if self.path else None,
             "fileMode": _mode(self.path),
         }
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _mode(path: Path | None) -> str | None:

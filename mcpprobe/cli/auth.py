@@ -251,7 +251,12 @@ def status_command(url: str | None, as_json: bool) -> int:
 @click.option("--client-secret-env", metavar="VAR", default=None,
               help="The secret of a pre-registered confidential client, for the revocation request "
                    "(the name of an environment variable, not the value).")
-def logout_command(url: str | None, everything: bool, no_revoke: bool, client_secret_env: str | None) -> int:
+@click.option("--allow-http-authorization", is_flag=True,
+              help="Send the revocation to an endpoint on plain http:// at a host that is not this machine (warned "
+                   "about); without it, only where the login allowed it, else a terminal asks and anything else "
+                   "is refused (exit 7).")
+def logout_command(url: str | None, everything: bool, no_revoke: bool, client_secret_env: str | None,
+                   allow_http_authorization: bool) -> int:
     """Revoke and remove the stored tokens of the server at URL, from every authorization server
     it has used (or of every server with --all).
 
@@ -265,7 +270,7 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
 
     from mcpprobe.auth.settings import AuthSettings
     from mcpprobe.auth.store import TokenStore
-    from mcpprobe.auth.tokens import LoginFailed, revoke
+    from mcpprobe.auth.tokens import HttpConsent, LoginFailed, revoke
     from mcpprobe.render.auth import LoggedOut
 
     if bool(url) == everything:
@@ -284,7 +289,9 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
             note = "forgotten, not revoked (--no-revoke)"
         elif record.revocation_endpoint:
             try:
-                revoked = anyio.run(functools.partial(revoke, record, client_secret=secret))
+                consent = HttpConsent.of_record(record, allow_http_authorization=allow_http_authorization,
+                                                confirm=_terminal_confirm())
+                revoked = anyio.run(functools.partial(revoke, record, client_secret=secret, consent=consent))
                 note = f"revoked ({', '.join(revoked) or 'nothing to revoke'}) and forgotten"
             except LoginFailed as exc:
                 note = "forgotten, but NOT revoked"
