@@ -474,7 +474,9 @@ def _mode(path: Path) -> int:
 def test_a_stored_token_is_still_0600_in_a_0700_directory(tmp_path: Path) -> None:
     with auth_server() as url:
         login = mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url)
-        path = TokenStore().path_for(url)
+        record = TokenStore().load(url)  # keyed by the server and its authorization server's issuer
+        assert record is not None and record.path is not None, login.stderr
+        path = record.path
         probe = mcpprobe("probe", "--json", url)
     assert login.exit_code == 0, login.stderr
     assert _mode(path) == 0o600 and _mode(path.parent) == 0o700
