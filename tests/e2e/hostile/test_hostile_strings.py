@@ -458,6 +458,55 @@ def test_a_link_planted_as_the_token_file_is_never_followed(tmp_path: Path) -> N
     assert path.is_symlink()  # left as it was
 
 
+@pytest.mark.parametrize("linked", ["tokens", "config"])
+def test_a_token_directory_reached_through_a_link_is_neither_read_nor_written(tmp_path: Path, linked: str) -> None:
+    """A link planted as `tokens/` (or as mcpprobe's config directory above it) is followed by neither a
+    read nor a write. Before: the planted record was a valid stored token and a probe sent it, and a
+    login wrote its token where the link pointed."""
+    log = tmp_path / "requests.jsonl"
+    elsewhere = tmp_path / "elsewhere"
+    with auth_server("--log", str(log)) as url:
+        store = TokenStore()
+        tokens = store.directory
+        planted_dir = elsewhere / "tokens" if linked == "config" else elsewhere
+        planted_dir.mkdir(mode=0o700, parents=True)
+        (planted_dir / store.path_for(url).name).write_text(
+            json.dumps(TokenRecord(server_url=url, access_token="planted-token-0123456").to_json()))
+        if linked == "config":
+            tokens.parent.parent.mkdir(parents=True)
+            tokens.parent.symlink_to(elsewhere)
+        else:
+            tokens.parent.mkdir(parents=True)
+            tokens.symlink_to(elsewhere)
+        status = mcpprobe("auth", "status", "--json", url)
+        probe = mcpprobe("probe", "--json", url)
+        login = mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url)
+    assert status.exit_code == 7 and status.json["tokens"] == [], status.stdout
+    assert "stored tokens not read" in status.stderr and "is a symbolic link" in status.stderr
+    assert probe.exit_code == 7
+    sent = [json.loads(line).get("authorization") for line in log.read_text().splitlines()]
+    assert not any("planted" in (value or "") for value in sent)
+    assert login.exit_code == 2, login.stderr  # logged in, not stored
+    assert "is a symbolic link: tokens are never read or written through one" in login.stderr
+    assert sorted(p.name for p in planted_dir.iterdir()) == [store.path_for(url).name]  # nothing written there
+
+
+def test_a_token_directory_open_to_others_is_not_read(tmp_path: Path) -> None:
+    """A token directory others can enter (0755) is not read until it is the user's alone again; a
+    login sets it back to 0700 as it stores."""
+    with auth_server() as url:
+        assert mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url).exit_code == 0
+        tokens = TokenStore().directory
+        tokens.chmod(0o755)
+        status = mcpprobe("auth", "status", "--json", url)
+        assert mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url).exit_code == 0
+        again = mcpprobe("auth", "status", "--json", url)
+    assert status.exit_code == 7 and status.json["tokens"] == [], status.stdout
+    assert "is open to others (mode 0o755, not 0700): chmod 700" in status.stderr
+    assert _mode(tokens) == 0o700
+    assert again.exit_code == 0 and len(again.json["tokens"]) == 1, again.stderr
+
+
 def test_a_fifo_planted_as_the_token_file_does_not_hold_the_run(tmp_path: Path) -> None:
     with auth_server() as url:
         path = TokenStore().path_for(url)
