@@ -114,12 +114,12 @@ def secret_method(offer: dict[str, Any]) -> Literal["client_secret_basic", "clie
 
 
 async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,
-                 insecure: bool = False, consent: Any = None) -> list[str]:
+                 insecure: bool = False, consent: Any = None, deadline: float | None = None) -> list[str]:
     """Revoke the record's tokens where its authorization server offers RFC 7009 revocation: the
     refresh token first (which ends the grant at most servers), then the access token. Returns which
     were revoked; LoginFailed when the server refuses, or when the endpoint is on plain http:// away
     from this machine without `consent` (`plain_http_checked`; by default what the record's login
-    allowed)."""
+    allowed). Both exchanges whole by `deadline` (monotonic; default `timeout` from now)."""
     import httpx2 as httpx
 
     from mcpprobe.wire.exchange import deadline_in, exchange
@@ -130,6 +130,8 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
     plain_http_checked(endpoint, consent if consent is not None else HttpConsent.of_record(record),
                        "revocation endpoint")
     done = []
+    if deadline is None:
+        deadline = deadline_in(timeout)
     async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
         for hint, value in (("refresh_token", record.refresh_token), ("access_token", record.access_token)):
             if not value:
@@ -137,9 +139,9 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
             form, headers = client_authentication({"token": value, "token_type_hint": hint}, record.client,
                                                   client_secret)
             try:
-                # Each exchange whole within `timeout`, its answer within the cap (wire/exchange.py).
+                # Every exchange whole by the one deadline, its answer within the cap (wire/exchange.py).
                 response = await exchange(http, http.build_request("POST", endpoint, data=form, headers=headers),
-                                          deadline=deadline_in(timeout))
+                                          deadline=deadline)
             except httpx.HTTPError as exc:
                 raise LoginFailed(f"revocation endpoint {endpoint}: {str(exc) or type(exc).__name__}") from None
             if response.status_code != 200:  # RFC 7009 2.2: 200 even for a token it does not know
