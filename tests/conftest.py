@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +100,33 @@ def run_subprocess(args: list[str], *, timeout: float = 60, env: dict[str, str] 
                           env=full_env, input=input, cwd=ROOT)
     assert "Traceback" not in proc.stderr, proc.stderr
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def interrupted(args: list[str], ready: Callable[[subprocess.Popen[str]], bool], *, what: str,
+                sig: int = signal.SIGINT, wait: float = 30, finish: float = 30,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `python -m mcpprobe ARGS` as a real process, wait until `ready(proc)` says the moment has
+    come (asked every 0.05 s, for at most `wait` seconds, while the process runs: usually "the
+    fixture's record shows X", which no sleep could promise on a busy machine), then send `sig` and
+    collect the output within `finish` seconds. The process never outlives the call (killed if need
+    be). Asserts that the moment came (`what` names it) and that no traceback was printed."""
+    proc = subprocess.Popen([PY, "-m", "mcpprobe", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT, env={**os.environ, **(env or {})})
+    try:
+        deadline = time.monotonic() + wait
+        came = ready(proc)
+        while not came and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+            came = ready(proc)
+        assert came, f"never came: {what}"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=finish)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err, err
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 @contextmanager

@@ -25,7 +25,8 @@ async def step_up_login(record: TokenRecord, *, client_secret: str | None = None
     registration = client.get("registration")
     # The refused request waits for this login: the person has the request's time limit (--timeout).
     opts = LoginOptions(scope=record.scope, timeout=timeout, insecure=insecure, dpop=bool(record.dpop_key),
-                        grant="authorization_code", headers=headers)
+                        grant="authorization_code", headers=headers,
+                        remembered=set(record.plain_http_allowed))
     if registration == "pre-registered":
         opts.client_id = client.get("client_id")
         opts.client_secret = client_secret
@@ -58,7 +59,7 @@ async def moved_login(record: TokenRecord, issuer: str, *, timeout: float = 30.0
     from mcpprobe.safety.sanitize import visible
 
     opts = LoginOptions(timeout=timeout, insecure=insecure, dpop=bool(record.dpop_key), grant="authorization_code",
-                        headers=headers)
+                        headers=headers, remembered=set(record.plain_http_allowed))
     if record.client.get("registration") == "client-id-metadata-document":
         opts.client_metadata_url = record.client.get("client_id")
     opts.announce(visible(f"{record.server_url} now names the authorization server {issuer} (the stored token is "

@@ -2,9 +2,8 @@
 server answered it (`Contact`): the first request it refused, with its status and challenge, or
 none. Login asks this before it logs in (is a login needed?) and after (is the token accepted?).
 What the server said is checked before the SDK's flow or a browser takes it: a `resource_metadata`
-that is no usable URL is left out of the challenge the flow is handed (`usable_challenge`), and an
-authorization URL on plain http:// away from this machine is asked about or refused
-(`plain_http_checked`).
+that is no usable URL is left out of the challenge the flow is handed (`usable_challenge`). (An
+authorization server endpoint on plain http:// away from this machine: mcpprobe.auth.tokens.plain_http_checked.)
 """
 
 from __future__ import annotations
@@ -96,34 +95,3 @@ def usable_challenge(header: str, url: str) -> str:
                   for name, value in one.params.items() if name != "resource_metadata"]
         kept.append(f"{one.scheme} {', '.join(params)}".strip())
     return ", ".join(kept)
-
-
-def plain_http_checked(authorization_url: str, opts: Any) -> None:
-    """An authorization URL on plain http:// at a host that is not this machine is not handed to a
-    browser unasked: the specification says "All authorization server endpoints MUST be served
-    over HTTPS" (2025-11-25, Authorization, Communication Security), and the person would type
-    their password where anyone on the way can read it. With `opts.allow_http_authorization` it
-    goes with a warning; on a terminal (`opts.confirm`) the person is warned and asked; otherwise
-    (CI, no terminal) it is refused: LoginFailed, exit 7."""
-    from urllib.parse import urlsplit
-
-    from mcpprobe.auth.tokens import LoginFailed
-    from mcpprobe.safety.peer import is_loopback_host
-
-    parts = urlsplit(authorization_url)
-    if parts.scheme.lower() != "http" or is_loopback_host(parts.hostname):
-        return
-    where = f"http://{parts.netloc}"
-    warning = (f"warning: the authorization server's login page is on plain HTTP ({where}), not HTTPS: "
-               "what is typed there can be read on the way (the MCP specification requires HTTPS)")
-    if opts.allow_http_authorization:
-        opts.announce(warning + " - allowed by --allow-http-authorization")
-        return
-    if opts.confirm is not None:
-        opts.announce(warning)
-        if opts.confirm("Open it all the same?"):
-            return
-        raise LoginFailed(f"login refused: the authorization endpoint {where} is not HTTPS")
-    raise LoginFailed(f"login refused: the authorization endpoint {where} is plain HTTP, not HTTPS (the MCP "
-                      "specification requires HTTPS); with no terminal to ask, --allow-http-authorization "
-                      "allows it")

@@ -35,12 +35,12 @@ from typing import Any, Literal
 
 from mcpprobe import __version__
 from mcpprobe.auth.callback import LoopbackCallback, browser_available, open_in_browser
-from mcpprobe.auth.contact import Contact, contact, plain_http_checked, usable_challenge
+from mcpprobe.auth.contact import Contact, contact, usable_challenge
 from mcpprobe.auth.diagnosis import Diagnosis, diagnose
 from mcpprobe.auth.discovery import canonical_resource, default_metadata, supports
 from mcpprobe.auth.dpop import BoundAuth, DPoPKey, LoginProofs, send_proved
 from mcpprobe.auth.store import TokenRecord
-from mcpprobe.auth.tokens import LoginFailed, expiry, key_algorithm, secret_method, token_request
+from mcpprobe.auth.tokens import LoginFailed, expiry, key_algorithm, plain_http_checked, secret_method, token_request
 from mcpprobe.auth.workload import JWT_BEARER_GRANT, ServerMoved, jwt_bearer, moved_check
 
 LOGIN_PROTOCOL_VERSION = "2025-11-25"
@@ -78,10 +78,12 @@ class LoginOptions:
     force: bool = False  # log in even when the server answers without credentials
     # What login tells the person as it goes (a scope a server asks for, a URL to open): inert.
     announce: Callable[[str], None] = field(default=lambda text: _say_inert(text))
-    # An authorization endpoint on plain http:// (not loopback): allowed by --allow-http-authorization;
-    # else `confirm(question)` asks the person (None: no terminal, and it is refused).
+    # Plain-http endpoints away from this machine (tokens.plain_http_checked): --allow-http-authorization, a
+    # question (None: no terminal), the origins allowed in this run and by a stored token's login.
     allow_http_authorization: bool = False
     confirm: Callable[[str], bool] | None = None
+    http_allowed: set[str] = field(default_factory=set)
+    remembered: set[str] = field(default_factory=set)
 
 
 def _say_inert(text: str) -> None:
@@ -271,6 +273,7 @@ async def login(url: str, opts: LoginOptions) -> LoginResult:
                                        timeout=min(opts.timeout, 15), insecure=opts.insecure, token_sent=False)
     result.why = why
     result.migrated_from = migrated_from
+    result.record.plain_http_allowed = sorted(opts.http_allowed | opts.remembered)
     return result
 
 
@@ -303,15 +306,19 @@ def _may_move(opts: LoginOptions, flow: str, moved: ServerMoved) -> None:
                           + (" and --issuer" if flow == "cross_app_access" else ""), detail=moved.detail)
 
 
-async def _send(client: Any, request: Any, proofs: LoginProofs | None, timeout: float) -> Any:
-    """Send one request of the SDK's flow, whole within `timeout` and its answer within the cap
-    (wire/exchange.py); a token request proved with DPoP when asked."""
+async def _send(client: Any, request: Any, proofs: LoginProofs | None, opts: LoginOptions) -> Any:
+    """Send one request of the SDK's flow, whole within `opts.timeout` and its answer within the cap
+    (wire/exchange.py); a token request proved with DPoP when asked. Every request of the flow leaves
+    here, to the endpoints it chose from the metadata: a registration or token request (not a GET of
+    metadata) to plain http:// away from this machine is asked about first, or refused."""
     from mcpprobe.wire.exchange import deadline_in, exchange
 
     token_request = request.method == "POST" and b"grant_type=" in request.read()
+    if request.method != "GET":
+        plain_http_checked(str(request.url), opts, "token endpoint" if token_request else "registration endpoint")
     if proofs is None or not token_request:
-        return await exchange(client, request, deadline=deadline_in(timeout))
-    return await send_proved(client, request, proofs, deadline=deadline_in(timeout))
+        return await exchange(client, request, deadline=deadline_in(opts.timeout))
+    return await send_proved(client, request, proofs, deadline=deadline_in(opts.timeout))
 
 
 async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptions,
@@ -342,7 +349,7 @@ async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptio
                     replayed = True
                     response = httpx.Response(refused.status or 401, headers=answer, request=request)
                 else:
-                    response = await _send(client, outgoing, proofs, opts.timeout)
+                    response = await _send(client, outgoing, proofs, opts)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
@@ -355,7 +362,6 @@ async def _authorize(provider: Any, url: str, refused: Contact, opts: LoginOptio
                 from None
         finally:
             await flow.aclose()
-
 
 
 async def _obtain_and_check(provider: Any, storage: _Storage, url: str, opts: LoginOptions,
@@ -462,7 +468,7 @@ async def _authorization_code(url: str, opts: LoginOptions, found: Diagnosis, of
             storage = _Storage(pre, _proofs(opts))
 
             async def redirect_handler(authorization_url: str) -> None:
-                plain_http_checked(authorization_url, opts)
+                plain_http_checked(authorization_url, opts, "authorization endpoint")
                 opts.announce(f"Open this URL in a browser to log in (waiting up to {opts.login_timeout:g} s for "
                               f"the redirect to {callback.redirect_uri}):\n{authorization_url}")
                 if not opts.no_browser and browser_available():
@@ -563,7 +569,7 @@ async def _cross_app_access(url: str, opts: LoginOptions, found: Diagnosis, firs
         try:
             data = await token_request(opts.idp_token_endpoint or "", form, client,
                                        client_secret=opts.idp_client_secret, timeout=opts.timeout,
-                                       insecure=opts.insecure)
+                                       insecure=opts.insecure, consent=opts)
         except LoginFailed as exc:
             raise LoginFailed(f"the identity provider refused the token exchange: {exc.message}",
                               diagnosis=found) from None

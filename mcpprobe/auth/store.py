@@ -18,7 +18,11 @@ issuer the next time its record is stored. The directory is created with mode 07
 private output file (`outfiles.write_file`): mode 0600 from its creation on, synced, then renamed
 into place, so a token is never readable by others, not even for a moment, and a crash leaves the
 previous token whole. A token file is read the same way round: never through a symbolic link, only
-a regular file (`_read_token_file`). The record holds what a refresh needs without discovery: the token endpoint, the
+a regular file (`_read_token_file`). Nor through a directory someone else could have put there
+(`directory_problem`): the token directory and mcpprobe's config directory above it must not be
+symbolic links and must be the user's own, and the token directory open to the user alone (0700); a
+store whose directory is not reads as empty (a warning on stderr) and refuses to write (WriteFailed,
+which says why). The record holds what a refresh needs without discovery: the token endpoint, the
 client registration (a dynamically registered client's secret included), the resource indicator.
 """
 
@@ -86,6 +90,9 @@ class TokenRecord:
     revocation_endpoint: str | None = None  # RFC 7009, where the authorization server offers it
     token_type: str = "Bearer"  # or "DPoP": bound to dpop_key (RFC 9449)
     dpop_key: str | None = None  # PEM of the EC key a DPoP token is bound to
+    # The origins on plain http:// (not loopback) the person allowed at login (tokens.plain_http_checked):
+    # its renewals and revocation may go there, with a warning; to no other plain-http endpoint.
+    plain_http_allowed: list[str] = field(default_factory=list)
     # What was wrong with the answer that brought the token (an unusable expires_in), for this run's
     # notes; never stored.
     problem: str = field(default="", compare=False)
@@ -116,7 +123,7 @@ class TokenRecord:
                 "tokenEndpoint": self.token_endpoint, "issuer": self.issuer, "resource": self.resource,
                 "client": self.client, "obtainedAt": self.obtained_at,
                 "revocationEndpoint": self.revocation_endpoint, "tokenType": self.token_type,
-                "dpopKey": self.dpop_key}
+                "dpopKey": self.dpop_key, "plainHttpAllowed": self.plain_http_allowed}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], path: Path | None = None) -> TokenRecord:
@@ -127,7 +134,8 @@ class TokenRecord:
                    resource=data.get("resource"), client=dict(data.get("client") or {}),
                    obtained_at=finite_or_none(data.get("obtainedAt")), path=path,
                    revocation_endpoint=data.get("revocationEndpoint"), token_type=data.get("tokenType") or "Bearer",
-                   dpop_key=data.get("dpopKey"))
+                   dpop_key=data.get("dpopKey"),
+                   plain_http_allowed=_strings(data.get("plainHttpAllowed")))
 
     def public(self) -> dict[str, Any]:
         """What `auth status` shows: never a token or a secret."""
@@ -153,6 +161,10 @@ class TokenRecord:
             "file": str(self.path) if self.path else None,
             "fileMode": _mode(self.path),
         }
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _mode(path: Path | None) -> str | None:
@@ -189,9 +201,50 @@ def _read_token_file(path: Path) -> str:
     return b"".join(chunks).decode("utf-8")
 
 
+def directory_problem(directory: Path, *, writing: bool = False) -> str | None:
+    """Why tokens must not be read from (or, `writing`, written to) `directory` and its parent
+    (mcpprobe's config directory), or None: either is a symbolic link (a link planted there hands
+    mcpprobe another's tokens, or takes its own elsewhere), or owned by another user; or the token
+    directory lets others in (a mode other than 0700: before writing, mcpprobe sets it). A directory
+    that does not exist yet is no problem: it is created 0700."""
+    import stat
+
+    getuid = getattr(os, "getuid", None)
+    for one in (directory.parent, directory):
+        try:
+            info = os.lstat(one)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            return f"{one}: {exc.strerror or exc}"
+        if stat.S_ISLNK(info.st_mode):
+            return f"{one} is a symbolic link: tokens are never read or written through one"
+        if not stat.S_ISDIR(info.st_mode):
+            continue  # a file where a directory should be: reading finds nothing, writing says why it fails
+        if getuid is not None and info.st_uid != getuid():
+            return f"{one} belongs to another user (uid {info.st_uid})"
+        if one == directory and not writing and stat.S_IMODE(info.st_mode) & 0o077:
+            return (f"{one} is open to others (mode {oct(stat.S_IMODE(info.st_mode))}, not 0700): "
+                    f"chmod 700 {one}")
+    return None
+
+
 class TokenStore:
     def __init__(self, directory: Path | None = None) -> None:
         self.directory = directory or token_dir()
+        self._warned = False
+
+    def readable(self) -> bool:
+        """Whether tokens may be read from the directory (`directory_problem`); a warning once when not."""
+        problem = directory_problem(self.directory)
+        if problem is not None and not self._warned:
+            import sys
+
+            from mcpprobe.safety.sanitize import visible
+
+            self._warned = True
+            print(visible(f"mcpprobe: warning: stored tokens not read: {problem}"), file=sys.stderr, flush=True)
+        return problem is None
 
     def path_for(self, url: str, issuer: str | None = None) -> Path:
         return self.directory / f"{server_key(url, issuer)}.json"
@@ -213,6 +266,9 @@ class TokenStore:
     def save(self, record: TokenRecord) -> Path:
         """Store the record (0600, in a 0700 directory) under its server and issuer; WriteFailed says why
         it could not be. A file of the earlier layout holding this record is removed once it is re-keyed."""
+        problem = directory_problem(self.directory, writing=True)
+        if problem is not None:
+            raise WriteFailed(f"the token was not stored: {problem}")
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
@@ -254,7 +310,7 @@ class TokenStore:
             return False
 
     def all(self) -> list[TokenRecord]:
-        if not self.directory.is_dir():
+        if not self.directory.is_dir() or not self.readable():
             return []
         out = []
         for path in sorted(self.directory.glob("*.json")):

@@ -6,11 +6,26 @@ A stored record knows its token endpoint, so renewing its token needs no discove
 grant has no refresh token) POST to it with `token_request`, a DPoP proof of the record's key
 where the token is bound (mcpprobe.auth.dpop). `LoginFailed` is what every login and renewal
 raises when it gets no token the server accepts (exit 7).
+
+Endpoints on plain http:// away from this machine (`plain_http_checked`, with `HttpConsent`):
+The specification: "All authorization server endpoints **MUST** be served over HTTPS" (2025-11-25,
+Authorization, Communication Security). Whatever mcpprobe would send to one - a person to its login
+page, a client registration, a token request (login, refresh, renewal, a token exchange), a
+revocation - carries a credential or earns one, and anyone on the way can read it. So every
+request to such an endpoint goes through `plain_http_checked` first: with consent (`--allow-http-authorization`,
+or consent a login stored with the token, `TokenRecord.plain_http_allowed`) it goes with a warning;
+on a terminal (`consent.confirm`) the person is warned and asked, once per origin in a run; otherwise
+(CI, no terminal) it is refused: LoginFailed, exit 7, before anything is sent. Loopback hosts
+(localhost, 127.0.0.0/8, ::1) never leave the machine and need nothing. Metadata documents (GET,
+nothing secret in them) are not asked about: the diagnosis reads them for every command.
 """
 
 from __future__ import annotations
 
+import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mcpprobe.auth.diagnosis import Diagnosis
@@ -99,10 +114,12 @@ def secret_method(offer: dict[str, Any]) -> Literal["client_secret_basic", "clie
 
 
 async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,
-                 insecure: bool = False) -> list[str]:
+                 insecure: bool = False, consent: Any = None, deadline: float | None = None) -> list[str]:
     """Revoke the record's tokens where its authorization server offers RFC 7009 revocation: the
     refresh token first (which ends the grant at most servers), then the access token. Returns which
-    were revoked; LoginFailed when the server refuses."""
+    were revoked; LoginFailed when the server refuses, or when the endpoint is on plain http:// away
+    from this machine without `consent` (`plain_http_checked`; by default what the record's login
+    allowed). Both exchanges whole by `deadline` (monotonic; default `timeout` from now)."""
     import httpx2 as httpx
 
     from mcpprobe.wire.exchange import deadline_in, exchange
@@ -110,7 +127,11 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
     endpoint = record.revocation_endpoint
     if not endpoint:
         return []
+    plain_http_checked(endpoint, consent if consent is not None else HttpConsent.of_record(record),
+                       "revocation endpoint")
     done = []
+    if deadline is None:
+        deadline = deadline_in(timeout)
     async with httpx.AsyncClient(timeout=timeout, verify=not insecure, follow_redirects=False) as http:
         for hint, value in (("refresh_token", record.refresh_token), ("access_token", record.access_token)):
             if not value:
@@ -118,9 +139,9 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
             form, headers = client_authentication({"token": value, "token_type_hint": hint}, record.client,
                                                   client_secret)
             try:
-                # Each exchange whole within `timeout`, its answer within the cap (wire/exchange.py).
+                # Every exchange whole by the one deadline, its answer within the cap (wire/exchange.py).
                 response = await exchange(http, http.build_request("POST", endpoint, data=form, headers=headers),
-                                          deadline=deadline_in(timeout))
+                                          deadline=deadline)
             except httpx.HTTPError as exc:
                 raise LoginFailed(f"revocation endpoint {endpoint}: {str(exc) or type(exc).__name__}") from None
             if response.status_code != 200:  # RFC 7009 2.2: 200 even for a token it does not know
@@ -132,12 +153,15 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
 async def token_request(token_endpoint: str, form: dict[str, str], client: dict[str, Any], *,
                         client_secret: str | None = None, timeout: float = 30.0,
                         insecure: bool = False, assertion: str | None = None,
-                        dpop_key: str | None = None) -> dict[str, Any]:
-    """POST to a token endpoint with the client's authentication method; the JSON answer or LoginFailed."""
+                        dpop_key: str | None = None, consent: Any = None) -> dict[str, Any]:
+    """POST to a token endpoint with the client's authentication method; the JSON answer or LoginFailed.
+    Every token request mcpprobe sends itself leaves here: an endpoint on plain http:// away from this
+    machine only with `consent` (`plain_http_checked`; None: none, refused)."""
     import httpx2 as httpx
 
     from mcpprobe.wire.exchange import deadline_in, exchange
 
+    plain_http_checked(token_endpoint, consent if consent is not None else HttpConsent(), "token endpoint")
     form, headers = client_authentication(form, client, client_secret, assertion=assertion)
     # One deadline for the whole request, its DPoP nonce retry included; the answer within the cap
     # (wire/exchange.py): a token endpoint that trickles or never ends gets `timeout` and no more.
@@ -225,7 +249,8 @@ def _update(record: TokenRecord, data: dict[str, Any]) -> TokenRecord:
 
 async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool = False,
                   client_secret: str | None = None) -> TokenRecord:
-    """A new access token from the record's refresh token (RFC 6749 6), with its resource (RFC 8707)."""
+    """A new access token from the record's refresh token (RFC 6749 6), with its resource (RFC 8707).
+    A token endpoint on plain http:// away from this machine only where the record's login allowed it."""
     if not record.refreshable():
         raise LoginFailed(f"the stored token for {record.server_url} has expired and cannot be refreshed; "
                           f"log in again: mcpprobe auth login {record.server_url}")
@@ -233,7 +258,8 @@ async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool 
     if record.resource:
         form["resource"] = record.resource
     data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
-                               timeout=timeout, insecure=insecure, dpop_key=record.dpop_key)
+                               timeout=timeout, insecure=insecure, dpop_key=record.dpop_key,
+                               consent=HttpConsent.of_record(record))
     return _update(record, data)
 
 
@@ -251,5 +277,79 @@ async def client_credentials_again(record: TokenRecord, client_secret: str | Non
         assertion = client_assertion(client_key, record.client.get("client_id") or "",
                                      record.issuer or record.token_endpoint or "")
     data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
-                               timeout=timeout, insecure=insecure, assertion=assertion, dpop_key=record.dpop_key)
+                               timeout=timeout, insecure=insecure, assertion=assertion, dpop_key=record.dpop_key,
+                               consent=HttpConsent.of_record(record))
     return _update(record, data)
+
+
+# ----- endpoints on plain http:// away from this machine -----
+
+
+def _say(text: str) -> None:
+    from mcpprobe.safety.sanitize import visible
+
+    print(visible(text, multiline=True), file=sys.stderr, flush=True)
+
+
+@dataclass
+class HttpConsent:
+    """Consent outside a login: a renewal (what its record allowed at login) or a logout."""
+
+    allow_http_authorization: bool = False
+    confirm: Callable[[str], bool] | None = None
+    http_allowed: set[str] = field(default_factory=set)  # allowed in this run (asked, or by the option)
+    remembered: set[str] = field(default_factory=set)  # allowed when the token was obtained (its record)
+    announce: Callable[[str], None] = field(default=_say)
+
+    @classmethod
+    def of_record(cls, record: Any, **kwargs: Any) -> HttpConsent:
+        """A stored token's renewal or revocation: the origins the person allowed when logging in,
+        and no others unless `kwargs` (the option, a terminal to ask) allow them."""
+        return cls(remembered=set(getattr(record, "plain_http_allowed", None) or ()), **kwargs)
+
+
+def plain_origin(url: str) -> str | None:
+    """`http://host[:port]` of a plain-http URL whose host is not this machine; None otherwise."""
+    from urllib.parse import urlsplit
+
+    from mcpprobe.safety.peer import is_loopback_host
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None  # not a URL at all: the request itself fails, with its own message
+    if parts.scheme.lower() != "http" or is_loopback_host(host):
+        return None
+    return f"http://{parts.netloc}"
+
+
+def plain_http_checked(url: str, consent: Any, endpoint: str) -> None:
+    """Let a request to `url`, the authorization server's `endpoint` ("authorization endpoint",
+    "token endpoint", "registration endpoint", "revocation endpoint"), go ahead, or raise
+    LoginFailed (exit 7). An origin allowed once in a run is not asked about again."""
+    where = plain_origin(url)
+    if where is None or where in consent.http_allowed:
+        return
+    if endpoint == "authorization endpoint":
+        warning = (f"warning: the authorization server's login page is on plain HTTP ({where}), not HTTPS: "
+                   "what is typed there can be read on the way (the MCP specification requires HTTPS)")
+    else:
+        warning = (f"warning: the authorization server's {endpoint} is on plain HTTP ({where}), not HTTPS: "
+                   "what is sent there can be read on the way (the MCP specification requires HTTPS)")
+    if where in getattr(consent, "remembered", ()):
+        consent.announce(warning + " - allowed when this token was obtained")
+        consent.http_allowed.add(where)
+        return
+    if consent.allow_http_authorization:
+        consent.announce(warning + " - allowed by --allow-http-authorization")
+        consent.http_allowed.add(where)
+        return
+    if consent.confirm is not None:
+        consent.announce(warning)
+        if consent.confirm("Open it all the same?" if endpoint == "authorization endpoint" else "Go on all the same?"):
+            consent.http_allowed.add(where)
+            return
+        raise LoginFailed(f"login refused: the {endpoint} {where} is not HTTPS")
+    raise LoginFailed(f"login refused: the {endpoint} {where} is plain HTTP, not HTTPS (the MCP specification "
+                      "requires HTTPS); with no terminal to ask, --allow-http-authorization allows it")

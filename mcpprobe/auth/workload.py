@@ -78,7 +78,8 @@ async def jwt_bearer(url: str, opts: Any, found: Diagnosis, first: Contact) -> t
     client = {"client_id": opts.client_id, "token_endpoint_auth_method": "none"} if opts.client_id else {}
     endpoint = str(offer["tokenEndpoint"])
     try:
-        data = await token_request(endpoint, form, client, timeout=opts.timeout, insecure=opts.insecure)
+        data = await token_request(endpoint, form, client, timeout=opts.timeout, insecure=opts.insecure,
+                                   consent=opts)
     except LoginFailed as exc:  # invalid_grant, invalid_scope, unauthorized_client: said, not retried
         raise LoginFailed(f"the authorization server refused the assertion: {exc.message}", diagnosis=found,
                           detail=exc.detail) from None

@@ -251,7 +251,14 @@ def status_command(url: str | None, as_json: bool) -> int:
 @click.option("--client-secret-env", metavar="VAR", default=None,
               help="The secret of a pre-registered confidential client, for the revocation request "
                    "(the name of an environment variable, not the value).")
-def logout_command(url: str | None, everything: bool, no_revoke: bool, client_secret_env: str | None) -> int:
+@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS", callback=_positive,
+              help="Limit for all the revocation requests together.")
+@click.option("--allow-http-authorization", is_flag=True,
+              help="Send the revocation to an endpoint on plain http:// at a host that is not this machine (warned "
+                   "about); without it, only where the login allowed it, else a terminal asks and anything else "
+                   "is refused (exit 7).")
+def logout_command(url: str | None, everything: bool, no_revoke: bool, client_secret_env: str | None,
+                   timeout: float, allow_http_authorization: bool) -> int:
     """Revoke and remove the stored tokens of the server at URL, from every authorization server
     it has used (or of every server with --all).
 
@@ -259,13 +266,14 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
     Where the authorization server offers revocation (RFC 7009, its metadata's
     revocation_endpoint), the refresh and access tokens are revoked there first; a
     revocation that fails is reported (exit 7) and the token is forgotten anyway.
-    Otherwise the token is only forgotten, and stays valid until it expires.
+    Otherwise the token is only forgotten, and stays valid until it expires. The revocations
+    together get --timeout seconds; a token whose revocation finds none left is forgotten anyway.
     """
     import anyio
 
     from mcpprobe.auth.settings import AuthSettings
     from mcpprobe.auth.store import TokenStore
-    from mcpprobe.auth.tokens import LoginFailed, revoke
+    from mcpprobe.auth.tokens import HttpConsent, LoginFailed, revoke
     from mcpprobe.render.auth import LoggedOut
 
     if bool(url) == everything:
@@ -278,13 +286,19 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
     redactor = _redactor([*(s for r in records for s in r.secrets()), *([secret] if secret else [])])
     notes: list[tuple[str, str]] = []
     errors: list[tuple[str, str]] = []
+    from mcpprobe.wire.exchange import deadline_in
+
+    deadline = deadline_in(timeout)  # one budget for every exchange of the logout
     for record in records:
         note = "forgotten (the authorization server offers no revocation; it stays valid until it expires)"
         if no_revoke:
             note = "forgotten, not revoked (--no-revoke)"
         elif record.revocation_endpoint:
             try:
-                revoked = anyio.run(functools.partial(revoke, record, client_secret=secret))
+                consent = HttpConsent.of_record(record, allow_http_authorization=allow_http_authorization,
+                                                confirm=_terminal_confirm())
+                revoked = anyio.run(functools.partial(revoke, record, client_secret=secret, consent=consent,
+                                                      timeout=timeout, deadline=deadline))
                 note = f"revoked ({', '.join(revoked) or 'nothing to revoke'}) and forgotten"
             except LoginFailed as exc:
                 note = "forgotten, but NOT revoked"

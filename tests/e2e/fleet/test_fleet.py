@@ -99,35 +99,30 @@ def test_an_interrupted_fleet_shows_the_servers_that_finished(tmp_path: Path) ->
     import signal
     import subprocess
     import sys
-    import time
 
-    from tests.conftest import ROOT
+    from tests.conftest import interrupted
 
     record = tmp_path / "slow.jsonl"
     config = _config(tmp_path, {"fast": "full"}, slow={"command": PY, "args": [str(FIXTURE), "slow"],
                                                        "env": {"FIXTURE_RECORD": str(record)}})
-    proc = subprocess.Popen([PY, "-m", "mcpprobe", "probe", "--all", "--config", str(config), "--json", "-v",
-                             "--protocol", "legacy"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, env={**__import__("os").environ, "FIXTURE_DELAY": "60"})
-    try:
+    seen: list[str] = []
+
+    def slow_one_waits(proc: subprocess.Popen[str]) -> bool:
+        """The fast one has finished (its line on stderr), and the slow one waits for its tools/list."""
         assert proc.stderr is not None
-        deadline = time.monotonic() + 60
-        seen = []
-        while time.monotonic() < deadline:
+        if not seen or "fast: exit 0" not in seen[-1]:
             line = proc.stderr.readline()
             seen.append(line)
-            if not line or "fast: exit 0" in line:
-                break
-        assert "fast: exit 0" in seen[-1], seen
-        while "tools/list" not in recorded(record) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "tools/list" in recorded(record), "the slow one should be waiting for its tools/list answer"
-        proc.send_signal(signal.SIGTERM)
-        stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+            assert line, seen  # stderr ended before the fast one finished
+            return False
+        return "tools/list" in recorded(record)
+
+    proc = interrupted(["probe", "--all", "--config", str(config), "--json", "-v", "--protocol", "legacy"],
+                       slow_one_waits, what="the slow one waiting for its tools/list answer", sig=signal.SIGTERM,
+                       wait=60, finish=60, env={"FIXTURE_DELAY": "60"})
+    assert "fast: exit 0" in seen[-1], seen
+    assert "tools/list" in recorded(record), "the slow one should be waiting for its tools/list answer"
+    stdout, stderr = proc.stdout, proc.stderr
     assert proc.returncode == 130, stderr
     fast, slow = json.loads(stdout)
     assert fast["server"]["name"] == "fast" and fast["exitCode"] == 0 and fast["kinds"]["tools"]["count"] > 0

@@ -33,9 +33,10 @@ def _sent(tmp_path: Path, path: str) -> list[int]:
     return [entry["sent"] for line in log.read_text().splitlines() if (entry := json.loads(line))["path"] == path]
 
 
-def _store(config_dir: Path, server_url: str, token_endpoint: str, *, expired: bool) -> Path:
+def _store(config_dir: Path, server_url: str, token_endpoint: str, *, expired: bool,
+           revocation_endpoint: str | None = None) -> Path:
     """A stored token for `server_url` with a refresh token: expired (renewed before the run) or
-    valid (renewed when the server refuses it)."""
+    valid (renewed when the server refuses it); revoked at `revocation_endpoint` on logout."""
     from mcpprobe.auth.discovery import canonical_resource
 
     tokens = config_dir / "tokens"
@@ -43,7 +44,8 @@ def _store(config_dir: Path, server_url: str, token_endpoint: str, *, expired: b
     path = tokens / f"{hashlib.sha256(canonical_resource(server_url).encode()).hexdigest()[:32]}.json"
     record = {"serverUrl": server_url, "accessToken": "old-token-value", "refreshToken": "refresh-token-value",
               "expiresAt": time.time() + (-3600 if expired else 3600), "grant": "authorization_code",
-              "tokenEndpoint": token_endpoint, "client": {"client_id": "mcpprobe-test"}, "obtainedAt": time.time()}
+              "tokenEndpoint": token_endpoint, "client": {"client_id": "mcpprobe-test"}, "obtainedAt": time.time(),
+              "revocationEndpoint": revocation_endpoint}
     path.write_text(json.dumps(record))
     path.chmod(0o600)
     return path
@@ -71,6 +73,21 @@ def test_a_token_endpoint_that_trickles_gets_the_timeout(tmp_path: Path, expired
     # the request's whole --timeout, so the request timed out (or, by a hair, the 401 came first).
     assert result.exit_code in ((7,) if expired else (6, 7)), result.stderr
     assert json.loads(result.stdout)["exitCode"] == result.exit_code
+
+
+def test_a_logout_whose_revocation_endpoint_trickles_gets_the_timeout_in_all(tmp_path: Path) -> None:
+    """`auth logout --all --timeout 3` with three stored tokens, each revoked twice (refresh and access
+    token) at an endpoint that trickles: six exchanges share the 3 s, and every token is forgotten
+    all the same. Before: no --timeout, and each exchange had 30 s (three minutes in all)."""
+    cfg = tmp_path / "cfg"
+    with _peer(tmp_path) as peer:
+        files = [_store(cfg, f"{peer}/mcp/{mode}", f"{peer}/token/trickle", expired=False,
+                        revocation_endpoint=f"{peer}/token/trickle") for mode in ("ok", "401", "429")]
+        result, elapsed = _timed(["auth", "logout", "--all", "--timeout", "3"], env={"MCPPROBE_CONFIG_DIR": str(cfg)})
+    assert elapsed < 3 + GRACE, elapsed
+    assert result.exit_code == 7, result.stderr  # not revoked: an error, and forgotten anyway
+    assert result.stdout.count("forgotten, but NOT revoked") == 3, result.stdout
+    assert not any(path.exists() for path in files)
 
 
 def test_a_login_whose_token_endpoint_trickles_gets_the_timeout(tmp_path: Path) -> None:

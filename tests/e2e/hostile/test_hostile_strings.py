@@ -345,6 +345,97 @@ def test_on_a_terminal_a_plain_http_authorization_endpoint_is_asked_about() -> N
     assert "/authorize?" not in text
 
 
+# Every other endpoint of the authorization server too: a registration, a token request (a login, a
+# renewal), a revocation. The requests go through a proxy on 127.0.0.1 that records them and answers
+# 502, so that nothing leaves this machine whatever mcpprobe does, and "nothing was sent" can be seen.
+
+PLAIN_ORIGIN = "http://auth.example.com"
+
+
+@contextmanager
+def recording_proxy(tmp_path: Path) -> Iterator[tuple[dict[str, str], Path]]:
+    """The environment that sends every request not for 127.0.0.1 through the proxy, and its record."""
+    record = tmp_path / "proxied.txt"
+    record.touch()
+    with http_server([PY, str(ODDITIES), "bad-gateway"], env={"ODDITIES_RECORD": str(record)}) as proxy:
+        origin = proxy.split("/", 3)[:3]
+        yield {"HTTP_PROXY": "/".join(origin), "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}, \
+            record
+
+
+def _plain_record(url: str, **fields: object) -> TokenRecord:
+    return TokenRecord(server_url=url, access_token="at-expired-0123456", refresh_token="rt-0123456789",
+                       expires_at=time.time() - 3600, token_endpoint=PLAIN_ORIGIN + "/token",
+                       client={"client_id": "ci", "registration": "dynamic"}, **fields)  # type: ignore[arg-type]
+
+
+def test_a_plain_http_token_endpoint_is_refused_before_anything_is_sent(tmp_path: Path) -> None:
+    """Before: the client secret went to http://auth.example.com/token without a word."""
+    with recording_proxy(tmp_path) as (env, proxied), \
+            auth_server("--as-endpoint", f"token_endpoint={PLAIN_ORIGIN}/token") as url:
+        refused = mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url, env=env)
+        assert proxied.read_text() == ""
+        allowed = mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, "--allow-http-authorization",
+                           url, env=env)
+        sent = proxied.read_text()
+    assert refused.exit_code == 7, refused.stderr
+    assert "login refused: the token endpoint http://auth.example.com is plain HTTP" in refused.stderr
+    assert "--allow-http-authorization" in refused.stderr
+    assert "warning: the authorization server's token endpoint is on plain HTTP (http://auth.example.com)" \
+        in allowed.stderr
+    assert f"POST {PLAIN_ORIGIN}/token" in sent  # allowed: it went (to the proxy, which answered 502)
+    assert allowed.exit_code == 7
+
+
+def test_a_plain_http_registration_endpoint_is_refused_before_anything_is_sent(tmp_path: Path) -> None:
+    """Before: dynamic client registration went to http://auth.example.com/register without a word."""
+    with recording_proxy(tmp_path) as (env, proxied), \
+            auth_server("--as-endpoint", f"registration_endpoint={PLAIN_ORIGIN}/register") as url:
+        refused = mcpprobe("auth", "login", "--no-browser", "--login-timeout", "5", url, env=env)
+        sent = proxied.read_text()
+    assert refused.exit_code == 7, refused.stderr
+    assert "login refused: the registration endpoint http://auth.example.com is plain HTTP" in refused.stderr
+    assert sent == ""
+    assert "/authorize?" not in refused.stderr
+
+
+def test_a_renewal_goes_to_a_plain_http_token_endpoint_only_where_its_login_allowed_it(tmp_path: Path) -> None:
+    """A stored token's refresh, inside a command that cannot ask: refused, unless the login that
+    obtained the token allowed that origin (then with a warning). Before: it was sent without a word."""
+    with recording_proxy(tmp_path) as (env, proxied), auth_server() as url:
+        TokenStore().save(_plain_record(url))
+        refused = mcpprobe("probe", "--json", url, env=env)
+        assert proxied.read_text() == ""
+        TokenStore().save(_plain_record(url, plain_http_allowed=[PLAIN_ORIGIN]))
+        allowed = mcpprobe("probe", "--json", url, env=env)
+        sent = proxied.read_text()
+    assert refused.exit_code == 7, refused.stderr
+    assert "refreshing the stored token failed: login refused: the token endpoint http://auth.example.com is " \
+           "plain HTTP" in refused.stdout + refused.stderr
+    assert "token endpoint is on plain HTTP (http://auth.example.com), not HTTPS" in allowed.stderr
+    assert "allowed when this token was obtained" in allowed.stderr
+    assert f"POST {PLAIN_ORIGIN}/token" in sent
+
+
+def test_a_revocation_goes_to_a_plain_http_endpoint_only_when_allowed(tmp_path: Path) -> None:
+    """`auth logout`: the token is forgotten either way; it is sent for revocation to plain HTTP only
+    with --allow-http-authorization (or where its login allowed it). Before: sent without a word."""
+    with recording_proxy(tmp_path) as (env, proxied), auth_server() as url:
+        TokenStore().save(_plain_record(url, revocation_endpoint=PLAIN_ORIGIN + "/revoke"))
+        refused = mcpprobe("auth", "logout", url, env=env)
+        assert proxied.read_text() == ""
+        assert TokenStore().load(url) is None
+        TokenStore().save(_plain_record(url, revocation_endpoint=PLAIN_ORIGIN + "/revoke"))
+        allowed = mcpprobe("auth", "logout", "--allow-http-authorization", url, env=env)
+        sent = proxied.read_text()
+    assert refused.exit_code == 7, refused.stderr
+    assert "login refused: the revocation endpoint http://auth.example.com is plain HTTP" in \
+        refused.stdout + refused.stderr
+    assert "revocation endpoint is on plain HTTP (http://auth.example.com)" in allowed.stderr
+    assert f"POST {PLAIN_ORIGIN}/revoke" in sent
+    assert allowed.exit_code == 7  # the proxy answered 502: not revoked, forgotten all the same
+
+
 # ----- token files -----
 
 
@@ -367,6 +458,55 @@ def test_a_link_planted_as_the_token_file_is_never_followed(tmp_path: Path) -> N
     assert path.is_symlink()  # left as it was
 
 
+@pytest.mark.parametrize("linked", ["tokens", "config"])
+def test_a_token_directory_reached_through_a_link_is_neither_read_nor_written(tmp_path: Path, linked: str) -> None:
+    """A link planted as `tokens/` (or as mcpprobe's config directory above it) is followed by neither a
+    read nor a write. Before: the planted record was a valid stored token and a probe sent it, and a
+    login wrote its token where the link pointed."""
+    log = tmp_path / "requests.jsonl"
+    elsewhere = tmp_path / "elsewhere"
+    with auth_server("--log", str(log)) as url:
+        store = TokenStore()
+        tokens = store.directory
+        planted_dir = elsewhere / "tokens" if linked == "config" else elsewhere
+        planted_dir.mkdir(mode=0o700, parents=True)
+        (planted_dir / store.path_for(url).name).write_text(
+            json.dumps(TokenRecord(server_url=url, access_token="planted-token-0123456").to_json()))
+        if linked == "config":
+            tokens.parent.parent.mkdir(parents=True)
+            tokens.parent.symlink_to(elsewhere)
+        else:
+            tokens.parent.mkdir(parents=True)
+            tokens.symlink_to(elsewhere)
+        status = mcpprobe("auth", "status", "--json", url)
+        probe = mcpprobe("probe", "--json", url)
+        login = mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url)
+    assert status.exit_code == 7 and status.json["tokens"] == [], status.stdout
+    assert "stored tokens not read" in status.stderr and "is a symbolic link" in status.stderr
+    assert probe.exit_code == 7
+    sent = [json.loads(line).get("authorization") for line in log.read_text().splitlines()]
+    assert not any("planted" in (value or "") for value in sent)
+    assert login.exit_code == 2, login.stderr  # logged in, not stored
+    assert "is a symbolic link: tokens are never read or written through one" in login.stderr
+    assert sorted(p.name for p in planted_dir.iterdir()) == [store.path_for(url).name]  # nothing written there
+
+
+def test_a_token_directory_open_to_others_is_not_read(tmp_path: Path) -> None:
+    """A token directory others can enter (0755) is not read until it is the user's alone again; a
+    login sets it back to 0700 as it stores."""
+    with auth_server() as url:
+        assert mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url).exit_code == 0
+        tokens = TokenStore().directory
+        tokens.chmod(0o755)
+        status = mcpprobe("auth", "status", "--json", url)
+        assert mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url).exit_code == 0
+        again = mcpprobe("auth", "status", "--json", url)
+    assert status.exit_code == 7 and status.json["tokens"] == [], status.stdout
+    assert "is open to others (mode 0o755, not 0700): chmod 700" in status.stderr
+    assert _mode(tokens) == 0o700
+    assert again.exit_code == 0 and len(again.json["tokens"]) == 1, again.stderr
+
+
 def test_a_fifo_planted_as_the_token_file_does_not_hold_the_run(tmp_path: Path) -> None:
     with auth_server() as url:
         path = TokenStore().path_for(url)
@@ -383,10 +523,10 @@ def _mode(path: Path) -> int:
 def test_a_stored_token_is_still_0600_in_a_0700_directory(tmp_path: Path) -> None:
     with auth_server() as url:
         login = mcpprobe("auth", "login", "--grant", "client_credentials", *CLIENT, url)
-        record = TokenStore().load(url)  # its file is named by the server and its issuer
+        record = TokenStore().load(url)  # keyed by the server and its authorization server's issuer
+        assert record is not None and record.path is not None, login.stderr
+        path = record.path
         probe = mcpprobe("probe", "--json", url)
     assert login.exit_code == 0, login.stderr
-    assert record is not None and record.path is not None
-    path = record.path
     assert _mode(path) == 0o600 and _mode(path.parent) == 0o700
     assert probe.exit_code == 0, probe.stderr

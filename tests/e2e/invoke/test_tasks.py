@@ -8,15 +8,13 @@ the npm reference server-everything (`simulate-research-query`, which sends them
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, interrupted, run_cli
 from jsonschema import Draft202012Validator
 
 from mcpprobe.client.capabilities import declared, missing_for, task_missing_for
@@ -343,21 +341,10 @@ def test_ttl_runs_out_without_cancel_capability_sends_no_cancel(tmp_path):
 def interrupt_task(tmp_path: Path, *options: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     """Start `forever` as a task, wait until it has been polled, then Ctrl-C mcpprobe."""
     record = tmp_path / "record.jsonl"
-    proc = subprocess.Popen([PY, "-m", "mcpprobe", "call", "forever", "--json", *LEGACY, *recording(record),
-                             *server(*options)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while "tasks/get" not in methods(record) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "tasks/get" in methods(record)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert "Traceback" not in err
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), record
+    proc = interrupted(["call", "forever", "--json", *LEGACY, *recording(record), *server(*options)],
+                       lambda _: "tasks/get" in methods(record), what="the server answered a tasks/get")
+    assert "Traceback" not in proc.stderr
+    return proc, record
 
 
 def test_ctrl_c_cancels_the_task_and_exits_130(tmp_path):

@@ -5,15 +5,13 @@ it receives. The 2025-11-25 experimental tasks have their own tests (test_tasks.
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, interrupted, run_cli
 from jsonschema import Draft202012Validator
 
 from mcpprobe.client.capabilities import TASKS_EXTENSION, missing_for
@@ -228,26 +226,14 @@ def test_ttl_runs_out_then_the_task_is_cancelled(tmp_path):
 
 def test_ctrl_c_cancels_the_task_exits_130_and_leaves_no_process(tmp_path):
     record, pidfile = tmp_path / "record.jsonl", tmp_path / "server.pid"
-    proc = subprocess.Popen(
-        [PY, "-m", "mcpprobe", "call", "forever", "--yes", "--json", *MODERN_ONLY,
-         "--env", f"TASKS_EXT_RECORD={record}", "--env", f"TASKS_EXT_PIDFILE={pidfile}", *server()],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        # The task moves on only when polled: once the server has answered a tasks/get, mcpprobe has
-        # seen the task it created, whatever the machine's speed.
-        deadline = time.monotonic() + 30
-        while "tasks/get" not in methods(record) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "tasks/get" in methods(record)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert "Traceback" not in err
-    assert proc.returncode == 130, err
-    doc = json.loads(out)
+    # The task moves on only when polled: once the server has answered a tasks/get, mcpprobe has
+    # seen the task it created, whatever the machine's speed.
+    proc = interrupted(["call", "forever", "--yes", "--json", *MODERN_ONLY, "--env", f"TASKS_EXT_RECORD={record}",
+                        "--env", f"TASKS_EXT_PIDFILE={pidfile}", *server()],
+                       lambda _: "tasks/get" in methods(record), what="the server answered a tasks/get")
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 130, proc.stderr
+    doc = json.loads(proc.stdout)
     assert doc["interrupted"] is True and doc["sent"] is True and doc["result"] is None
     task = doc["task"]
     cancels = [e for e in received(record) if e.get("method") == "tasks/cancel"]

@@ -12,9 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -27,7 +25,17 @@ import pytest
 from mcpprobe.load.histogram import RELATIVE_ERROR, Histogram, bounds_of, bucket_of
 from mcpprobe.load.slo import SloSyntax, parse
 from mcpprobe.load.work import interleave
-from tests.conftest import BIND_LOOPBACK, PY, ROOT, checked, fixture_http, http_server, recorded, run_cli
+from tests.conftest import (
+    BIND_LOOPBACK,
+    PY,
+    ROOT,
+    checked,
+    fixture_http,
+    http_server,
+    interrupted,
+    recorded,
+    run_cli,
+)
 
 LOAD = ROOT / "tests" / "fixtures" / "load_server.py"
 
@@ -357,24 +365,13 @@ def test_human_output_has_the_table_and_the_histogram() -> None:
 
 def test_ctrl_c_reports_what_was_measured(tmp_path: Path) -> None:
     mark, pid_file = tmp_path / "mark", tmp_path / "pid"
-    proc = subprocess.Popen([PY, "-m", "mcpprobe", "load", "--json", "-e", f"LOAD_MARK={mark}", "-e",
-                             f"LOAD_PID_FILE={pid_file}", "--call", "work", "--duration", "120",
-                             "--concurrency", "2", *server("--delay-ms", "2")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
-        deadline = time.monotonic() + 60
-        while not mark.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        assert mark.exists(), "the load never reached the server"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err
-    doc = checked(json.loads(out))
+    proc = interrupted(["load", "--json", "-e", f"LOAD_MARK={mark}", "-e", f"LOAD_PID_FILE={pid_file}", "--call",
+                        "work", "--duration", "120", "--concurrency", "2", *server("--delay-ms", "2")],
+                       lambda _: mark.exists(), what="the load reached the server", wait=60)
+    assert mark.exists(), "the load never reached the server"
+    assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr
+    doc = checked(json.loads(proc.stdout))
     assert doc["interrupted"] is True and doc["exitCode"] == 130
     assert doc["overall"]["requests"] >= 48
     assert not Path(f"/proc/{int(pid_file.read_text())}").exists(), "the server outlived the interrupted load"

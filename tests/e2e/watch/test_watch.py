@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, http_server, schema_errors
+from conftest import ROOT, http_server, interrupted, schema_errors
 
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
 from watch_server import REQUIRES, SCENARIOS  # noqa: E402
@@ -398,18 +398,16 @@ def test_exit_on_change_exits_1() -> None:
 
 def test_ctrl_c_exits_0_and_ends_the_server(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
-    proc = subprocess.Popen([*MCPPROBE, "watch", "--protocol", "legacy", *stdio("ticker", record)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
+
+    def watching(proc: subprocess.Popen[str]) -> bool:
         assert proc.stdout is not None
-        while "Watching for changes" not in (line := proc.stdout.readline()):
-            assert line, proc.stderr.read() if proc.stderr else ""
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read() if proc.stderr else ""
+        return "Watching for changes" in line
+
+    proc = interrupted(["watch", "--protocol", "legacy", *stdio("ticker", record)], watching,
+                       what="watch said it is watching", finish=10)
+    out, err = proc.stdout, proc.stderr
     assert proc.returncode == 0, err
     assert "Traceback" not in err and "stopped (interrupted); exit 0" in out
     pid = recorded(record)[0]["pid"]
