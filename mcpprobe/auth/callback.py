@@ -95,7 +95,8 @@ class LoopbackCallback:
         import anyio
 
         with anyio.move_on_after(timeout):
-            return await self._receive.receive()
+            query: dict[str, str] = await self._receive.receive()  # the stream opened as dict[str, str]
+            return query
         raise LoginFailed(f"no redirect reached {self.redirect_uri} within {timeout:g} s (--login-timeout)")
 
 

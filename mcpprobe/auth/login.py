@@ -142,7 +142,7 @@ def _scoped(base: type) -> type:
     challenge's scope, else scopes_supported); on a step-up they are joined with the challenged ones."""
     from mcp.client.auth.utils import union_scopes
 
-    class Scoped(base):  # type: ignore[misc, valid-type]
+    class Scoped(base):  # type: ignore[misc]  # a base chosen at run time: mypy types it Any
         forced_scope: str | None = None
         stepping_up: bool = False
 

@@ -8,7 +8,7 @@ time and no faster than `--rate`, and recorded as evidence, trimmed and made ine
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -186,7 +186,7 @@ class CheckContext:
         return await call()
 
     async def send(self, method: str, params: dict[str, Any] | None = None, *, request_id: Any = None,
-                   timeout: float | None = None) -> Callable[[], Any]:
+                   timeout: float | None = None) -> Callable[[], Awaitable[Exchange]]:
         """`request` in two halves, for a check that acts while a request is in flight: sends it
         and returns the coroutine function that waits for the answer."""
         await self.pace()

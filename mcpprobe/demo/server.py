@@ -38,7 +38,7 @@ import signal
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -100,7 +100,12 @@ def _decode_cursor(kind: str, cursor: str | None) -> int:
     return value
 
 
-def _page(kind: str, items: Sequence[Any], params: types.PaginatedRequestParams | None, size: int):
+_Item = TypeVar("_Item")
+
+
+def _page(
+    kind: str, items: Sequence[_Item], params: types.PaginatedRequestParams | None, size: int
+) -> tuple[list[_Item], str | None]:
     start = _decode_cursor(kind, params.cursor if params is not None else None)
     end = start + size
     next_cursor = _encode_cursor(kind, end) if end < len(items) else None
@@ -156,7 +161,9 @@ async def _log(ctx: ServerRequestContext[Any], level: types.LoggingLevel, messag
 # ---------------------------------------------------------------------------
 
 
-async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
+async def list_tools(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
     page, next_cursor = _page("tools", TOOLS, params, TOOLS_PAGE_SIZE)
     return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -279,14 +286,16 @@ async def _run_tool(ctx: ServerRequestContext[Any], name: str, args: dict[str, A
     raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")  # pragma: no cover
 
 
-async def list_resources(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
+async def list_resources(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListResourcesResult:
     page, next_cursor = _page("resources", RESOURCES, params, RESOURCES_PAGE_SIZE)
     return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
 
 async def list_resource_templates(
     ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-):
+) -> types.ListResourceTemplatesResult:
     page, next_cursor = _page("templates", RESOURCE_TEMPLATES, params, TEMPLATES_PAGE_SIZE)
     return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
 
@@ -297,7 +306,9 @@ def _not_found(uri: str) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=f"Resource not found: {uri}", data={"uri": uri})
 
 
-async def read_resource(ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams):
+async def read_resource(
+    ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult:
     uri = str(params.uri)
     if uri == "demo://readme":
         contents: list[types.TextResourceContents | types.BlobResourceContents] = [
@@ -314,7 +325,9 @@ async def read_resource(ctx: ServerRequestContext[Any], params: types.ReadResour
     return types.ReadResourceResult(contents=contents)
 
 
-async def list_prompts(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None):
+async def list_prompts(
+    ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+) -> types.ListPromptsResult:
     page, next_cursor = _page("prompts", PROMPTS, params, PROMPTS_PAGE_SIZE)
     return types.ListPromptsResult(prompts=page, next_cursor=next_cursor)
 
@@ -323,7 +336,9 @@ def _user(text: str) -> types.PromptMessage:
     return types.PromptMessage(role="user", content=types.TextContent(text=text))
 
 
-async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams):
+async def get_prompt(
+    ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+) -> types.GetPromptResult:
     args = params.arguments or {}
     if params.name == "summarize_note":
         raw = args.get("note_id")
@@ -390,7 +405,9 @@ async def complete(
     return types.CompleteResult(completion=types.Completion(values=values, total=len(values), has_more=False))
 
 
-async def set_logging_level(ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams):
+async def set_logging_level(
+    ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+) -> types.EmptyResult:
     _log_state["level"] = params.level
     return types.EmptyResult()
 

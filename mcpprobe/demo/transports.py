@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.lowlevel import Server
+
+if TYPE_CHECKING:
+    import socket
+
+    from starlette.applications import Starlette
 
 HOST = "127.0.0.1"
 HTTP_PATH = "/mcp"
@@ -21,7 +26,7 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _bind(port: int):
+def _bind(port: int) -> socket.socket:
     import socket
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -32,7 +37,7 @@ def _bind(port: int):
     return sock
 
 
-def _sse_app(server: Server[Any]):
+def _sse_app(server: Server[Any]) -> Starlette:
     from mcp.server.sse import SseServerTransport
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.applications import Starlette
@@ -89,12 +94,12 @@ def serve_http(server: Server[Any], port: int, *, sse: bool) -> None:
     real_port = sock.getsockname()[1]
 
     class _Server(uvicorn.Server):
-        async def startup(self, sockets=None) -> None:
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
             if self.started:
                 print(f"LISTENING http://{HOST}:{real_port}{path}", flush=True)
 
-        async def shutdown(self, sockets=None) -> None:
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # Streams still open at shutdown get cut; uvicorn and the SDK would log
             # that as errors. It is expected here, so keep Ctrl-C / SIGTERM quiet.
             logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)

@@ -97,7 +97,8 @@ def load(path: str) -> dict[str, Any]:
     except RecursionError:
         raise ServerJsonProblem(f"--server-json {path}: not JSON: nested too deeply") from None
     check(doc, path)
-    return doc
+    server: dict[str, Any] = doc  # check() raised unless it is an object with the fields we read
+    return server
 
 
 # ----- checking the fields this module reads, with their JSON paths -----

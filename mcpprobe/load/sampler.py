@@ -170,8 +170,8 @@ def leak_findings(samples: list[Sample], throughput: float) -> list[Finding]:
 
 
 def _steady(found: dict[str, Any], minimum: float) -> bool:
-    return (found["fit"] >= MIN_FIT and found["growth"] >= minimum
-            and found["lastThirdMin"] > found["firstThirdMax"] and found["lateSlope"] >= found["earlySlope"] / 2)
+    return bool(found["fit"] >= MIN_FIT and found["growth"] >= minimum
+                and found["lastThirdMin"] > found["firstThirdMax"] and found["lateSlope"] >= found["earlySlope"] / 2)
 
 
 def _mib(value: float) -> str:

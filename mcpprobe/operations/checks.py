@@ -89,7 +89,7 @@ def confirmation_needed(tool: dict[str, Any], *, yes: bool, interactive: bool) -
 async def _ask(ask: Callable[[dict[str, Any], dict[str, Any]], bool], tool: dict[str, Any],
                arguments: dict[str, Any]) -> bool:
     """Ask on a daemon thread, so that Ctrl-C (which cancels this task) is never stuck in input()."""
-    box: dict[str, Any] = {}
+    box: dict[str, bool] = {}
     done = threading.Event()
 
     def run() -> None:

@@ -118,7 +118,8 @@ def _compile(node: Node) -> Check:
     emit(node, "v0", 0, "    ")
     lines.append("    return True")
     exec("\n".join(lines), constants)  # noqa: S102 - our own source, built from the tables below
-    return constants["check"]
+    check: Check = constants["check"]  # the `def check(v0)` just executed
+    return check
 
 
 ICON = _obj({"src": _is_str}, {"mimeType": _is_str, "sizes": _list_of(_is_str), "theme": _one_of("light", "dark")})
@@ -151,8 +152,14 @@ _TASK = _obj({"taskId": _is_str,
               "status": _one_of("working", "input_required", "completed", "failed", "cancelled"),
               "createdAt": _is_str, "lastUpdatedAt": _is_str},
              {"statusMessage": _is_str, "pollInterval": _is_int})
-_NULLABLE_INT = lambda value: value is None or _is_int(value)  # noqa: E731
-FAST[("tasks", False)] = lambda value: _TASK(value) and "ttl" in value and _NULLABLE_INT(value["ttl"])
+
+
+def _task(value: Any) -> bool:
+    """A Task of 2025-11-25: `ttl` is required, and an int or null."""
+    return _TASK(value) and "ttl" in value and (value["ttl"] is None or _is_int(value["ttl"]))
+
+
+FAST[("tasks", False)] = _task
 # Resources, templates and prompts have the same shape in both eras; tasks exist only in 2025-11-25.
 for _kind in ("resources", "templates", "prompts", "tasks"):
     FAST[(_kind, True)] = FAST[(_kind, False)]

@@ -186,7 +186,7 @@ def _install_regex_engine() -> None:
 
     for module in (jsonschema._keywords, jsonschema._legacy_keywords, jsonschema._utils):
         if getattr(module, "re", None) is re:
-            module.re = _BoundedRe()  # type: ignore[attr-defined]
+            module.re = _BoundedRe()
 
 
 # ----- validator classes whose every keyword looks at the clock -----
@@ -478,13 +478,14 @@ async def validate_async(instance: Any, schema: Any, *, seconds: float = BUDGET_
     stop = threading.Event()
     done = anyio.Event()
     token = anyio.lowlevel.current_token()
-    box: dict[str, Any] = {}
+    answers: list[list[Violation]] = []  # what the thread found, or
+    errors: list[BaseException] = []  # what it raised, handed to the waiting task
 
     def run() -> None:
         try:
-            box["value"] = validate(instance, schema, seconds=seconds, stop=stop)
-        except BaseException as exc:  # handed to the waiting task
-            box["error"] = exc
+            answers.append(validate(instance, schema, seconds=seconds, stop=stop))
+        except BaseException as exc:
+            errors.append(exc)
         finally:
             if not stop.is_set():
                 with contextlib.suppress(RuntimeError):  # the event loop has ended: nobody waits any more
@@ -496,10 +497,10 @@ async def validate_async(instance: Any, schema: Any, *, seconds: float = BUDGET_
             await done.wait()
     finally:
         stop.set()
-    if "error" in box:
-        raise box["error"]
-    if "value" in box:
-        return box["value"]
+    if errors:
+        raise errors[0]
+    if answers:
+        return answers[0]
     raise UnusableSchema(f"validating did not end within {seconds:g} s; abandoned", "too-slow", seconds=seconds)
 
 
