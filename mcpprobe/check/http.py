@@ -257,7 +257,7 @@ async def unknown_session(ctx: CheckContext) -> Verdict:
         return _no_answer(raw, answer)
     if answer.status == 404:
         return _verdict(raw, passed(f"{method} with a session id the server never issued got 404 Not Found"))
-    return _verdict(raw, failed(f"{method} with the session id {UNKNOWN_SESSION!r}, never issued, got "
+    return _verdict(raw, failed(f"{method} with the session id {json.dumps(UNKNOWN_SESSION)}, never issued, got "
                                 f"{answer.described()}, not 404 Not Found"))
 
 

@@ -275,3 +275,10 @@ def test_a_check_of_few_exchanges_omits_none() -> None:
     code, doc = run_check("call-broken", "--only", "tools.call-named", "--call", "echo message=hi")
     entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
     assert len(entry["evidence"]) == 1 and entry["evidenceOmitted"] == 0
+
+
+def test_the_values_sent_on_purpose_are_quoted_as_json_not_python() -> None:
+    _, doc = run_check("cursor-ignored")
+    messages = {entry["id"]: entry["message"] for entry in doc["checks"]}
+    assert 'the string id "mcpprobe-id-7" and' in messages["lifecycle.request-id-echo"]
+    assert '("mcpprobe-invalid-cursor") was answered with a result' in messages["pagination.invalid-cursor"]

@@ -96,6 +96,12 @@ def test_http_evidence_begins_with_what_identifies_the_exchange() -> None:
     assert code == human.exit_code == 1
 
 
+def test_the_unknown_session_id_is_quoted_as_json_not_python() -> None:
+    with http_server([PY, str(HTTP_SERVER), "session-unchecked"]) as url:
+        _, doc = run_check(url, "legacy", "--only", "http.unknown-session")
+    assert 'with the session id "mcpprobe-unknown-session-0000", never issued' in doc["checks"][0]["message"]
+
+
 def test_origin_is_unsafe_and_not_sent_without_unsafe(tmp_path: Path) -> None:
     record = tmp_path / "http.jsonl"
     with http_server([PY, str(HTTP_SERVER), "origin-ignored"], env={"CHECK_HTTP_RECORD": str(record)}) as url:
