@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from mcpprobe.operations.input import Confirmer
 
 EVIDENCE_CHARS = 400  # of each message shown as evidence
-MAX_EVIDENCE = 12  # exchanges kept per check
+EVIDENCE_FIRST = 4  # exchanges kept per check: the first ones (what was set up) ...
+EVIDENCE_LAST = 8  # ... and the last ones (where the verdict was decided); the count between is told
 MAX_ANSWERS = 10_000  # results kept for lifecycle.result-type
 
 
@@ -113,12 +114,19 @@ class Result:
     evidence: list[dict[str, Any]] = field(default_factory=list)
     detail: dict[str, Any] = field(default_factory=dict)
     ms: float = 0.0
+    omitted: int = 0  # exchanges left out of `evidence`, between its first EVIDENCE_FIRST and the rest
+
+    def __post_init__(self) -> None:
+        extra = len(self.evidence) - EVIDENCE_FIRST - EVIDENCE_LAST
+        if extra > 0:
+            self.evidence = self.evidence[:EVIDENCE_FIRST] + self.evidence[-EVIDENCE_LAST:]
+            self.omitted += extra
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.check.id, "family": self.check.family, "title": self.check.title,
                 "level": self.level.value, "status": self.status.value, "message": visible(self.message),
                 "specUrl": self.spec_url, "safe": self.check.safe, "ms": round(self.ms, 1),
-                "evidence": self.evidence, "detail": self.detail}
+                "evidence": self.evidence, "evidenceOmitted": self.omitted, "detail": self.detail}
 
 
 class CheckContext:
@@ -168,7 +176,15 @@ class CheckContext:
         self._exchanges = []
 
     def evidence(self) -> list[dict[str, Any]]:
-        return [exchange.evidence() for exchange in self._exchanges[:MAX_EVIDENCE]]
+        """The check's exchanges as evidence: the first EVIDENCE_FIRST and the last EVIDENCE_LAST, and
+        the count left out between them (`Result.omitted`)."""
+        exchanges = self._exchanges
+        if len(exchanges) > EVIDENCE_FIRST + EVIDENCE_LAST:
+            exchanges = exchanges[:EVIDENCE_FIRST] + exchanges[-EVIDENCE_LAST:]
+        return [exchange.evidence() for exchange in exchanges]
+
+    def evidence_omitted(self) -> int:
+        return max(len(self._exchanges) - EVIDENCE_FIRST - EVIDENCE_LAST, 0)
 
     async def pace(self) -> None:
         """--rate: no request sooner than 1/rate seconds after the one before."""

@@ -72,9 +72,29 @@ class RawAnswer:
         kind = f" {self.content_type}" if self.content_type else ""
         return f"HTTP {self.status}{kind}{shown}"
 
+    def _identity(self) -> str:
+        """' METHOD id ID' of a JSON-RPC body (' METHOD' for a notification, ' batch of N' for an
+        array), '' for no body or one that is not JSON-RPC."""
+        try:
+            message = json.loads(self.body_sent) if self.body_sent else None
+        except ValueError:
+            return ""
+        if isinstance(message, list):
+            return f" batch of {len(message)}"
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            return ""
+        shown = f" {message['method']}"
+        if "id" in message:
+            shown += f" id {json.dumps(message['id'])}"
+        return shown
+
     def evidence(self) -> dict[str, Any]:
         headers = "; ".join(f"{k}: {v}" for k, v in self.sent_headers.items() if k.lower() in SENT_HEADERS)
-        sent = self.line + (f" [{headers}]" if headers else "") + (f" {self.body_sent}" if self.body_sent else "")
+        # What identifies the exchange first (the request line, the JSON-RPC method and id), then the
+        # headers, then the body: a cut (400 characters here, 200 for people) takes the body's end,
+        # never which request this was.
+        sent = self.line + self._identity() + (f" [{headers}]" if headers else "") \
+            + (f" {self.body_sent}" if self.body_sent else "")
         if self.problem is not None:
             received = self.problem
         else:
@@ -237,7 +257,7 @@ async def unknown_session(ctx: CheckContext) -> Verdict:
         return _no_answer(raw, answer)
     if answer.status == 404:
         return _verdict(raw, passed(f"{method} with a session id the server never issued got 404 Not Found"))
-    return _verdict(raw, failed(f"{method} with the session id {UNKNOWN_SESSION!r}, never issued, got "
+    return _verdict(raw, failed(f"{method} with the session id {json.dumps(UNKNOWN_SESSION)}, never issued, got "
                                 f"{answer.described()}, not 404 Not Found"))
 
 

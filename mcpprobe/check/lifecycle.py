@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import anyio
@@ -95,8 +96,8 @@ async def request_id_echo(ctx: CheckContext) -> Verdict:
         if stray:
             detail["answersWithOtherIds"] = [inert(a.sample, 200) for a in stray[:3]]
         return failed("; ".join(problems) + (" (answers came with other ids)" if stray else ""), **detail)
-    return passed(f"{method} answered with the string id {STRING_ID!r} and the integer id {LARGE_ID}, each echoed "
-                  "exactly")
+    return passed(f"{method} answered with the string id {json.dumps(STRING_ID)} and the integer id {LARGE_ID}, "
+                  "each echoed exactly")
 
 
 async def cancel_in_flight(ctx: CheckContext) -> Verdict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -31,8 +32,8 @@ async def invalid_cursor(ctx: CheckContext) -> Verdict:
     if exchange.rpc_code == INVALID_PARAMS:
         return passed(f"{method} with a cursor it never issued was answered with error -32602")
     if exchange.result is not None:
-        return warned(f"{method} with a cursor it never issued ({INVALID_CURSOR!r}) was answered with a result, "
-                      "not error -32602")
+        return warned(f"{method} with a cursor it never issued ({json.dumps(INVALID_CURSOR)}) was answered with a "
+                      "result, not error -32602")
     if exchange.rpc_code is not None or timed_out(exchange):
         return warned(f"{method} with a cursor it never issued was answered with {answer_text(exchange)}, "
                       "not -32602")

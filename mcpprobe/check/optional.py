@@ -141,7 +141,8 @@ async def ext_no_legacy(ctx: CheckContext) -> Verdict:
     legacy = ctx.capabilities.get("tasks")
     if legacy is None:
         return passed("no 2025-11-25 tasks capability beside the extension")
-    shown = inert(str(sorted(legacy)) if isinstance(legacy, dict) else type(legacy).__name__, 120)
+    # its keys as the header shows capabilities (cancel, list, requests), else the value as JSON
+    shown = inert(", ".join(sorted(str(key) for key in legacy)) if isinstance(legacy, dict) else legacy, 120)
     return failed(f"the server declares the 2025-11-25 tasks capability ({shown}) beside the tasks extension")
 
 

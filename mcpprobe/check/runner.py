@@ -127,9 +127,9 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
         status = verdict.status
         if status is Status.FAIL and level is not Level.MUST:
             status = Status.WARN
-        evidence = verdict.evidence or ctx.evidence()
+        evidence, omitted = (verdict.evidence, 0) if verdict.evidence else (ctx.evidence(), ctx.evidence_omitted())
         results.append(Result(check, status, level, verdict.message, url, evidence, verdict.detail,
-                              (time.perf_counter() - started) * 1000))
+                              (time.perf_counter() - started) * 1000, omitted))
         if ended_by is None and session.conn.closed_error is not None:
             ended_by = results[-1]
     return ctx

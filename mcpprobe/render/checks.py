@@ -53,9 +53,11 @@ def render_check(out: Console, err: Console, report: Any, safe: Safe) -> None:
         else:
             out.print(_hanging(line, message, lead))
         if result.status in (Status.FAIL, Status.WARN, Status.ERROR):
-            earlier = len(result.evidence) - SHOWN_EVIDENCE
+            earlier = len(result.evidence) + result.omitted - SHOWN_EVIDENCE
             if earlier > 0:
-                out.print(Padding(Text(f"…({earlier} earlier exchange{'s' if earlier > 1 else ''}; --json shows them)",
+                shows = "--json shows them" if not result.omitted else \
+                    f"--json shows {len(result.evidence) - SHOWN_EVIDENCE} of them"
+                out.print(Padding(Text(f"…({earlier} earlier exchange{'s' if earlier > 1 else ''}; {shows})",
                                        style="dim"), (0, 0, 0, indent)))
             for item in result.evidence[-SHOWN_EVIDENCE:]:
                 out.print(Padding(Text(f"sent {safe(item.get('sent', ''), 200)}", style="dim"), (0, 0, 0, indent)))

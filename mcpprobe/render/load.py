@@ -27,17 +27,27 @@ HISTOGRAM_ROWS = 16
 BAR = 40
 
 
-def duration(micros: float | None) -> str:
-    """812 µs, 1.23 ms, 45.6 ms, 2.50 s."""
+def duration(micros: float | None, extra: int = 0) -> str:
+    """812 µs, 1.23 ms, 45.6 ms, 2.50 s (`extra` more decimals: 45.63 ms)."""
     if micros is None:
         return "-"
     if micros < 1000:
-        return f"{micros:.0f} µs"
+        return f"{micros:.{extra}f} µs"
     if micros < 10_000:
-        return f"{micros / 1000:.2f} ms"
+        return f"{micros / 1000:.{2 + extra}f} ms"
     if micros < 1_000_000:
-        return f"{micros / 1000:.1f} ms"
-    return f"{micros / 1e6:.2f} s"
+        return f"{micros / 1000:.{1 + extra}f} ms"
+    return f"{micros / 1e6:.{2 + extra}f} s"
+
+
+def bounds(micros: list[int]) -> list[str]:
+    """The histogram's upper bounds as `duration`s, with as many more decimals as it takes for no two
+    to read the same (bins 50 µs wide near 200 ms: 202.85 ms, 202.90 ms, not 202.9 ms twice)."""
+    for extra in range(4):
+        labels = [duration(value, extra) for value in micros]
+        if len(set(labels)) == len(labels):
+            break
+    return labels
 
 
 def _percent(errors: int, requests: int) -> str:
@@ -185,16 +195,17 @@ def _histogram(out: Console, outcome: LoadOutcome) -> None:
     out.print()
     _labeled(out, "Latency ", Text("(log-spaced bins; each bar's count and the share up to it)", style="dim"))
     seen = 0
-    width = max(len(duration(b["toUs"])) for b in bins)
+    labels = bounds([b["toUs"] for b in bins])
+    width = max(len(label) for label in labels)
     # The bars take what the line leaves after the bound (4 + width + 1) and the count and share
     # (17), at most BAR: a row never wraps, even on a 60-column terminal.
     room = max(8, min(BAR, out.width - (4 + width + 1) - 17))
-    for b in bins:
+    for b, label in zip(bins, labels, strict=True):
         seen += b["count"]
         bar = "█" * round(room * b["count"] / top) if b["count"] else ""
         if b["count"] and not bar:
             bar = "▏"
-        out.print(Text(f"  < {duration(b['toUs']):>{width}} ") + Text(f"{bar:<{room}}", style="cyan")
+        out.print(Text(f"  < {label:>{width}} ") + Text(f"{bar:<{room}}", style="cyan")
                   + Text(f" {b['count']:>8,}  {100 * seen / histogram.count:5.1f}%", style="dim"))
 
 

@@ -253,3 +253,32 @@ def test_for_people_the_session_s_findings_are_shown_and_leave_the_exit_code_to_
                                       sys.executable, str(hostile), "escapes"]).stdout))
     assert human.exit_code == doc["exitCode"]
     assert {f["code"] for f in doc["findings"]} == {"suspicious-text"}
+
+
+def test_evidence_keeps_the_first_and_the_last_exchanges_and_counts_those_between() -> None:
+    # 15 calls, each answered wrong: the deciding last ones are in --json, and what the people's
+    # output says is left to --json is there.
+    calls = [option for i in range(1, 16) for option in ("--call", f"echo message=m{i}")]
+    code, doc = run_check("call-broken", "--only", "tools.call-named", "--yes", *calls)
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert code == 1 and entry["status"] == "fail"
+    shown = [json.loads(item["sent"])["params"]["arguments"]["message"] for item in entry["evidence"]]
+    assert shown == ["m1", "m2", "m3", "m4", *(f"m{i}" for i in range(8, 16))]
+    assert entry["evidenceOmitted"] == 3
+    human = run_cli(["check", "--only", "tools.call-named", "--yes", "--timeout", "5", "--protocol", "legacy",
+                     *calls, "--", *check_cmd("call-broken")], env={"COLUMNS": "200"})
+    assert "…(12 earlier exchanges; --json shows 9 of them)" in human.stdout
+    assert '"m15"' in human.stdout and '"m12"' not in human.stdout
+
+
+def test_a_check_of_few_exchanges_omits_none() -> None:
+    code, doc = run_check("call-broken", "--only", "tools.call-named", "--call", "echo message=hi")
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert len(entry["evidence"]) == 1 and entry["evidenceOmitted"] == 0
+
+
+def test_the_values_sent_on_purpose_are_quoted_as_json_not_python() -> None:
+    _, doc = run_check("cursor-ignored")
+    messages = {entry["id"]: entry["message"] for entry in doc["checks"]}
+    assert 'the string id "mcpprobe-id-7" and' in messages["lifecycle.request-id-echo"]
+    assert '("mcpprobe-invalid-cursor") was answered with a result' in messages["pagination.invalid-cursor"]

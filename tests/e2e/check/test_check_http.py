@@ -81,6 +81,27 @@ def test_each_http_check_fails_on_its_fixture_and_nothing_else(mode: str) -> Non
             assert code == (1 if expected == "fail" else 0)
 
 
+def test_http_evidence_begins_with_what_identifies_the_exchange() -> None:
+    # The request line, the JSON-RPC method and id come before the headers: the people's output
+    # cuts `sent` at 200 characters, and the headers alone are longer than that.
+    with http_server([PY, str(HTTP_SERVER), "version-ignored"]) as url:
+        code, doc = run_check(url, "legacy", "--only", "http.protocol-version")
+        human = run_cli(["check", "--only", "http.protocol-version", "--protocol", "legacy", "--timeout", "10", url],
+                        env={"COLUMNS": "300"})
+    sent = doc["checks"][0]["evidence"][0]["sent"]
+    assert sent.startswith(f'POST {url} ping id "mcpprobe-http-1" [')
+    assert "MCP-Protocol-Version: 1999-01-01" in sent and '"method": "ping"' in sent
+    line = next(line.strip() for line in human.stdout.splitlines() if line.strip().startswith("sent "))
+    assert line.startswith(f'sent POST {url} ping id "mcpprobe-http-1" [')
+    assert code == human.exit_code == 1
+
+
+def test_the_unknown_session_id_is_quoted_as_json_not_python() -> None:
+    with http_server([PY, str(HTTP_SERVER), "session-unchecked"]) as url:
+        _, doc = run_check(url, "legacy", "--only", "http.unknown-session")
+    assert 'with the session id "mcpprobe-unknown-session-0000", never issued' in doc["checks"][0]["message"]
+
+
 def test_origin_is_unsafe_and_not_sent_without_unsafe(tmp_path: Path) -> None:
     record = tmp_path / "http.jsonl"
     with http_server([PY, str(HTTP_SERVER), "origin-ignored"], env={"CHECK_HTTP_RECORD": str(record)}) as url:

@@ -69,6 +69,14 @@ def test_each_check_fails_on_its_fixture_and_nothing_else(tmp_path: Path, rule: 
     assert code == (1 if expected == "fail" else 0)
 
 
+def test_the_legacy_capability_is_named_in_words_not_a_python_list(tmp_path: Path) -> None:
+    code, doc = run_check(tmp_path / "record.jsonl", "--break", "legacy-capability")
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-no-legacy-capability")
+    assert entry["message"] == ("the server declares the 2025-11-25 tasks capability (cancel, list, requests) "
+                                "beside the tasks extension")
+    assert code == 1
+
+
 def test_nothing_is_sent_where_the_extension_is_not_declared(tmp_path: Path) -> None:
     record = tmp_path / "record.jsonl"
     code, doc = run_check(record, "--no-tasks")

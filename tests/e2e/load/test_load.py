@@ -91,6 +91,22 @@ def test_histogram_quantiles_of_a_known_distribution() -> None:
     assert len(histogram.counts) < 4000  # bounded, whatever the count
 
 
+def test_histogram_rows_never_read_the_same() -> None:
+    # A tool that answers in 203 ms give or take 1 ms (a task polled at a fixed interval): its bins
+    # are ~80 µs wide, and at duration's 3 digits two rows read "< 202.9 ms".
+    from mcpprobe.render.load import HISTOGRAM_ROWS, bounds, duration
+
+    histogram = Histogram()
+    for value in (202_800, 203_250, 203_300, 203_310, 204_100, 204_120):
+        histogram.record(value)
+    tops = [b["toUs"] for b in histogram.coarse(HISTOGRAM_ROWS)]
+    assert len({duration(top) for top in tops}) < len(tops)  # what the rows read before
+    labels = bounds(tops)
+    assert len(set(labels)) == len(labels) and all(label.endswith(" ms") for label in labels)
+    assert bounds([3_060, 3_790, 4_700]) == ["3.06 ms", "3.79 ms", "4.70 ms"]  # no decimals added when not needed
+    assert duration(45_630) == "45.6 ms" and duration(45_630, 1) == "45.63 ms"
+
+
 def test_slo_syntax() -> None:
     assert parse("p99<50ms").value == pytest.approx(0.05)
     assert parse("p99.9 <= 2s").metric == "p99.9"
