@@ -96,6 +96,13 @@ class Stats:
         }
 
 
+def server_gone(exc: ProbeError | None) -> bool:
+    """A request that could not even connect (streamable HTTP: a new connection refused): nothing
+    listens there any more, so the run has lost its server (exit 4, the figures until then), where a
+    connection that broke mid-answer is one request's `transport` error and the run goes on."""
+    return isinstance(exc, ConnectionFailed) and exc.detail.get("stage") == "connect"
+
+
 def error_kind(exc: ProbeError) -> str:
     """How a failed request is counted: `rpc CODE`, `timeout`, `http STATUS`, `transport` or `protocol`."""
     if isinstance(exc, RpcError):
@@ -228,6 +235,8 @@ class Runner:
                     kind = "isError"
             except ProbeError as exc:
                 kind = error_kind(exc)
+                if server_gone(exc) and self.lost is None:
+                    self.lost = exc
             finally:
                 self.in_flight -= 1
             # Read off the wire, when known: the answer's time, not this task's turn to see it.
@@ -235,6 +244,7 @@ class Runner:
             self._record(cycle[index % len(cycle)], int((answered - due) * 1e6), kind, measured, answered)
             if conn.closed_error is not None and self.lost is None:
                 self.lost = conn.closed_error
+            if self.lost is not None:
                 self._stop()
                 return
 
@@ -317,6 +327,9 @@ class Runner:
                 kind: str | None = None
                 if pending.error is not None:
                     kind = error_kind(pending.error)
+                    if server_gone(pending.error) and self.lost is None:
+                        self.lost = pending.error
+                        self._stop()
                 elif operations[entry[0]].is_call and pending.result.get("isError") is True:
                     kind = "isError"
                 ended(key, kind, pending.answered or perf())

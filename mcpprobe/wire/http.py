@@ -162,7 +162,8 @@ class HttpBase:
         if isinstance(exc, httpx.TimeoutException):
             return RequestTimeout(f"{url}: timed out", detail={"url": url})
         if isinstance(exc, httpx.ConnectError):
-            return ConnectionFailed(f"cannot connect to {url}: {_reason(exc)}", detail={"url": url})
+            # "connect": nothing listens there (any more): a load run takes it as the server gone.
+            return ConnectionFailed(f"cannot connect to {url}: {_reason(exc)}", detail={"url": url, "stage": "connect"})
         return ConnectionFailed(f"connection to {url} broke: {_reason(exc)}", detail={"url": url})
 
     def _forbidden(self, status: int, what: str, body: str, detail: dict[str, Any]) -> HttpForbidden:

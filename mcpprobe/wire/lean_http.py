@@ -368,11 +368,11 @@ class LeanPool:
             except OSError as exc:
                 reason = clip((str(exc) or type(exc).__name__).splitlines()[0], 200)
                 exchange.failed(ConnectionFailed(f"cannot connect to {self.url}: {reason}",
-                                                 detail={"url": self.url}))
+                                                 detail={"url": self.url, "stage": "connect"}))
                 return
             except Exception as exc:  # noqa: BLE001 - never a task's unretrieved exception in the log
                 exchange.failed(ConnectionFailed(f"cannot connect to {self.url}: {type(exc).__name__}",
-                                                 detail={"url": self.url}))
+                                                 detail={"url": self.url, "stage": "connect"}))
                 return
         finally:
             self.opening -= 1

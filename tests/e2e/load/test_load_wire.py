@@ -211,3 +211,114 @@ def test_force_sends_what_the_server_did_not_declare_and_says_so() -> None:
     assert result.json["overall"]["errorsByKind"] == {"rpc -32601": 3}
     forced = [f for f in result.json["findings"] if f["code"] == "forced"]
     assert len(forced) == 1 and forced[0]["detail"] == {"method": "prompts/list", "missing": "prompts"}
+
+
+# ----- a server that goes away during the run: exit 4, with the figures until then -----
+
+
+@contextlib.contextmanager
+def vanishing_http_server(after: int) -> Iterator[str]:
+    """A streamable HTTP MCP server (JSON answers) that answers `after` tools/call and then goes away on
+    the next one: that call unanswered, every connection ended, the listening socket closed, so that a
+    new connection is refused. Yields its URL."""
+    lock = threading.Lock()
+    calls = [0]
+    gone = threading.Event()
+    connections: list[Any] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def setup(self) -> None:
+            super().setup()
+            with lock:
+                connections.append(self.connection)
+
+        def do_POST(self) -> None:  # noqa: N802
+            message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            method = message.get("method", "")
+            if gone.is_set():
+                self.close_connection = True
+                return
+            if "id" not in message:
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            extra: dict[str, str] = {}
+            if method == "initialize":
+                result: dict[str, Any] = {"protocolVersion": message["params"]["protocolVersion"],
+                                          "capabilities": {"tools": {}},
+                                          "serverInfo": {"name": "vanishing", "version": "1"}}
+                extra["Mcp-Session-Id"] = "s-1"
+            elif method == "tools/list":
+                result = {"tools": [TOOL]}
+            else:
+                with lock:
+                    calls[0] += 1
+                    last = calls[0] > after
+                if last:
+                    gone.set()
+                    self.close_connection = True
+                    threading.Thread(target=vanish, daemon=True).start()
+                    return
+                result = {"content": [{"type": "text", "text": "ok"}]}
+            body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            for key, value in extra.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+
+    def vanish() -> None:
+        httpd.shutdown()
+        httpd.server_close()
+        import socket
+
+        with lock:
+            for connection in connections:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
+    finally:
+        if not gone.is_set():
+            vanish()
+
+
+@pytest.mark.parametrize("path", ["lean", "httpx"])
+@pytest.mark.parametrize("rate", [None, "200"])
+def test_an_http_server_that_goes_away_ends_the_run_with_exit_4_and_its_figures(path: str, rate: str | None) -> None:
+    """Before: over HTTP the run went on, counting thousands of refused connections as `transport` errors in
+    a fraction of a millisecond each, and exited 0. A refused new connection is the server gone; a
+    connection that breaks mid-answer stays one request's error (the test above)."""
+    pace = ["--rate", rate] if rate else []
+    # A user's Accept-Encoding keeps every POST on httpx (docs/commands/load.md): both paths are held to it.
+    headers = ["-H", "Accept-Encoding: identity"] if path == "httpx" else []
+    started = time.monotonic()
+    with vanishing_http_server(after=30) as url:
+        result = run_cli(["load", "--json", "--call", "work", "--concurrency", "2", "--protocol", "legacy",
+                          "--duration", "60", *pace, *headers, url])
+    assert result.exit_code == 4, (result.exit_code, result.stderr)
+    assert time.monotonic() - started < 45, "the run ended when the server went away, not at its duration"
+    doc = result.json
+    assert doc["overall"]["ok"] == 30, doc["overall"]
+    assert doc["overall"]["requests"] < 200, doc["overall"]
+    assert "cannot connect" in result.stderr + json.dumps(doc["findings"])
+
+
+def test_a_stdio_server_that_exits_during_the_run_ends_it_with_exit_4_and_its_figures() -> None:
+    code, doc, err = load(["--call", "work", "--concurrency", "2", "--duration", "60"], "--exit-after", "40")
+    assert code == 4, err
+    assert doc is not None and doc["overall"]["ok"] == 39, doc and doc["overall"]
+    assert doc["overall"]["requests"] <= 41
