@@ -21,7 +21,7 @@ from mcpprobe.client.negotiate import DiedOnDiscover, initialize, negotiate
 from mcpprobe.client.session import Session, Snapshot, Timing, client_capabilities, client_info
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, seconds
 from mcpprobe.findings import Finding
-from mcpprobe.safety.redact import clip
+from mcpprobe.safety.redact import Redactor, active, clip
 from mcpprobe.wire.jsonrpc import Connection, Tracer
 from mcpprobe.wire.protocols import LATEST_HANDSHAKE
 from mcpprobe.wire.stderrlog import Said, StderrEntry, read_said
@@ -42,12 +42,15 @@ class SessionHooks:
     `on_connection(conn)` runs before the first message is sent, so that handlers are in place
     before anything can arrive (no silent window); again on the connection of a restart.
     An operation adds its own to its caller's (`adding`), never in their place.
+    `redactor` masks the run's secrets in what the connection keeps of the server's text; without
+    one, the command's (`redact.active()`) when the session opens.
     """
 
     tracer: Tracer | None = None
     http_hooks: HttpHooks | None = None
     stderr_writer: Callable[[str], None] | None = None
     on_connection: Callable[[Connection], None] | None = None
+    redactor: Redactor | None = None
 
     @classmethod
     def of_run(cls, trace: TraceWriter | None, stderr_writer: Callable[[str], None] | None = None,
@@ -118,6 +121,10 @@ def make_transport(target: Target, settings: Settings, hooks: SessionHooks = NO_
                http_hooks=hooks.http_hooks)
 
 
+def _connection(transport: Transport, hooks: SessionHooks, settings: Settings, redactor: Redactor) -> Connection:
+    return Connection(transport, tracer=hooks.tracer, send_timeout=settings.timeout, redactor=redactor)
+
+
 @asynccontextmanager
 async def open_session(
     target: Target,
@@ -133,6 +140,7 @@ async def open_session(
     and handshaken with `initialize` (a `discover-crash` finding): the first process is ended
     before the second starts, and the session yielded stands on the second.
     """
+    redactor = hooks.redactor if hooks.redactor is not None else active()
     transport = make_transport(target, settings, hooks)
     snapshot = Snapshot(
         transport=transport.info.kind,
@@ -151,7 +159,7 @@ async def open_session(
             hooks.on_connection(new)
 
     try:
-        conn = await Connection(transport, tracer=hooks.tracer, send_timeout=settings.timeout).__aenter__()
+        conn = await _connection(transport, hooks, settings, redactor).__aenter__()
         try:
             # Looking up the SDK's version costs tens of milliseconds: done once the server is
             # starting, not before.
@@ -169,7 +177,7 @@ async def open_session(
                 await first.__aexit__(None, None, None)
                 restarted = time.perf_counter()
                 transport = make_transport(target, settings, hooks)
-                conn = await Connection(transport, tracer=hooks.tracer, send_timeout=settings.timeout).__aenter__()
+                conn = await _connection(transport, hooks, settings, redactor).__aenter__()
                 session.conn = conn
                 session.timings.append(Timing("restart", (time.perf_counter() - restarted) * 1000, at=restarted))
                 ready(conn)
