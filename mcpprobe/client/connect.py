@@ -102,13 +102,17 @@ def _both(first: Callable[..., None] | None, then: Callable[..., None] | None) -
     return both
 
 
-def make_transport(target: Target, settings: Settings, hooks: SessionHooks = NO_HOOKS) -> Transport:
+def make_transport(target: Target, settings: Settings, hooks: SessionHooks = NO_HOOKS,
+                   redactor: Redactor | None = None) -> Transport:
+    """The transport of `target`; it masks with `redactor` (by default the hooks', else the command's)."""
+    if redactor is None:
+        redactor = hooks.redactor if hooks.redactor is not None else active()
     if isinstance(target, StdioTarget):
         from mcpprobe.wire.stdio import StdioTransport
 
         return StdioTransport(
             target, max_message_bytes=settings.max_message_bytes, stderr_mode=settings.server_stderr,
-            stderr_writer=hooks.stderr_writer,
+            stderr_writer=hooks.stderr_writer, redactor=redactor,
         )
     assert isinstance(target, HttpTarget)
     from mcpprobe.wire.legacy_sse import LegacySseTransport
@@ -141,7 +145,7 @@ async def open_session(
     before the second starts, and the session yielded stands on the second.
     """
     redactor = hooks.redactor if hooks.redactor is not None else active()
-    transport = make_transport(target, settings, hooks)
+    transport = make_transport(target, settings, hooks, redactor)
     snapshot = Snapshot(
         transport=transport.info.kind,
         target=target.describe(),
@@ -176,7 +180,7 @@ async def open_session(
                 first, conn = conn, None
                 await first.__aexit__(None, None, None)
                 restarted = time.perf_counter()
-                transport = make_transport(target, settings, hooks)
+                transport = make_transport(target, settings, hooks, redactor)
                 conn = await _connection(transport, hooks, settings, redactor).__aenter__()
                 session.conn = conn
                 session.timings.append(Timing("restart", (time.perf_counter() - restarted) * 1000, at=restarted))

@@ -185,7 +185,6 @@ GLOBAL_READERS = [
     "mcpprobe.exporter.core",  # sets it as the configs' secrets are learnt, for the layers below
     "mcpprobe.wire.http",
     "mcpprobe.wire.lean_http",
-    "mcpprobe.wire.stdio",
     "mcpprobe.wire.streamable_http",
 ]
 
