@@ -21,7 +21,7 @@ from mcpprobe.client.negotiate import DiedOnDiscover, initialize, negotiate
 from mcpprobe.client.session import Session, Snapshot, Timing, client_capabilities, client_info
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, seconds
 from mcpprobe.findings import Finding
-from mcpprobe.safety.redact import clip
+from mcpprobe.safety.redact import Redactor, active, clip
 from mcpprobe.wire.jsonrpc import Connection, Tracer
 from mcpprobe.wire.protocols import LATEST_HANDSHAKE
 from mcpprobe.wire.stderrlog import Said, StderrEntry, read_said
@@ -42,12 +42,15 @@ class SessionHooks:
     `on_connection(conn)` runs before the first message is sent, so that handlers are in place
     before anything can arrive (no silent window); again on the connection of a restart.
     An operation adds its own to its caller's (`adding`), never in their place.
+    `redactor` masks the run's secrets in what the connection keeps of the server's text; without
+    one, the command's (`redact.active()`) when the session opens.
     """
 
     tracer: Tracer | None = None
     http_hooks: HttpHooks | None = None
     stderr_writer: Callable[[str], None] | None = None
     on_connection: Callable[[Connection], None] | None = None
+    redactor: Redactor | None = None
 
     @classmethod
     def of_run(cls, trace: TraceWriter | None, stderr_writer: Callable[[str], None] | None = None,
@@ -99,13 +102,17 @@ def _both(first: Callable[..., None] | None, then: Callable[..., None] | None) -
     return both
 
 
-def make_transport(target: Target, settings: Settings, hooks: SessionHooks = NO_HOOKS) -> Transport:
+def make_transport(target: Target, settings: Settings, hooks: SessionHooks = NO_HOOKS,
+                   redactor: Redactor | None = None) -> Transport:
+    """The transport of `target`; it masks with `redactor` (by default the hooks', else the command's)."""
+    if redactor is None:
+        redactor = hooks.redactor if hooks.redactor is not None else active()
     if isinstance(target, StdioTarget):
         from mcpprobe.wire.stdio import StdioTransport
 
         return StdioTransport(
             target, max_message_bytes=settings.max_message_bytes, stderr_mode=settings.server_stderr,
-            stderr_writer=hooks.stderr_writer,
+            stderr_writer=hooks.stderr_writer, redactor=redactor,
         )
     assert isinstance(target, HttpTarget)
     from mcpprobe.wire.legacy_sse import LegacySseTransport
@@ -116,6 +123,10 @@ def make_transport(target: Target, settings: Settings, hooks: SessionHooks = NO_
     connect_timeout = min(settings.connect_timeout, settings.timeout)
     return cls(target, max_message_bytes=settings.max_message_bytes, connect_timeout=connect_timeout,
                http_hooks=hooks.http_hooks)
+
+
+def _connection(transport: Transport, hooks: SessionHooks, settings: Settings, redactor: Redactor) -> Connection:
+    return Connection(transport, tracer=hooks.tracer, send_timeout=settings.timeout, redactor=redactor)
 
 
 @asynccontextmanager
@@ -133,7 +144,8 @@ async def open_session(
     and handshaken with `initialize` (a `discover-crash` finding): the first process is ended
     before the second starts, and the session yielded stands on the second.
     """
-    transport = make_transport(target, settings, hooks)
+    redactor = hooks.redactor if hooks.redactor is not None else active()
+    transport = make_transport(target, settings, hooks, redactor)
     snapshot = Snapshot(
         transport=transport.info.kind,
         target=target.describe(),
@@ -151,7 +163,7 @@ async def open_session(
             hooks.on_connection(new)
 
     try:
-        conn = await Connection(transport, tracer=hooks.tracer, send_timeout=settings.timeout).__aenter__()
+        conn = await _connection(transport, hooks, settings, redactor).__aenter__()
         try:
             # Looking up the SDK's version costs tens of milliseconds: done once the server is
             # starting, not before.
@@ -168,8 +180,8 @@ async def open_session(
                 first, conn = conn, None
                 await first.__aexit__(None, None, None)
                 restarted = time.perf_counter()
-                transport = make_transport(target, settings, hooks)
-                conn = await Connection(transport, tracer=hooks.tracer, send_timeout=settings.timeout).__aenter__()
+                transport = make_transport(target, settings, hooks, redactor)
+                conn = await _connection(transport, hooks, settings, redactor).__aenter__()
                 session.conn = conn
                 session.timings.append(Timing("restart", (time.perf_counter() - restarted) * 1000, at=restarted))
                 ready(conn)

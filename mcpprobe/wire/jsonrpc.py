@@ -31,7 +31,7 @@ from mcpprobe.errors import (
     bug_message,
     seconds,
 )
-from mcpprobe.safety.redact import active, clip
+from mcpprobe.safety.redact import Redactor
 from mcpprobe.wire.transport import Sink, Transport
 
 MAX_ANOMALIES = 50
@@ -337,9 +337,12 @@ class StrayOutput:
 class Connection:
     """One JSON-RPC peer. Use as `async with Connection(transport) as conn:`."""
 
-    def __init__(self, transport: Transport, *, tracer: Tracer | None = None, send_timeout: float = 30.0) -> None:
+    def __init__(self, transport: Transport, *, tracer: Tracer | None = None, send_timeout: float = 30.0,
+                 redactor: Redactor | None = None) -> None:
         self.transport = transport
         self.tracer = tracer
+        # The run's secrets, masked in every text of the server's kept here (before it is cut short).
+        self.redact = redactor if redactor is not None else Redactor(())
         # Bounds a notification, or an answer to a server request, that the server does not take.
         self.send_timeout = send_timeout
         self.anomalies: list[Anomaly] = []
@@ -593,8 +596,8 @@ class Connection:
 
     def _anomaly(self, message: str, sample: Any = "", code: str = "protocol-violation") -> None:
         if len(self.anomalies) < MAX_ANOMALIES:
-            text = sample if isinstance(sample, str) else _short_json(sample)
-            self.anomalies.append(Anomaly(code, message, clip(text, 200)))
+            text = sample if isinstance(sample, str) else _short_json(sample, self.redact)
+            self.anomalies.append(Anomaly(code, message, self.redact(text)[:200]))
 
     def out_of_range(self, what: str, sample: str) -> None:
         """A number from the server past what mcpprobe can use (a number-out-of-range finding)."""
@@ -607,7 +610,7 @@ class Connection:
             self.anomalies.append(Anomaly("non-protocol-output", what))
         stray.count += 1
         if len(stray.samples) < MAX_BAD_LINES and sample:
-            stray.samples.append(clip(sample, 200))
+            stray.samples.append(self.redact(sample)[:200])
 
     def _on_closed(self, error: ProbeError) -> None:
         if self.closed_error is None:
@@ -699,19 +702,21 @@ class Connection:
         if pending is None or pending.done.is_set():
             if _hashable(request_id) and self._abandoned.answered(request_id):
                 return  # a late answer to a request we gave up on: expected, not a violation
-            self._anomaly(f"a response to a request that was never sent (id {_short_json(request_id)})", message)
+            unsent = _short_json(request_id, self.redact)
+            self._anomaly(f"a response to a request that was never sent (id {unsent})", message)
             return
         pending.answered = time.perf_counter()
         has_result, has_error = "result" in message, "error" in message
         if has_result and has_error:
             self._anomaly(f"{pending.method}: a response with both result and error", message)
         if has_error:
-            pending.error = _rpc_error(pending.method, message["error"])
+            pending.error = _rpc_error(pending.method, message["error"], self.redact)
         elif not has_result:
             pending.error = ProtocolFailure(f"{pending.method}: a response with neither result nor error")
         elif not isinstance(message["result"], dict):
             pending.error = ProtocolFailure(
-                f"{pending.method}: the result is not a JSON object", detail={"result": _short_json(message["result"])}
+                f"{pending.method}: the result is not a JSON object",
+                detail={"result": _short_json(message["result"], self.redact)}
             )
         else:
             pending.result = message["result"]
@@ -740,23 +745,24 @@ def _hashable(value: Any) -> bool:
     return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
-def _short_json(value: Any, limit: int = 200) -> str:
+def _short_json(value: Any, redact: Redactor, limit: int = 200) -> str:
     import json
 
     try:
         text = json.dumps(value, ensure_ascii=True)
     except (TypeError, ValueError):
         text = repr(value)
-    text = active()(text)  # masked before it is cut: a cut could leave a secret's prefix
+    text = redact(text)  # masked before it is cut: a cut could leave a secret's prefix
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _rpc_error(method: str, error: Any) -> ProbeError:
+def _rpc_error(method: str, error: Any, redact: Redactor) -> ProbeError:
     if not isinstance(error, dict) or not isinstance(error.get("code"), int) or isinstance(error.get("code"), bool):
-        return ProtocolFailure(f"{method}: a malformed JSON-RPC error object", detail={"error": _short_json(error)})
+        return ProtocolFailure(f"{method}: a malformed JSON-RPC error object",
+                               detail={"error": _short_json(error, redact)})
     message = error.get("message")
     if not isinstance(message, str):
-        message = _short_json(message)
+        message = _short_json(message, redact)
     return RpcError(error["code"], message, error.get("data"), method=method)
 
 

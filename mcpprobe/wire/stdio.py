@@ -26,7 +26,7 @@ import anyio.lowlevel
 import orjson
 
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
-from mcpprobe.safety.redact import SplitWrites, clip
+from mcpprobe.safety.redact import Redactor, SplitWrites
 from mcpprobe.wire import orphans, prestart
 from mcpprobe.wire.decode import MAX_NESTING, TooDeep, decode_message, encode_line, refuse_too_deep
 from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
@@ -89,8 +89,11 @@ class StdioTransport:
         max_message_bytes: int,
         stderr_mode: str = "tail",
         stderr_writer: Callable[[str], None] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.target = target
+        # The run's secrets, masked in the server's stdout lines kept and its stderr passed through.
+        self._redact = redactor if redactor is not None else Redactor(())
         self.info = TransportInfo("stdio", {"command": list(target.command)})
         self._max = max_message_bytes
         self._stderr_mode = stderr_mode
@@ -350,16 +353,16 @@ class StdioTransport:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             self._sink.bad_output("a line on stdout that is not valid UTF-8",
-                                  clip(line[:4096].decode("utf-8", "replace"), 200))
+                                  self._redact(line[:4096].decode("utf-8", "replace"))[:200])
             return
         try:
             decoded = decode_message(text)
         except TooDeep as exc:
-            self._sink.bad_output(f"a line on stdout that is not JSON-RPC: {exc}", clip(text, 200))
+            self._sink.bad_output(f"a line on stdout that is not JSON-RPC: {exc}", self._redact(text)[:200])
             refuse_too_deep(self._sink, text, exc)
             return
         except ValueError:
-            self._sink.bad_output("a line on stdout that is not JSON-RPC", clip(text, 200))
+            self._sink.bad_output("a line on stdout that is not JSON-RPC", self._redact(text)[:200])
             return
         self._sink.message(decoded.value, decoded.flags)
 
@@ -368,7 +371,7 @@ class StdioTransport:
         # Live: decoded across chunk boundaries, and masked across them too (a secret the server
         # writes in two pieces is still one secret).
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        pieces = SplitWrites()
+        pieces = SplitWrites(self._redact)
         try:
             async for chunk in self._process.stderr:
                 if live is not None:

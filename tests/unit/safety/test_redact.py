@@ -184,9 +184,7 @@ GLOBAL_READERS = [
     "mcpprobe.client.negotiate",
     "mcpprobe.exporter.core",  # sets it as the configs' secrets are learnt, for the layers below
     "mcpprobe.wire.http",
-    "mcpprobe.wire.jsonrpc",
     "mcpprobe.wire.lean_http",
-    "mcpprobe.wire.stdio",
     "mcpprobe.wire.streamable_http",
 ]
 
