@@ -28,6 +28,50 @@ from tests.e2e.load.test_load import load, server
 TOOL = {"name": "work", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
 
 
+class JsonMcpHandler(BaseHTTPRequestHandler):
+    """What the streamable HTTP servers of these tests share: JSON answers on kept connections, no
+    standalone stream, and the session's own requests (initialize, tools/list of the one TOOL)."""
+
+    protocol_version = "HTTP/1.1"
+    server_name = "test"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def reply(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def answer(self, message: dict[str, Any], result: dict[str, Any], extra: dict[str, str] | None = None) -> None:
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        self.reply(200, body, "application/json", extra)
+
+    def session_request(self, message: dict[str, Any]) -> bool:
+        """Answer initialize and tools/list; False for anything else."""
+        method = message.get("method")
+        if method == "initialize":
+            self.answer(message, {"protocolVersion": message["params"]["protocolVersion"],
+                                  "capabilities": {"tools": {}},
+                                  "serverInfo": {"name": self.server_name, "version": "1"}},
+                        {"Mcp-Session-Id": "s-1"})
+            return True
+        if method == "tools/list":
+            self.answer(message, {"tools": [TOOL]})
+            return True
+        return False
+
+    def do_GET(self) -> None:  # noqa: N802 - no standalone stream (the spec allows 405)
+        self.reply(405, b"", "text/plain")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self.reply(200, b"", "text/plain")
+
+
 @contextlib.contextmanager
 def failing_http_server() -> Iterator[tuple[str, list[str]]]:
     """A streamable HTTP MCP server (JSON answers) whose tools/call number n (from 0) fails by its rest
@@ -37,26 +81,8 @@ def failing_http_server() -> Iterator[tuple[str, list[str]]]:
     calls = [0]
     methods: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def reply(self, status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            for key, value in (extra or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:  # noqa: N802 - no standalone stream (the spec allows 405)
-            self.reply(405, b"", "text/plain")
-
-        def do_DELETE(self) -> None:  # noqa: N802
-            self.reply(200, b"", "text/plain")
+    class Handler(JsonMcpHandler):
+        server_name = "failing"
 
         def do_POST(self) -> None:  # noqa: N802
             message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -66,15 +92,9 @@ def failing_http_server() -> Iterator[tuple[str, list[str]]]:
             if "id" not in message:
                 self.reply(202, b"", "text/plain")
                 return
-            extra: dict[str, str] = {}
-            if method == "initialize":
-                result: dict[str, Any] = {"protocolVersion": message["params"]["protocolVersion"],
-                                          "capabilities": {"tools": {}},
-                                          "serverInfo": {"name": "failing", "version": "1"}}
-                extra["Mcp-Session-Id"] = "s-1"
-            elif method == "tools/list":
-                result = {"tools": [TOOL]}
-            elif method == "tools/call":
+            if self.session_request(message):
+                return
+            if method == "tools/call":
                 with lock:
                     n = calls[0]
                     calls[0] += 1
@@ -87,13 +107,10 @@ def failing_http_server() -> Iterator[tuple[str, list[str]]]:
                 if n % 10 == 6:
                     self.close_connection = True
                     return
-                result = {"content": [{"type": "text", "text": "ok"}]}
+                self.answer(message, {"content": [{"type": "text", "text": "ok"}]})
             else:
                 body = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}}
                 self.reply(200, json.dumps(body).encode(), "application/json")
-                return
-            body = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-            self.reply(200, json.dumps(body).encode(), "application/json", extra)
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
@@ -226,11 +243,8 @@ def vanishing_http_server(after: int) -> Iterator[str]:
     gone = threading.Event()
     connections: list[Any] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
+    class Handler(JsonMcpHandler):
+        server_name = "vanishing"
 
         def setup(self) -> None:
             super().setup()
@@ -239,41 +253,23 @@ def vanishing_http_server(after: int) -> Iterator[str]:
 
         def do_POST(self) -> None:  # noqa: N802
             message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            method = message.get("method", "")
             if gone.is_set():
                 self.close_connection = True
                 return
             if "id" not in message:
-                self.send_response(202)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+                self.reply(202, b"", "text/plain")
                 return
-            extra: dict[str, str] = {}
-            if method == "initialize":
-                result: dict[str, Any] = {"protocolVersion": message["params"]["protocolVersion"],
-                                          "capabilities": {"tools": {}},
-                                          "serverInfo": {"name": "vanishing", "version": "1"}}
-                extra["Mcp-Session-Id"] = "s-1"
-            elif method == "tools/list":
-                result = {"tools": [TOOL]}
-            else:
-                with lock:
-                    calls[0] += 1
-                    last = calls[0] > after
-                if last:
-                    gone.set()
-                    self.close_connection = True
-                    threading.Thread(target=vanish, daemon=True).start()
-                    return
-                result = {"content": [{"type": "text", "text": "ok"}]}
-            body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            for key, value in extra.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(body)
+            if self.session_request(message):
+                return
+            with lock:
+                calls[0] += 1
+                last = calls[0] > after
+            if last:
+                gone.set()
+                self.close_connection = True
+                threading.Thread(target=vanish, daemon=True).start()
+                return
+            self.answer(message, {"content": [{"type": "text", "text": "ok"}]})
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     httpd.daemon_threads = True
