@@ -34,6 +34,9 @@ class JsonMcpHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     server_name = "test"
+    # Headers and body go out in two writes: with Nagle's algorithm the body waits for the client's
+    # delayed ACK of the headers (about 40 ms on Linux), which every answer over httpx then measured.
+    disable_nagle_algorithm = True
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -234,11 +237,16 @@ def test_force_sends_what_the_server_did_not_declare_and_says_so() -> None:
 
 
 @contextlib.contextmanager
-def vanishing_http_server(after: int) -> Iterator[str]:
-    """A streamable HTTP MCP server (JSON answers) that answers `after` tools/call and then goes away on
-    the next one: that call unanswered, every connection ended, the listening socket closed, so that a
-    new connection is refused. Yields its URL."""
-    lock = threading.Lock()
+def vanishing_http_server(after: int, concurrency: int) -> Iterator[str]:
+    """A streamable HTTP MCP server (JSON answers) that answers `after` tools/call and then goes away:
+    the calls after those unanswered, every connection ended, the listening socket closed, so that a new
+    connection is refused. Yields its URL.
+
+    It goes away only once the client has seen every answer: a client that keeps at most `concurrency`
+    requests in flight has received answers 1..`after` when call `after + concurrency` arrives, so the
+    calls past `after` are held (unanswered) until then. Going away on call `after + 1` lost, now and
+    then, an answer still on the wire of the other connection, and the test's count with it."""
+    lock = threading.Condition()
     calls = [0]
     gone = threading.Event()
     connections: list[Any] = []
@@ -263,11 +271,15 @@ def vanishing_http_server(after: int) -> Iterator[str]:
                 return
             with lock:
                 calls[0] += 1
-                last = calls[0] > after
-            if last:
-                gone.set()
+                held = calls[0] > after
+                if calls[0] == after + concurrency:
+                    gone.set()
+                    lock.notify_all()
+                    threading.Thread(target=vanish, daemon=True).start()
+                elif held:
+                    lock.wait_for(gone.is_set, timeout=30)
+            if held:
                 self.close_connection = True
-                threading.Thread(target=vanish, daemon=True).start()
                 return
             self.answer(message, {"content": [{"type": "text", "text": "ok"}]})
 
@@ -302,7 +314,7 @@ def test_an_http_server_that_goes_away_ends_the_run_with_exit_4_and_its_figures(
     # A user's Accept-Encoding keeps every POST on httpx (docs/commands/load.md): both paths are held to it.
     headers = ["-H", "Accept-Encoding: identity"] if path == "httpx" else []
     started = time.monotonic()
-    with vanishing_http_server(after=30) as url:
+    with vanishing_http_server(after=30, concurrency=2) as url:
         result = run_cli(["load", "--json", "--call", "work", "--concurrency", "2", "--protocol", "legacy",
                           "--duration", "60", *pace, *headers, url])
     assert result.exit_code == 4, (result.exit_code, result.stderr)
