@@ -55,9 +55,7 @@ def render_check(out: Console, err: Console, report: Any, safe: Safe) -> None:
         if result.status in (Status.FAIL, Status.WARN, Status.ERROR):
             earlier = len(result.evidence) + result.omitted - SHOWN_EVIDENCE
             if earlier > 0:
-                shows = "--json shows them" if not result.omitted else \
-                    f"--json shows {len(result.evidence) - SHOWN_EVIDENCE} of them"
-                out.print(Padding(Text(f"…({earlier} earlier exchange{'s' if earlier > 1 else ''}; {shows})",
+                out.print(Padding(Text(f"…({_earlier(earlier, len(result.evidence) - SHOWN_EVIDENCE)})",
                                        style="dim"), (0, 0, 0, indent)))
             for item in result.evidence[-SHOWN_EVIDENCE:]:
                 out.print(Padding(Text(f"sent {safe(item.get('sent', ''), 200)}", style="dim"), (0, 0, 0, indent)))
@@ -104,3 +102,14 @@ def render_check_fleet(out: Console, reports: list[Any], safe: Safe) -> None:
             if result.status in (Status.FAIL, Status.ERROR):
                 out.print(Text(f"  {result.status.value} {result.check.id}: {safe(result.message, 200)}",
                                style=STYLE[result.status]))
+
+
+def _earlier(earlier: int, kept: int) -> str:
+    """What the human view leaves out of a result's exchanges, and what --json still has of them (a
+    result keeps a bounded number: `omitted` were never kept)."""
+    noun = "exchange" if earlier == 1 else "exchanges"
+    if kept >= earlier:
+        return f"{earlier} earlier {noun}; --json shows {'it' if earlier == 1 else 'them'}"
+    if kept <= 0:
+        return f"{earlier} earlier {noun}, not kept"
+    return f"{earlier} earlier {noun}; --json shows {kept} of them"

@@ -611,7 +611,7 @@ def test_check_for_people_shows_the_session_s_findings_and_the_deciding_exchange
     assert "server-json-mismatch" in text and "Findings" in text
     assert "(the deciding answer)" in text and "POST /mcp initialize" not in text
     assert "1 check: 1 fail" in text
-    assert "…(1 earlier exchange; --json shows them)" in text
+    assert "…(1 earlier exchange; --json shows it)" in text
     assert all(len(line) <= width for line in text.splitlines())
 
 
@@ -676,3 +676,16 @@ def test_load_figures_for_people_fit_the_width(width):
               "operation ")
     assert all(not line or line.startswith(" ") or line.startswith(labels) for line in lines), rendered.text()
     assert "\n\n\nFindings" not in rendered.text()
+
+
+@pytest.mark.parametrize(("earlier", "kept", "said"), [
+    (1, 1, "1 earlier exchange; --json shows it"),
+    (3, 3, "3 earlier exchanges; --json shows them"),
+    (12, 9, "12 earlier exchanges; --json shows 9 of them"),
+    (2, 0, "2 earlier exchanges, not kept"),
+])
+def test_the_earlier_exchanges_line_counts_in_words(earlier, kept, said):
+    """Before: "1 earlier exchange; --json shows them", and "--json shows 0 of them" when none was kept."""
+    from mcpprobe.render.checks import _earlier
+
+    assert _earlier(earlier, kept) == said
