@@ -131,7 +131,7 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) ->
         kinds = overall["errorsByKind"]
         if kinds:
             _labeled(out, "Errors ", Text(", ".join(f"{k} × {n:,}" for k, n in kinds.items())))
-        _labeled(out, "Clock  ", Text(_clock(outcome), style="dim"))
+        _labeled(out, "Clock  ", Text(_flowing(_clock(outcome), out.width - 7), style="dim"))
         _histogram(out, outcome)
         _samples(out, outcome)
         for judged in outcome.slos:
@@ -143,18 +143,37 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) ->
         render_stderr_tail(err, outcome.stderr_tail)
 
 
-def _clock(outcome: LoadOutcome) -> str:
+def _clock(outcome: LoadOutcome) -> list[str]:
+    """The clock line's phrases (`_flowing` breaks between them, never inside a figure)."""
     clock, client = outcome.clock, outcome.client
-    parts = []
+    parts: list[str] = []
     if clock.get("firstAnswerMs") is not None:
-        parts.append(f"first answer after {clock['firstAnswerMs']:.0f} ms (connected in {clock['connectMs']:.0f} ms)")
+        parts += [f"first answer after {clock['firstAnswerMs']:.0f} ms ", f"(connected in {clock['connectMs']:.0f} ms); "]
     if clock.get("measuredSeconds") is not None:
-        parts.append(f"measured {clock['measuredSeconds']:.2f} s")
+        parts.append(f"measured {clock['measuredSeconds']:.2f} s; ")
     if client:
         per = client.get("cpuPerRequestUs")
-        parts.append(f"client CPU {client['cpuSeconds']:.2f} s ({client['cpuShare']:.0%} of a core"
-                     + (f", {duration(per)} per request)" if per is not None else ")"))
-    return "; ".join(parts)
+        parts.append(f"client CPU {client['cpuSeconds']:.2f} s ")
+        parts += ([f"({client['cpuShare']:.0%} of a core, ", f"{duration(per)} per request)"] if per is not None
+                  else [f"({client['cpuShare']:.0%} of a core)"])
+    if parts:
+        parts[-1] = parts[-1].removesuffix("; ")
+    return parts
+
+
+def _flowing(phrases: list[str], width: int) -> str:
+    """`phrases` (each with its own trailing separator) as lines of at most `width` columns, broken
+    between phrases: a figure and its unit ("95 µs", "1 → 1") stay on one line, which wrapping at any
+    space did not keep on a 60-column terminal. A phrase wider than a line is left to wrap."""
+    lines: list[str] = []
+    line = ""
+    for phrase in phrases:
+        if line and len((line + phrase).rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += phrase
+    lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 def _labeled(out: Console, label: str, value: Text) -> None:
@@ -216,10 +235,9 @@ def _samples(out: Console, outcome: LoadOutcome) -> None:
     if not samples:
         return
     first, last = samples[0], samples[-1]
-    _labeled(out, "Server ", Text(
-        f"memory {first.rss / 2**20:.1f} → {last.rss / 2**20:.1f} MiB, open files {first.fds} → {last.fds}, "
-        f"threads {first.threads} → {last.threads}, processes {last.processes} ({len(samples)} samples)",
-        style="dim"))
+    phrases = [f"memory {first.rss / 2**20:.1f} → {last.rss / 2**20:.1f} MiB, ", f"open files {first.fds} → {last.fds}, ",
+               f"threads {first.threads} → {last.threads}, ", f"processes {last.processes} ", f"({len(samples)} samples)"]
+    _labeled(out, "Server ", Text(_flowing(phrases, out.width - 7), style="dim"))
 
 
 # ----- OpenMetrics -----

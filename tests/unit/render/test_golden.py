@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import get_args
@@ -676,6 +677,8 @@ def test_load_figures_for_people_fit_the_width(width):
               "operation ")
     assert all(not line or line.startswith(" ") or line.startswith(labels) for line in lines), rendered.text()
     assert "\n\n\nFindings" not in rendered.text()
+    # Wrapped lines break between figures, never inside one: "95" and "µs", "3" and "→ 3" stay together.
+    assert not re.search(r"(\d|→)\n +(µs\b|ms\b|s\b|MiB\b|→)", rendered.text()), rendered.text()
 
 
 @pytest.mark.parametrize(("earlier", "kept", "said"), [
