@@ -333,16 +333,24 @@ def output_options(*formats: Format, json_help: str | None = None) -> Callable[[
 
 def _server_json_inputs(ctx: click.Context, param: click.Parameter,
                         values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """--input NAME=VALUE, checked before anything is read or started."""
-    pairs = []
+    """--input NAME=VALUE, checked before anything is read or started. A NAME given twice is refused
+    (not last-wins): which one was meant is not known, and the schema's `isRepeated` inputs may one
+    day take several values this way. Whether the server.json knows NAME is checked once the
+    package or remote is chosen (mcpprobe.fleet.serverjson_inputs)."""
+    pairs: dict[str, str] = {}
     for value in values:
         name, sep, given = value.partition("=")
-        if not sep or not name:
-            raise click.BadParameter(f"{value.split('=')[0]!r}: expected NAME=VALUE", ctx, param)
+        if not sep:
+            raise click.BadParameter(f"{value!r}: expected NAME=VALUE (no '=')", ctx, param)
+        if not name:
+            # Not the value: it may be a secret, and the message shows on a terminal and in CI logs.
+            raise click.BadParameter("expected NAME=VALUE: the NAME before '=' is empty", ctx, param)
         if "\0" in value:
             raise click.BadParameter(f"{name!r}: a NUL character cannot be passed to a program", ctx, param)
-        pairs.append((name, given))
-    return tuple(pairs)
+        if name in pairs:
+            raise click.BadParameter(f"{name!r} is given more than once: give each input once", ctx, param)
+        pairs[name] = given
+    return tuple(pairs.items())
 
 
 def _index(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
@@ -387,9 +395,10 @@ def server_json_options(*, yes_option: bool) -> Callable[[Callable[..., Any]], C
                          help="With --server-json: use remotes[N] (from 0)."),
             click.option("--input", "server_json_inputs", multiple=True, metavar="NAME=VALUE",
                          callback=_server_json_inputs,
-                         help="With --server-json: the value of an argument (its valueHint or flag name) or of a "
-                              "{variable} the file leaves to the user (repeatable). Secrets: an environment "
-                              "variable of that NAME instead, so they stay out of ps."),
+                         help="With --server-json: the value of an argument (its valueHint or flag name), header "
+                              "or {variable} of the chosen package or remote (repeatable, each NAME once; a NAME "
+                              "it does not know is an error). Secrets: an environment variable of that NAME "
+                              "instead, so they stay out of ps."),
         ]
         if yes_option:
             # No -y here: in `mcpprobe probe npx -y pkg` it belongs to the server's command (the

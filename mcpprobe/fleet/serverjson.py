@@ -31,6 +31,7 @@ from typing import Any
 
 from mcpprobe.errors import UsageProblem
 from mcpprobe.findings import Finding, Severity
+from mcpprobe.fleet.serverjson_inputs import unknown_inputs
 
 SCHEMA_VERSION = "2025-12-11"
 SCHEMA_URL = f"https://static.modelcontextprotocol.io/schemas/{SCHEMA_VERSION}/server.schema.json"
@@ -238,7 +239,8 @@ class _Values:
 
     def given(self, *names: str) -> str | None:
         """The user's value for an input known by any of `names`: --input first, then the
-        environment (for a name an environment variable can have)."""
+        environment (for a name an environment variable can have). Every name passed here must be one
+        serverjson_inputs.entry_names knows, or a correct --input would be refused."""
         for name in names:
             if name and name in self.inputs:
                 return self.inputs[name]
@@ -426,6 +428,8 @@ def _build_package(doc: dict[str, Any], file: str, index: int, values: _Values, 
     if isinstance(found, str):
         return found
     runtime, head = found
+    if (unknown := unknown_inputs(doc, "packages", index, values.inputs)) is not None:  # before any value is read
+        raise _problem(file, path, unknown)
     env = _environment(values, package, path, cli_env)
     command = _package_command(values, package, path, runtime, head, env)
     if any("\0" in word for word in command):
@@ -437,6 +441,8 @@ def _build_package(doc: dict[str, Any], file: str, index: int, values: _Values, 
 def _build_remote(doc: dict[str, Any], file: str, index: int, values: _Values) -> Launch:
     remote = doc["remotes"][index]
     path = f"$.remotes[{index}]"
+    if (unknown := unknown_inputs(doc, "remotes", index, values.inputs)) is not None:
+        raise _problem(file, path, unknown)
     url = values.fill(remote["url"], remote.get("variables") or {}, f"{path}.url")
     unfilled = _PLACEHOLDER.search(url)
     if unfilled:

@@ -361,3 +361,26 @@ def test_the_demo_servers_documents_match_the_schema(case: str, validator: Draft
     doc = json.loads(proc.stdout)
     assert proc.returncode == doc["exitCode"] == 0, proc.stderr
     assert _errors(validator, doc) == []
+
+
+# ----- installing mcpprobe, as the CI and Kubernetes examples do -----
+
+
+@pytest.mark.parametrize("page", ["ci.md", "exporter.md"])
+def test_install_examples_name_no_placeholder_address_and_the_wheel_that_builds(page: str) -> None:
+    """mcpprobe has no public address: the examples install the wheel `pip wheel --no-deps -w dist .`
+    builds in its clone (named after pyproject.toml's version), and their YAML stays YAML."""
+    import tomllib
+
+    import yaml
+
+    text = _read(DOCS / page)
+    assert "OWNER/" not in text and "git+https://github.com" not in text
+    version = tomllib.loads(_read(ROOT / "pyproject.toml"))["project"]["version"]
+    wheels = set(re.findall(r"mcpprobe-[^\s'/]+?-py3-none-any\.whl", text))
+    assert wheels == {f"mcpprobe-{version}-py3-none-any.whl"}, wheels
+    assert "pip wheel --no-deps -w dist ." in text
+    blocks = [block.split("```", 1)[0] for block in text.split("```yaml\n")[1:]]
+    assert blocks
+    for block in blocks:
+        assert list(yaml.safe_load_all(block)), block

@@ -365,3 +365,117 @@ def test_sarif_locates_the_findings_at_the_package_that_ran(tmp_path, venv_bin):
     # packages[1] (npx is not on this PATH, so the second package ran): its opening brace, after the first's.
     assert text.splitlines()[line - 1].strip() == "{"
     assert '"registryType": "pypi"' in text.splitlines()[line]
+
+
+# ----- --input: only names the chosen package or remote knows, each once -----
+
+def _marked_pypi(started: Path, **extra: object) -> dict:
+    """The PyPI package whose console script notes in `started` that it was started (the file's
+    directory is a {variable} with the publisher's fixed value); its scenario is a positional
+    argument that defaults to one that crashes, so a run shows which value was used."""
+    return _pypi(packageArguments=[{"type": "positional", "valueHint": "scenario", "default": "crash-on-start"}],
+                 environmentVariables=[{"name": "SJ_STARTED", "value": f"{{dir}}/{started.name}",
+                                        "variables": {"dir": {"value": str(started.parent)}}},
+                                       {"name": "SJ_API_TOKEN", "isSecret": True}], **extra)
+
+
+@pytest.mark.parametrize("command", [["probe"], ["list", "tools"], ["check", "--only", "lifecycle"],
+                                     ["call", "echo", "message=hi"]])
+def test_an_unknown_input_name_is_a_usage_error_and_nothing_starts(tmp_path, venv_bin, command):
+    started = tmp_path / "started.txt"
+    file = _write(tmp_path, _doc(packages=[_marked_pypi(started)]))
+    result = run_cli([*command, "--server-json", file, "--yes", "--input", "scenaro=full", "--input", "API_TOKN=x"],
+                     env=_path_env(venv_bin))
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert "$.packages[0]: --input API_TOKN, scenaro: no input of this package is known by these names" in result.stderr
+    assert "the names it knows: dir, scenario" in result.stderr  # sorted
+    assert "its environment variables, given with -e NAME=VALUE or the environment: SJ_API_TOKEN, SJ_STARTED" \
+        in result.stderr
+    assert not started.exists()  # the publisher's command never ran
+    assert result.stdout == ""
+
+
+def test_an_input_with_a_default_or_a_fixed_value_takes_its_name(tmp_path, venv_bin):
+    started = tmp_path / "started.txt"
+    file = _write(tmp_path, _doc(packages=[_marked_pypi(started)]))
+    # scenario has a default (crash-on-start): the user's value replaces it. {dir} has the
+    # publisher's fixed value: its name is known, and the publisher's value is what runs.
+    result = run_cli(["list", "tools", "--json", "--server-json", file, "--yes", "--input", "scenario=full",
+                      "--input", f"dir={tmp_path / 'elsewhere'}"], env=_path_env(venv_bin))
+    assert result.exit_code == 0, result.stderr
+    assert result.json["serverInfo"]["name"] == "fixture-full"
+    assert started.read_text() == "full\n"
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_an_environment_variables_name_given_with_input_points_to_e(tmp_path, venv_bin):
+    started = tmp_path / "started.txt"
+    file = _write(tmp_path, _doc(packages=[_marked_pypi(started)]))
+    result = run_cli(["probe", "--server-json", file, "--yes", "--input", "SJ_API_TOKEN=s3cr3t-typed"],
+                     env=_path_env(venv_bin))
+    assert result.exit_code == 2, result.stderr
+    assert ("--input SJ_API_TOKEN: SJ_API_TOKEN is an environment variable of this package: give it with "
+            "-e SJ_API_TOKEN=VALUE or set it in the environment") in result.stderr
+    assert "s3cr3t-typed" not in result.stderr
+    assert not started.exists()
+
+
+def test_a_name_another_entry_knows_says_how_to_choose_it(tmp_path, venv_bin):
+    started = tmp_path / "started.txt"
+    remote = {"type": "streamable-http", "url": "http://127.0.0.1:{port}/mcp", "variables": {"port": {}}}
+    file = _write(tmp_path, _doc(packages=[_marked_pypi(started)], remotes=[remote]))
+    result = run_cli(["probe", "--server-json", file, "--yes", "--input", "port=1"], env=_path_env(venv_bin))
+    assert result.exit_code == 2, result.stderr
+    assert "$.packages[0]: --input port: no input of this package is known by that name" in result.stderr
+    assert "$.remotes[0] knows port (--remote 0 chooses it)" in result.stderr
+    assert not started.exists()
+
+
+def test_a_remotes_url_variables_and_headers_are_its_input_names(tmp_path):
+    record = tmp_path / "record.jsonl"
+    remote = {"type": "streamable-http", "url": "http://127.0.0.1:{port}/{path}",
+              "variables": {"port": {"default": "1"}, "path": {"default": "mcp"}},
+              "headers": [{"name": "X-Team", "default": "none"},
+                          {"name": "Authorization", "value": "Bearer {token}",
+                           "variables": {"token": {"default": "t"}}}]}
+    file = _write(tmp_path, _doc(remotes=[remote]))
+    with http_server([*fixture_cmd("full"), "--http"], env={"FIXTURE_RECORD": str(record)}) as url:
+        port = url.split(":")[2].split("/")[0]
+        typo = run_cli(["probe", "--server-json", file, "--input", f"prot={port}"])
+        assert typo.exit_code == 2, typo.stderr
+        assert ("$.remotes[0]: --input prot: no input of this remote is known by that name; the names it knows: "
+                "Authorization, X-Team, path, port, token") in typo.stderr
+        assert not record.exists() or record.read_text() == ""  # nothing was sent
+        result = run_cli(["probe", "--json", "--server-json", file, "--input", f"port={port}", "--input", "path=mcp",
+                          "--input", "X-Team=blue", "--input", "token=tok-1a2b3c4d", "--trace", "-"])
+    assert result.exit_code == 0, result.stderr
+    assert result.json["serverInfo"]["name"] == "fixture-full"
+    assert '"x-team": "blue"' in result.stderr
+
+
+def test_hostile_names_in_the_message_are_inert(tmp_path, venv_bin):
+    started = tmp_path / "started.txt"
+    package = _marked_pypi(started)
+    package["packageArguments"].append({"type": "positional", "valueHint": "evil\x1b]0;pwned\x07\nhint",
+                                        "default": "x"})
+    file = _write(tmp_path, _doc(packages=[package]))
+    result = run_cli(["probe", "--server-json", file, "--yes", "--input", "nope\x1b[2J=1"], env=_path_env(venv_bin))
+    assert result.exit_code == 2, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "'evil\\x1b]0;pwned\\x07\\nhint'" in result.stderr  # quoted: one name, written out
+    assert not started.exists()
+
+
+@pytest.mark.parametrize(("inputs", "expected"), [
+    (["scenario=full", "scenario=other"], "'scenario' is given more than once: give each input once"),
+    (["scenario"], "'scenario': expected NAME=VALUE (no '=')"),
+    (["=s3cr3t-value"], "expected NAME=VALUE: the NAME before '=' is empty"),
+    (["a=b\0c"], "a NUL character cannot be passed"),
+])
+def test_malformed_or_repeated_inputs_are_refused_before_the_file_is_read(tmp_path, inputs, expected):
+    words = [word for value in inputs for word in ("--input", value)]
+    result = run_cli(["probe", "--server-json", str(tmp_path / "not-there.json"), "--yes", *words])
+    assert result.exit_code == 2, result.stderr
+    assert expected in result.stderr, result.stderr
+    assert "cannot read" not in result.stderr  # refused at parsing, before the file is opened
+    assert "s3cr3t-value" not in result.stderr

@@ -152,3 +152,108 @@ def test_the_line_of_the_entry_that_ran(tmp_path):
     assert serverjson.line_of(str(tmp_path / "gone.json"), "$.packages[0]") is None
     path.write_text(json.dumps(doc))  # one line
     assert serverjson.line_of(str(path), "$.remotes[0]") == 1
+
+
+# ----- --input names: what the chosen entry knows (mcpprobe.fleet.serverjson_inputs) -----
+
+RICH_PACKAGE = {
+    "registryType": "npm", "identifier": "a", "version": "1", "transport": {"type": "stdio"},
+    "runtimeArguments": [{"type": "named", "name": "--max", "default": "1"}],
+    "packageArguments": [
+        {"type": "positional", "valueHint": "dir", "isRequired": True},
+        {"type": "positional", "valueHint": "fixed_hint", "value": "--root={root}",
+         "variables": {"root": {"default": "/r"}, "declared_only": {}}},
+        {"type": "named", "name": "--mode", "value": "fixed"},
+        {"type": "named", "name": "-v"},
+        {"type": "positional", "value": "no-hint"},
+    ],
+    "environmentVariables": [{"name": "API_KEY"}, {"name": "URL", "value": "http://{host}", "variables": {
+        "host": {"default": "h"}}}],
+}
+RICH_REMOTE = {"type": "streamable-http", "url": "http://127.0.0.1:{port}/{path}",
+               "variables": {"port": {"isRequired": True}, "path": {"value": "mcp"}},
+               "headers": [{"name": "X-Team"}, {"name": "Authorization", "value": "Bearer {token}",
+                                                  "variables": {"token": {"isRequired": True}}}]}
+
+
+class _Recording(serverjson._Values):
+    """_Values that notes every name it is asked for: the names `build` looks inputs up by."""
+
+    asked: set[str]
+
+    def given(self, *names: str) -> str | None:
+        self.asked.update(name for name in names if name)
+        return super().given(*names)
+
+
+def test_every_name_an_input_is_looked_up_by_is_a_known_name():
+    """The check and the lookups must not drift apart: a name `_Values.given` is asked for that
+    `entry_names` does not know would make a correct --input a usage error."""
+    from mcpprobe.fleet.serverjson_inputs import entry_names
+
+    doc = _doc(RICH_PACKAGE, remotes=(RICH_REMOTE,))
+    package, remote = entry_names(RICH_PACKAGE, True), entry_names(RICH_REMOTE, False)
+    for build_it, names, required in (
+            (lambda v: serverjson._build_package(doc, "f", 0, v, {}, _which("npx")), package, {"dir": "/d"}),
+            (lambda v: serverjson._build_remote(doc, "f", 0, v), remote, {"port": "1", "token": "t"})):
+        values = _Recording("f", required, {})
+        values.asked = set()
+        build_it(values)
+        assert values.asked and values.asked <= names.inputs
+    assert package.inputs == {"max", "--max", "dir", "fixed_hint", "root", "declared_only", "mode", "--mode", "v",
+                              "-v", "host"}
+    assert package.shown == {"max", "dir", "fixed_hint", "root", "declared_only", "mode", "v", "host"}
+    assert package.env == {"API_KEY", "URL"}
+    assert remote.inputs == remote.shown == {"port", "path", "X-Team", "Authorization", "token"}
+    assert remote.env == frozenset()
+
+
+@pytest.mark.parametrize("name", ["max", "--max", "dir", "root", "declared_only", "mode", "-v", "host"])
+def test_each_known_name_of_a_package_is_accepted(name):
+    inputs = {"dir": "/d", name: "x"}
+    launch = build(_doc(RICH_PACKAGE), "f", package=0, inputs=inputs, environ={}, which=_which("npx"))
+    assert launch.published.chosen == "$.packages[0]"
+
+
+@pytest.mark.parametrize("name", ["port", "path", "X-Team", "Authorization", "token"])
+def test_each_known_name_of_a_remote_is_accepted(name):
+    inputs = {"port": "1", "token": "t", name: "2"}
+    launch = build(_doc(remotes=(RICH_REMOTE,)), "f", remote=0, inputs=inputs, environ={}, which=_which())
+    assert launch.url is not None and launch.url.startswith("http://127.0.0.1:")
+
+
+def test_an_unknown_name_is_refused_before_a_missing_required_one_is_reported():
+    with pytest.raises(UsageProblem) as raised:
+        build(_doc(RICH_PACKAGE), "f", inputs={"dri": "/d"}, environ={}, which=_which("npx"))
+    assert raised.value.message == (
+        "--server-json f: $.packages[0]: --input dri: no input of this package is known by that name; the names "
+        "it knows: declared_only, dir, fixed_hint, host, max, mode, root, v; its environment variables, given "
+        "with -e NAME=VALUE or the environment: API_KEY, URL")
+
+
+def test_names_are_case_sensitive_and_an_entry_without_inputs_says_so():
+    bare = {"registryType": "npm", "identifier": "a", "version": "1", "transport": {"type": "stdio"}}
+    with pytest.raises(UsageProblem, match="it has no argument, header or {variable} that takes a value$"):
+        build(_doc(bare), "f", inputs={"x": "1"}, environ={}, which=_which("npx"))
+    with pytest.raises(UsageProblem, match="--input DIR: no input"):
+        build(_doc(RICH_PACKAGE), "f", inputs={"dir": "/d", "DIR": "/e"}, environ={}, which=_which("npx"))
+
+
+def test_a_package_that_is_passed_over_is_not_judged_by_its_names():
+    """Without --package, the names are those of the entry that is used: the first package this
+    machine runs, else the first remote."""
+    docker = {"registryType": "oci", "identifier": "img:1", "transport": {"type": "stdio"}}
+    launch = build(_doc(RICH_PACKAGE, docker, remotes=(RICH_REMOTE,)), "f", inputs={"port": "1", "token": "t"},
+                   environ={}, which=_which())
+    assert launch.published.chosen == "$.remotes[0]"
+    with pytest.raises(UsageProblem, match=r"\$\.packages\[1\]: --input port: .* \$\.remotes\[0\] knows port "
+                                           r"\(--remote 0 chooses it\)"):
+        build(_doc(RICH_PACKAGE, docker, remotes=(RICH_REMOTE,)), "f", inputs={"port": "1"}, environ={},
+              which=_which("docker"))
+
+
+def test_a_long_list_of_names_is_cut():
+    from mcpprobe.fleet.serverjson_inputs import listed
+
+    assert listed([f"n{i:02}" for i in range(40)]) == ", ".join(f"n{i:02}" for i in range(30)) + " and 10 more"
+    assert listed(["b", "a c", "", "d,e"]) == "'', 'a c', b, 'd,e'"
