@@ -35,7 +35,7 @@ import dataclasses
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -44,6 +44,9 @@ from mcpprobe.auth.settings import AuthSettings
 from mcpprobe.auth.store import TokenRecord, TokenStore
 from mcpprobe.errors import ProbeError, UsageProblem
 from mcpprobe.safety.redact import Redactor
+
+if TYPE_CHECKING:
+    from mcpprobe.auth.tokens import HttpConsent
 
 
 @dataclasses.dataclass
@@ -272,7 +275,7 @@ class RenewingBearer(httpx2.Auth):
         self._renewed()
         return True
 
-    def _consent(self, record: TokenRecord) -> Any:
+    def _consent(self, record: TokenRecord) -> HttpConsent:
         """A renewal's consent to a plain-http endpoint: the record's login's, or the option; no question."""
         from mcpprobe.auth.tokens import HttpConsent
 

@@ -15,13 +15,15 @@ revocation - carries a credential or earns one, and anyone on the way can read i
 request to such an endpoint goes through `plain_http_checked` first: with consent (`--allow-http-authorization`,
 or consent a login stored with the token, `TokenRecord.plain_http_allowed`) it goes with a warning;
 on a terminal (`consent.confirm`) the person is warned and asked, once per origin in a run; otherwise
-(CI, no terminal) it is refused: LoginFailed, exit 7, before anything is sent. A question is put
-before the deadline of the exchange it is about starts (every caller checks first, then computes
-its deadline; `auth logout` asks for every record before its one budget starts): the time a person
-takes to answer is never counted as the authorization server's. A renewal during a session (inside
-a timed request) is never asked about: it goes where the login's consent or the option allows. Loopback hosts
+(CI, no terminal) it is refused: LoginFailed, exit 7, before anything is sent. Loopback hosts
 (localhost, 127.0.0.0/8, ::1) never leave the machine and need nothing. Metadata documents (GET,
 nothing secret in them) are not asked about: the diagnosis reads them for every command.
+
+The question is put before the deadline of the exchange it is about starts: every caller checks
+first, then computes its deadline (`auth logout` asks for every record before its one budget
+starts), so the time a person takes to answer is never counted as the authorization server's. A
+renewal during a session happens inside a timed request: it is never asked about, and goes where
+the login's stored consent or the option allows.
 """
 
 from __future__ import annotations
