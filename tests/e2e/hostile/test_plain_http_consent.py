@@ -300,3 +300,25 @@ def test_allow_http_authorization_from_a_config_file_is_not_taken(tmp_path: Path
         sent = plain.sent()
     assert "login refused: the token endpoint http://auth.example.com is plain HTTP" in result.stderr
     assert sent == ""
+
+
+def test_a_renewal_during_the_run_never_asks_and_goes_with_the_option(tmp_path: Path) -> None:
+    """A token the server stops taking mid-run (after one tools/list) is renewed inside the refused
+    request, whose time is running: no question, even on a terminal. Its login did not allow the
+    plain-http token endpoint, so the renewal is refused (exit 7, nothing sent), unless the command
+    was given --allow-http-authorization: then it is renewed there and the run succeeds."""
+    with plain_authorization_server(tmp_path, "--token-lists", "1") as plain:
+        login = mcpprobe("auth", "login", *CLIENT, "--allow-http-authorization", plain.url, env=plain.env)
+        assert login.exit_code == 0, login.stderr
+        _stored_without_consent(plain.url)  # and its token already spent by the login's own check
+        before = plain.sent()
+        refused = on_terminal("probe", *CLIENT, plain.url, env=plain.env, answer=b"y")
+        after_refused = plain.sent()
+        allowed = mcpprobe("probe", "--json", *CLIENT, "--allow-http-authorization", plain.url, env=plain.env)
+        after_allowed = plain.sent()
+    assert not refused.asked, refused.terminal
+    assert refused.exit_code == 7, refused.terminal + refused.stdout
+    assert after_refused == before  # nothing sent
+    assert allowed.exit_code == 0, allowed.stderr
+    assert "allowed by --allow-http-authorization" in allowed.stderr
+    assert after_allowed.count(f"POST {PLAIN_ORIGIN}/token") == before.count(f"POST {PLAIN_ORIGIN}/token") + 1
