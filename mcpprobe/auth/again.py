@@ -14,7 +14,8 @@ from mcpprobe.auth.tokens import LoginFailed
 
 
 async def step_up_login(record: TokenRecord, *, client_secret: str | None = None, timeout: float = 30.0,
-                        insecure: bool = False, headers: tuple[tuple[str, str], ...] = ()) -> TokenRecord:
+                        insecure: bool = False, headers: tuple[tuple[str, str], ...] = (),
+                        allow_http_authorization: bool = False) -> TokenRecord:
     """Log in again by the authorization code flow, as `auth login` does (the browser, the loopback
     redirect), for `record.scope` - the granted scope joined with the one a 403 insufficient_scope
     asked for - and update `record` with the new token. The same client: a pre-registered one with
@@ -26,7 +27,7 @@ async def step_up_login(record: TokenRecord, *, client_secret: str | None = None
     # The refused request waits for this login: the person has the request's time limit (--timeout).
     opts = LoginOptions(scope=record.scope, timeout=timeout, insecure=insecure, dpop=bool(record.dpop_key),
                         grant="authorization_code", headers=headers,
-                        remembered=set(record.plain_http_allowed))
+                        remembered=set(record.plain_http_allowed), allow_http_authorization=allow_http_authorization)
     if registration == "pre-registered":
         opts.client_id = client.get("client_id")
         opts.client_secret = client_secret
@@ -47,7 +48,7 @@ async def step_up_login(record: TokenRecord, *, client_secret: str | None = None
 
 
 async def moved_login(record: TokenRecord, issuer: str, *, timeout: float = 30.0, insecure: bool = False,
-                      headers: tuple[tuple[str, str], ...] = ()) -> TokenRecord:
+                      headers: tuple[tuple[str, str], ...] = (), allow_http_authorization: bool = False) -> TokenRecord:
     """Register and log in with `issuer`, the authorization server the server names now instead of
     `record`'s (MCP 2026-07-28, "Authorization Server Binding": clients "MUST NOT reuse client
     credentials from a different authorization server and MUST re-register with the new
@@ -59,7 +60,8 @@ async def moved_login(record: TokenRecord, issuer: str, *, timeout: float = 30.0
     from mcpprobe.safety.sanitize import visible
 
     opts = LoginOptions(timeout=timeout, insecure=insecure, dpop=bool(record.dpop_key), grant="authorization_code",
-                        headers=headers, remembered=set(record.plain_http_allowed))
+                        headers=headers, remembered=set(record.plain_http_allowed),
+                        allow_http_authorization=allow_http_authorization)
     if record.client.get("registration") == "client-id-metadata-document":
         opts.client_metadata_url = record.client.get("client_id")
     opts.announce(visible(f"{record.server_url} now names the authorization server {issuer} (the stored token is "

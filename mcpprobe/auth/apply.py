@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -43,6 +44,9 @@ from mcpprobe.auth.settings import AuthSettings
 from mcpprobe.auth.store import TokenRecord, TokenStore
 from mcpprobe.errors import ProbeError, UsageProblem
 from mcpprobe.safety.redact import Redactor
+
+if TYPE_CHECKING:
+    from mcpprobe.auth.tokens import HttpConsent
 
 
 @dataclasses.dataclass
@@ -54,7 +58,12 @@ class Resolved:
 
 
 async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, insecure: bool = False,
-                        store: TokenStore | None = None, has_authorization_header: bool = False) -> Resolved:
+                        store: TokenStore | None = None, has_authorization_header: bool = False,
+                        confirm: Callable[[str], bool] | None = None) -> Resolved:
+    """The token a target starts with (the module's order). An authorization server endpoint on plain
+    http:// away from this machine (mcpprobe.auth.tokens.plain_http_checked) is used where
+    `auth.allow_http_authorization`, the stored token's login, or `confirm` (a question on a terminal;
+    None: none to ask, refused) allows it; each exchange's time starts after the question."""
     bearer = auth.bearer()
     if bearer is not None:
         if has_authorization_header:
@@ -64,7 +73,7 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
     if has_authorization_header:
         return Resolved(None, "header")
     from mcpprobe.auth.login import LoginOptions, login
-    from mcpprobe.auth.tokens import LoginFailed, client_credentials_again, refresh
+    from mcpprobe.auth.tokens import HttpConsent, LoginFailed, client_credentials_again, refresh
 
     store = store or TokenStore()
     secret = auth.client_secret()
@@ -74,13 +83,16 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
         if record is not None and record.access_token:
             if record.usable():
                 return Resolved(record.access_token, "stored", record=record)
+            consent = HttpConsent.of_record(record, allow_http_authorization=auth.allow_http_authorization,
+                                            confirm=confirm)
             try:
                 if record.refreshable():
                     # A confidential client's secret stays in the environment: --client-secret-env.
-                    record = await refresh(record, timeout=timeout, insecure=insecure, client_secret=secret)
+                    record = await refresh(record, timeout=timeout, insecure=insecure, client_secret=secret,
+                                           consent=consent)
                 elif record.grant == "client_credentials" and (secret or key):
                     record = await client_credentials_again(record, secret, timeout=timeout, insecure=insecure,
-                                                            client_key=key)
+                                                            client_key=key, consent=consent)
                 else:
                     again = f"mcpprobe auth login {url}" + (
                         " --grant jwt-bearer --assertion-env VAR" if record.grant == "jwt-bearer" else "")
@@ -94,7 +106,9 @@ async def resolve_token(url: str, auth: AuthSettings, *, timeout: float = 30.0, 
         try:
             result = await login(url, LoginOptions(client_id=auth.client_id, client_secret=secret, client_key=key,
                                                    scope=auth.scope,
-                                                   timeout=timeout, insecure=insecure, no_browser=True))
+                                                   timeout=timeout, insecure=insecure, no_browser=True,
+                                                   allow_http_authorization=auth.allow_http_authorization,
+                                                   confirm=confirm))
         except ProbeError as exc:
             return Resolved(None, "none", note=f"client credentials login failed: {exc.message}")
         if result.not_needed:
@@ -112,12 +126,18 @@ class RenewingBearer(httpx2.Auth):
     leaves the 401 as it was, for the diagnosis.
 
     A DPoP-bound token (RFC 9449) goes as `Authorization: DPoP <token>` with a fresh proof of its key
-    on every request; a 401 `use_dpop_nonce` is answered by proving again with the server's nonce."""
+    on every request; a 401 `use_dpop_nonce` is answered by proving again with the server's nonce.
+
+    A renewal happens inside a timed request: it never asks a question (a person's time would be
+    counted as the server's). A plain-http authorization server endpoint is used where the token's
+    login allowed it, or with `allow_http_authorization` (--allow-http-authorization)."""
 
     def __init__(self, record: TokenRecord, *, store: TokenStore | None, client_secret: str | None,
                  timeout: float, insecure: bool, client_key: str | None = None,
-                 headers: tuple[tuple[str, str], ...] = (), redactor: Redactor | None = None) -> None:
+                 headers: tuple[tuple[str, str], ...] = (), redactor: Redactor | None = None,
+                 allow_http_authorization: bool = False) -> None:
         self.record = record
+        self.allow_http_authorization = allow_http_authorization
         # The run's redactor, handed in: it learns a renewed token, and masks the note about storing it.
         self.redactor = redactor if redactor is not None else Redactor(())
         self.headers = headers  # the target's other headers: a browser step-up meets the server with them
@@ -216,11 +236,11 @@ class RenewingBearer(httpx2.Auth):
         try:
             if record is not None and record.access_token and (record.usable() or record.refreshable()):
                 if not record.usable():  # never with --client-secret-env: that secret is the old server's client's
-                    await refresh(record, timeout=self.timeout, insecure=self.insecure)
+                    await refresh(record, timeout=self.timeout, insecure=self.insecure, consent=self._consent(record))
             elif self.record.grant == "authorization_code" and browser_available() and \
                     self.record.client.get("registration") != "pre-registered":
                 record = await moved_login(self.record, issuer, timeout=self.timeout, insecure=self.insecure,
-                                           headers=self.headers)
+                                           headers=self.headers, allow_http_authorization=self.allow_http_authorization)
             else:
                 self.moved_to = issuer
                 return False
@@ -239,20 +259,27 @@ class RenewingBearer(httpx2.Auth):
         try:
             if force_grant and self.record.grant == "authorization_code":
                 await step_up_login(self.record, client_secret=self.client_secret, timeout=self.timeout,
-                                    insecure=self.insecure, headers=self.headers)
+                                    insecure=self.insecure, headers=self.headers,
+                                    allow_http_authorization=self.allow_http_authorization)
             elif self.record.refreshable() and not force_grant:
                 await refresh(self.record, timeout=self.timeout, insecure=self.insecure,
-                              client_secret=self.client_secret)
+                              client_secret=self.client_secret, consent=self._consent(self.record))
             elif self.record.grant == "client_credentials" and (self.client_secret or self.client_key):
                 await client_credentials_again(self.record, self.client_secret, client_key=self.client_key,
-                                               timeout=self.timeout,
-                                               insecure=self.insecure)
+                                               timeout=self.timeout, insecure=self.insecure,
+                                               consent=self._consent(self.record))
             else:
                 return False
         except ProbeError:  # a failed login, or its usage problem: the refusal keeps its diagnosis
             return False
         self._renewed()
         return True
+
+    def _consent(self, record: TokenRecord) -> HttpConsent:
+        """A renewal's consent to a plain-http endpoint: the record's login's, or the option; no question."""
+        from mcpprobe.auth.tokens import HttpConsent
+
+        return HttpConsent.of_record(record, allow_http_authorization=self.allow_http_authorization)
 
     def _renewed(self) -> None:
         """A new token in `record`: masked from now on, and stored (or a note on stderr why not)."""
@@ -342,9 +369,11 @@ def with_bearer(target: Any, token: str) -> Any:
 
 
 def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0,
-                     redactor: Redactor | None = None) -> tuple[Any, Resolved]:
+                     redactor: Redactor | None = None,
+                     confirm: Callable[[str], bool] | None = None) -> tuple[Any, Resolved]:
     """Synchronous, for the CLI before its event loop starts: (target with the token, how it was found).
     A renewable token's `RenewingBearer` is handed `redactor`, the run's, to teach it a renewed token.
+    `confirm` asks about a plain-http authorization server endpoint before the session (resolve_token).
 
     Raises `UsageProblem` for --bearer-env on a stdio server or a variable that is not set.
     """
@@ -359,7 +388,7 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0,
 
     has_header = any(name.lower() == "authorization" for name, _ in target.headers)
     resolved = anyio.run(lambda: resolve_token(target.url, auth, timeout=timeout, insecure=target.insecure,
-                                               has_authorization_header=has_header))
+                                               has_authorization_header=has_header, confirm=confirm))
     target = dataclasses.replace(target, token=token_facts(resolved, auth, target.headers))
     if resolved.token is None:
         return target, resolved
@@ -371,5 +400,6 @@ def authorize_target(target: Any, auth: AuthSettings, *, timeout: float = 30.0,
         target = dataclasses.replace(target, auth=RenewingBearer(
             record, store=None if auth.no_auth_cache else TokenStore(), client_secret=secret, client_key=key,
             timeout=timeout, insecure=target.insecure, redactor=redactor,
+            allow_http_authorization=auth.allow_http_authorization,
             headers=tuple((name, value) for name, value in target.headers if name.lower() != "authorization")))
     return target, resolved

@@ -27,11 +27,16 @@ class AuthSettings:
     scope: str | None = None
     client_key_file: str | None = None
     client_key_env: str | None = None
+    # --allow-http-authorization: an authorization server endpoint on plain http:// away from this
+    # machine is used with a warning (mcpprobe.auth.tokens.plain_http_checked). The command line's
+    # alone: a config file (one a repository ships, say) never allows it.
+    allow_http_authorization: bool = False
 
     @classmethod
     def from_config(cls, server: Mapping[str, Any]) -> AuthSettings:
         """From one server's entry in a config file: `bearerEnv`/`bearer_env`, `clientId`, `clientSecretEnv`,
-        `scope`, `noAuthCache` (camelCase or snake_case)."""
+        `scope`, `noAuthCache` (camelCase or snake_case). Never `allow_http_authorization`: that is
+        the command line's to give."""
         def pick(*names: str) -> Any:
             return next((server[n] for n in names if n in server), None)
 
@@ -48,7 +53,8 @@ class AuthSettings:
             client_secret_env=self.client_secret_env or other.client_secret_env,
             no_browser=self.no_browser or other.no_browser, no_auth_cache=self.no_auth_cache or other.no_auth_cache,
             scope=self.scope or other.scope, client_key_file=self.client_key_file or other.client_key_file,
-            client_key_env=self.client_key_env or other.client_key_env)
+            client_key_env=self.client_key_env or other.client_key_env,
+            allow_http_authorization=self.allow_http_authorization)
 
     def bearer(self) -> str | None:
         """The token of --bearer-env, as is; UsageProblem when no HTTP header can carry it."""

@@ -18,6 +18,12 @@ on a terminal (`consent.confirm`) the person is warned and asked, once per origi
 (CI, no terminal) it is refused: LoginFailed, exit 7, before anything is sent. Loopback hosts
 (localhost, 127.0.0.0/8, ::1) never leave the machine and need nothing. Metadata documents (GET,
 nothing secret in them) are not asked about: the diagnosis reads them for every command.
+
+The question is put before the deadline of the exchange it is about starts: every caller checks
+first, then computes its deadline (`auth logout` asks for every record before its one budget
+starts), so the time a person takes to answer is never counted as the authorization server's. A
+renewal during a session happens inside a timed request: it is never asked about, and goes where
+the login's stored consent or the option allows.
 """
 
 from __future__ import annotations
@@ -119,7 +125,8 @@ async def revoke(record: TokenRecord, *, client_secret: str | None = None, timeo
     refresh token first (which ends the grant at most servers), then the access token. Returns which
     were revoked; LoginFailed when the server refuses, or when the endpoint is on plain http:// away
     from this machine without `consent` (`plain_http_checked`; by default what the record's login
-    allowed). Both exchanges whole by `deadline` (monotonic; default `timeout` from now)."""
+    allowed). Both exchanges whole by `deadline` (monotonic; default `timeout` from now, after the
+    consent; a caller that gives `deadline` has settled the consent before starting it)."""
     import httpx2 as httpx
 
     from mcpprobe.wire.exchange import deadline_in, exchange
@@ -248,9 +255,10 @@ def _update(record: TokenRecord, data: dict[str, Any]) -> TokenRecord:
 
 
 async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool = False,
-                  client_secret: str | None = None) -> TokenRecord:
+                  client_secret: str | None = None, consent: HttpConsent | None = None) -> TokenRecord:
     """A new access token from the record's refresh token (RFC 6749 6), with its resource (RFC 8707).
-    A token endpoint on plain http:// away from this machine only where the record's login allowed it."""
+    A token endpoint on plain http:// away from this machine only with `consent` (default: where the
+    record's login allowed it)."""
     if not record.refreshable():
         raise LoginFailed(f"the stored token for {record.server_url} has expired and cannot be refreshed; "
                           f"log in again: mcpprobe auth login {record.server_url}")
@@ -259,14 +267,16 @@ async def refresh(record: TokenRecord, *, timeout: float = 30.0, insecure: bool 
         form["resource"] = record.resource
     data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
                                timeout=timeout, insecure=insecure, dpop_key=record.dpop_key,
-                               consent=HttpConsent.of_record(record))
+                               consent=consent if consent is not None else HttpConsent.of_record(record))
     return _update(record, data)
 
 
 async def client_credentials_again(record: TokenRecord, client_secret: str | None, *, timeout: float = 30.0,
-                                   insecure: bool = False, client_key: str | None = None) -> TokenRecord:
+                                   insecure: bool = False, client_key: str | None = None,
+                                   consent: HttpConsent | None = None) -> TokenRecord:
     """A fresh client-credentials token for a stored record (no refresh tokens in that grant), with
-    the client's secret or, for private_key_jwt, a new assertion signed with its key."""
+    the client's secret or, for private_key_jwt, a new assertion signed with its key. A plain-http
+    token endpoint as `refresh` has it."""
     form = {"grant_type": "client_credentials"}
     if record.resource:
         form["resource"] = record.resource
@@ -278,7 +288,7 @@ async def client_credentials_again(record: TokenRecord, client_secret: str | Non
                                      record.issuer or record.token_endpoint or "")
     data = await token_request(record.token_endpoint or "", form, record.client, client_secret=client_secret,
                                timeout=timeout, insecure=insecure, assertion=assertion, dpop_key=record.dpop_key,
-                               consent=HttpConsent.of_record(record))
+                               consent=consent if consent is not None else HttpConsent.of_record(record))
     return _update(record, data)
 
 

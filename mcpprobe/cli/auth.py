@@ -10,7 +10,7 @@ import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import click
@@ -104,15 +104,12 @@ def auth_group() -> None:
 @click.option("--force", is_flag=True,
               help="Log in even when the server answers without credentials and publishes no resource metadata.")
 @click.option("--insecure", is_flag=True, help="Do not verify TLS certificates (warned about).")
-@click.option("--allow-http-authorization", is_flag=True,
-              help="Open an authorization endpoint on plain http:// at a host that is not this machine (warned "
-                   "about); without it, a terminal asks and anything else is refused (exit 7).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout.")
 def login_command(url: str, client_metadata_url: str | None, callback_port: int, login_timeout: float, timeout: float,
                   headers: tuple[str, ...], grant: str | None, assertion_env: str | None, issuer: str | None,
                   idp_token_endpoint: str | None,
                   idp_client_id: str | None, idp_client_secret_env: str | None, id_token_env: str | None,
-                  id_token_file: str | None, dpop: bool, force: bool, insecure: bool, allow_http_authorization: bool,
+                  id_token_file: str | None, dpop: bool, force: bool, insecure: bool,
                   as_json: bool, auth: AuthSettings) -> int:
     """Log in to the MCP server at URL and store the token.
 
@@ -180,6 +177,7 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
 
     from mcpprobe.auth.login import LoginOptions, login
     from mcpprobe.auth.store import TokenStore
+    from mcpprobe.cli.invocation import terminal_confirm
     from mcpprobe.render.auth import LoginEnded
 
     def announce(text: str) -> None:
@@ -194,7 +192,7 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
         force=force, dpop=dpop, issuer=issuer, assertion=assertion,
         idp_token_endpoint=idp_token_endpoint, idp_client_id=idp_client_id,
         idp_client_secret=idp_secret, id_token=id_token,
-        allow_http_authorization=allow_http_authorization, confirm=_terminal_confirm())
+        allow_http_authorization=settings.allow_http_authorization, confirm=terminal_confirm())
     try:
         result = anyio.run(login, url, options)
     except UsageProblem:
@@ -273,7 +271,7 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
 
     from mcpprobe.auth.settings import AuthSettings
     from mcpprobe.auth.store import TokenStore
-    from mcpprobe.auth.tokens import HttpConsent, LoginFailed, revoke
+    from mcpprobe.auth.tokens import HttpConsent, LoginFailed, plain_http_checked, revoke
     from mcpprobe.render.auth import LoggedOut
 
     if bool(url) == everything:
@@ -286,17 +284,34 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
     redactor = _redactor([*(s for r in records for s in r.secrets()), *([secret] if secret else [])])
     notes: list[tuple[str, str]] = []
     errors: list[tuple[str, str]] = []
+    from mcpprobe.cli.invocation import terminal_confirm
     from mcpprobe.wire.exchange import deadline_in
 
-    deadline = deadline_in(timeout)  # one budget for every exchange of the logout
+    # A revocation endpoint on plain http:// away from this machine is asked about (or refused) for
+    # every record before the budget starts: the time a person takes to answer is not the
+    # authorization server's. Each consent keeps its answer, so revoke() asks nothing again.
+    confirm = terminal_confirm()
+    consents: list[HttpConsent] = []
+    refused: list[str | None] = []
     for record in records:
+        consent = HttpConsent.of_record(record, allow_http_authorization=allow_http_authorization, confirm=confirm)
+        consents.append(consent)
+        refused.append(None)
+        if not no_revoke and record.revocation_endpoint:
+            try:
+                plain_http_checked(record.revocation_endpoint, consent, "revocation endpoint")
+            except LoginFailed as exc:
+                refused[-1] = exc.message
+    deadline = deadline_in(timeout)  # one budget for every exchange of the logout
+    for record, consent, refusal in zip(records, consents, refused, strict=True):
         note = "forgotten (the authorization server offers no revocation; it stays valid until it expires)"
         if no_revoke:
             note = "forgotten, not revoked (--no-revoke)"
+        elif refusal is not None:
+            note = "forgotten, but NOT revoked"
+            errors.append((record.server_url, refusal))
         elif record.revocation_endpoint:
             try:
-                consent = HttpConsent.of_record(record, allow_http_authorization=allow_http_authorization,
-                                                confirm=_terminal_confirm())
                 revoked = anyio.run(functools.partial(revoke, record, client_secret=secret, consent=consent,
                                                       timeout=timeout, deadline=deadline))
                 note = f"revoked ({', '.join(revoked) or 'nothing to revoke'}) and forgotten"
@@ -329,18 +344,6 @@ def _id_token(env: str | None, path: str | None) -> str | None:
     if not value:
         raise UsageProblem(f"--id-token-file {path}: the file is empty")
     return value
-
-
-def _terminal_confirm() -> Callable[[str], bool] | None:
-    """A yes/no question on the terminal (no by default), or None where there is no person to ask:
-    stdin or stderr not a terminal (CI, a pipe)."""
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        return None
-
-    def confirm(question: str) -> bool:
-        return click.confirm(question, default=False, err=True)
-
-    return confirm
 
 
 def _check_url(url: str, *, proxies: bool = False) -> None:

@@ -17,7 +17,7 @@ when a command resolves its server, and named here for the type checker only.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -279,6 +279,19 @@ def ask_input(input_id: str, spec: Mapping[str, Any]) -> str:
     return str(click.prompt(prompt, hide_input=password, err=True, default=default, show_default=False))
 
 
+def terminal_confirm() -> Callable[[str], bool] | None:
+    """A yes/no question on the terminal (no by default), or None where there is no person to ask:
+    stdin or stderr not a terminal (CI, a pipe). What asks about an authorization server endpoint on
+    plain http:// (mcpprobe.auth.tokens.plain_http_checked), before any timed exchange starts."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+
+    def confirm(question: str) -> bool:
+        return click.confirm(question, default=False, err=True)
+
+    return confirm
+
+
 def named_target(entry: ServerEntry, line: CommandLine, redactor: Redactor) -> tuple[Target, list[str]]:
     """A Target from a config entry; command-line --env, --header, --cwd and --transport apply on
     top. Returns the secrets too (`redactor`, the run's, goes to a renewing token)."""
@@ -306,7 +319,8 @@ def authorized(target: Target, line: CommandLine, entry: ServerEntry | None = No
     from mcpprobe.wire.target import StdioTarget
 
     auth = line.connection.auth
-    if isinstance(target, StdioTarget) and auth == AuthSettings(no_browser=auth.no_browser) and not (
+    if isinstance(target, StdioTarget) and auth == AuthSettings(
+            no_browser=auth.no_browser, allow_http_authorization=auth.allow_http_authorization) and not (
             entry is not None and entry.auth):
         return target, []  # nothing to authorize; spares a stdio probe the token store's imports
     from mcpprobe.auth.apply import authorize_target
@@ -314,9 +328,10 @@ def authorized(target: Target, line: CommandLine, entry: ServerEntry | None = No
     if entry is not None and entry.auth:
         auth = auth.merged(AuthSettings.from_config(dict(entry.auth)))
     # Each exchange with the authorization server is bounded by the run's --timeout (and no longer than
-    # --connect-timeout): the token a run starts with, and every renewal during it.
+    # --connect-timeout): the token a run starts with, and every renewal during it. Before the first
+    # one, a terminal may be asked about a plain-http endpoint: each exchange's time starts after it.
     target, resolved = authorize_target(target, auth, timeout=min(line.settings.timeout, line.settings.connect_timeout),
-                                        redactor=redactor)
+                                        redactor=redactor, confirm=terminal_confirm())
     if resolved.note:
         from mcpprobe.safety.sanitize import visible
 

@@ -178,7 +178,8 @@ def connection_options(func: Callback) -> Callback:
 
 def auth_options(func: Callback) -> Callback:
     """--bearer-env, --client-id, --client-secret-env, --client-key-file, --client-key-env,
-    --no-browser, --no-auth-cache and --scope; the command receives them as `auth`, an AuthSettings.
+    --no-browser, --no-auth-cache, --scope and --allow-http-authorization; the command receives them
+    as `auth`, an AuthSettings.
 
     Secrets are never taken on the command line (where `ps` and shell history would keep them):
     only the *name* of an environment variable that holds them, or of a file (a client's private key)."""
@@ -186,12 +187,13 @@ def auth_options(func: Callback) -> Callback:
     @functools.wraps(func)
     def typed(*args: Any, bearer_env: str | None, client_id: str | None, client_secret_env: str | None,
               client_key_file: str | None, client_key_env: str | None, no_browser: bool, no_auth_cache: bool,
-              auth_scope: str | None, **rest: Any) -> int:
+              auth_scope: str | None, allow_http_authorization: bool, **rest: Any) -> int:
         from mcpprobe.auth.settings import AuthSettings
 
         auth = AuthSettings(bearer_env=bearer_env, client_id=client_id, client_secret_env=client_secret_env,
                             no_browser=no_browser, no_auth_cache=no_auth_cache, scope=auth_scope,
-                            client_key_file=client_key_file, client_key_env=client_key_env)
+                            client_key_file=client_key_file, client_key_env=client_key_env,
+                            allow_http_authorization=allow_http_authorization)
         return func(*args, auth=auth, **rest)
 
     decorators = [
@@ -216,6 +218,10 @@ def auth_options(func: Callback) -> Callback:
         click.option("--scope", "auth_scope", metavar="'SCOPE ...'", default=None,
                      help="OAuth scopes to request, space-separated (default: the server's challenge, else its "
                           "scopes_supported)."),
+        click.option("--allow-http-authorization", is_flag=True,
+                     help="Use an OAuth authorization server endpoint (login page, registration, token, "
+                          "revocation) on plain http:// at a host that is not this machine, with a warning; "
+                          "without it, a terminal asks and anything else is refused (exit 7)."),
     ]
     for decorator in reversed(decorators):
         typed = decorator(typed)
