@@ -148,7 +148,8 @@ def _clock(outcome: LoadOutcome) -> list[str]:
     clock, client = outcome.clock, outcome.client
     parts: list[str] = []
     if clock.get("firstAnswerMs") is not None:
-        parts += [f"first answer after {clock['firstAnswerMs']:.0f} ms ", f"(connected in {clock['connectMs']:.0f} ms); "]
+        parts += [f"first answer after {clock['firstAnswerMs']:.0f} ms ",
+                  f"(connected in {clock['connectMs']:.0f} ms); "]
     if clock.get("measuredSeconds") is not None:
         parts.append(f"measured {clock['measuredSeconds']:.2f} s; ")
     if client:
@@ -235,8 +236,9 @@ def _samples(out: Console, outcome: LoadOutcome) -> None:
     if not samples:
         return
     first, last = samples[0], samples[-1]
-    phrases = [f"memory {first.rss / 2**20:.1f} → {last.rss / 2**20:.1f} MiB, ", f"open files {first.fds} → {last.fds}, ",
-               f"threads {first.threads} → {last.threads}, ", f"processes {last.processes} ", f"({len(samples)} samples)"]
+    phrases = [f"memory {first.rss / 2**20:.1f} → {last.rss / 2**20:.1f} MiB, ",
+               f"open files {first.fds} → {last.fds}, ", f"threads {first.threads} → {last.threads}, ",
+               f"processes {last.processes} ", f"({len(samples)} samples)"]
     _labeled(out, "Server ", Text(_flowing(phrases, out.width - 7), style="dim"))
 
 
