@@ -14,6 +14,7 @@ shows it does (safety/sanitize.py).
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -86,6 +87,14 @@ def _was(items: list[Any]) -> str:
     return "was" if len(items) == 1 else "were"
 
 
+def _literals(text: str) -> list[Any]:
+    """The value whose repr `text` is, as a list of one; [] when it is none."""
+    try:
+        return [ast.literal_eval(text)]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return []
+
+
 def _listed(message: str, head: str, tails: Iterable[str], candidates: Iterable[Any]) -> _Many | None:
     """Which of `candidates`, in their order, `message` lists between `head` and one of `tails`
     (each written with repr, joined by ", "): the keywords that list what they found, where
@@ -121,16 +130,17 @@ def _sentences(error: Any) -> Iterator[Sentence]:
     elif keyword == "type":
         yield _fill("{} is not of type {}", instance, _Many([value] if isinstance(value, str) else value))
     elif keyword == "required":
-        # Each missing property is an error of its own; draft 3 says `required: true` in the property.
-        names = [error.relative_path[-1]] if isinstance(value, bool) else [p for p in value if p not in instance]
-        for name in names:
+        # Each missing property is an error of its own, which only the message names (read from it:
+        # a schema may require thousands); draft 3 says `required: true` in the property itself.
+        said = message.removesuffix(" is a required property")
+        for name in [error.relative_path[-1]] if isinstance(value, bool) else _literals(said):
             yield _fill("{} is a required property", name)
     elif keyword in ("dependentRequired", "dependencies"):
-        for name, needs in value.items():
-            if name in instance:
-                for each in [needs] if isinstance(needs, str) else needs if isinstance(needs, list) else []:
-                    if each not in instance:
-                        yield _fill("{} is a dependency of {}", each, name)
+        parts = message.split(" is a dependency of ")
+        for cut in range(1, len(parts)):  # a name may hold the words too: each place they could part
+            for each in _literals(" is a dependency of ".join(parts[:cut])):
+                for name in _literals(" is a dependency of ".join(parts[cut:])):
+                    yield _fill("{} is a dependency of {}", each, name)
     elif keyword == "enum":
         yield _fill("{} is not one of {}", instance, value)
     elif keyword == "const":
