@@ -284,6 +284,8 @@ BIG_SHOWN = "1" + "0" * 118 + "…"
     ({}, {"$schema": DRAFT3, "properties": {"a": {"required": True}}}, ['"a" is a required property']),
     ({"a": 1}, {"dependentRequired": {"a": ["b"]}}, ['"b" is a dependency of "a"']),
     ({"a": 1}, {"$schema": DRAFT7, "dependencies": {"a": ["b"]}}, ['"b" is a dependency of "a"']),
+    ({"a is a dependency of 'b": 1}, {"dependentRequired": {"a is a dependency of 'b": ["x is a dependency of y"]}},
+     ['"x is a dependency of y" is a dependency of "a is a dependency of \'b"']),
     # enum, const
     (True, {"enum": ["a", "b"]}, ['true is not one of ["a", "b"]']),
     ("x", {"const": {"k": None}}, ['{"k": null} was expected']),
@@ -373,9 +375,13 @@ def test_a_sentence_not_known_is_left_in_jsonschema_s_words():
     reworded = ValidationError("None is not a 'boolean'", validator="type", validator_value="boolean", instance=None,
                                schema={"type": "boolean"})
     assert json_message(reworded) == "None is not a 'boolean'"
-    broken = ValidationError("'b' is a required property", validator="required", validator_value=5, instance=None,
-                             schema={"required": 5})
-    assert json_message(broken) == "'b' is a required property"
+    unreadable = ValidationError("Additional properties are not allowed ('q' was unexpected)",
+                                 validator="additionalProperties", validator_value=False, instance=None, schema={})
+    assert json_message(unreadable) == "Additional properties are not allowed ('q' was unexpected)"
+    not_json = object()
+    unwritable = ValidationError(f"{not_json!r} is not one of [1]", validator="enum", validator_value=[1],
+                                 instance=not_json, schema={"enum": [1]})
+    assert json_message(unwritable) == f"{not_json!r} is not one of [1]"
 
 
 def test_a_long_value_is_cut_short_and_the_message_stays_bounded():
