@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
 
+from mcpprobe.safety.schema_messages import json_message, json_value, shorten
+
 DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 MAX_DEPTH = 100  # JSON nesting of a schema; jsonschema itself needs about 160 to run out of stack
 MATCH_SECONDS = 1.0  # one regular expression on one value
@@ -214,9 +216,8 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> An
     seen: set[Any] = set()
     for item in instance:
         key = _canonical(item)
-        if key in seen:
-            text = repr(instance)
-            yield ValidationError(f"{text if len(text) <= 200 else text[:200] + '...'} has non-unique elements")
+        if key in seen:  # jsonschema's sentence, in JSON's words as every message (schema_messages.py)
+            yield ValidationError(f"{json_value(instance)} has non-unique elements")
             return
         seen.add(key)
 
@@ -428,7 +429,8 @@ def _check_against_meta_schema(schema: Any, cls: Any) -> None:
     meta = meta_cls(cls.META_SCHEMA, format_checker=_format_checker(cls))
     error = best_match(meta.iter_errors(schema))
     if error is not None:
-        raise UnusableSchema(f"{error.message[:MAX_MESSAGE]} (at {json_path(error.absolute_path)})", "invalid-schema")
+        raise UnusableSchema(f"{shorten(json_message(error), MAX_MESSAGE)} (at {json_path(error.absolute_path)})",
+                             "invalid-schema")
 
 
 def validate(instance: Any, schema: Any, *, seconds: float = BUDGET_SECONDS,
@@ -447,10 +449,11 @@ def validate(instance: Any, schema: Any, *, seconds: float = BUDGET_SECONDS,
             schema = _without_embedded_dialect(schema)
         _check_against_meta_schema(schema, cls)
         validator = _bounded(cls)(schema, registry=_registry(), format_checker=_format_checker(cls))
-        errors = []
+        found: list[tuple[list[str], Violation]] = []
         for error in validator.iter_errors(instance):
-            errors.append(error)
-            if len(errors) >= MAX_VIOLATIONS:
+            message = shorten(json_message(error), MAX_MESSAGE)
+            found.append((list(map(str, error.absolute_path)), Violation(json_path(error.absolute_path), message)))
+            if len(found) >= MAX_VIOLATIONS:
                 break
     except (UnusableSchema, _Stopped):
         raise
@@ -462,8 +465,8 @@ def validate(instance: Any, schema: Any, *, seconds: float = BUDGET_SECONDS,
                              "invalid-schema") from None
     finally:
         _local.budget = None
-    errors.sort(key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    return [Violation(json_path(e.absolute_path), e.message[:MAX_MESSAGE]) for e in errors]
+    found.sort(key=lambda pair: (pair[0], pair[1].message))
+    return [violation for _, violation in found]
 
 
 async def validate_async(instance: Any, schema: Any, *, seconds: float = BUDGET_SECONDS) -> list[Violation]:

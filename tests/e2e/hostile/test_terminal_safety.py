@@ -172,6 +172,30 @@ def test_a_progress_message_is_shown_inert_and_never_as_markup(mode: str) -> Non
     assert "[link=https://x.invalid]step[/link] [bold]1[/bold] [/" in shown
 
 
+@pytest.mark.parametrize("output", ["human", "json"])
+@pytest.mark.parametrize("mode", ["escapes", "surrogate"])
+def test_a_violation_message_quoting_the_server_s_values_is_inert(mode: str, output: str) -> None:
+    """A violation message writes the values it quotes as JSON, which escapes C0 controls but leaves
+    C1 controls, bidi overrides and lone surrogates as they are: what reaches the terminal is inert
+    all the same, in the refusal that quotes the inputSchema's enum (exit 3) and, sent with --force,
+    in the mismatch that quotes the server's structuredContent (exit 1)."""
+    json_flag = ["--json"] if output == "json" else []
+    hostile_value = "<U+202E>evil" if mode == "escapes" else "lone<U+D800>surrogate"
+    code, shown = run_in_pty(["call", "picky", "mode=x", *json_flag, "--protocol", "legacy", "--", *hostile(mode)])
+    assert code == 3, shown
+    assert_inert(shown)
+    flat = " ".join(shown.split())  # as one line, whatever the terminal's width wrapped
+    if output == "human":
+        assert '$.mode: "x" is not one of ["mode ' in flat and hostile_value in flat, flat
+    code, shown = run_in_pty(["call", "picky", "mode=x", "--force", *json_flag, "--protocol", "legacy", "--",
+                              *hostile(mode)])
+    assert code == 1, shown
+    assert_inert(shown)
+    flat = " ".join(shown.split())
+    if output == "human":
+        assert '$.said: "said ' in flat and 'is not of type "integer"' in flat and hostile_value in flat, flat
+
+
 def test_failing_members_error_on_stderr_is_inert(tmp_path: Path) -> None:
     config = fleet_config(tmp_path)
     for fmt in ("json", "junit", "openmetrics"):

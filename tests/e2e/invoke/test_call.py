@@ -138,8 +138,8 @@ def test_invalid_arguments_are_refused_and_nothing_is_sent(tmp_path):
     assert doc["sent"] is False
     assert doc["error"]["code"] == "invalid-arguments"
     violations = doc["error"]["detail"]["violations"]
-    assert {"path": "$.a", "message": "'x' is not of type 'integer'"} in violations
-    assert any(v["path"] == "$" and "'b' is a required property" in v["message"] for v in violations)
+    assert {"path": "$.a", "message": '"x" is not of type "integer"'} in violations
+    assert any(v["path"] == "$" and '"b" is a required property' in v["message"] for v in violations)
     sent = recorded(record)
     assert "tools/list" in sent and "tools/call" not in sent
 
@@ -182,7 +182,7 @@ def test_schema_dialect_comes_from_dollar_schema(url):
     result, doc = call_json(url, "draft07", "a=1")
     assert result.exit_code == 3
     assert doc["error"]["detail"]["dialect"] == "http://json-schema.org/draft-07/schema#"
-    assert "'b' is a dependency of 'a'" in doc["error"]["message"]
+    assert '"b" is a dependency of "a"' in doc["error"]["message"]
     assert call_json(url, "draft07", "a=1", "b=2")[0].exit_code == 0
 
 
@@ -201,7 +201,7 @@ def test_output_schema_mismatch_is_found_beyond_the_first_page(url):
     result, doc = call_json(url, "wrong_output")
     assert result.exit_code == 1
     f = finding(doc, "output-schema-mismatch")
-    assert f["detail"]["violations"] == [{"path": "$.count", "message": "'three' is not of type 'integer'"}]
+    assert f["detail"]["violations"] == [{"path": "$.count", "message": '"three" is not of type "integer"'}]
     result, doc = call_json(url, "missing_output")
     assert result.exit_code == 1
     assert "no structuredContent" in finding(doc, "output-schema-mismatch")["message"]

@@ -460,7 +460,7 @@ def test_watch_call_sends_the_arguments_built_from_the_schema(tmp_path):
 
 @pytest.mark.parametrize("call, code_name, message", [
     ("add a=1 b=x", "invalid-arguments", "do not match the inputSchema"),
-    ("add a=1", "invalid-arguments", "'b' is a required property"),
+    ("add a=1", "invalid-arguments", '"b" is a required property'),
     ("no_such_tool", "not-in-catalog", "is not among the server's"),
 ])
 def test_watch_call_is_refused_like_call_and_nothing_is_sent(tmp_path, call, code_name, message):

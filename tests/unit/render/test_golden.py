@@ -275,7 +275,7 @@ def _call() -> Invoked:
                 "structuredContent": {"sum": 5}},
         saved=[{"index": 2, "path": "out/add-2.png", "bytes": 21}],
         findings=[Finding("output-schema-mismatch", "structuredContent does not match the tool's outputSchema: "
-                          "'sum' is not of type 'string'", kind="tools")],
+                          '$.sum: 5 is not of type "string"', kind="tools")],
         timings=[Timing("connect", 12.0), Timing("initialize", 20.5), Timing("list tools", 2.0, {"pages": 1}),
                  Timing("tools/call", 4.2)])
     return Invoked(outcome)

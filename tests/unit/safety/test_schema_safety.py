@@ -9,6 +9,7 @@ fast path and the SDK's models) takes the same tools without raising.
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 
@@ -229,7 +230,7 @@ def test_what_is_refused_and_why():
         with pytest.raises(UnusableSchema) as caught:
             validate({"x": 1, "y": 2}, schema)
         assert caught.value.detail["reason"] == reason, (reason, caught.value)
-    with pytest.raises(UnusableSchema, match=r"'\(' is not a 'regex'"):  # checked against the meta-schema
+    with pytest.raises(UnusableSchema, match=r'"\(" is not a "regex"'):  # checked against the meta-schema
         validate({"x": 1}, {"patternProperties": {"(": {}}})
     with pytest.raises(UnusableSchema) as caught:
         validate({"x": "a" * 60 + "!"}, {"properties": {"x": {"pattern": SLOW}}})
@@ -251,7 +252,7 @@ def test_what_is_still_validated():
     assert len(validate([{"a": 1}, {"a": 1.0}], {"uniqueItems": True})) == 1
     assert validate([1, True], {"uniqueItems": True}) == []
     assert [v.message for v in validate({"r": "(("}, {"properties": {"r": {"format": "regex"}}})] == [
-        "'((' is not a 'regex'"]
+        '"((" is not a "regex"']
 
 
 @pytest.mark.parametrize("item, kind", [(["a"], "an array"), ("tool", "a string"), (3, "a number"), (None, "null"),
@@ -262,3 +263,152 @@ def test_an_item_that_is_not_an_object_is_named_in_json_s_words(item: object, ki
 
     assert json_kind(item) == kind
     assert item_errors("tools", item, modern=False) == [f"not a JSON object but {kind}"]
+
+
+# ----- messages in JSON's words -----
+
+DRAFT3 = "http://json-schema.org/draft-03/schema#"
+DRAFT4 = "http://json-schema.org/draft-04/schema#"
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+BIG = 10**150  # a number JSON and Python write alike: only its length tells whose sentence it is
+BIG_SHOWN = "1" + "0" * 118 + "…"
+
+
+@pytest.mark.parametrize("instance, schema, messages", [
+    # type
+    (None, {"type": "boolean"}, ['null is not of type "boolean"']),
+    (True, {"type": ["string", "null"]}, ['true is not of type "string", "null"']),
+    (1, {"$schema": DRAFT3, "type": ["string", {"type": "object"}]}, ['1 is not of type "string", {"type": "object"}']),
+    # required, dependentRequired and draft 7's dependencies
+    ({"a": None}, {"required": ["a", "b", "c"]}, ['"b" is a required property', '"c" is a required property']),
+    ({}, {"$schema": DRAFT3, "properties": {"a": {"required": True}}}, ['"a" is a required property']),
+    ({"a": 1}, {"dependentRequired": {"a": ["b"]}}, ['"b" is a dependency of "a"']),
+    ({"a": 1}, {"$schema": DRAFT7, "dependencies": {"a": ["b"]}}, ['"b" is a dependency of "a"']),
+    ({"a is a dependency of 'b": 1}, {"dependentRequired": {"a is a dependency of 'b": ["x is a dependency of y"]}},
+     ['"x is a dependency of y" is a dependency of "a is a dependency of \'b"']),
+    # enum, const
+    (True, {"enum": ["a", "b"]}, ['true is not one of ["a", "b"]']),
+    ("x", {"const": {"k": None}}, ['{"k": null} was expected']),
+    # additionalProperties, unevaluatedProperties, false schemas
+    ({"a": 1, "q": 2}, {"properties": {"a": {}}, "additionalProperties": False},
+     ['Additional properties are not allowed ("q" was unexpected)']),
+    ({"q": 1, "r": 2}, {"patternProperties": {"^x": {}}, "additionalProperties": False},
+     ['"q", "r" do not match any of the regexes: "^x"']),
+    ({"a": 1, "z": 2, "y": 3}, {"properties": {"a": {}}, "unevaluatedProperties": False},
+     ['Unevaluated properties are not allowed ("y", "z" were unexpected)']),
+    ({"z": "s"}, {"unevaluatedProperties": {"type": "integer"}},
+     ['Unevaluated properties are not valid under the given schema ("z" was unevaluated and invalid)']),
+    ({"x": None}, {"properties": {"x": False}}, ["False schema does not allow null"]),
+    # minimum, maximum, exclusive*, multipleOf: numbers read alike, so a long one shows whose words they are
+    (BIG, {"maximum": 1}, [f"{BIG_SHOWN} is greater than the maximum of 1"]),
+    (-BIG, {"minimum": 1}, [f"-{BIG_SHOWN[:-2]}… is less than the minimum of 1"]),
+    (BIG, {"exclusiveMaximum": 1}, [f"{BIG_SHOWN} is greater than or equal to the maximum of 1"]),
+    (-BIG, {"exclusiveMinimum": 1}, [f"-{BIG_SHOWN[:-2]}… is less than or equal to the minimum of 1"]),
+    (-BIG, {"$schema": DRAFT4, "minimum": 1, "exclusiveMinimum": True},
+     [f"-{BIG_SHOWN[:-2]}… is less than or equal to the minimum of 1"]),
+    (BIG + 1, {"multipleOf": 2}, [f"{BIG_SHOWN} is not a multiple of 2"]),
+    (float("inf"), {"maximum": 1}, ["Infinity is greater than the maximum of 1"]),
+    # minLength, maxLength, minItems, maxItems, minProperties, maxProperties
+    ("", {"minLength": 1}, ['"" should be non-empty']),
+    ("abc", {"maxLength": 2}, ['"abc" is too long']),
+    ([None], {"minItems": 2}, ["[null] is too short"]),
+    ([True], {"maxItems": 0}, ["[true] is expected to be empty"]),
+    ({"a": True}, {"minProperties": 2}, ['{"a": true} does not have enough properties']),
+    ({"a": None}, {"maxProperties": 0}, ['{"a": null} is expected to be empty']),
+    # pattern, format, propertyNames (a name is the instance of its subschema)
+    ("Q", {"pattern": "^[a-z]+$"}, ['"Q" does not match "^[a-z]+$"']),
+    ("x", {"format": "email"}, ['"x" is not a "email"']),
+    ({"Q": 1}, {"propertyNames": {"pattern": "^[a-z]+$"}}, ['"Q" does not match "^[a-z]+$"']),
+    # uniqueItems (mcpprobe's own, linear-time keyword)
+    ([None, None], {"uniqueItems": True}, ["[null, null] has non-unique elements"]),
+    # anyOf, oneOf, not
+    ({"x": 1}, {"anyOf": [{"type": "string"}, {"type": "null"}]},
+     ['{"x": 1} is not valid under any of the given schemas']),
+    (None, {"oneOf": [{"type": "string"}]}, ["null is not valid under any of the given schemas"]),
+    (1, {"oneOf": [{"type": "integer"}, {"type": "string"}, {"type": "number"}]},
+     ['1 is valid under each of {"type": "number"}, {"type": "integer"}']),
+    (None, {"not": {"type": "null"}}, ['null should not be valid under {"type": "null"}']),
+    # contains, items, the unevaluated and additional items
+    ([None], {"contains": {"type": "string"}}, ["[null] does not contain items matching the given schema"]),
+    ([None], {"$schema": DRAFT7, "contains": {"type": "string"}}, ["None of [null] are valid under the given schema"]),
+    ([1, None], {"prefixItems": [{}], "items": False}, ["Expected at most 1 item but found 1 extra: null"]),
+    ([1, None, True], {"$schema": DRAFT7, "items": [{}], "additionalItems": False},
+     ["Additional items are not allowed (null, true were unexpected)"]),
+    ([1, [None], "x"], {"prefixItems": [{}], "unevaluatedItems": False},
+     ['Unevaluated items are not allowed ([null], "x" were unexpected)']),
+    # draft 3's disallow
+    (None, {"$schema": DRAFT3, "disallow": "null"}, ['"null" is disallowed for null']),
+])
+def test_each_keyword_s_message_shows_its_values_as_json(instance, schema, messages):
+    """jsonschema's sentences, with each value as JSON (`null`, `true`, `"b"`, `{"x": 1}`), never Python's repr."""
+    assert [v.message for v in validate(instance, schema)] == messages
+
+
+def test_a_schema_that_is_not_a_schema_is_said_in_json_s_words():
+    """The meta-schema's verdict (the `invalid-schema` reason) quotes the schema's values as JSON too."""
+    from mcpprobe.safety.validation import schema_problem
+
+    expected = r'^"nonsense" is not valid under any of the given schemas \(at \$\.type\)$'
+    with pytest.raises(UnusableSchema, match=expected):
+        validate(1, {"type": "nonsense"})
+    assert schema_problem({"type": "object", "required": [None]}) == (
+        "invalid-schema", 'null is not of type "string" (at $.required[0])')
+
+
+def test_a_sentence_not_known_is_left_in_jsonschema_s_words():
+    """What is not one of the sentences read here stays jsonschema's own, never a guess and never a
+    crash: draft 3's named types (a sentence of another shape), a keyword not handled, a message
+    worded otherwise than its keyword's, parts that break the reading."""
+    from jsonschema.exceptions import ValidationError
+
+    from mcpprobe.safety.schema_messages import json_message
+
+    named = {"$schema": DRAFT3, "properties": {"n": {"type": [{"name": "thing", "type": "string"}]},
+                                               "m": {"required": True}}}
+    assert [(v.path, v.message) for v in validate({"n": None}, named)] == [
+        ("$.m", '"m" is a required property'), ("$.n", "None is not of type 'thing'")]
+    too_few = {"contains": {"type": "string"}, "minContains": 2, "maxItems": 1}
+    assert [v.message for v in validate([None, "a"], too_few)] == [
+        "Too few items match the given schema (expected at least 2 but only 1 matched)", '[null, "a"] is too long']
+    unknown = ValidationError("None is odd", validator="x-odd", validator_value=True, instance=None, schema={})
+    assert json_message(unknown) == "None is odd"
+    reworded = ValidationError("None is not a 'boolean'", validator="type", validator_value="boolean", instance=None,
+                               schema={"type": "boolean"})
+    assert json_message(reworded) == "None is not a 'boolean'"
+    unreadable = ValidationError("Additional properties are not allowed ('q' was unexpected)",
+                                 validator="additionalProperties", validator_value=False, instance=None, schema={})
+    assert json_message(unreadable) == "Additional properties are not allowed ('q' was unexpected)"
+    not_json = object()
+    unwritable = ValidationError(f"{not_json!r} is not one of [1]", validator="enum", validator_value=[1],
+                                 instance=not_json, schema={"enum": [1]})
+    assert json_message(unwritable) == f"{not_json!r} is not one of [1]"
+
+
+def test_a_long_value_is_cut_short_and_the_message_stays_bounded():
+    """A server's value may be megabytes: each is cut after MAX_VALUE characters with an ellipsis
+    (never through a JSON escape), and each message after MAX_MESSAGE."""
+    from mcpprobe.safety.schema_messages import MAX_VALUE
+    from mcpprobe.safety.validation import MAX_MESSAGE
+
+    [long] = validate("x" * 1_000_000, {"type": "integer"})
+    assert long.message == '"' + "x" * (MAX_VALUE - 2) + '… is not of type "integer"'
+    [escapes] = validate("\x1b" * 100, {"type": "integer"})
+    value = escapes.message.removesuffix(' is not of type "integer"')
+    assert re.fullmatch(r'"(\\u001b)+…', value) and len(value) <= MAX_VALUE, value
+    [nested] = validate({"items": list(range(100_000))}, {"type": "array"})
+    start = '{"items": [' + ", ".join(map(str, range(100)))
+    assert nested.message == start[:MAX_VALUE - 1] + '… is not of type "array"'
+    [many] = validate({f"k{i:03}": i for i in range(200)}, {"additionalProperties": False})
+    assert len(many.message) == MAX_MESSAGE and many.message.startswith(
+        'Additional properties are not allowed ("k000", "k001", ') and many.message.endswith("…")
+
+
+def test_a_hostile_value_is_quoted_as_json_and_shown_inert():
+    """JSON escapes C0 controls (ESC, CR), not C1 controls or bidi overrides: those the message keeps,
+    and visible() (what every message goes through before a terminal) makes them inert."""
+    from mcpprobe.safety.sanitize import findings_for, visible
+
+    [violation] = validate({"x": "\x1b[2J\x9b31m\u202eevil\rover"}, {"properties": {"x": {"type": "integer"}}})
+    assert violation.message == '"\\u001b[2J\x9b31m\u202eevil\\rover" is not of type "integer"'
+    assert visible(violation.message) == '"\\u001b[2J\\u009b31m<U+202E>evil\\rover" is not of type "integer"'
+    assert findings_for(visible(violation.message)) == []
