@@ -408,6 +408,19 @@ def _without_embedded_dialect(node: Any, root: bool = True) -> Any:
 # ----- validation -----
 
 
+def _prechecked(schema: Any, cls: Any) -> bool:
+    """`precheck`, which walks the schema by its keywords and trips over one of the wrong shape
+    (`"properties": 5`, `"allOf": 3`): then the meta-schema check says what is wrong, an
+    `invalid-schema` verdict, where "jsonschema could not use it: AttributeError" said nothing."""
+    try:
+        return precheck(schema, cls)
+    except (UnusableSchema, _Stopped, RecursionError):
+        raise
+    except Exception:
+        _check_against_meta_schema(schema, cls)
+        raise
+
+
 def _validator_class(schema: Any) -> Any:
     from jsonschema import Draft202012Validator
     from jsonschema.validators import validator_for
@@ -445,7 +458,7 @@ def validate(instance: Any, schema: Any, *, seconds: float = BUDGET_SECONDS,
     _local.budget = budget
     try:
         cls = _validator_class(schema)
-        if precheck(schema, cls):
+        if _prechecked(schema, cls):
             schema = _without_embedded_dialect(schema)
         _check_against_meta_schema(schema, cls)
         validator = _bounded(cls)(schema, registry=_registry(), format_checker=_format_checker(cls))
@@ -519,7 +532,7 @@ def schema_problem(schema: Any) -> tuple[str, str] | None:
     _local.budget = _Budget(BUDGET_SECONDS, threading.Event())
     try:
         cls = _validator_class(schema)
-        if precheck(schema, cls):
+        if _prechecked(schema, cls):
             schema = _without_embedded_dialect(schema)
         _check_against_meta_schema(schema, cls)
     except UnusableSchema as exc:

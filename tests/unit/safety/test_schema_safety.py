@@ -412,3 +412,23 @@ def test_a_hostile_value_is_quoted_as_json_and_shown_inert():
     assert violation.message == '"\\u001b[2J\x9b31m\u202eevil\\rover" is not of type "integer"'
     assert visible(violation.message) == '"\\u001b[2J\\u009b31m<U+202E>evil\\rover" is not of type "integer"'
     assert findings_for(visible(violation.message)) == []
+
+
+@pytest.mark.parametrize(("schema", "said"), [
+    ({"type": "object", "properties": 5}, '5 is not of type "object" (at $.properties)'),
+    ({"type": "object", "properties": {"a": 5}}, '5 is not of type "object", "boolean" (at $.properties.a)'),
+    ({"type": "array", "items": "x"}, '"x" is not of type "object", "boolean" (at $.items)'),
+    ({"allOf": 3}, '3 is not of type "array" (at $.allOf)'),
+    ({"$defs": []}, '[] is not of type "object" (at $["$defs"])'),
+    ({"dependentSchemas": 1}, '1 is not of type "object" (at $.dependentSchemas)'),
+])
+def test_a_keyword_of_the_wrong_shape_is_an_invalid_schema_not_unjudged(schema, said):
+    """Before: the walk for references tripped over it first, and `check` warned "mcpprobe could not
+    judge: jsonschema could not check it: AttributeError" of a schema its meta-schema plainly
+    rejects (tools.input-schema must fail it: "Schemas MUST be valid according to their dialect")."""
+    from mcpprobe.safety.validation import schema_problem
+
+    assert schema_problem(schema) == ("invalid-schema", said)
+    with pytest.raises(UnusableSchema) as refused:
+        validate({}, schema)
+    assert refused.value.detail["reason"] == "invalid-schema" and str(refused.value) == said
