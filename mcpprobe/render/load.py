@@ -213,7 +213,7 @@ def _histogram(out: Console, outcome: LoadOutcome) -> None:
     bins = histogram.coarse(HISTOGRAM_ROWS)
     top = max(b["count"] for b in bins) or 1
     out.print()
-    _labeled(out, "Latency ", Text("(log-spaced bins; each bar's count and the share up to it)", style="dim"))
+    _labeled(out, "Latency ", Text("(log-spaced bins; count, and the share up to each)", style="dim"))
     seen = 0
     labels = bounds([b["toUs"] for b in bins])
     width = max(len(label) for label in labels)
