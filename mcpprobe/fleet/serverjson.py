@@ -32,6 +32,7 @@ from typing import Any
 from mcpprobe.errors import UsageProblem
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.fleet.serverjson_inputs import unknown_inputs
+from mcpprobe.safety.schema_messages import json_value
 
 SCHEMA_VERSION = "2025-12-11"
 SCHEMA_URL = f"https://static.modelcontextprotocol.io/schemas/{SCHEMA_VERSION}/server.schema.json"
@@ -132,8 +133,8 @@ def _check_input(file: str, obj: Any, path: str, *, variables: bool = True) -> N
         _optional(file, obj, path, key, str, "a string")
     for key in ("isRequired", "isSecret", "isRepeated"):
         _optional(file, obj, path, key, bool, "a boolean (true or false)")
-    if "format" in obj and obj["format"] not in ("string", "number", "boolean", "filepath"):
-        raise _problem(file, f"{path}.format", f"{obj['format']!r} is not one of string, number, boolean, filepath")
+    if "format" in obj and obj["format"] not in (formats := ("string", "number", "boolean", "filepath")):
+        raise _problem(file, f"{path}.format", f"{json_value(obj['format'])} is not one of {', '.join(formats)}")
     if "choices" in obj:
         _want(file, f"{path}.choices", obj["choices"], list, "an array of strings")
         for index, choice in enumerate(obj["choices"]):
@@ -156,7 +157,7 @@ def _check_argument(file: str, obj: Any, path: str) -> None:
         if "value" not in obj and "valueHint" not in obj:
             raise _problem(file, path, "a positional argument needs a value or a valueHint")
     else:
-        raise _problem(file, f"{path}.type", f"{obj['type']!r} is not positional or named")
+        raise _problem(file, f"{path}.type", f"{json_value(obj['type'])} is not positional or named")
 
 
 def _check_key_values(file: str, obj: dict[str, Any], path: str, key: str) -> None:
@@ -175,7 +176,7 @@ def _check_transport(file: str, obj: Any, path: str, types: tuple[str, ...]) -> 
     _want(file, path, obj, dict, "an object")
     _required(file, obj, path, "type", str, "a string")
     if obj["type"] not in types:
-        raise _problem(file, f"{path}.type", f"{obj['type']!r} is not one of {', '.join(types)}")
+        raise _problem(file, f"{path}.type", f"{json_value(obj['type'])} is not one of {', '.join(types)}")
     if obj["type"] != "stdio":
         _required(file, obj, path, "url", str, "a string (a URL)")
         _check_key_values(file, obj, path, "headers")
@@ -200,7 +201,8 @@ def check(doc: Any, file: str) -> None:
         _want(file, path, package, dict, "an object")
         _required(file, package, path, "registryType", str, "a string")
         if package["registryType"] not in REGISTRY_TYPES:
-            raise _problem(file, f"{path}.registryType", f"{package['registryType']!r} is not a registry type "
+            raise _problem(file, f"{path}.registryType",
+                           f"{json_value(package['registryType'])} is not a registry type "
                            f"mcpprobe knows ({', '.join(REGISTRY_TYPES)})")
         _required(file, package, path, "identifier", str, "a string")
         if not package["identifier"]:
@@ -210,7 +212,8 @@ def check(doc: Any, file: str) -> None:
         else:
             _optional(file, package, path, "version", str, "a string")
         if "version" in package and package["version"] in ("", "latest"):
-            raise _problem(file, f"{path}.version", f"{package['version']!r}: the schema asks for one specific version")
+            raise _problem(file, f"{path}.version",
+                           f"{json_value(package['version'])}: the schema asks for one specific version")
         for key in ("runtimeHint", "registryBaseUrl", "fileSha256"):
             _optional(file, package, path, key, str, "a string")
         if "transport" not in package:
@@ -288,7 +291,7 @@ class _Values:
     def _check_choice(self, spec: dict[str, Any], value: str, path: str) -> None:
         choices = spec.get("choices")
         if choices and value not in choices:
-            raise _problem(self.file, path, f"{value!r} is not one of its choices: {', '.join(choices)}")
+            raise _problem(self.file, path, f"{json_value(value)} is not one of its choices: {', '.join(choices)}")
 
 
 def _arguments(values: _Values, arguments: list[dict[str, Any]], path: str) -> list[str]:
@@ -569,15 +572,15 @@ def identity_findings(published: Published, server_info: Mapping[str, Any] | Non
     detail = {"file": published.file, "chosen": published.chosen}
     running_version = server_info.get("version")
     if isinstance(running_version, str) and running_version.strip() != published.version.strip():
-        found.append(Finding(
-            "server-json-mismatch", f"the server reports version {running_version!r}; the server.json says "
-            f"{published.version!r}", detail={**detail, "field": "version", "serverInfo": running_version,
-                                             "serverJson": published.version}))
+        found.append(Finding("server-json-mismatch", f"the server reports version {json_value(running_version)}; "
+                             f"the server.json says {json_value(published.version)}", detail={
+                                 **detail, "field": "version", "serverInfo": running_version,
+                                 "serverJson": published.version}))
     running_name = server_info.get("name")
     if isinstance(running_name, str) and not _names_agree(published.name, running_name):
         found.append(Finding(
-            "server-json-mismatch", f"the server calls itself {running_name!r}; the server.json names "
-            f"{published.name!r}", severity=Severity.INFO,
+            "server-json-mismatch", f"the server calls itself {json_value(running_name)}; the server.json names "
+            f"{json_value(published.name)}", severity=Severity.INFO,
             detail={**detail, "field": "name", "serverInfo": running_name, "serverJson": published.name}))
     return found
 

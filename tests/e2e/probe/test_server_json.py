@@ -124,6 +124,7 @@ def test_a_version_that_disagrees_with_the_file_is_a_finding(tmp_path, venv_bin,
     assert findings[0]["detail"]["field"] == "version"
     assert findings[0]["detail"]["serverInfo"] == "1.0.0"
     assert findings[0]["detail"]["serverJson"] == "2.0.0"
+    assert findings[0]["message"] == 'the server reports version "1.0.0"; the server.json says "2.0.0"'
 
 
 def test_a_name_that_shares_nothing_with_the_file_is_noted(tmp_path, venv_bin):
@@ -229,7 +230,7 @@ BAD = {
                                 "$.packages[0].version: required"),
     "latest": (_doc(packages=[{**NPM, "version": "latest"}]), "$.packages[0].version"),
     "unknown-registry-type": (_doc(packages=[{**NPM, "registryType": "cargo"}]),
-                              "$.packages[0].registryType: 'cargo' is not a registry type"),
+                              '$.packages[0].registryType: "cargo" is not a registry type'),
     "missing-transport": (_doc(packages=[{k: v for k, v in NPM.items() if k != "transport"}]),
                           "$.packages[0].transport: required"),
     "transport-type": (_doc(packages=[{**NPM, "transport": {"type": "carrier-pigeon"}}]),

@@ -96,7 +96,7 @@ def test_a_placeholder_without_a_variable_stays_as_written():
 def test_a_value_outside_the_choices_is_refused():
     package = {"registryType": "npm", "identifier": "a", "version": "1", "transport": {"type": "stdio"},
                "packageArguments": [{"type": "named", "name": "--mode", "choices": ["local", "proxy"]}]}
-    with pytest.raises(UsageProblem, match=r"\$\.packages\[0\]\.packageArguments\[0\]: 'cloud' is not one of"):
+    with pytest.raises(UsageProblem, match=r'\$\.packages\[0\]\.packageArguments\[0\]: "cloud" is not one of'):
         build(_doc(package), "f", inputs={"mode": "cloud"}, environ={}, which=_which("npx"))
 
 

@@ -595,7 +595,7 @@ def _checked_with_findings() -> Checked:
                  {"sent": "POST /mcp ping", "received": "HTTP 400 (the deciding answer)"}]
     result = Result(check, Status.FAIL, Level.MUST, "after DELETE answered 200, ping with the ended session's id "
                     "got HTTP 400, not 404 Not Found", check.spec_url("2025-11-25"), exchanges)
-    mismatch = Finding("server-json-mismatch", "the server reports version '2.0.0'; the server.json says '2.1.0'",
+    mismatch = Finding("server-json-mismatch", "the server reports version \"2.0.0\"; the server.json says \"2.1.0\"",
                        kind="server")
     outcome = CheckOutcome("check", snapshot=_snapshot("notes"), results=[result], findings=[mismatch])
     return Checked([Report(_member("notes"), outcome, elapsed=0.3)], False)
