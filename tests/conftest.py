@@ -82,6 +82,24 @@ class Result:
         return [f["code"] for f in self.json["findings"]]
 
 
+def isolated_auth_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, client_secret: str | None = None,
+                       no_proxy_variables: bool = False) -> Path:
+    """A test's own token store and config (XDG_CONFIG_HOME and HOME under `tmp_path`), no browser to
+    open, and, as asked, CLIENT_SECRET set and every proxy variable cleared: for the processes the
+    test runs and for TokenStore in the test itself. Returns the config directory."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("MCPPROBE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    if client_secret is not None:
+        monkeypatch.setenv("CLIENT_SECRET", client_secret)
+    if no_proxy_variables:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+    return tmp_path / "config"
+
+
 def run_cli(args: list[str], *, env: dict[str, str] | None = None) -> Result:
     """Run mcpprobe in-process, as a user would from a shell, with stdout and stderr apart."""
     result = CliRunner().invoke(cli, args, env=env, catch_exceptions=False)

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from conftest import PY, ROOT, Result, fixture_http, http_server, run_cli, run_subprocess
+from conftest import PY, ROOT, Result, fixture_http, http_server, isolated_auth_home, run_cli, run_subprocess
 
 from mcpprobe.auth.apply import authorize_target
 from mcpprobe.auth.diagnosis import diagnose
@@ -39,12 +39,7 @@ CLIENT_SECRET = "cs-very-secret-value-4711"
 
 @pytest.fixture(autouse=True)
 def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.delenv("MCPPROBE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    return tmp_path / "config"
+    return isolated_auth_home(tmp_path, monkeypatch)
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from mcpprobe.auth.store import TokenRecord, TokenStore
-from tests.conftest import FIXTURE, PY, ROOT, Result, http_server
+from tests.conftest import FIXTURE, PY, ROOT, Result, http_server, isolated_auth_home
 
 AUTH_SERVER = ROOT / "tests" / "fixtures" / "auth_server.py"
 ODDITIES = ROOT / "tests" / "fixtures" / "http_oddities.py"
@@ -36,15 +36,7 @@ CLIENT = ["--client-id", "ci", "--client-secret-env", "CLIENT_SECRET"]
 @pytest.fixture(autouse=True)
 def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Each test its own token store, for the processes it runs and for TokenStore here."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("CLIENT_SECRET", SECRET)
-    monkeypatch.delenv("MCPPROBE_CONFIG_DIR", raising=False)
-    monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    return tmp_path / "config"
+    return isolated_auth_home(tmp_path, monkeypatch, client_secret=SECRET, no_proxy_variables=True)
 
 
 @contextmanager
