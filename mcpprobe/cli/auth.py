@@ -53,7 +53,6 @@ def _show(subject: AuthSubject, as_json: bool, redactor: Redactor) -> None:
 def auth_group() -> None:
     """Log in to HTTP servers (OAuth 2.1), and see or remove the stored tokens.
 
-    \b
     Tokens are stored per server and authorization server in the user's config directory
     (files of mode 0600):
     $XDG_CONFIG_HOME/mcpprobe/tokens (~/.config/mcpprobe/tokens) on Linux,
@@ -113,7 +112,6 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
                   as_json: bool, auth: AuthSettings) -> int:
     """Log in to the MCP server at URL and store the token.
 
-    \b
     Authorization code with PKCE, through a redirect to 127.0.0.1: the URL is printed (and
     opened in a browser where there is one; --no-browser only prints it). The client is
     --client-id when given, else a client ID metadata document (--client-metadata-url) or
@@ -124,7 +122,6 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
     --assertion-env VAR sends it to the token endpoint as the grant (RFC 7523), no
     browser, no client registration.
 
-    \b
     Login opens a session as every command does (server/discover, else initialize) and
     lists what the server declares; it goes ahead when one of those is refused with 401
     or 403, when the server publishes protected resource metadata, or with --force. The
@@ -132,7 +129,6 @@ def login_command(url: str, client_metadata_url: str | None, callback_port: int,
     server's protected resource metadata now names another authorization server, login
     registers and logs in with that one (once).
 
-    \b
     Exit: 0 logged in (or no login needed); 2 usage; 4 server unreachable; 7 login failed.
 
     \b
@@ -260,7 +256,6 @@ def logout_command(url: str | None, everything: bool, no_revoke: bool, client_se
     """Revoke and remove the stored tokens of the server at URL, from every authorization server
     it has used (or of every server with --all).
 
-    \b
     Where the authorization server offers revocation (RFC 7009, its metadata's
     revocation_endpoint), the refresh and access tokens are revoked there first; a
     revocation that fails is reported (exit 7) and the token is forgotten anyway.

@@ -107,7 +107,6 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
                   server_json: ServerJsonChoice | None) -> int:
     """Check the server's behaviour against the specification, rule by rule, gated on what it declared.
 
-    \b
     Each check (`mcpprobe docs check`) is tied to the words of the negotiated revision and says
     pass, fail (a MUST not met), warn (a SHOULD not met), skipped (its capability was not
     declared: nothing sent), n/a (not in this revision or transport) or error (it could not run).
@@ -115,7 +114,6 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
     one request at a time (--rate to go slower). --force is ignored: nothing is sent for a
     capability the server did not declare.
 
-    \b
     Exit: 0 no check failed (warnings allowed); 1 a MUST failed (or a SHOULD, with --strict);
     2 usage; 4 connection; 5 protocol; 6 timeout; 7 auth; 130 Ctrl-C (mcpprobe docs exit-codes).
 

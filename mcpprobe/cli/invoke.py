@@ -213,27 +213,23 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
                  connection: Connection, settings: Settings, server_json: ServerJsonChoice | None) -> int:
     """Call one tool (tools/call), after checking it against the tool list and its inputSchema.
 
-    \b
     Arguments are KEY=VALUE, coerced by the tool's inputSchema (integer, number, boolean,
     null, arrays and objects as JSON), KEY:=JSON for a literal JSON value, or --args.
     They are validated before sending: an invalid argument is exit 3, and nothing is sent.
     A tool not marked readOnlyHint asks for confirmation on a terminal (--yes skips it);
     annotations are the server's own, unverified claims.
 
-    \b
     A tool with execution.taskSupport 'required' (or 'optional', with --task) runs as a task:
     tasks/get is polled at the server's pollInterval until the task ends, then tasks/result
     gives the result. --timeout is per request; the wait ends with the task's own ttl. On
     Ctrl-C (or at the ttl) mcpprobe sends tasks/cancel. --task for a tool or server without
     task support is refused (exit 3).
 
-    \b
     2026-07-28: tasks are the extension io.modelcontextprotocol/tasks. When the server
     declares it, the call declares it too, and the server decides whether the call becomes
     a task: then tasks/get is polled at its pollIntervalMs, requests for input are answered
     with tasks/update, and on Ctrl-C tasks/cancel is sent. --no-task leaves it undeclared.
 
-    \b
     Exit: 0 ok; 1 isError, output-schema-mismatch or task-cancelled; 2 usage (or --save not
     written); 3 refused (not declared, unknown tool, invalid arguments, not confirmed, no task
     support); 4 connection; 5 JSON-RPC error; 6 timeout (or the task's ttl ran out); 7 auth;
@@ -291,7 +287,6 @@ def read_command(ctx: click.Context, rest: tuple[str, ...], template: str | None
                  connection: Connection, settings: Settings) -> int:
     """Read one resource (resources/read). The URI must be listed or match a listed template.
 
-    \b
     Text goes to stdout exactly as sent (so '> file' works); binary contents are decoded into
     -o FILE or a non-terminal stdout, and summarised (MIME type, size) on a terminal. Several
     contents are each labelled with their URI. A URI that is neither in resources/list nor
@@ -351,7 +346,6 @@ def get_prompt_command(ctx: click.Context, name: str, rest: tuple[str, ...], com
                        settings: Settings) -> int:
     """Expand one prompt (prompts/get) with its arguments and show the messages.
 
-    \b
     The prompt must be in prompts/list. Required arguments are checked against its declared
     arguments before sending (missing ones are listed, exit 3); unknown arguments are refused
     unless --force. --json gives the raw result.

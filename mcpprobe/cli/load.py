@@ -186,7 +186,6 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
                  output: Output, connection: Connection, settings: Settings) -> int:
     """Measure a server under load: latency, throughput, errors, and its memory over time.
 
-    \b
     The work is one or more operations, mixed by weight (@WEIGHT, default 1). Closed loop by
     default (--concurrency requests in flight, each sent when the last is answered); --rate
     makes it open loop (requests start on schedule; latency counts from when each was due).
@@ -196,7 +195,6 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
     spent, and for a stdio server its memory, open files and threads (a steady growth is a
     server-leak finding).
 
-    \b
     Exit: 0 the run worked (request errors are figures, not failures); 1 an --slo missed;
     2 usage (bad --slo); 3 refused (a check of the operation failed, a tool not read-only
     without --yes); 4 connection lost; 5, 6, 7 as for every command; 130 Ctrl-C, with what

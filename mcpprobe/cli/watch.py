@@ -191,14 +191,12 @@ def watch_command(ctx: click.Context, url: tuple[str, ...], poll: float | None, 
                   output: Output, connection: Connection, settings: Settings) -> int:
     """Stay connected and report what changes, live, until stopped.
 
-    \b
     Lists every declared kind, then follows list_changed notifications only where the server
     promised them (listChanged: true); --poll re-lists the others. Each change is re-listed to
     the end and reported as a difference (added, removed, changed with the fields named). A failed
     re-list keeps the last good snapshot, marked stale, and retries. A dropped connection is
     reconnected with backoff, then everything is re-listed and re-subscribed.
 
-    \b
     Output: a status header, then one timestamped line per event; --json gives one JSON object
     per line (NDJSON), flushed as it happens (`mcpprobe docs json-output`).
     Exit: 0 stopped (Ctrl-C, --duration, --count); 1 a change with --exit-on-change;

@@ -158,3 +158,28 @@ def test_every_command_has_the_edge() -> None:
         assert isinstance(command, EdgeCommand | EdgeGroup), name
         for sub in getattr(command, "commands", {}).values():
             assert isinstance(sub, EdgeCommand), f"{name} {sub.name}"
+
+
+def test_every_help_fits_a_60_column_terminal_but_its_example_commands() -> None:
+    """Prose paragraphs are left to click to wrap; only example command lines (and a choice list that
+    click will not break) may be wider than the terminal: copied, a command must stay whole. Before,
+    paragraphs marked not to rewrap ran to 95 columns and the terminal broke them mid-word."""
+    import click
+
+    from mcpprobe.cli.main import COMMANDS, cli
+
+    ctx = click.Context(cli, info_name="mcpprobe", terminal_width=60)
+    commands: list[tuple[str, click.Command]] = [("mcpprobe", cli)]
+    for name in COMMANDS:
+        command = cli.get_command(ctx, name)
+        assert command is not None
+        commands.append((name, command))
+        commands += [(f"{name} {sub}", each) for sub, each in getattr(command, "commands", {}).items()]
+    wide: list[str] = []
+    for name, command in commands:
+        text = command.get_help(click.Context(command, info_name=name, terminal_width=60))
+        example = ("    mcpprobe ", "    curl ", "    CLIENT_SECRET=", "    bash ", "    zsh:", "    fish:",
+                   "  A server is a URL")
+        wide += [f"{name}: {line}" for line in text.splitlines()
+                 if len(line) > 60 and not line.startswith(example) and not line.lstrip().startswith("--")]
+    assert wide == []
