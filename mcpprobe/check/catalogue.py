@@ -105,9 +105,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("completion", "mcpprobe.check.optional", "Completion", "completion/complete where declared."),
     Family("logging", "mcpprobe.check.optional", "Logging", "logging/setLevel where declared."),
     Family("tasks", "mcpprobe.check.optional", "Tasks (2025-11-25, experimental; 2026-07-28, the tasks extension)",
-           "tasks/list and tasks/get of 2025-11-25; in 2026-07-28, tasks/get, tasks/cancel and the capabilities of "
-           "the `io.modelcontextprotocol/tasks` extension (SEP-2663), for an unknown task id only: no tool is "
-           "called, and nothing is sent where the extension is not declared."),
+           "tasks/list and tasks/get of 2025-11-25; in 2026-07-28, tasks/get, tasks/update, tasks/cancel, the removed "
+           "tasks/result and the capabilities of the `io.modelcontextprotocol/tasks` extension (SEP-2663), for an "
+           "unknown task id only: no tool is called, and nothing is sent where the extension is not declared."),
     Family("http", "mcpprobe.check.http", "Streamable HTTP",
            "Origin, MCP-Protocol-Version, sessions, DELETE, the GET stream, batches, notifications and the "
            "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's."),
@@ -378,14 +378,25 @@ CHECKS: tuple[Check, ...] = (
           how="Sends `tasks/cancel` for the task id `mcpprobe-no-such-task`, declaring the extension on the request "
               "(no task of the server's can be touched: none has that id). -32602 passes; the empty acknowledgement "
               "of a known task, or another error, warns."),
-    Check("tasks.ext-undeclared-client", "tasks/get from a client that did not declare the extension gets -32021",
+    Check("tasks.ext-unknown-task-update", "tasks/update of an unknown task id gets -32602", Level.SHOULD,
+          _TASKS_EXT_SEP + "#protocol-errors",
+          (("2026-07-28 (SEP-2663)", "Invalid or nonexistent `taskId`: `-32602` (Invalid params) - Servers "
+                                     "**SHOULD** return this error for `tasks/update` and `tasks/cancel`."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Sends `tasks/update` for the task id `mcpprobe-no-such-task` with no input responses "
+              "(`inputResponses: {}`), declaring the extension on the request (no task of the server's can be "
+              "touched: none has that id). -32602 passes; the empty acknowledgement of a known task, or another "
+              "error, warns."),
+    Check("tasks.ext-undeclared-client",
+          "tasks/get, tasks/update and tasks/cancel from a client that did not declare the extension get -32021",
           Level.MUST, _TASKS_EXT_SEP + "#protocol-errors",
           (("2026-07-28 (SEP-2663)", "Missing required client capabilities: `-32021` (Missing Required Client "
                                      "Capability) - Servers **MUST** return this error for non-declaring clients "
                                      "issuing `tasks/get`, `tasks/update`, and `tasks/cancel` requests."),),
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
-          how="Sends `tasks/get` for the task id `mcpprobe-no-such-task` without the extension in the request's "
-              "client capabilities. -32021 passes; anything else (a result, -32602 for the id) fails."),
+          how="Sends `tasks/get`, `tasks/update` (with `inputResponses: {}`) and `tasks/cancel`, each for the task "
+              "id `mcpprobe-no-such-task` and without the extension in the request's client capabilities. -32021 "
+              "to all three passes; anything else to any of them (a result, -32602 for the id) fails."),
     Check("tasks.ext-no-legacy-capability", "the 2025-11-25 `tasks` capability is not declared beside the extension",
           Level.MUST, _TASKS_EXT_SEP,
           (("2026-07-28 (SEP-2663)", "The `tasks.requests.*`, `tasks.cancel`, and `tasks.list` capability "
@@ -396,6 +407,15 @@ CHECKS: tuple[Check, ...] = (
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
           how="Reads the capabilities the server declared; nothing is sent. A `tasks` capability beside the "
               "extension fails."),
+    Check("tasks.ext-no-tasks-result", "tasks/result, which the extension removed, gets -32601", Level.MUST,
+          _TASKS_EXT_SEP + "#backward-compatibility",
+          (("2026-07-28 (SEP-2663)", "`tasks/result` is removed; clients calling it **MUST** receive `-32601` "
+                                     "(Method Not Found)."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Sends `tasks/result` (the 2025-11-25 method) for the task id `mcpprobe-no-such-task`, declaring the "
+              "extension on the request. -32601 passes; anything else (-32602 for the id, as a 2025-11-25 handler "
+              "would answer, or a result) fails. (The SEP's compatibility table names this revision by its "
+              "working date, 2026-06-30; the 2026-07-28 changelog lists SEP-2663.)"),
     # ----- streamable HTTP -----
     Check("http.origin", "a request from a foreign Origin is refused", Level.MUST, _SECURITY,
           (("2025-03-26 to 2025-06-18", "Servers **MUST** validate the `Origin` header on all incoming connections "

@@ -125,16 +125,52 @@ async def ext_unknown_cancel(ctx: CheckContext) -> Verdict:
     return warned(f"tasks/cancel of an unknown task id was answered with {answer_text(exchange)}, not -32602")
 
 
-async def ext_undeclared(ctx: CheckContext) -> Verdict:
-    # The session's own capabilities never carry the extension: it is declared per request.
-    exchange = await ctx.request("tasks/get", {"taskId": UNKNOWN_TASK})
+async def ext_unknown_update(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("tasks/update", _declaring({"taskId": UNKNOWN_TASK, "inputResponses": {}}))
     broken = _broken(exchange)
     if broken is not None:
         return broken
-    if exchange.rpc_code == MISSING_CAPABILITY:
-        return passed("tasks/get that did not declare the extension was answered with error -32021")
-    return failed(f"tasks/get that did not declare the extension was answered with {answer_text(exchange)}, "
-                  "not -32021")
+    if exchange.rpc_code == INVALID_PARAMS:
+        return passed("tasks/update of an unknown task id was answered with error -32602")
+    if exchange.result is not None:
+        return warned("tasks/update of an unknown task id was acknowledged as if the task existed, not answered "
+                      "-32602")
+    return warned(f"tasks/update of an unknown task id was answered with {answer_text(exchange)}, not -32602")
+
+
+async def ext_undeclared(ctx: CheckContext) -> Verdict:
+    """The three tasks/* methods, each without the extension on the request (the session's own
+    capabilities never carry it: it is declared per request), for the unknown task id."""
+    sent: list[tuple[str, dict[str, Any]]] = [
+        ("tasks/get", {"taskId": UNKNOWN_TASK}),
+        ("tasks/update", {"taskId": UNKNOWN_TASK, "inputResponses": {}}),
+        ("tasks/cancel", {"taskId": UNKNOWN_TASK}),
+    ]
+    wrong = []
+    for method, params in sent:
+        exchange = await ctx.request(method, params)
+        broken = _broken(exchange)
+        if broken is not None:
+            return broken
+        if exchange.rpc_code != MISSING_CAPABILITY:
+            wrong.append(f"{method} with {answer_text(exchange)}")
+    if wrong:
+        return failed(f"requests that did not declare the extension were answered: {'; '.join(wrong)}, not -32021")
+    return passed("tasks/get, tasks/update and tasks/cancel that did not declare the extension were each answered "
+                  "with error -32021")
+
+
+async def ext_no_tasks_result(ctx: CheckContext) -> Verdict:
+    # mcpprobe's gate knows tasks/result only as the 2025-11-25 method of the `tasks` capability,
+    # which a server of the extension must not declare: sent as a removed method.
+    exchange = await ctx.request("tasks/result", _declaring({"taskId": UNKNOWN_TASK}), removed=True)
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.rpc_code == METHOD_NOT_FOUND:
+        return passed("tasks/result (removed by the extension) was answered with error -32601")
+    return failed(f"tasks/result, which the extension removed, was answered with {answer_text(exchange)}, "
+                  "not -32601")
 
 
 async def ext_no_legacy(ctx: CheckContext) -> Verdict:
@@ -153,6 +189,8 @@ IMPLEMENTS = {
     "tasks.unknown-task": unknown_task,
     "tasks.ext-unknown-task": ext_unknown_task,
     "tasks.ext-unknown-task-cancel": ext_unknown_cancel,
+    "tasks.ext-unknown-task-update": ext_unknown_update,
     "tasks.ext-undeclared-client": ext_undeclared,
     "tasks.ext-no-legacy-capability": ext_no_legacy,
+    "tasks.ext-no-tasks-result": ext_no_tasks_result,
 }

@@ -19,8 +19,11 @@ FAMILY = "tasks"  # with the 2025-11-25 checks, which are n/a in 2026-07-28
 TASKS_EXT_BROKEN = {
     "unknown-task": ("tasks.ext-unknown-task", "fail"),
     "unknown-cancel": ("tasks.ext-unknown-task-cancel", "warn"),
+    "unknown-update": ("tasks.ext-unknown-task-update", "warn"),
     "undeclared": ("tasks.ext-undeclared-client", "fail"),
+    "undeclared-cancel": ("tasks.ext-undeclared-client", "fail"),
     "legacy-capability": ("tasks.ext-no-legacy-capability", "fail"),
+    "tasks-result": ("tasks.ext-no-tasks-result", "fail"),
 }
 TASKS_EXT_BROKEN_IDS = {check_id for check_id, _ in TASKS_EXT_BROKEN.values()}
 
@@ -74,6 +77,34 @@ def test_the_legacy_capability_is_named_in_words_not_a_python_list(tmp_path: Pat
     entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-no-legacy-capability")
     assert entry["message"] == ("the server declares the 2025-11-25 tasks capability (cancel, list, requests) "
                                 "beside the tasks extension")
+    assert code == 1
+
+
+def test_each_tasks_method_is_asked_without_the_extension(tmp_path: Path) -> None:
+    """A server that serves only tasks/cancel to a non-declaring client fails, and the verdict names it."""
+    code, doc = run_check(tmp_path / "record.jsonl", "--break", "undeclared-cancel")
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-undeclared-client")
+    assert entry["status"] == "fail"
+    assert entry["message"] == ("requests that did not declare the extension were answered: tasks/cancel with error "
+                                "-32602 (Failed to retrieve task: Task not found), not -32021")
+    assert code == 1
+
+
+def test_tasks_result_is_sent_declaring_the_extension_and_only_for_the_unknown_id(tmp_path: Path) -> None:
+    record = tmp_path / "record.jsonl"
+    code, doc = run_check(record, "--break", "tasks-result")
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-no-tasks-result")
+    assert entry["message"] == ("tasks/result, which the extension removed, was answered with error -32602 (Failed "
+                                "to retrieve task: Task not found), not -32601")
+    assert entry["specUrl"] == "https://modelcontextprotocol.io/seps/2663-tasks-extension#backward-compatibility"
+    asked = [json.loads(line) for line in record.read_text().splitlines()]
+    results = [message["params"] for message in asked if message["method"] == "tasks/result"]
+    assert [params["taskId"] for params in results] == ["mcpprobe-no-such-task"]
+    assert "io.modelcontextprotocol/tasks" in results[0]["_meta"]["io.modelcontextprotocol/clientCapabilities"][
+        "extensions"]
+    updates = [message["params"] for message in asked if message["method"] == "tasks/update"]
+    assert {params["taskId"] for params in updates} == {"mcpprobe-no-such-task"}
+    assert all(params["inputResponses"] == {} for params in updates)
     assert code == 1
 
 

@@ -260,15 +260,20 @@ def test_tasks_requests_carry_the_task_id_in_mcp_name_over_http(tmp_path: Path) 
 
 
 def test_check_sends_the_task_id_in_mcp_name_for_tasks_get_and_cancel_over_http(tmp_path: Path) -> None:
-    """`check`'s tasks.ext-* checks over streamable HTTP: tasks/get and tasks/cancel carry their
-    taskId in Mcp-Name, and the fixture, right about the extension, passes them."""
+    """`check`'s tasks.ext-* checks over streamable HTTP: tasks/get, tasks/update and tasks/cancel
+    carry their taskId in Mcp-Name, the removed tasks/result gets the -32601 (in an HTTP 404) of any
+    unknown method, and the fixture, right about the extension, passes them all."""
+    from mcpprobe.check.catalogue import CHECKS
+
     server, record = _mode_server(tmp_path, "tasks")
     with server as url:
         result = run_cli(["check", "--json", "--protocol", "modern", "--only", "tasks", "--timeout", "5", url])
     doc = json.loads(result.stdout)
     ext = {e["id"]: e["status"] for e in doc["checks"] if e["id"].startswith("tasks.ext-")}
-    assert set(ext.values()) == {"pass"} and len(ext) == 4, doc["checks"]
+    assert set(ext.values()) == {"pass"} and len(ext) == 6, doc["checks"]
+    assert set(ext) == {check.id for check in CHECKS if check.id.startswith("tasks.ext-")}
     sent = [e for e in requests_of(record) if str(e["method"]).startswith("tasks/")]
-    assert {e["method"] for e in sent} == {"tasks/get", "tasks/cancel"}
+    assert {e["method"] for e in sent} == {"tasks/get", "tasks/update", "tasks/cancel", "tasks/result"}
+    assert all(e["headers"].get("Mcp-Method") == e["method"] for e in sent), sent
     assert all(e["headers"].get("Mcp-Name") == "mcpprobe-no-such-task"
-               and e["headers"].get("Mcp-Method") == e["method"] for e in sent), sent
+               for e in sent if e["method"] != "tasks/result"), sent
