@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import shlex
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mcpprobe.check.context import CheckContext, Exchange, NamedCall, Verdict, errored, failed, inert, passed
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
+
+if TYPE_CHECKING:
+    from mcpprobe.operations.outcome import InvokeOutcome
 
 
 def parse_call(spec: str) -> NamedCall:
@@ -27,7 +32,41 @@ def parse_call(spec: str) -> NamedCall:
     return NamedCall(spec, words[0], ToolArguments.parse(words[1:]))
 
 
+@dataclass
+class NamedRun:
+    """One tool named with --call, as it was called: what the call saw (its task, if it became one)."""
+
+    call: NamedCall
+    outcome: InvokeOutcome
+    exchange: Exchange
+    ended: float  # time.monotonic() when the call (and its task) ended
+
+
+@dataclass
+class NamedCalls:
+    verdict: Verdict  # tools.call-named's
+    runs: list[NamedRun]
+
+
+async def named_calls(ctx: CheckContext) -> NamedCalls:
+    """The tools named with --call, each called once per run however many checks judge the calls
+    (tools.call-named, tasks.ext-created-task-resolves): never twice on one command line."""
+    done: NamedCalls | None = getattr(ctx, "_named_calls", None)
+    if done is None:
+        runs: list[NamedRun] = []
+        verdict = await _call_each(ctx, runs)
+        done = NamedCalls(verdict, runs)
+        ctx._named_calls = done  # type: ignore[attr-defined]
+    for run in done.runs:
+        ctx.note(run.exchange)
+    return done
+
+
 async def call_each(ctx: CheckContext) -> Verdict:
+    return (await named_calls(ctx)).verdict
+
+
+async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:
     from mcpprobe.operations.checks import checked_arguments, confirm_call
     from mcpprobe.operations.input import InputBroker, Unattended
     from mcpprobe.operations.invoke import judge_tool_result, send_tool_call, task_rule
@@ -63,7 +102,7 @@ async def call_each(ctx: CheckContext) -> Verdict:
             result = None
         exchange.result = result
         exchange.ms = (time.perf_counter() - started) * 1000
-        ctx.note(exchange)
+        runs.append(NamedRun(call, outcome, exchange, time.monotonic()))
         if result is not None:
             ctx.results_seen.append(("tools/call", result))
         if result is None:

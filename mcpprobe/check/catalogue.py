@@ -7,6 +7,10 @@ Standard library only (and the protocol versions), so that the pages and `--help
 Each row says where its rule comes from: `words` quotes the specification (or JSON-RPC 2.0) for
 the revisions named, and `section` is the page of the revision's specification it is on. A check
 that reports a server wrong without such words is a false alarm, and none is allowed here.
+
+One room: the catalogue is data, one row per check, and its length is the specification's words
+quoted; split by family, the runner, the docs generator and `--only`/`--skip` would each have to
+gather the rows again, and the ids' uniqueness would no longer be visible in one place.
 """
 
 from __future__ import annotations
@@ -107,7 +111,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("tasks", "mcpprobe.check.optional", "Tasks (2025-11-25, experimental; 2026-07-28, the tasks extension)",
            "tasks/list and tasks/get of 2025-11-25; in 2026-07-28, tasks/get, tasks/update, tasks/cancel, the removed "
            "tasks/result and the capabilities of the `io.modelcontextprotocol/tasks` extension (SEP-2663), for an "
-           "unknown task id only: no tool is called, and nothing is sent where the extension is not declared."),
+           "unknown task id only (no tool is called; with --call, the tasks the named tools created are judged from "
+           "those calls), and nothing is sent where the extension is not declared."),
     Family("http", "mcpprobe.check.http", "Streamable HTTP",
            "Origin, MCP-Protocol-Version, sessions, DELETE, the GET stream, batches, notifications and the "
            "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's."),
@@ -282,7 +287,8 @@ CHECKS: tuple[Check, ...] = (
               "where the server declared it, and a task is polled to its result). A result with a `content` list "
               "passes (an `isError` result too: a tool's own failure is not a protocol failure); "
               "`structuredContent` that breaks the `outputSchema` fails, and so does a task answer without the "
-              "fields a `Task` requires. Without --call: skipped, nothing sent."),
+              "fields a `Task` requires. Without --call: skipped, nothing sent. Each named tool is called once per "
+              "run: `tasks.ext-created-task-resolves` judges the same calls."),
     # ----- resources -----
     Check("resources.read-listed", "listed resources can be read", Level.SHOULD, "server/resources#reading-resources",
           (("all", "To retrieve resource contents, clients send a `resources/read` request; the result's "
@@ -416,6 +422,21 @@ CHECKS: tuple[Check, ...] = (
               "extension on the request. -32601 passes; anything else (-32602 for the id, as a 2025-11-25 handler "
               "would answer, or a result) fails. (The SEP's compatibility table names this revision by its "
               "working date, 2026-06-30; the 2026-07-28 changelog lists SEP-2663.)"),
+    Check("tasks.ext-created-task-resolves", "a task a named tool call created is found by its first tasks/get",
+          Level.MUST, _TASKS_EXT_SEP + "#task-creation",
+          (("2026-07-28 (SEP-2663)", "A server **MUST NOT** return `CreateTaskResult` until the task is durably "
+                                     "created — that is, until a `tasks/get` for the returned `taskId` would "
+                                     "resolve."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Only with `--call 'TOOL K=V ...'`, and from the calls `tools.call-named` makes (each named tool is "
+              "called once per run, whichever of the two checks comes first or is chosen alone; nothing else is "
+              "sent for this check). For each "
+              "named call the server answered with a `CreateTaskResult`, the first `tasks/get` (sent at the task's "
+              "`pollIntervalMs`, as `call` polls) must find the task: a -32602 answer to it fails, where the task "
+              "was not already ended at creation and less than half its `ttlMs` had run (a task past its ttl may "
+              "be purged). A task that was polled passes; a call that did not become a task, or a task never "
+              "polled, is not judged (skipped). Without --call: skipped, nothing sent. mcpprobe never cancels a "
+              "named task to test `tasks/cancel`: see the tasks extension in docs/commands/check.md."),
     # ----- streamable HTTP -----
     Check("http.origin", "a request from a foreign Origin is refused", Level.MUST, _SECURITY,
           (("2025-03-26 to 2025-06-18", "Servers **MUST** validate the `Origin` header on all incoming connections "

@@ -182,6 +182,56 @@ async def ext_no_legacy(ctx: CheckContext) -> Verdict:
     return failed(f"the server declares the 2025-11-25 tasks capability ({shown}) beside the tasks extension")
 
 
+# ----- the tasks extension with --call: what the named calls' own tasks showed -----
+
+
+async def ext_created_task_resolves(ctx: CheckContext) -> Verdict:
+    """The first tasks/get of each task a named call created found it: "A server **MUST NOT** return
+    `CreateTaskResult` until the task is durably created — that is, until a `tasks/get` for the
+    returned `taskId` would resolve" (SEP-2663). Judged from the calls tools.call-named makes (each
+    tool called once per run); no request of its own."""
+    if not ctx.options.calls:
+        return skipped("no tool named with --call; nothing sent (check never calls a tool on its own)")
+    if not isinstance(ctx.capabilities.get("tools"), dict):
+        return skipped("the server did not declare 'tools'; nothing sent")
+    from mcpprobe.check.calls import named_calls
+    from mcpprobe.errors import RpcError
+    from mcpprobe.operations.tasks import TERMINAL
+
+    done = await named_calls(ctx)
+    found, lost, unjudged = [], [], []
+    for run in done.runs:
+        task, error, name = run.outcome.task, run.exchange.error, inert(run.call.tool, 60)
+        if task is None:
+            continue
+        if task.polls:
+            found.append(f"{name} ({task.polls} tasks/get)")
+            continue
+        ttl = task.created.get("ttlMs")
+        elapsed = (run.ended - task.created_at) * 1000  # at most: the answer came before the call ended
+        in_time = (ttl is None and "ttlMs" in task.created) or (
+            isinstance(ttl, int | float) and not isinstance(ttl, bool) and elapsed < ttl / 2)
+        not_found = (isinstance(error, RpcError) and error.method == "tasks/get" and error.rpc_code == INVALID_PARAMS
+                     and "taskId" not in error.detail)  # (a failed task's own error carries its taskId)
+        if task.status in TERMINAL:
+            unjudged.append(f"{name} ran as a task that had ended at creation ({task.status})")
+        elif not_found and in_time and isinstance(error, RpcError):
+            lost.append(f"{name}: its first tasks/get, within {elapsed:.0f} ms of the CreateTaskResult (ttlMs "
+                        f"{inert(ttl, 20)}), was answered with error -32602 ({inert(error.rpc_message, 80)})")
+        elif not_found:
+            unjudged.append(f"{name} ran as a task not found at its first tasks/get, sent when half its ttlMs "
+                            f"({inert(ttl, 20)}) could have run: a task past its ttl may be purged")
+        else:
+            unjudged.append(f"{name} ran as a task that was never polled")
+    if lost:
+        return failed("a task was not found right after tools/call created it: " + "; ".join(lost))
+    if found:
+        return passed("the first tasks/get of each task the named calls created found it: " + ", ".join(found))
+    if unjudged:
+        return skipped("no task to judge: " + "; ".join(unjudged))
+    return skipped("no tool named with --call ran as a task: nothing to judge")
+
+
 IMPLEMENTS = {
     "completion.complete": complete,
     "logging.set-level": set_level,
@@ -193,4 +243,5 @@ IMPLEMENTS = {
     "tasks.ext-undeclared-client": ext_undeclared,
     "tasks.ext-no-legacy-capability": ext_no_legacy,
     "tasks.ext-no-tasks-result": ext_no_tasks_result,
+    "tasks.ext-created-task-resolves": ext_created_task_resolves,
 }

@@ -25,12 +25,19 @@ TASKS_EXT_BROKEN = {
     "legacy-capability": ("tasks.ext-no-legacy-capability", "fail"),
     "tasks-result": ("tasks.ext-no-tasks-result", "fail"),
 }
-TASKS_EXT_BROKEN_IDS = {check_id for check_id, _ in TASKS_EXT_BROKEN.values()}
+# the same, for the checks judged only from the tools named with --call (ALWAYS_CALL)
+TASKS_EXT_CALL_BROKEN = {
+    "undurable": ("tasks.ext-created-task-resolves", "fail"),
+}
+CALL_IDS = {check_id for check_id, _ in TASKS_EXT_CALL_BROKEN.values()}
+TASKS_EXT_BROKEN_IDS = {check_id for check_id, _ in TASKS_EXT_BROKEN.values()} | CALL_IDS
+ALWAYS_CALL = ("--call", "render", "--yes")  # a required task tool, of two polls
 
 
-def run_check(record: Path, *server_options: str, protocol: str = "2026-07-28") -> tuple[int, dict]:
+def run_check(record: Path, *server_options: str, protocol: str = "2026-07-28",
+              options: tuple[str, ...] = ()) -> tuple[int, dict]:
     result = run_cli(["check", "--json", "--level", "may", "--timeout", "5", "--protocol", protocol,
-                      "--only", FAMILY, "--env", f"TASKS_EXT_RECORD={record}",
+                      "--only", FAMILY, "--env", f"TASKS_EXT_RECORD={record}", *options,
                       "--", sys.executable, str(FIXTURE), *server_options])
     assert result.stdout, result.stderr
     return result.exit_code, checked(json.loads(result.stdout))
@@ -38,7 +45,8 @@ def run_check(record: Path, *server_options: str, protocol: str = "2026-07-28") 
 
 def statuses(doc: dict) -> dict[str, str]:
     """The extension's checks (the family's 2025-11-25 ones are n/a in this era)."""
-    others = {entry["status"] for entry in doc["checks"] if entry["id"] not in TASKS_EXT_BROKEN_IDS}
+    others = {entry["status"] for entry in doc["checks"]
+              if entry["id"] not in TASKS_EXT_BROKEN_IDS and entry["id"] != "tools.call-named"}  # with --call
     assert others <= {"n/a"}, doc["checks"]
     return {entry["id"]: entry["status"] for entry in doc["checks"] if entry["id"] in TASKS_EXT_BROKEN_IDS}
 
@@ -55,11 +63,28 @@ def test_the_family_is_every_check_of_the_family() -> None:
 
 def test_a_right_server_passes_every_check(tmp_path: Path) -> None:
     code, doc = run_check(tmp_path / "record.jsonl")
-    assert statuses(doc) == dict.fromkeys(TASKS_EXT_BROKEN_IDS, "pass"), doc["checks"]
+    expected = {**dict.fromkeys(TASKS_EXT_BROKEN_IDS, "pass"), **dict.fromkeys(CALL_IDS, "skipped")}
+    assert statuses(doc) == expected, doc["checks"]
     assert code == 0
     entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-unknown-task")
     assert entry["specUrl"] == "https://modelcontextprotocol.io/seps/2663-tasks-extension#protocol-errors"
     assert "tools/call" not in sent(tmp_path / "record.jsonl")  # no tool is called
+
+
+def test_a_right_server_passes_every_check_with_a_named_task_tool(tmp_path: Path) -> None:
+    """With --call, the named tool is called once, however many checks judge the call."""
+    record = tmp_path / "record.jsonl"
+    code, doc = run_check(record, options=(*ALWAYS_CALL, "--only", "tools.call-named"))
+    assert statuses(doc) == dict.fromkeys(TASKS_EXT_BROKEN_IDS, "pass"), doc["checks"]
+    named = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert named["status"] == "pass", named
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-created-task-resolves")
+    assert entry["message"] == "the first tasks/get of each task the named calls created found it: render (2 tasks/get)"
+    assert [json.loads(exchange["sent"])["method"] for exchange in entry["evidence"]] == ["tools/call"]
+    assert sent(record).count("tools/call") == 1
+    assert "tasks/cancel" not in [json.loads(line)["method"] for line in record.read_text().splitlines()
+                                  if "mcpprobe-no-such-task" not in line]  # the named task is never cancelled
+    assert code == 0
 
 
 @pytest.mark.parametrize("rule", sorted(TASKS_EXT_BROKEN))
@@ -68,8 +93,62 @@ def test_each_check_fails_on_its_fixture_and_nothing_else(tmp_path: Path, rule: 
     code, doc = run_check(tmp_path / "record.jsonl", "--break", rule)
     found = statuses(doc)
     assert found[check_id] == expected, [e for e in doc["checks"] if e["id"] == check_id]
+    assert {cid: status for cid, status in found.items()
+            if cid != check_id and status != "pass" and cid not in CALL_IDS} == {}
+    assert code == (1 if expected == "fail" else 0)
+
+
+@pytest.mark.parametrize("rule", sorted(TASKS_EXT_CALL_BROKEN))
+def test_each_call_check_fails_on_its_fixture_and_nothing_else(tmp_path: Path, rule: str) -> None:
+    check_id, expected = TASKS_EXT_CALL_BROKEN[rule]
+    code, doc = run_check(tmp_path / "record.jsonl", "--break", rule, options=ALWAYS_CALL)
+    found = statuses(doc)
+    assert found[check_id] == expected, [e for e in doc["checks"] if e["id"] == check_id]
     assert {cid: status for cid, status in found.items() if cid != check_id and status != "pass"} == {}
     assert code == (1 if expected == "fail" else 0)
+
+
+def test_a_task_not_found_at_its_first_poll_is_named_with_the_call(tmp_path: Path) -> None:
+    """tools.call-named takes the -32602 as the call's own JSON-RPC error; the durable-creation rule is
+    what the SEP broke, and its check says so."""
+    code, doc = run_check(tmp_path / "record.jsonl", "--break", "undurable",
+                          options=(*ALWAYS_CALL, "--only", "tools.call-named"))
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-created-task-resolves")
+    assert entry["status"] == "fail"
+    assert entry["message"].startswith("a task was not found right after tools/call created it: render: its first "
+                                       "tasks/get, within ")
+    assert entry["message"].endswith(" ms of the CreateTaskResult (ttlMs 60000), was answered with error -32602 "
+                                     "(Failed to retrieve task: Task not found)")
+    assert entry["specUrl"] == "https://modelcontextprotocol.io/seps/2663-tasks-extension#task-creation"
+    assert code == 1
+
+
+@pytest.mark.parametrize(("tool", "server_options", "why"), [
+    # the extension declared, a tool that answers a plain result: no task
+    ("dashboard", ("--extensions",), "no tool named with --call ran as a task: nothing to judge"),
+    # the extension not declared: not this check's business
+    ("convert value=x", ("--no-tasks",),
+     "the server did not declare 'extensions.io.modelcontextprotocol/tasks'; nothing sent"),
+])
+def test_a_call_that_made_no_task_is_not_judged(tmp_path: Path, tool: str, server_options: tuple[str, ...],
+                                                why: str) -> None:
+    code, doc = run_check(tmp_path / "record.jsonl", *server_options, "--break", "undurable",
+                          options=("--call", tool, "--yes", "--only", "tools.call-named"))
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-created-task-resolves")
+    assert (entry["status"], entry["message"]) == ("skipped", why)
+    assert code == 0
+
+
+def test_a_task_past_half_its_ttl_is_not_judged(tmp_path: Path) -> None:
+    """A task may be purged once its ttl ran out: a -32602 then is no proof that it was never stored."""
+    # the first tasks/get at 1100 ms at the earliest, past half the ttl of 2000 ms (and 900 ms before it ends)
+    code, doc = run_check(tmp_path / "record.jsonl", "--break", "undurable", "--ttl", "2000", "--poll-interval",
+                          "1100", options=(*ALWAYS_CALL, "--only", "tools.call-named"))
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-created-task-resolves")
+    assert (entry["status"], entry["message"]) == (
+        "skipped", "no task to judge: render ran as a task not found at its first tasks/get, sent when half its ttlMs "
+                   "(2000) could have run: a task past its ttl may be purged")
+    assert code == 0
 
 
 def test_the_legacy_capability_is_named_in_words_not_a_python_list(tmp_path: Path) -> None:
