@@ -71,6 +71,7 @@ async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:
     from mcpprobe.operations.input import InputBroker, Unattended
     from mcpprobe.operations.invoke import judge_tool_result, send_tool_call, task_rule
     from mcpprobe.operations.outcome import InvokeOutcome
+    from mcpprobe.operations.tasks_ext import UndeclaredTask
 
     listing = await ctx.listing("tools")
     confirmer = ctx.options.confirmer or Unattended()
@@ -105,6 +106,9 @@ async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:
         runs.append(NamedRun(call, outcome, exchange, time.monotonic()))
         if result is not None:
             ctx.results_seen.append(("tools/call", result))
+        if isinstance(exchange.error, UndeclaredTask):  # a MUST the server broke, not a check that could not run
+            problems.append(inert(exchange.error.message, 300))
+            continue
         if result is None:
             if isinstance(exchange.error, ProbeError) and exchange.rpc_code is None:
                 verdict = errored(f"tools/call {inert(name, 60)}: {inert(exchange.error.message, 200)}")

@@ -280,15 +280,19 @@ CHECKS: tuple[Check, ...] = (
            ("2026-07-28, the tasks extension (SEP-2663)",
             "interface Task { taskId: string; status: ...; createdAt: string; lastUpdatedAt: string; "
             "ttlMs: number | null; ... } - Servers **MUST** set `resultType` to `\"task\"` when returning a "
-            "`CreateTaskResult`")),
+            "`CreateTaskResult`"),
+           ("2026-07-28, the tasks extension (SEP-2663)",
+            "A server **MUST NOT** return `CreateTaskResult` to a client that did not include the extension "
+            "capability on its request, regardless of prior declarations.")),
           capability=("tools",),
           how="Calls only the tools named with `--call 'TOOL K=V ...'`, through `call`'s catalogue, argument and "
               "confirmation checks, and by `call`'s rule for tasks (in 2026-07-28 the tasks extension is declared "
               "where the server declared it, and a task is polled to its result). A result with a `content` list "
               "passes (an `isError` result too: a tool's own failure is not a protocol failure); "
               "`structuredContent` that breaks the `outputSchema` fails, and so does a task answer without the "
-              "fields a `Task` requires. Without --call: skipped, nothing sent. Each named tool is called once per "
-              "run: `tasks.ext-created-task-resolves` judges the same calls."),
+              "fields a `Task` requires, or a task answered to a call that did not declare the tasks extension "
+              "(the server did not declare it; the task is not followed). Without --call: skipped, nothing sent. "
+              "Each named tool is called once per run: `tasks.ext-created-task-resolves` judges the same calls."),
     # ----- resources -----
     Check("resources.read-listed", "listed resources can be read", Level.SHOULD, "server/resources#reading-resources",
           (("all", "To retrieve resource contents, clients send a `resources/read` request; the result's "

@@ -42,6 +42,11 @@ MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 SEP = "SEP-2663"
 
 
+class UndeclaredTask(ProtocolFailure):
+    """A `CreateTaskResult` answered to a `tools/call` that did not declare the extension: a MUST
+    the server broke (SEP-2663), which `check` reports as a failure, not as a check that could not run."""
+
+
 def offered(capabilities: dict[str, Any]) -> dict[str, Any] | None:
     """The extension's settings as the server declared them, or None when it did not."""
     return extension(capabilities, TASKS_EXTENSION)
@@ -99,7 +104,7 @@ async def call_tool(session: Session, outcome: InvokeOutcome, broker: InputBroke
     if result.get("resultType") != "task":
         return result
     if not declare:
-        raise ProtocolFailure(
+        raise UndeclaredTask(
             "tools/call answered a task (resultType \"task\") to a request that did not declare the tasks extension: "
             "\"A server MUST NOT return CreateTaskResult to a client that did not include the extension capability "
             f"on its request\" ({SEP}); mcpprobe did not follow it",

@@ -203,3 +203,22 @@ def test_the_checks_are_not_part_of_the_legacy_era(tmp_path: Path) -> None:
     for check in CHECKS:
         if check.id in TASKS_EXT_BROKEN_IDS:
             assert check.revisions == ("2026-07-28",) and check.safe
+
+
+def test_a_task_answered_to_a_call_that_did_not_declare_the_extension_fails_the_named_call(tmp_path: Path) -> None:
+    """A server that did not declare the extension (so the named call does not declare it) and answers a
+    CreateTaskResult breaks a MUST of SEP-2663: tools.call-named fails (exit 1), not `error` (the check
+    ran, and found it); with the extension declared, the same tool is a task like any other."""
+    record = tmp_path / "record.jsonl"
+    code, doc = run_check(record, "--no-tasks", options=("--call", "pushy", "--yes", "--only", "tools.call-named"))
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert entry["status"] == "fail", entry
+    assert entry["message"].startswith('tools/call answered a task (resultType "task") to a request that did not '
+                                       "declare the tasks extension: \"A server MUST NOT return CreateTaskResult")
+    assert [json.loads(line)["method"] for line in record.read_text().splitlines()
+            if json.loads(line)["method"].startswith("tasks/")] == []  # the task is not followed
+    assert code == 1
+    code, doc = run_check(tmp_path / "again.jsonl", options=("--call", "pushy", "--yes", "--only", "tools.call-named"))
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert entry["status"] == "pass", entry
+    assert code == 0
