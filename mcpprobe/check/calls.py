@@ -119,6 +119,9 @@ async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:
                 notes.append(f"{inert(name, 60)} ran as a task that ended {status} without a result")
             else:
                 notes.append(f"{inert(name, 60)} answered {exchange.rpc_code} (a JSON-RPC error)")
+            # what the task's answers broke on the way (a failed task's error that is no JSON-RPC error)
+            problems += [inert(finding.message, 300) for finding in outcome.findings
+                         if finding.code == "protocol-violation"][:1]
             continue
         await judge_tool_result(ctx.session, outcome, tool, result)
         codes = {finding.code: finding for finding in outcome.findings}

@@ -283,14 +283,19 @@ CHECKS: tuple[Check, ...] = (
             "`CreateTaskResult`"),
            ("2026-07-28, the tasks extension (SEP-2663)",
             "A server **MUST NOT** return `CreateTaskResult` to a client that did not include the extension "
-            "capability on its request, regardless of prior declarations.")),
+            "capability on its request, regardless of prior declarations."),
+           ("2026-07-28, the tasks extension (SEP-2663); JSON-RPC 2.0, section 5.1",
+            "If the underlying request resulted in a JSON-RPC error, the task uses `failed` status and the `error` "
+            "field **MUST** contain that JSON-RPC error. - code: ... This MUST be an integer. message: A String "
+            "providing a short description of the error.")),
           capability=("tools",),
           how="Calls only the tools named with `--call 'TOOL K=V ...'`, through `call`'s catalogue, argument and "
               "confirmation checks, and by `call`'s rule for tasks (in 2026-07-28 the tasks extension is declared "
               "where the server declared it, and a task is polled to its result). A result with a `content` list "
               "passes (an `isError` result too: a tool's own failure is not a protocol failure); "
               "`structuredContent` that breaks the `outputSchema` fails, and so does a task answer without the "
-              "fields a `Task` requires, or a task answered to a call that did not declare the tasks extension "
+              "fields a `Task` requires (or with `ttlMs`, `pollIntervalMs` of another type), a failed task whose "
+              "`error` is no JSON-RPC error, or a task answered to a call that did not declare the tasks extension "
               "(the server did not declare it; the task is not followed). Without --call: skipped, nothing sent. "
               "Each named tool is called once per run: `tasks.ext-created-task-resolves` judges the same calls."),
     # ----- resources -----

@@ -42,6 +42,14 @@ MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 SEP = "SEP-2663"
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class UndeclaredTask(ProtocolFailure):
     """A `CreateTaskResult` answered to a `tools/call` that did not declare the extension: a MUST
     the server broke (SEP-2663), which `check` reports as a failure, not as a check that could not run."""
@@ -158,6 +166,16 @@ class ExtensionTask(TaskCall):
                 problems.append(f"{key} is not a string")
         if "ttlMs" not in task:
             problems.append("ttlMs is missing (a number, or null for unlimited)")
+        elif task["ttlMs"] is not None and not _number(task["ttlMs"]):
+            problems.append("ttlMs is not a number (or null for unlimited)")
+        if "pollIntervalMs" in task and not _number(task["pollIntervalMs"]):
+            problems.append("pollIntervalMs is not a number")
+        error = task.get("error")
+        if task["status"] == "failed" and isinstance(error, dict) and not (
+                _integer(error.get("code")) and isinstance(error.get("message"), str)):
+            # "the `error` field **MUST** contain that JSON-RPC error" (SEP-2663); JSON-RPC 2.0 5.1:
+            # its code "MUST be an integer", its message "A String"
+            problems.append("the failed task's error is not a JSON-RPC error (an integer code and a string message)")
         expected = "task" if method == "tools/call" else "complete"
         if task.get("resultType", "complete") != expected:
             problems.append(f"resultType is {task.get('resultType')!r}, not {expected!r}")

@@ -222,3 +222,33 @@ def test_a_task_answered_to_a_call_that_did_not_declare_the_extension_fails_the_
     entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
     assert entry["status"] == "pass", entry
     assert code == 0
+
+
+def test_a_failed_task_whose_error_is_no_json_rpc_error_fails_the_named_call(tmp_path: Path) -> None:
+    """"the `error` field **MUST** contain that JSON-RPC error" (SEP-2663): a failed task whose error has no
+    integer code fails tools.call-named; the right failed task is the tool's own JSON-RPC error, which passes."""
+    options = ("--call", "explode", "--yes", "--only", "tools.call-named")
+    code, doc = run_check(tmp_path / "record.jsonl", "--break", "failed-error", options=options)
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert entry["status"] == "fail", entry
+    assert entry["message"] == ("tasks/get: the task does not match the tasks extension (SEP-2663): the failed "
+                                "task's error is not a JSON-RPC error (an integer code and a string message)")
+    assert code == 1
+    code, doc = run_check(tmp_path / "again.jsonl", options=options)
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert (entry["status"], entry["message"]) == (
+        "pass", "called 1 named tool(s); explode answered -32603 (a JSON-RPC error)"), entry
+    assert code == 0
+
+
+def test_a_task_whose_ttl_and_poll_interval_are_no_numbers_fails_the_named_call(tmp_path: Path) -> None:
+    """`ttlMs: number | null`, `pollIntervalMs?: number` (SEP-2663's Task): strings fail tools.call-named,
+    and mcpprobe still follows the task to its result."""
+    code, doc = run_check(tmp_path / "record.jsonl", "--break", "ttl-string",
+                          options=(*ALWAYS_CALL, "--only", "tools.call-named"))
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert entry["status"] == "fail", entry
+    assert entry["message"].endswith(": the task does not match the tasks extension (SEP-2663): ttlMs is not a "
+                                     "number (or null for unlimited); pollIntervalMs is not a number")
+    assert statuses(doc)["tasks.ext-created-task-resolves"] == "pass"
+    assert code == 1
