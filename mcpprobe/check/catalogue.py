@@ -431,6 +431,22 @@ CHECKS: tuple[Check, ...] = (
               "extension on the request. -32601 passes; anything else (-32602 for the id, as a 2025-11-25 handler "
               "would answer, or a result) fails. (The SEP's compatibility table names this revision by its "
               "working date, 2026-06-30; the 2026-07-28 changelog lists SEP-2663.)"),
+    Check("tasks.ext-undeclared-listen",
+          "task notifications asked on subscriptions/listen by a client that did not declare the extension get "
+          "-32021", Level.MUST, _TASKS_EXT_SEP + "#task-status-notifications",
+          (("2026-07-28 (SEP-2663)", "If a client requests task status notifications but does not declare the "
+                                     "`io.modelcontextprotocol/tasks` extension capability, the server **MUST** "
+                                     "return a JSON-RPC error specifying the missing capabilities - Missing required "
+                                     "client capabilities: `-32021` (Missing Required Client Capability) - Servers "
+                                     "**MUST** return this error for non-declaring clients requesting task "
+                                     "notifications on `subscriptions/listen`."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Sends `subscriptions/listen` with `notifications: {\"taskIds\": [\"mcpprobe-no-such-task\"]}` and "
+              "without the extension in the request's client capabilities, and waits (at most --timeout) for its "
+              "answer or its `notifications/subscriptions/acknowledged`. -32021 passes. An acknowledgement (the "
+              "stream opened: mcpprobe closes it at once with `notifications/cancelled`), a result, another error, "
+              "or no answer fails. -32601 (a server with no subscription streams at all, so no task notifications "
+              "to refuse) is skipped."),
     Check("tasks.ext-created-task-resolves", "a task a named tool call created is found by its first tasks/get",
           Level.MUST, _TASKS_EXT_SEP + "#task-creation",
           (("2026-07-28 (SEP-2663)", "A server **MUST NOT** return `CreateTaskResult` until the task is durably "

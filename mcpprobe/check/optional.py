@@ -7,7 +7,7 @@ from typing import Any
 
 from mcpprobe.check.context import CheckContext, Verdict, answer_text, failed, inert, passed, skipped, warned
 from mcpprobe.check.reading import _broken
-from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RequestTimeout, seconds
 
 MAX_VALUES = 100  # "values: ... Must not exceed 100 items."
 UNKNOWN_TASK = "mcpprobe-no-such-task"
@@ -182,6 +182,70 @@ async def ext_no_legacy(ctx: CheckContext) -> Verdict:
     return failed(f"the server declares the 2025-11-25 tasks capability ({shown}) beside the tasks extension")
 
 
+LISTEN_ID = "mcpprobe-listen-tasks"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
+
+async def ext_undeclared_listen(ctx: CheckContext) -> Verdict:
+    """subscriptions/listen asking task notifications for the unknown task id, without the extension
+    on the request: -32021, never a stream. A stream the server opens anyway (its acknowledgement) is
+    closed at once, as the specification says a client ends one (notifications/cancelled)."""
+    import anyio
+
+    from mcpprobe.client.era import SUBSCRIPTION_ID
+
+    acknowledged: list[dict[str, Any]] = []
+    seen = anyio.Event()
+
+    def on_notification(method: str, params: dict[str, Any]) -> None:
+        meta = params.get("_meta")
+        if method == ACKNOWLEDGED and isinstance(meta, dict) and meta.get(SUBSCRIPTION_ID) == LISTEN_ID:
+            acknowledged.append(params)
+            seen.set()
+
+    handlers = ctx.session.conn.notification_handlers
+    handlers.append(on_notification)
+    try:
+        waiting = await ctx.send("subscriptions/listen", {"notifications": {"taskIds": [UNKNOWN_TASK]}},
+                                 request_id=LISTEN_ID)
+        answered: list[Any] = []
+        async with anyio.create_task_group() as group:
+            async def answer() -> None:
+                answered.append(await waiting())
+                group.cancel_scope.cancel()
+
+            async def acknowledgement() -> None:
+                await seen.wait()
+                group.cancel_scope.cancel()  # the answer's wait, cancelled: notifications/cancelled ends the stream
+
+            group.start_soon(answer)
+            group.start_soon(acknowledgement)
+    finally:
+        handlers.remove(on_notification)
+    if not answered:
+        notifications = acknowledged[0].get("notifications")
+        honoured = isinstance(notifications, dict) and "taskIds" in notifications
+        return failed("subscriptions/listen for task notifications that did not declare the extension was "
+                      f"acknowledged ({'with' if honoured else 'without'} the taskIds) instead of answered with "
+                      "error -32021; mcpprobe closed the stream")
+    exchange = answered[0]
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.rpc_code == MISSING_CAPABILITY:
+        return passed("subscriptions/listen for task notifications that did not declare the extension was answered "
+                      "with error -32021")
+    if exchange.rpc_code == METHOD_NOT_FOUND:
+        return skipped("subscriptions/listen answered -32601: the server has no subscription streams, so no task "
+                       "notifications to refuse")
+    if isinstance(exchange.error, RequestTimeout):
+        return failed(f"subscriptions/listen for task notifications that did not declare the extension got neither "
+                      f"an answer nor an acknowledgement within {seconds(ctx.session.settings.timeout)} s, not "
+                      "error -32021")
+    return failed(f"subscriptions/listen for task notifications that did not declare the extension was answered "
+                  f"with {answer_text(exchange)}, not -32021")
+
+
 # ----- the tasks extension with --call: what the named calls' own tasks showed -----
 
 
@@ -243,5 +307,6 @@ IMPLEMENTS = {
     "tasks.ext-undeclared-client": ext_undeclared,
     "tasks.ext-no-legacy-capability": ext_no_legacy,
     "tasks.ext-no-tasks-result": ext_no_tasks_result,
+    "tasks.ext-undeclared-listen": ext_undeclared_listen,
     "tasks.ext-created-task-resolves": ext_created_task_resolves,
 }

@@ -24,6 +24,7 @@ TASKS_EXT_BROKEN = {
     "undeclared-cancel": ("tasks.ext-undeclared-client", "fail"),
     "legacy-capability": ("tasks.ext-no-legacy-capability", "fail"),
     "tasks-result": ("tasks.ext-no-tasks-result", "fail"),
+    "listen": ("tasks.ext-undeclared-listen", "fail"),
 }
 # the same, for the checks judged only from the tools named with --call (ALWAYS_CALL)
 TASKS_EXT_CALL_BROKEN = {
@@ -184,6 +185,33 @@ def test_tasks_result_is_sent_declaring_the_extension_and_only_for_the_unknown_i
     updates = [message["params"] for message in asked if message["method"] == "tasks/update"]
     assert {params["taskId"] for params in updates} == {"mcpprobe-no-such-task"}
     assert all(params["inputResponses"] == {} for params in updates)
+    assert code == 1
+
+
+def test_a_task_notification_stream_opened_for_a_non_declaring_client_is_closed_at_once(tmp_path: Path) -> None:
+    record = tmp_path / "record.jsonl"
+    code, doc = run_check(record, "--break", "listen")
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-undeclared-listen")
+    assert entry["message"] == ("subscriptions/listen for task notifications that did not declare the extension was "
+                                "acknowledged (with the taskIds) instead of answered with error -32021; mcpprobe "
+                                "closed the stream")
+    asked = [json.loads(line) for line in record.read_text().splitlines()]
+    listen = next(message for message in asked if message["method"] == "subscriptions/listen")
+    assert listen["params"]["notifications"] == {"taskIds": ["mcpprobe-no-such-task"]}
+    assert "io.modelcontextprotocol/tasks" not in (
+        listen["params"]["_meta"].get("io.modelcontextprotocol/clientCapabilities", {}).get("extensions") or {})
+    cancelled = [message["params"]["requestId"] for message in asked if message["method"] == "notifications/cancelled"]
+    assert cancelled == [listen["id"]]
+    assert code == 1
+
+
+def test_a_listen_request_neither_answered_nor_acknowledged_fails_within_the_timeout(tmp_path: Path) -> None:
+    code, doc = run_check(tmp_path / "record.jsonl", "--break", "listen-silent",
+                          options=("--timeout", "1", "--only", "tasks.ext-undeclared-listen"))
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-undeclared-listen")
+    assert (entry["status"], entry["message"]) == (
+        "fail", "subscriptions/listen for task notifications that did not declare the extension got neither an answer "
+                "nor an acknowledgement within 1 s, not error -32021")
     assert code == 1
 
 
