@@ -444,7 +444,7 @@ CHECKS: tuple[Check, ...] = (
           how="Sends `subscriptions/listen` with `notifications: {\"taskIds\": [\"mcpprobe-no-such-task\"]}` and "
               "without the extension in the request's client capabilities, and waits (at most --timeout) for its "
               "answer or its `notifications/subscriptions/acknowledged`. -32021 passes. An acknowledgement (the "
-              "stream opened: mcpprobe closes it at once with `notifications/cancelled`), a result, another error, "
+              "stream opened: mcpprobe cancels it at once with `notifications/cancelled`), a result, another error, "
               "or no answer fails. -32601 (a server with no subscription streams at all, so no task notifications "
               "to refuse) is skipped."),
     Check("tasks.ext-created-task-resolves", "a task a named tool call created is found by its first tasks/get",

@@ -227,7 +227,7 @@ async def ext_undeclared_listen(ctx: CheckContext) -> Verdict:
         honoured = isinstance(notifications, dict) and "taskIds" in notifications
         return failed("subscriptions/listen for task notifications that did not declare the extension was "
                       f"acknowledged ({'with' if honoured else 'without'} the taskIds) instead of answered with "
-                      "error -32021; mcpprobe closed the stream")
+                      "error -32021; mcpprobe cancelled it (notifications/cancelled)")
     exchange = answered[0]
     broken = _broken(exchange)
     if broken is not None:

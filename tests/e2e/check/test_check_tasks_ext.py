@@ -194,7 +194,7 @@ def test_a_task_notification_stream_opened_for_a_non_declaring_client_is_closed_
     entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-undeclared-listen")
     assert entry["message"] == ("subscriptions/listen for task notifications that did not declare the extension was "
                                 "acknowledged (with the taskIds) instead of answered with error -32021; mcpprobe "
-                                "closed the stream")
+                                "cancelled it (notifications/cancelled)")
     asked = [json.loads(line) for line in record.read_text().splitlines()]
     listen = next(message for message in asked if message["method"] == "subscriptions/listen")
     assert listen["params"]["notifications"] == {"taskIds": ["mcpprobe-no-such-task"]}
