@@ -443,10 +443,11 @@ CHECKS: tuple[Check, ...] = (
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
           how="Sends `subscriptions/listen` with `notifications: {\"taskIds\": [\"mcpprobe-no-such-task\"]}` and "
               "without the extension in the request's client capabilities, and waits (at most --timeout) for its "
-              "answer or its `notifications/subscriptions/acknowledged`. -32021 passes. An acknowledgement (the "
-              "stream opened: mcpprobe cancels it at once with `notifications/cancelled`), a result, another error, "
-              "or no answer fails. -32601 (a server with no subscription streams at all, so no task notifications "
-              "to refuse) is skipped."),
+              "answer or its `notifications/subscriptions/acknowledged`. -32021 passes. An acknowledgement that "
+              "honours the `taskIds` (the stream opened for them: mcpprobe cancels it at once with "
+              "`notifications/cancelled`), a result, another error, or no answer fails; an acknowledgement without "
+              "the `taskIds` (declined, but not with the error; also cancelled) warns. -32601 (a server with no "
+              "subscription streams at all, so no task notifications to refuse) is skipped."),
     Check("tasks.ext-created-task-resolves", "a task a named tool call created is found by its first tasks/get",
           Level.MUST, _TASKS_EXT_SEP + "#task-creation",
           (("2026-07-28 (SEP-2663)", "A server **MUST NOT** return `CreateTaskResult` until the task is durably "

@@ -224,10 +224,15 @@ async def ext_undeclared_listen(ctx: CheckContext) -> Verdict:
         handlers.remove(on_notification)
     if not answered:
         notifications = acknowledged[0].get("notifications")
-        honoured = isinstance(notifications, dict) and "taskIds" in notifications
-        return failed("subscriptions/listen for task notifications that did not declare the extension was "
-                      f"acknowledged ({'with' if honoured else 'without'} the taskIds) instead of answered with "
-                      "error -32021; mcpprobe cancelled it (notifications/cancelled)")
+        if isinstance(notifications, dict) and "taskIds" in notifications:
+            return failed("subscriptions/listen for task notifications that did not declare the extension was "
+                          "acknowledged with the taskIds instead of answered with error -32021; mcpprobe cancelled "
+                          "it (notifications/cancelled)")
+        # declined, but in an acknowledgement (a server that serves no task notifications at all may
+        # never read taskIds): no notification leaks, the error the SEP asks for is missing
+        return warned("subscriptions/listen for task notifications that did not declare the extension was "
+                      "acknowledged without the taskIds (declined) instead of answered with error -32021; mcpprobe "
+                      "cancelled it (notifications/cancelled)")
     exchange = answered[0]
     broken = _broken(exchange)
     if broken is not None:

@@ -193,7 +193,7 @@ def test_a_task_notification_stream_opened_for_a_non_declaring_client_is_closed_
     code, doc = run_check(record, "--break", "listen")
     entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-undeclared-listen")
     assert entry["message"] == ("subscriptions/listen for task notifications that did not declare the extension was "
-                                "acknowledged (with the taskIds) instead of answered with error -32021; mcpprobe "
+                                "acknowledged with the taskIds instead of answered with error -32021; mcpprobe "
                                 "cancelled it (notifications/cancelled)")
     asked = [json.loads(line) for line in record.read_text().splitlines()]
     listen = next(message for message in asked if message["method"] == "subscriptions/listen")
@@ -203,6 +203,19 @@ def test_a_task_notification_stream_opened_for_a_non_declaring_client_is_closed_
     cancelled = [message["params"]["requestId"] for message in asked if message["method"] == "notifications/cancelled"]
     assert cancelled == [listen["id"]]
     assert code == 1
+
+
+def test_task_notifications_declined_in_an_acknowledgement_warn(tmp_path: Path) -> None:
+    """Declined (no taskIds honoured), so nothing leaks, but not with the -32021 the SEP asks for."""
+    record = tmp_path / "record.jsonl"
+    code, doc = run_check(record, "--break", "listen-declined")
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-undeclared-listen")
+    assert (entry["status"], entry["message"]) == (
+        "warn", "subscriptions/listen for task notifications that did not declare the extension was acknowledged "
+                "without the taskIds (declined) instead of answered with error -32021; mcpprobe cancelled it "
+                "(notifications/cancelled)")
+    assert "notifications/cancelled" in sent(record)
+    assert code == 0
 
 
 def test_a_listen_request_neither_answered_nor_acknowledged_fails_within_the_timeout(tmp_path: Path) -> None:
