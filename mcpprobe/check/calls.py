@@ -5,7 +5,8 @@ Each goes through mcpprobe.operations.checks' catalogue check (the tool must be 
 read-only needs --yes, or a yes on a terminal); only then is `tools/call` sent, by `call`'s own rule
 (mcpprobe.operations.invoke: in the 2026-07-28 era declaring the tasks extension when the server
 declared it, and following a task to its result). A tool that answers `isError: true` passes: its
-own failure is a result, not a protocol failure.
+own failure is a result, not a protocol failure. The calls are made once per run (`named_calls`),
+and every check that judges them (tools.call-named, tasks.ext-created-task-resolves) reads the same.
 """
 
 from __future__ import annotations
