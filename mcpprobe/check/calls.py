@@ -5,17 +5,23 @@ Each goes through mcpprobe.operations.checks' catalogue check (the tool must be 
 read-only needs --yes, or a yes on a terminal); only then is `tools/call` sent, by `call`'s own rule
 (mcpprobe.operations.invoke: in the 2026-07-28 era declaring the tasks extension when the server
 declared it, and following a task to its result). A tool that answers `isError: true` passes: its
-own failure is a result, not a protocol failure.
+own failure is a result, not a protocol failure. The calls are made once per run (`named_calls`),
+and every check that judges them (tools.call-named, tasks.ext-created-task-resolves) reads the same.
 """
 
 from __future__ import annotations
 
 import shlex
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mcpprobe.check.context import CheckContext, Exchange, NamedCall, Verdict, errored, failed, inert, passed
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
+
+if TYPE_CHECKING:
+    from mcpprobe.operations.outcome import InvokeOutcome
 
 
 def parse_call(spec: str) -> NamedCall:
@@ -27,11 +33,46 @@ def parse_call(spec: str) -> NamedCall:
     return NamedCall(spec, words[0], ToolArguments.parse(words[1:]))
 
 
+@dataclass
+class NamedRun:
+    """One tool named with --call, as it was called: what the call saw (its task, if it became one)."""
+
+    call: NamedCall
+    outcome: InvokeOutcome
+    exchange: Exchange
+    ended: float  # time.monotonic() when the call (and its task) ended
+
+
+@dataclass
+class NamedCalls:
+    verdict: Verdict  # tools.call-named's
+    runs: list[NamedRun]
+
+
+async def named_calls(ctx: CheckContext) -> NamedCalls:
+    """The tools named with --call, each called once per run however many checks judge the calls
+    (tools.call-named, tasks.ext-created-task-resolves): never twice on one command line."""
+    done: NamedCalls | None = getattr(ctx, "_named_calls", None)
+    if done is None:
+        runs: list[NamedRun] = []
+        verdict = await _call_each(ctx, runs)
+        done = NamedCalls(verdict, runs)
+        ctx._named_calls = done  # type: ignore[attr-defined]
+    for run in done.runs:
+        ctx.note(run.exchange)
+    return done
+
+
 async def call_each(ctx: CheckContext) -> Verdict:
+    return (await named_calls(ctx)).verdict
+
+
+async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:
     from mcpprobe.operations.checks import checked_arguments, confirm_call
     from mcpprobe.operations.input import InputBroker, Unattended
     from mcpprobe.operations.invoke import judge_tool_result, send_tool_call, task_rule
     from mcpprobe.operations.outcome import InvokeOutcome
+    from mcpprobe.operations.tasks_ext import UndeclaredTask
 
     listing = await ctx.listing("tools")
     confirmer = ctx.options.confirmer or Unattended()
@@ -63,9 +104,12 @@ async def call_each(ctx: CheckContext) -> Verdict:
             result = None
         exchange.result = result
         exchange.ms = (time.perf_counter() - started) * 1000
-        ctx.note(exchange)
+        runs.append(NamedRun(call, outcome, exchange, time.monotonic()))
         if result is not None:
             ctx.results_seen.append(("tools/call", result))
+        if isinstance(exchange.error, UndeclaredTask):  # a MUST the server broke, not a check that could not run
+            problems.append(inert(exchange.error.message, 300))
+            continue
         if result is None:
             if isinstance(exchange.error, ProbeError) and exchange.rpc_code is None:
                 verdict = errored(f"tools/call {inert(name, 60)}: {inert(exchange.error.message, 200)}")
@@ -76,6 +120,9 @@ async def call_each(ctx: CheckContext) -> Verdict:
                 notes.append(f"{inert(name, 60)} ran as a task that ended {status} without a result")
             else:
                 notes.append(f"{inert(name, 60)} answered {exchange.rpc_code} (a JSON-RPC error)")
+            # what the task's answers broke on the way (a failed task's error that is no JSON-RPC error)
+            problems += [inert(finding.message, 300) for finding in outcome.findings
+                         if finding.code == "protocol-violation"][:1]
             continue
         await judge_tool_result(ctx.session, outcome, tool, result)
         codes = {finding.code: finding for finding in outcome.findings}

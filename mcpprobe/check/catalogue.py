@@ -7,6 +7,10 @@ Standard library only (and the protocol versions), so that the pages and `--help
 Each row says where its rule comes from: `words` quotes the specification (or JSON-RPC 2.0) for
 the revisions named, and `section` is the page of the revision's specification it is on. A check
 that reports a server wrong without such words is a false alarm, and none is allowed here.
+
+One room: the catalogue is data, one row per check, and its length is the specification's words
+quoted; split by family, the runner, the docs generator and `--only`/`--skip` would each have to
+gather the rows again, and the ids' uniqueness would no longer be visible in one place.
 """
 
 from __future__ import annotations
@@ -105,9 +109,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("completion", "mcpprobe.check.optional", "Completion", "completion/complete where declared."),
     Family("logging", "mcpprobe.check.optional", "Logging", "logging/setLevel where declared."),
     Family("tasks", "mcpprobe.check.optional", "Tasks (2025-11-25, experimental; 2026-07-28, the tasks extension)",
-           "tasks/list and tasks/get of 2025-11-25; in 2026-07-28, tasks/get, tasks/cancel and the capabilities of "
-           "the `io.modelcontextprotocol/tasks` extension (SEP-2663), for an unknown task id only: no tool is "
-           "called, and nothing is sent where the extension is not declared."),
+           "tasks/list and tasks/get of 2025-11-25; in 2026-07-28, tasks/get, tasks/update, tasks/cancel, the removed "
+           "tasks/result and the capabilities of the `io.modelcontextprotocol/tasks` extension (SEP-2663), for an "
+           "unknown task id only (no tool is called; with --call, the tasks the named tools created are judged from "
+           "those calls), and nothing is sent where the extension is not declared."),
     Family("http", "mcpprobe.check.http", "Streamable HTTP",
            "Origin, MCP-Protocol-Version, sessions, DELETE, the GET stream, batches, notifications and the "
            "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's."),
@@ -275,14 +280,24 @@ CHECKS: tuple[Check, ...] = (
            ("2026-07-28, the tasks extension (SEP-2663)",
             "interface Task { taskId: string; status: ...; createdAt: string; lastUpdatedAt: string; "
             "ttlMs: number | null; ... } - Servers **MUST** set `resultType` to `\"task\"` when returning a "
-            "`CreateTaskResult`")),
+            "`CreateTaskResult`"),
+           ("2026-07-28, the tasks extension (SEP-2663)",
+            "A server **MUST NOT** return `CreateTaskResult` to a client that did not include the extension "
+            "capability on its request, regardless of prior declarations."),
+           ("2026-07-28, the tasks extension (SEP-2663); JSON-RPC 2.0, section 5.1",
+            "If the underlying request resulted in a JSON-RPC error, the task uses `failed` status and the `error` "
+            "field **MUST** contain that JSON-RPC error. - code: ... This MUST be an integer. message: A String "
+            "providing a short description of the error.")),
           capability=("tools",),
           how="Calls only the tools named with `--call 'TOOL K=V ...'`, through `call`'s catalogue, argument and "
               "confirmation checks, and by `call`'s rule for tasks (in 2026-07-28 the tasks extension is declared "
               "where the server declared it, and a task is polled to its result). A result with a `content` list "
               "passes (an `isError` result too: a tool's own failure is not a protocol failure); "
               "`structuredContent` that breaks the `outputSchema` fails, and so does a task answer without the "
-              "fields a `Task` requires. Without --call: skipped, nothing sent."),
+              "fields a `Task` requires (or with `ttlMs`, `pollIntervalMs` of another type), a failed task whose "
+              "`error` is no JSON-RPC error, or a task answered to a call that did not declare the tasks extension "
+              "(the server did not declare it; the task is not followed). Without --call: skipped, nothing sent. "
+              "Each named tool is called once per run: `tasks.ext-created-task-resolves` judges the same calls."),
     # ----- resources -----
     Check("resources.read-listed", "listed resources can be read", Level.SHOULD, "server/resources#reading-resources",
           (("all", "To retrieve resource contents, clients send a `resources/read` request; the result's "
@@ -378,14 +393,25 @@ CHECKS: tuple[Check, ...] = (
           how="Sends `tasks/cancel` for the task id `mcpprobe-no-such-task`, declaring the extension on the request "
               "(no task of the server's can be touched: none has that id). -32602 passes; the empty acknowledgement "
               "of a known task, or another error, warns."),
-    Check("tasks.ext-undeclared-client", "tasks/get from a client that did not declare the extension gets -32021",
+    Check("tasks.ext-unknown-task-update", "tasks/update of an unknown task id gets -32602", Level.SHOULD,
+          _TASKS_EXT_SEP + "#protocol-errors",
+          (("2026-07-28 (SEP-2663)", "Invalid or nonexistent `taskId`: `-32602` (Invalid params) - Servers "
+                                     "**SHOULD** return this error for `tasks/update` and `tasks/cancel`."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Sends `tasks/update` for the task id `mcpprobe-no-such-task` with no input responses "
+              "(`inputResponses: {}`), declaring the extension on the request (no task of the server's can be "
+              "touched: none has that id). -32602 passes; the empty acknowledgement of a known task, or another "
+              "error, warns."),
+    Check("tasks.ext-undeclared-client",
+          "tasks/get, tasks/update and tasks/cancel from a client that did not declare the extension get -32021",
           Level.MUST, _TASKS_EXT_SEP + "#protocol-errors",
           (("2026-07-28 (SEP-2663)", "Missing required client capabilities: `-32021` (Missing Required Client "
                                      "Capability) - Servers **MUST** return this error for non-declaring clients "
                                      "issuing `tasks/get`, `tasks/update`, and `tasks/cancel` requests."),),
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
-          how="Sends `tasks/get` for the task id `mcpprobe-no-such-task` without the extension in the request's "
-              "client capabilities. -32021 passes; anything else (a result, -32602 for the id) fails."),
+          how="Sends `tasks/get`, `tasks/update` (with `inputResponses: {}`) and `tasks/cancel`, each for the task "
+              "id `mcpprobe-no-such-task` and without the extension in the request's client capabilities. -32021 "
+              "to all three passes; anything else to any of them (a result, -32602 for the id) fails."),
     Check("tasks.ext-no-legacy-capability", "the 2025-11-25 `tasks` capability is not declared beside the extension",
           Level.MUST, _TASKS_EXT_SEP,
           (("2026-07-28 (SEP-2663)", "The `tasks.requests.*`, `tasks.cancel`, and `tasks.list` capability "
@@ -396,6 +422,47 @@ CHECKS: tuple[Check, ...] = (
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
           how="Reads the capabilities the server declared; nothing is sent. A `tasks` capability beside the "
               "extension fails."),
+    Check("tasks.ext-no-tasks-result", "tasks/result, which the extension removed, gets -32601", Level.MUST,
+          _TASKS_EXT_SEP + "#backward-compatibility",
+          (("2026-07-28 (SEP-2663)", "`tasks/result` is removed; clients calling it **MUST** receive `-32601` "
+                                     "(Method Not Found)."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Sends `tasks/result` (the 2025-11-25 method) for the task id `mcpprobe-no-such-task`, declaring the "
+              "extension on the request. -32601 passes; anything else (-32602 for the id, as a 2025-11-25 handler "
+              "would answer, or a result) fails. (The SEP's compatibility table names this revision by its "
+              "working date, 2026-06-30; the 2026-07-28 changelog lists SEP-2663.)"),
+    Check("tasks.ext-undeclared-listen",
+          "task notifications asked on subscriptions/listen by a client that did not declare the extension get "
+          "-32021", Level.MUST, _TASKS_EXT_SEP + "#task-status-notifications",
+          (("2026-07-28 (SEP-2663)", "If a client requests task status notifications but does not declare the "
+                                     "`io.modelcontextprotocol/tasks` extension capability, the server **MUST** "
+                                     "return a JSON-RPC error specifying the missing capabilities - Missing required "
+                                     "client capabilities: `-32021` (Missing Required Client Capability) - Servers "
+                                     "**MUST** return this error for non-declaring clients requesting task "
+                                     "notifications on `subscriptions/listen`."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Sends `subscriptions/listen` with `notifications: {\"taskIds\": [\"mcpprobe-no-such-task\"]}` and "
+              "without the extension in the request's client capabilities, and waits (at most --timeout) for its "
+              "answer or its `notifications/subscriptions/acknowledged`. -32021 passes. An acknowledgement that "
+              "honours the `taskIds` (the stream opened for them: mcpprobe cancels it at once with "
+              "`notifications/cancelled`), a result, another error, or no answer fails; an acknowledgement without "
+              "the `taskIds` (declined, but not with the error; also cancelled) warns. -32601 (a server with no "
+              "subscription streams at all, so no task notifications to refuse) is skipped."),
+    Check("tasks.ext-created-task-resolves", "a task a named tool call created is found by its first tasks/get",
+          Level.MUST, _TASKS_EXT_SEP + "#task-creation",
+          (("2026-07-28 (SEP-2663)", "A server **MUST NOT** return `CreateTaskResult` until the task is durably "
+                                     "created — that is, until a `tasks/get` for the returned `taskId` would "
+                                     "resolve."),),
+          revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          how="Only with `--call 'TOOL K=V ...'`, and from the calls `tools.call-named` makes (each named tool is "
+              "called once per run, whichever of the two checks comes first or is chosen alone; nothing else is "
+              "sent for this check). For each "
+              "named call the server answered with a `CreateTaskResult`, the first `tasks/get` (sent at the task's "
+              "`pollIntervalMs`, as `call` polls) must find the task: a -32602 answer to it fails, where the task "
+              "was not already ended at creation and less than half its `ttlMs` had run (a task past its ttl may "
+              "be purged). A task that was polled passes; a call that did not become a task, or a task never "
+              "polled, is not judged (skipped). Without --call: skipped, nothing sent. mcpprobe never cancels a "
+              "named task to test `tasks/cancel`: see the tasks extension in docs/commands/check.md."),
     # ----- streamable HTTP -----
     Check("http.origin", "a request from a foreign Origin is refused", Level.MUST, _SECURITY,
           (("2025-03-26 to 2025-06-18", "Servers **MUST** validate the `Origin` header on all incoming connections "

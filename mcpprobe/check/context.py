@@ -195,14 +195,15 @@ class CheckContext:
         self._last_sent = time.monotonic()
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *, request_id: Any = None,
-                      timeout: float | None = None) -> Exchange:
+                      timeout: float | None = None, removed: bool = False) -> Exchange:
         """Send one request and wait for its answer; never raises for what the server does (the
-        error is in the exchange), only for what mcpprobe refuses (an undeclared capability)."""
-        call = await self.send(method, params, request_id=request_id, timeout=timeout)
+        error is in the exchange), only for what mcpprobe refuses (an undeclared capability).
+        `removed`: a method the revision no longer has (see Session.send_request)."""
+        call = await self.send(method, params, request_id=request_id, timeout=timeout, removed=removed)
         return await call()
 
     async def send(self, method: str, params: dict[str, Any] | None = None, *, request_id: Any = None,
-                   timeout: float | None = None) -> Callable[[], Awaitable[Exchange]]:
+                   timeout: float | None = None, removed: bool = False) -> Callable[[], Awaitable[Exchange]]:
         """`request` in two halves, for a check that acts while a request is in flight: sends it
         and returns the coroutine function that waits for the answer."""
         await self.pace()
@@ -210,7 +211,8 @@ class CheckContext:
         self._exchanges.append(exchange)
         started = time.perf_counter()
         try:
-            call = await self.session.send_request(method, params, timeout=timeout, request_id=request_id)
+            call = await self.session.send_request(method, params, timeout=timeout, request_id=request_id,
+                                                   removed=removed)
         except ProbeError as exc:
             if exc.exit_code == 3:  # refused by mcpprobe: a bug in the gate, never sent
                 raise

@@ -7,7 +7,7 @@ from typing import Any
 
 from mcpprobe.check.context import CheckContext, Verdict, answer_text, failed, inert, passed, skipped, warned
 from mcpprobe.check.reading import _broken
-from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RequestTimeout, seconds
 
 MAX_VALUES = 100  # "values: ... Must not exceed 100 items."
 UNKNOWN_TASK = "mcpprobe-no-such-task"
@@ -125,16 +125,52 @@ async def ext_unknown_cancel(ctx: CheckContext) -> Verdict:
     return warned(f"tasks/cancel of an unknown task id was answered with {answer_text(exchange)}, not -32602")
 
 
-async def ext_undeclared(ctx: CheckContext) -> Verdict:
-    # The session's own capabilities never carry the extension: it is declared per request.
-    exchange = await ctx.request("tasks/get", {"taskId": UNKNOWN_TASK})
+async def ext_unknown_update(ctx: CheckContext) -> Verdict:
+    exchange = await ctx.request("tasks/update", _declaring({"taskId": UNKNOWN_TASK, "inputResponses": {}}))
     broken = _broken(exchange)
     if broken is not None:
         return broken
-    if exchange.rpc_code == MISSING_CAPABILITY:
-        return passed("tasks/get that did not declare the extension was answered with error -32021")
-    return failed(f"tasks/get that did not declare the extension was answered with {answer_text(exchange)}, "
-                  "not -32021")
+    if exchange.rpc_code == INVALID_PARAMS:
+        return passed("tasks/update of an unknown task id was answered with error -32602")
+    if exchange.result is not None:
+        return warned("tasks/update of an unknown task id was acknowledged as if the task existed, not answered "
+                      "-32602")
+    return warned(f"tasks/update of an unknown task id was answered with {answer_text(exchange)}, not -32602")
+
+
+async def ext_undeclared(ctx: CheckContext) -> Verdict:
+    """The three tasks/* methods, each without the extension on the request (the session's own
+    capabilities never carry it: it is declared per request), for the unknown task id."""
+    sent: list[tuple[str, dict[str, Any]]] = [
+        ("tasks/get", {"taskId": UNKNOWN_TASK}),
+        ("tasks/update", {"taskId": UNKNOWN_TASK, "inputResponses": {}}),
+        ("tasks/cancel", {"taskId": UNKNOWN_TASK}),
+    ]
+    wrong = []
+    for method, params in sent:
+        exchange = await ctx.request(method, params)
+        broken = _broken(exchange)
+        if broken is not None:
+            return broken
+        if exchange.rpc_code != MISSING_CAPABILITY:
+            wrong.append(f"{method} with {answer_text(exchange)}")
+    if wrong:
+        return failed(f"requests that did not declare the extension were answered: {'; '.join(wrong)}, not -32021")
+    return passed("tasks/get, tasks/update and tasks/cancel that did not declare the extension were each answered "
+                  "with error -32021")
+
+
+async def ext_no_tasks_result(ctx: CheckContext) -> Verdict:
+    # mcpprobe's gate knows tasks/result only as the 2025-11-25 method of the `tasks` capability,
+    # which a server of the extension must not declare: sent as a removed method.
+    exchange = await ctx.request("tasks/result", _declaring({"taskId": UNKNOWN_TASK}), removed=True)
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.rpc_code == METHOD_NOT_FOUND:
+        return passed("tasks/result (removed by the extension) was answered with error -32601")
+    return failed(f"tasks/result, which the extension removed, was answered with {answer_text(exchange)}, "
+                  "not -32601")
 
 
 async def ext_no_legacy(ctx: CheckContext) -> Verdict:
@@ -146,6 +182,125 @@ async def ext_no_legacy(ctx: CheckContext) -> Verdict:
     return failed(f"the server declares the 2025-11-25 tasks capability ({shown}) beside the tasks extension")
 
 
+LISTEN_ID = "mcpprobe-listen-tasks"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
+
+async def ext_undeclared_listen(ctx: CheckContext) -> Verdict:
+    """subscriptions/listen asking task notifications for the unknown task id, without the extension
+    on the request: -32021, never a stream. A stream the server opens anyway (its acknowledgement) is
+    closed at once, as the specification says a client ends one (notifications/cancelled)."""
+    import anyio
+
+    from mcpprobe.client.era import SUBSCRIPTION_ID
+
+    acknowledged: list[dict[str, Any]] = []
+    seen = anyio.Event()
+
+    def on_notification(method: str, params: dict[str, Any]) -> None:
+        meta = params.get("_meta")
+        if method == ACKNOWLEDGED and isinstance(meta, dict) and meta.get(SUBSCRIPTION_ID) == LISTEN_ID:
+            acknowledged.append(params)
+            seen.set()
+
+    handlers = ctx.session.conn.notification_handlers
+    handlers.append(on_notification)
+    try:
+        waiting = await ctx.send("subscriptions/listen", {"notifications": {"taskIds": [UNKNOWN_TASK]}},
+                                 request_id=LISTEN_ID)
+        answered: list[Any] = []
+        async with anyio.create_task_group() as group:
+            async def answer() -> None:
+                answered.append(await waiting())
+                group.cancel_scope.cancel()
+
+            async def acknowledgement() -> None:
+                await seen.wait()
+                group.cancel_scope.cancel()  # the answer's wait, cancelled: notifications/cancelled ends the stream
+
+            group.start_soon(answer)
+            group.start_soon(acknowledgement)
+    finally:
+        handlers.remove(on_notification)
+    if not answered:
+        notifications = acknowledged[0].get("notifications")
+        if isinstance(notifications, dict) and "taskIds" in notifications:
+            return failed("subscriptions/listen for task notifications that did not declare the extension was "
+                          "acknowledged with the taskIds instead of answered with error -32021; mcpprobe cancelled "
+                          "it (notifications/cancelled)")
+        # declined, but in an acknowledgement (a server that serves no task notifications at all may
+        # never read taskIds): no notification leaks, the error the SEP asks for is missing
+        return warned("subscriptions/listen for task notifications that did not declare the extension was "
+                      "acknowledged without the taskIds (declined) instead of answered with error -32021; mcpprobe "
+                      "cancelled it (notifications/cancelled)")
+    exchange = answered[0]
+    broken = _broken(exchange)
+    if broken is not None:
+        return broken
+    if exchange.rpc_code == MISSING_CAPABILITY:
+        return passed("subscriptions/listen for task notifications that did not declare the extension was answered "
+                      "with error -32021")
+    if exchange.rpc_code == METHOD_NOT_FOUND:
+        return skipped("subscriptions/listen answered -32601: the server has no subscription streams, so no task "
+                       "notifications to refuse")
+    if isinstance(exchange.error, RequestTimeout):
+        return failed(f"subscriptions/listen for task notifications that did not declare the extension got neither "
+                      f"an answer nor an acknowledgement within {seconds(ctx.session.settings.timeout)} s, not "
+                      "error -32021")
+    return failed(f"subscriptions/listen for task notifications that did not declare the extension was answered "
+                  f"with {answer_text(exchange)}, not -32021")
+
+
+# ----- the tasks extension with --call: what the named calls' own tasks showed -----
+
+
+async def ext_created_task_resolves(ctx: CheckContext) -> Verdict:
+    """The first tasks/get of each task a named call created found it: "A server **MUST NOT** return
+    `CreateTaskResult` until the task is durably created — that is, until a `tasks/get` for the
+    returned `taskId` would resolve" (SEP-2663). Judged from the calls tools.call-named makes (each
+    tool called once per run); no request of its own."""
+    if not ctx.options.calls:
+        return skipped("no tool named with --call; nothing sent (check never calls a tool on its own)")
+    if not isinstance(ctx.capabilities.get("tools"), dict):
+        return skipped("the server did not declare 'tools'; nothing sent")
+    from mcpprobe.check.calls import named_calls
+    from mcpprobe.errors import RpcError
+    from mcpprobe.operations.tasks import TERMINAL
+
+    done = await named_calls(ctx)
+    found, lost, unjudged = [], [], []
+    for run in done.runs:
+        task, error, name = run.outcome.task, run.exchange.error, inert(run.call.tool, 60)
+        if task is None:
+            continue
+        if task.polls:
+            found.append(f"{name} ({task.polls} tasks/get)")
+            continue
+        ttl = task.created.get("ttlMs")
+        elapsed = (run.ended - task.created_at) * 1000  # at most: the answer came before the call ended
+        in_time = (ttl is None and "ttlMs" in task.created) or (
+            isinstance(ttl, int | float) and not isinstance(ttl, bool) and elapsed < ttl / 2)
+        not_found = (isinstance(error, RpcError) and error.method == "tasks/get" and error.rpc_code == INVALID_PARAMS
+                     and "taskId" not in error.detail)  # (a failed task's own error carries its taskId)
+        if task.status in TERMINAL:
+            unjudged.append(f"{name} ran as a task that had ended at creation ({task.status})")
+        elif not_found and in_time and isinstance(error, RpcError):
+            lost.append(f"{name}: its first tasks/get, within {elapsed:.0f} ms of the CreateTaskResult (ttlMs "
+                        f"{inert(ttl, 20)}), was answered with error -32602 ({inert(error.rpc_message, 80)})")
+        elif not_found:
+            unjudged.append(f"{name} ran as a task not found at its first tasks/get, sent when half its ttlMs "
+                            f"({inert(ttl, 20)}) could have run: a task past its ttl may be purged")
+        else:
+            unjudged.append(f"{name} ran as a task that was never polled")
+    if lost:
+        return failed("a task was not found right after tools/call created it: " + "; ".join(lost))
+    if found:
+        return passed("the first tasks/get of each task the named calls created found it: " + ", ".join(found))
+    if unjudged:
+        return skipped("no task to judge: " + "; ".join(unjudged))
+    return skipped("no tool named with --call ran as a task: nothing to judge")
+
+
 IMPLEMENTS = {
     "completion.complete": complete,
     "logging.set-level": set_level,
@@ -153,6 +308,10 @@ IMPLEMENTS = {
     "tasks.unknown-task": unknown_task,
     "tasks.ext-unknown-task": ext_unknown_task,
     "tasks.ext-unknown-task-cancel": ext_unknown_cancel,
+    "tasks.ext-unknown-task-update": ext_unknown_update,
     "tasks.ext-undeclared-client": ext_undeclared,
     "tasks.ext-no-legacy-capability": ext_no_legacy,
+    "tasks.ext-no-tasks-result": ext_no_tasks_result,
+    "tasks.ext-undeclared-listen": ext_undeclared_listen,
+    "tasks.ext-created-task-resolves": ext_created_task_resolves,
 }

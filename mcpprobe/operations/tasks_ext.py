@@ -42,6 +42,19 @@ MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 SEP = "SEP-2663"
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class UndeclaredTask(ProtocolFailure):
+    """A `CreateTaskResult` answered to a `tools/call` that did not declare the extension: a MUST
+    the server broke (SEP-2663), which `check` reports as a failure, not as a check that could not run."""
+
+
 def offered(capabilities: dict[str, Any]) -> dict[str, Any] | None:
     """The extension's settings as the server declared them, or None when it did not."""
     return extension(capabilities, TASKS_EXTENSION)
@@ -99,7 +112,7 @@ async def call_tool(session: Session, outcome: InvokeOutcome, broker: InputBroke
     if result.get("resultType") != "task":
         return result
     if not declare:
-        raise ProtocolFailure(
+        raise UndeclaredTask(
             "tools/call answered a task (resultType \"task\") to a request that did not declare the tasks extension: "
             "\"A server MUST NOT return CreateTaskResult to a client that did not include the extension capability "
             f"on its request\" ({SEP}); mcpprobe did not follow it",
@@ -153,6 +166,16 @@ class ExtensionTask(TaskCall):
                 problems.append(f"{key} is not a string")
         if "ttlMs" not in task:
             problems.append("ttlMs is missing (a number, or null for unlimited)")
+        elif task["ttlMs"] is not None and not _number(task["ttlMs"]):
+            problems.append("ttlMs is not a number (or null for unlimited)")
+        if "pollIntervalMs" in task and not _number(task["pollIntervalMs"]):
+            problems.append("pollIntervalMs is not a number")
+        error = task.get("error")
+        if task["status"] == "failed" and isinstance(error, dict) and not (
+                _integer(error.get("code")) and isinstance(error.get("message"), str)):
+            # "the `error` field **MUST** contain that JSON-RPC error" (SEP-2663); JSON-RPC 2.0 5.1:
+            # its code "MUST be an integer", its message "A String"
+            problems.append("the failed task's error is not a JSON-RPC error (an integer code and a string message)")
         expected = "task" if method == "tools/call" else "complete"
         if task.get("resultType", "complete") != expected:
             problems.append(f"resultType is {task.get('resultType')!r}, not {expected!r}")

@@ -260,15 +260,42 @@ def test_tasks_requests_carry_the_task_id_in_mcp_name_over_http(tmp_path: Path) 
 
 
 def test_check_sends_the_task_id_in_mcp_name_for_tasks_get_and_cancel_over_http(tmp_path: Path) -> None:
-    """`check`'s tasks.ext-* checks over streamable HTTP: tasks/get and tasks/cancel carry their
-    taskId in Mcp-Name, and the fixture, right about the extension, passes them."""
+    """`check`'s tasks.ext-* checks over streamable HTTP: tasks/get, tasks/update and tasks/cancel
+    carry their taskId in Mcp-Name, the removed tasks/result gets the -32601 (in an HTTP 404) of any
+    unknown method, and the fixture, right about the extension, passes them all."""
+    from mcpprobe.check.catalogue import CHECKS
+
     server, record = _mode_server(tmp_path, "tasks")
     with server as url:
         result = run_cli(["check", "--json", "--protocol", "modern", "--only", "tasks", "--timeout", "5", url])
     doc = json.loads(result.stdout)
     ext = {e["id"]: e["status"] for e in doc["checks"] if e["id"].startswith("tasks.ext-")}
-    assert set(ext.values()) == {"pass"} and len(ext) == 4, doc["checks"]
+    assert set(ext) == {check.id for check in CHECKS if check.id.startswith("tasks.ext-")} and len(ext) == 8
+    # every one passes but the check of tasks created by --call, which needs a --call, and the one of
+    # subscriptions/listen, which this server does not have (-32601 in an HTTP 404)
+    assert ext.pop("tasks.ext-created-task-resolves") == "skipped"
+    assert ext.pop("tasks.ext-undeclared-listen") == "skipped"
+    assert set(ext.values()) == {"pass"}, doc["checks"]
     sent = [e for e in requests_of(record) if str(e["method"]).startswith("tasks/")]
-    assert {e["method"] for e in sent} == {"tasks/get", "tasks/cancel"}
+    assert {e["method"] for e in sent} == {"tasks/get", "tasks/update", "tasks/cancel", "tasks/result"}
+    assert "subscriptions/listen" in [e["method"] for e in requests_of(record)]
+    assert all(e["headers"].get("Mcp-Method") == e["method"] for e in sent), sent
     assert all(e["headers"].get("Mcp-Name") == "mcpprobe-no-such-task"
-               and e["headers"].get("Mcp-Method") == e["method"] for e in sent), sent
+               for e in sent if e["method"] != "tasks/result"), sent
+
+
+def test_check_judges_the_task_a_named_call_created_over_http(tmp_path: Path) -> None:
+    """`check --call` over streamable HTTP: the named tool is called once, its task polled with its
+    taskId in Mcp-Name, and tasks.ext-created-task-resolves judges that very call."""
+    server, record = _mode_server(tmp_path, "tasks")
+    with server as url:
+        result = run_cli(["check", "--json", "--protocol", "modern", "--only", "tasks", "--only", "tools.call-named",
+                          "--call", "slow value=x", "--yes", "--timeout", "5", url])
+    doc = json.loads(result.stdout)
+    entry = next(e for e in doc["checks"] if e["id"] == "tasks.ext-created-task-resolves")
+    assert (entry["status"], entry["message"]) == (
+        "pass", "the first tasks/get of each task the named calls created found it: slow (1 tasks/get)"), entry
+    sent = requests_of(record)
+    assert [e["method"] for e in sent].count("tools/call") == 1
+    named = [e for e in sent if e["method"] == "tasks/get" and e["headers"].get("Mcp-Name") != "mcpprobe-no-such-task"]
+    assert len(named) == 1 and named[0]["headers"]["Mcp-Name"].startswith("task-"), sent

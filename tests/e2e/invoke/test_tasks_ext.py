@@ -207,6 +207,26 @@ def test_failed_task_is_its_json_rpc_error(tmp_path):
     assert doc["error"]["detail"]["taskId"] == doc["task"]["taskId"] and doc["task"]["status"] == "failed"
 
 
+def test_failed_task_whose_error_is_no_json_rpc_error_is_a_protocol_violation(tmp_path):
+    """"the `error` field **MUST** contain that JSON-RPC error" (SEP-2663): an error without an integer code
+    is still shown (as -32603, mcpprobe's reading of it), with the violation beside it."""
+    result, doc, _ = call(tmp_path, "explode", options=("--break", "failed-error"))
+    assert result.exit_code == 5
+    assert doc["error"]["detail"]["rpcCode"] == -32603 and doc["task"]["status"] == "failed"
+    violation = next(f for f in doc["findings"] if f["code"] == "protocol-violation")
+    assert violation["detail"]["errors"] == [
+        "the failed task's error is not a JSON-RPC error (an integer code and a string message)"]
+    valid(doc)
+
+
+def test_task_whose_ttl_and_poll_interval_are_strings_is_followed_with_a_protocol_violation(tmp_path):
+    result, doc, _ = call(tmp_path, "render", options=("--break", "ttl-string"))
+    assert doc["result"]["content"][0]["text"] == "rendered untitled"
+    violations = [f["detail"]["errors"] for f in doc["findings"] if f["code"] == "protocol-violation"]
+    assert violations == [["ttlMs is not a number (or null for unlimited)", "pollIntervalMs is not a number"]] * 2
+    valid(doc)
+
+
 def test_task_cancelled_by_the_server_has_no_result(tmp_path):
     result, doc, record = call(tmp_path, "abandoned")
     assert result.exit_code == 1
