@@ -113,29 +113,25 @@ async def ext_unknown_task(ctx: CheckContext) -> Verdict:
 
 
 async def ext_unknown_cancel(ctx: CheckContext) -> Verdict:
-    exchange = await ctx.request("tasks/cancel", _declaring({"taskId": UNKNOWN_TASK}))
-    broken = _broken(exchange)
-    if broken is not None:
-        return broken
-    if exchange.rpc_code == INVALID_PARAMS:
-        return passed("tasks/cancel of an unknown task id was answered with error -32602")
-    if exchange.result is not None:
-        return warned("tasks/cancel of an unknown task id was acknowledged as if the task existed, not answered "
-                      "-32602")
-    return warned(f"tasks/cancel of an unknown task id was answered with {answer_text(exchange)}, not -32602")
+    return await _acknowledged_unknown(ctx, "tasks/cancel", {"taskId": UNKNOWN_TASK})
 
 
 async def ext_unknown_update(ctx: CheckContext) -> Verdict:
-    exchange = await ctx.request("tasks/update", _declaring({"taskId": UNKNOWN_TASK, "inputResponses": {}}))
+    return await _acknowledged_unknown(ctx, "tasks/update", {"taskId": UNKNOWN_TASK, "inputResponses": {}})
+
+
+async def _acknowledged_unknown(ctx: CheckContext, method: str, params: dict[str, Any]) -> Verdict:
+    """tasks/cancel or tasks/update of the unknown task id, the extension declared: -32602 passes
+    (SHOULD); an acknowledgement, or another answer, warns."""
+    exchange = await ctx.request(method, _declaring(params))
     broken = _broken(exchange)
     if broken is not None:
         return broken
     if exchange.rpc_code == INVALID_PARAMS:
-        return passed("tasks/update of an unknown task id was answered with error -32602")
+        return passed(f"{method} of an unknown task id was answered with error -32602")
     if exchange.result is not None:
-        return warned("tasks/update of an unknown task id was acknowledged as if the task existed, not answered "
-                      "-32602")
-    return warned(f"tasks/update of an unknown task id was answered with {answer_text(exchange)}, not -32602")
+        return warned(f"{method} of an unknown task id was acknowledged as if the task existed, not answered -32602")
+    return warned(f"{method} of an unknown task id was answered with {answer_text(exchange)}, not -32602")
 
 
 async def ext_undeclared(ctx: CheckContext) -> Verdict:
