@@ -244,7 +244,8 @@ class RenewingBearer(httpx2.Auth):
             else:
                 self.moved_to = issuer
                 return False
-        except ProbeError:  # a failed login: the refusal keeps its diagnosis
+        except ProbeError as exc:  # a failed login: the refusal keeps its diagnosis
+            self._not_renewed(exc)
             self.moved_to = issuer
             return False
         self.record = record
@@ -270,16 +271,28 @@ class RenewingBearer(httpx2.Auth):
                                                consent=self._consent(self.record))
             else:
                 return False
-        except ProbeError:  # a failed login, or its usage problem: the refusal keeps its diagnosis
+        except ProbeError as exc:  # a failed login, or its usage problem: the refusal keeps its diagnosis
+            self._not_renewed(exc)
             return False
         self._renewed()
         return True
+
+    def _not_renewed(self, exc: ProbeError) -> None:
+        """A renewal mcpprobe itself refused (a plain-http endpoint, nothing sent) is said on stderr:
+        the server's 401 that follows cannot tell why the token was not renewed."""
+        from mcpprobe.auth.tokens import PlainHttpRefused
+
+        if isinstance(exc, PlainHttpRefused):
+            from mcpprobe.safety.sanitize import visible
+
+            sys.stderr.write(visible(self.redactor(f"mcpprobe: the token was not renewed: {exc.message}")) + "\n")
 
     def _consent(self, record: TokenRecord) -> HttpConsent:
         """A renewal's consent to a plain-http endpoint: the record's login's, or the option; no question."""
         from mcpprobe.auth.tokens import HttpConsent
 
-        return HttpConsent.of_record(record, allow_http_authorization=self.allow_http_authorization)
+        return HttpConsent.of_record(record, allow_http_authorization=self.allow_http_authorization,
+                                     unasked="as a renewal during the run asks nobody")
 
     def _renewed(self) -> None:
         """A new token in `record`: masked from now on, and stored (or a note on stderr why not)."""

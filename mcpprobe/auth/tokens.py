@@ -49,6 +49,11 @@ class LoginFailed(AuthFailed):
         self.diagnosis = diagnosis
 
 
+class PlainHttpRefused(LoginFailed):
+    """mcpprobe's own refusal to send to a plain-http authorization server endpoint (nothing sent):
+    a renewal that meets it says so on stderr, since no answer of the server's can explain it."""
+
+
 def key_algorithm(pem: str) -> str:
     """The JWS algorithm for a PEM private key: RS256 for RSA, ES256/ES384/ES512 for the EC curves,
     EdDSA for Ed25519."""
@@ -310,6 +315,9 @@ class HttpConsent:
     http_allowed: set[str] = field(default_factory=set)  # allowed in this run (asked, or by the option)
     remembered: set[str] = field(default_factory=set)  # allowed when the token was obtained (its record)
     announce: Callable[[str], None] = field(default=_say)
+    # Why nobody was asked, for the refusal (`plain_http_checked`): no terminal, or a renewal inside a
+    # timed request, which never asks even on one.
+    unasked: str = "with no terminal to ask"
 
     @classmethod
     def of_record(cls, record: Any, **kwargs: Any) -> HttpConsent:
@@ -360,6 +368,7 @@ def plain_http_checked(url: str, consent: Any, endpoint: str) -> None:
         if consent.confirm("Open it all the same?" if endpoint == "authorization endpoint" else "Go on all the same?"):
             consent.http_allowed.add(where)
             return
-        raise LoginFailed(f"login refused: the {endpoint} {where} is not HTTPS")
-    raise LoginFailed(f"login refused: the {endpoint} {where} is plain HTTP, not HTTPS (the MCP specification "
-                      "requires HTTPS); with no terminal to ask, --allow-http-authorization allows it")
+        raise PlainHttpRefused(f"login refused: the {endpoint} {where} is not HTTPS")
+    raise PlainHttpRefused(f"login refused: the {endpoint} {where} is plain HTTP, not HTTPS (the MCP specification "
+                      f"requires HTTPS); {getattr(consent, 'unasked', 'with no terminal to ask')}, "
+                      "--allow-http-authorization allows it")

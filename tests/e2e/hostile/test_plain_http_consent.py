@@ -311,6 +311,11 @@ def test_a_renewal_during_the_run_never_asks_and_goes_with_the_option(tmp_path: 
     assert not refused.asked, refused.terminal
     assert refused.exit_code == 7, refused.terminal + refused.stdout
     assert after_refused == before  # nothing sent
+    # Why the token was not renewed, which the server's 401 cannot tell; not "with no terminal to ask".
+    assert "the token was not renewed: login refused: the token endpoint http://auth.example.com is plain " \
+           "HTTP" in refused.terminal, refused.terminal
+    assert "as a renewal during the run asks nobody, --allow-http-authorization allows it" in refused.terminal
+    assert "with no terminal to ask" not in refused.terminal
     assert allowed.exit_code == 0, allowed.stderr
     assert "allowed by --allow-http-authorization" in allowed.stderr
     assert after_allowed.count(f"POST {PLAIN_ORIGIN}/token") == before.count(f"POST {PLAIN_ORIGIN}/token") + 1
