@@ -153,6 +153,7 @@ class ServerInvocation(Invocation):
 
     target: Target
     published: Published | None = None  # --server-json: what the file says the server is
+    named: tuple[str, str] | None = None  # -s NAME: the config name and the file it came from
 
     def tell(self, what: str) -> None:
         """-v: what is about to happen, and to which server."""
@@ -176,11 +177,14 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
     from mcpprobe.wire.target import build_target
 
     redactor = Redactor(())  # the run's, handed to a renewing token before the secrets are all known
+    named: tuple[str, str] | None = None
     if line.server.names:
         if len(line.server.names) > 1 or line.server.all_servers:
             raise UsageProblem("several servers make a fleet: only `probe` takes them")
         found = discovery or read_configs(line)
-        target, secrets = named_target(found.get(line.server.names[0]), line, redactor)
+        entry = found.get(line.server.names[0])
+        target, secrets = named_target(entry, line, redactor)
+        named = (entry.name, entry.source)
     elif line.server.server_json is not None:
         return _server_json_invocation(line)
     else:
@@ -192,7 +196,7 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
     redactor.learn(*target.secrets(), *secrets)
     redact.use(redactor)  # for what is not handed it: the edge's last line, and the layers below (redact.active)
     warn_insecure(line)
-    return ServerInvocation(line, redactor, target)
+    return ServerInvocation(line, redactor, target, named=named)
 
 
 def _entry_member(entry: ServerEntry, target: Target | None, line: CommandLine, *, skipped: str | None = None,

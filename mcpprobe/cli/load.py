@@ -234,5 +234,5 @@ def _emit(inv: ServerInvocation, outcome: LoadOutcome | None) -> int:
 
     if outcome is None:  # interrupted before the load started
         return emit_outcome(None, inv.output.as_json, inv.command, inv.redactor)
-    show(Loaded(outcome), inv.output.format, inv.redactor)
+    show(Loaded(outcome, inv.named), inv.output.format, inv.redactor)
     return int(outcome.exit_code)

@@ -154,6 +154,7 @@ class Loaded:
     """`load`: what was measured (also when interrupted: outcome.interrupted)."""
 
     outcome: LoadOutcome
+    named: tuple[str, str] | None = None  # -s NAME: the config name and its file, shown instead of the command
 
 
 @dataclass(frozen=True)

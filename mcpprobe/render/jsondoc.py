@@ -202,10 +202,13 @@ def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
     return doc
 
 
-def load_document(outcome: LoadOutcome) -> dict[str, Any]:
-    """`load`: the connection's head (as every document), the settings, the overall and per-operation
-    figures, the histogram's buckets, a row per interval, the server's samples and the SLOs."""
+def load_document(outcome: LoadOutcome, named: tuple[str, str] | None = None) -> dict[str, Any]:
+    """`load`: the connection's head (as every document), the config name of a `-s NAME` server (as
+    `probe` and `check` have it), the settings, the overall and per-operation figures, the histogram's
+    buckets, a row per interval, the server's samples and the SLOs."""
     doc = document(outcome)
+    if named is not None:
+        doc["server"] = {"name": named[0], "source": named[1]}
     histogram = outcome.histogram
     doc.update({
         "settings": outcome.plan.to_json() if outcome.plan is not None else None,

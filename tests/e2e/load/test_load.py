@@ -313,6 +313,22 @@ def test_connections_are_sessions_of_their_own(tmp_path: Path) -> None:
     assert methods.count("initialize") == 3 and methods.count("tools/list") == 60
 
 
+def test_a_named_server_is_labelled_by_its_name_in_json_openmetrics_and_html(tmp_path: Path) -> None:
+    """`load -s NAME` names the server as `probe` and `check` do: its config name (and file) in the JSON
+    document, the `server` label of the metrics, the page's title; not the command that started it."""
+    config = tmp_path / "servers.yaml"
+    config.write_text(json.dumps({"servers": {"steady": {"command": PY, "args": [str(LOAD)]}}}))
+    base = ["load", "--config", str(config), "-s", "steady", "--list", "tools", "--requests", "5"]
+    document = run_cli([*base, "--json"])
+    assert document.exit_code == 0, document.stderr
+    assert checked(document.json)["server"] == {"name": "steady", "source": str(config)}
+    metrics = run_cli([*base, "--format", "openmetrics"]).stdout
+    samples = [line for line in metrics.splitlines() if line.startswith("mcpprobe_load_")]
+    assert samples and all('server="steady"' in line for line in samples), samples[:3]
+    page = run_cli([*base, "--format", "html"]).stdout
+    assert "<title>mcpprobe load: steady</title>" in page and str(LOAD) not in page.split("</header>")[0]
+
+
 # ----- the server's resources, and what the client spent -----
 
 
