@@ -53,6 +53,7 @@ class Plan:
     interval: float = 1.0
     slos: tuple[Slo, ...] = ()
     yes: bool = False
+    start_at: float | None = None  # --start-at: the wall-clock time (epoch seconds) the load begins, once connected
 
     @property
     def bounded_duration(self) -> float | None:
@@ -65,7 +66,8 @@ class Plan:
                                for s in self.specs],
                 "loop": "open" if self.rate else "closed", "rate": self.rate, "concurrency": self.concurrency,
                 "requests": self.requests, "duration": self.bounded_duration, "warmup": self.warmup,
-                "connections": self.connections, "interval": self.interval, "slos": [s.text for s in self.slos]}
+                "connections": self.connections, "interval": self.interval, "slos": [s.text for s in self.slos],
+                "startAt": self.start_at}
 
 
 class Stats:
@@ -128,7 +130,9 @@ class LoadOutcome(Outcome):
     dropped_rows: int = 0
     client: dict[str, Any] = field(default_factory=dict)
     schedule: dict[str, Any] = field(default_factory=dict)
-    clock: dict[str, Any] = field(default_factory=dict)  # connectMs, firstAnswerMs, loadSeconds, measuredSeconds
+    clock: dict[str, Any] = field(default_factory=dict)  # connectMs, firstAnswerMs, loadSeconds, measuredSeconds,
+    # startedAt, endedAt (the measured window's wall-clock ends, for `load --merge`)
+    operation_histograms: list[Histogram] = field(default_factory=list)  # one per operation, as `operations`
     slos: list[dict[str, Any]] = field(default_factory=list)
     server_pid: int | None = None
 
@@ -502,6 +506,8 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
                 sessions.append(await stack.enter_async_context(open_session(target, settings, session_hooks)))
             runner = Runner(plan, operations, sessions, settings.timeout, on_tick, pid)
             outcome.clock["connectMs"] = round((time.perf_counter() - began) * 1000, 1)
+            if plan.start_at is not None:  # every worker connected first, then all begin at once
+                await anyio.sleep(max(0.0, plan.start_at - time.time()))
             if on_start is not None:
                 on_start(runner)
             try:
@@ -526,13 +532,18 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
     outcome.operations = [{"operation": op.label, "method": op.method, "weight": op.weight,
                            **stats.figures(seconds)} for op, stats in pairs]
     outcome.histogram = overall.histogram
+    outcome.operation_histograms = [stats.histogram for stats in runner.per_op]
     outcome.intervals = runner.rows
     outcome.samples = runner.samples
     outcome.dropped_rows = runner.dropped
     outcome.server_pid = runner.server_pid
     first = runner.first_answer
+    wall_now, perf_now = time.time(), time.perf_counter()  # perf_counter instants as wall-clock times
+    start = runner.schedule.measure_start
     outcome.clock.update({"firstAnswerMs": None if first is None else round((first - began) * 1000, 1),
-                          "loadSeconds": round(runner.wall_seconds, 3), "measuredSeconds": round(seconds, 3)})
+                          "loadSeconds": round(runner.wall_seconds, 3), "measuredSeconds": round(seconds, 3),
+                          "startedAt": round(wall_now - (perf_now - start), 3),
+                          "endedAt": round(wall_now - (perf_now - (start + seconds)), 3)})
     cpu, wall = runner.cpu_seconds, runner.wall_seconds
     share = cpu / wall if wall > 0 else 0.0
     outcome.client = {"cpuSeconds": round(cpu, 3), "wallSeconds": round(wall, 3), "cpuShare": round(share, 3),

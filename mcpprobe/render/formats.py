@@ -141,7 +141,7 @@ def human(subject: Subject, view: View) -> Rendered:
             return Rendered([out_text.getvalue()])
         case WatchEnded(result):
             return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
-        case Loaded(outcome, named):
+        case Loaded(outcome, named, merged):
             from mcpprobe.render.console import buffered_console
             from mcpprobe.render.load import render_load
 
@@ -149,7 +149,7 @@ def human(subject: Subject, view: View) -> Rendered:
             err, err_text = buffered_console(view, messages=True)
             if outcome.interrupted:
                 _interrupted(err)
-            render_load(out, err, outcome, _safe(view), named=named)
+            render_load(out, err, outcome, _safe(view), named=named, merged=merged)
             return Rendered([out_text.getvalue()], err_text.getvalue())
         case Interrupted():
             return Rendered([], _stderr(view, _interrupted))
@@ -332,8 +332,9 @@ def json(subject: Subject, view: View) -> Rendered:
             if result is not None and result.error is None:
                 return Rendered([])
             return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
-        case Loaded(outcome, named):
-            return Rendered(jsondoc.pieces(jsondoc.load_document(outcome, named), pretty=view.terminal),
+        case Loaded(outcome, named, merged):
+            document = merged if merged is not None else jsondoc.load_document(outcome, named)
+            return Rendered(jsondoc.pieces(document, pretty=view.terminal),
                             _outcome_errors(outcome, view))
         case Interrupted(command):
             return Rendered(jsondoc.pieces(jsondoc.interrupted_document(command), pretty=view.terminal),

@@ -93,7 +93,7 @@ def _how(outcome: LoadOutcome) -> str:
 
 
 def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe,
-                named: tuple[str, str] | None = None) -> None:
+                named: tuple[str, str] | None = None, merged: dict[str, Any] | None = None) -> None:
     from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
@@ -108,7 +108,10 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe,
         head += Text(f" over {snapshot.transport}" + (f", protocol {snapshot.protocol_version}"
                                                        if snapshot.protocol_version else ""), style="dim")
         _labeled(out, "Server ", head)
-    _labeled(out, "Load   ", Text(_how(outcome)))
+    if merged is not None:
+        _merged_head(out, merged)
+    else:
+        _labeled(out, "Load   ", Text(_how(outcome)))
     if outcome.interrupted:
         out.print(Text("interrupted: the figures are what was measured until then", style="yellow"))
     overall = outcome.overall
@@ -138,10 +141,40 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe,
         for judged in outcome.slos:
             mark = Text("✔ met   ", style="green") if judged["met"] else Text("✖ missed", style="bold red")
             _labeled(out, "SLO    ", mark + Text(f" {judged['slo']}"))
+    if merged is not None:
+        _workers(out, merged["merged"]["workers"])
     render_findings(out, outcome.all_findings(), safe)  # after a blank line of its own
     render_error(err, outcome)
     if outcome.error is None:
         render_stderr_tail(err, outcome.stderr_tail)
+
+
+def _merged_head(out: Console, merged: dict[str, Any]) -> None:
+    """`load --merge`: which server (as the runs name it) and how many runs were pooled."""
+    from rich.text import Text
+
+    server = merged.get("server") or {}
+    target = server.get("name") or merged.get("target") or "?"
+    transport = f" over {merged['transport']}" if merged.get("transport") else ""
+    head = Text(visible(str(target))) + Text(transport, style="dim")
+    _labeled(out, "Server ", head)
+    runs = merged["merged"]["runs"]
+    _labeled(out, "Merged ", Text(f"{runs} runs: percentiles of all their requests pooled (histograms added), "
+                                  "throughput over the union of their measured windows"))
+
+
+def _workers(out: Console, workers: list[dict[str, Any]]) -> None:
+    """A line per merged run: its file, requests, throughput, p50/p99 and exit code."""
+    from rich.text import Text
+
+    out.print()
+    out.print(Text("Runs", style="bold"))
+    for index, worker in enumerate(workers, 1):
+        latency = worker["latencyUs"]
+        out.print(Text(f"  {index}. ") + Text(visible(str(worker["file"])))
+                  + Text(f"  {worker['requests']:,} requests, {worker['throughput']:,.1f}/s, p50 "
+                         f"{duration(latency['p50'])}, p99 {duration(latency['p99'])}, exit {worker['exitCode']}",
+                         style="dim"))
 
 
 def _clock(outcome: LoadOutcome) -> list[str]:
