@@ -195,7 +195,8 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="HTTP only: spread the load over K sessions, each with its own handshake (or, in 2026-07-28, "
                    "its own connection).")
 @click.option("--interval", type=float, default=1.0, show_default=True, metavar="SECONDS", callback=_positive,
-              help="The length of a row of the figures over time, and how often a stdio server is sampled.")
+              help="The length of a row of the figures over time. A stdio server's memory is sampled four times a "
+                   "second, or at this interval if shorter.")
 @click.option("--slo", "slos", multiple=True, metavar="'METRIC<VALUE'",
               help="An objective (repeatable): p50/p90/p99/p99.9/max/mean<DURATION (us, ms, s), errors<N% or "
                    "errors<=N, throughput>N/s. A missed one is a finding, exit 1.")

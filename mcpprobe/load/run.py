@@ -158,7 +158,7 @@ class Runner:
         self.first_answer: float | None = None
         self.last_measured: float | None = None
         self.rows: list[dict[str, Any]] = []
-        self.samples: list[sampler.Sample] = []
+        self.sampled = sampler.Samples(min(plan.interval, sampler.PERIOD))
         self.dropped = 0
         self.lost: ProbeError | None = None
         self.interrupted = False
@@ -187,6 +187,8 @@ class Runner:
         workers = self.plan.concurrency
         async with anyio.create_task_group() as outer:
             outer.start_soon(self._ticker)
+            if self.server_pid is not None:
+                outer.start_soon(self._sampler)
             with anyio.CancelScope() as scope:
                 self._workers = scope
                 if self._pipelined():
@@ -411,13 +413,11 @@ class Runner:
     async def _ticker(self) -> None:
         interval = self.plan.interval
         tick = self.started
-        await self._sample_aside(self.started)
         while True:
             tick += interval
             await anyio.sleep(max(tick - time.perf_counter(), 0))
             now = time.perf_counter()
             self._row(now)
-            await self._sample_aside(now)
             if self.on_tick is not None:
                 self.on_tick(self.live(now))
 
@@ -435,11 +435,17 @@ class Runner:
         else:
             self.dropped += 1
 
-    async def _sample_aside(self, now: float) -> None:
-        """A sample read in a worker thread: reading /proc for every process takes milliseconds, during
-        which the event loop would hold every answer of the load (and put the stall in its latency)."""
-        if self.server_pid is not None:
+    async def _sampler(self) -> None:
+        """The server's samples, every `sampled.period` (which grows as the run does), each read in a
+        worker thread: reading /proc for every process takes milliseconds, during which the event loop
+        would hold every answer of the load (and put the stall in its latency)."""
+        assert self.server_pid is not None
+        tick = self.started
+        while True:
+            now = time.perf_counter()
             self._sample(now, await anyio.to_thread.run_sync(sampler.sample_tree, self.server_pid))
+            tick = max(tick + self.sampled.period, time.perf_counter())
+            await anyio.sleep(tick - time.perf_counter())
 
     def _sample(self, now: float, found: tuple[int, int, int, int] | None = None) -> None:
         if self.server_pid is None:
@@ -448,9 +454,7 @@ class Runner:
             found = sampler.sample_tree(self.server_pid)
         if found is None:
             return
-        sample = sampler.Sample(now - self.started, *found, measured=now > self.schedule.measure_start)
-        if len(self.samples) < MAX_ROWS:
-            self.samples.append(sample)
+        self.sampled.add(sampler.Sample(now - self.started, *found, measured=now > self.schedule.measure_start))
 
     def total(self) -> Stats:
         """The whole run's figures: the operations' merged (one record per request, not two)."""
@@ -534,7 +538,7 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
     outcome.histogram = overall.histogram
     outcome.operation_histograms = [stats.histogram for stats in runner.per_op]
     outcome.intervals = runner.rows
-    outcome.samples = runner.samples
+    outcome.samples = runner.sampled.kept
     outcome.dropped_rows = runner.dropped
     outcome.server_pid = runner.server_pid
     first = runner.first_answer
@@ -567,7 +571,7 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
                 f"were due at {plan.rate:g}/s: all {plan.concurrency} allowed in flight (--concurrency) were busy, or "
                 "the client was; their latency counts from when they were due, so the figures stay true",
                 kind="server", detail=outcome.schedule))
-    outcome.findings.extend(sampler.leak_findings(runner.samples, outcome.overall["throughput"]))
+    outcome.findings.extend(sampler.leak_findings(runner.sampled.kept, outcome.overall["throughput"]))
     for slo in plan.slos:
         judged = slo.judge(outcome.overall)
         outcome.slos.append(judged)
