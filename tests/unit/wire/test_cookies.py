@@ -61,3 +61,26 @@ def test_the_lean_paths_header_and_set_cookie_use_the_same_jar():
     assert jar.header_for(url) == "sticky=node-7"
     jar.take(url, ["sticky=gone; Path=/; Max-Age=0"])
     assert jar.header_for(url) is None
+
+
+def test_every_client_of_a_connection_holds_its_one_bounded_jar():
+    """The httpx client of both HTTP transports, and a raw client of `check`, take and send the
+    cookies of the connection's jar: none keeps an unbounded jar of its own."""
+    import anyio
+
+    from mcpprobe.wire.legacy_sse import LegacySseTransport
+    from mcpprobe.wire.streamable_http import StreamableHttpTransport
+    from mcpprobe.wire.target import HttpTarget
+
+    async def main() -> None:
+        for kind in (StreamableHttpTransport, LegacySseTransport):
+            transport = kind(HttpTarget("http://127.0.0.1:9/mcp"), max_message_bytes=1024, connect_timeout=1)
+            assert isinstance(transport.cookies, BoundedCookieJar)
+            async with transport._make_client() as client:
+                assert client.cookies.jar is transport.cookies
+        streamable = StreamableHttpTransport(HttpTarget("http://127.0.0.1:9/mcp"), max_message_bytes=1024,
+                                             connect_timeout=1)
+        async with streamable.raw_client() as raw:
+            assert raw.cookies.jar is streamable.cookies
+
+    anyio.run(main)
