@@ -184,3 +184,18 @@ def test_a_hostile_value_on_the_terminal_is_inert(tmp_path, venv_bin):
     assert "SJ_X=" in shown and "FAKE=line" in shown  # the value is shown ...
     assert "FAKE=line" not in [line.strip() for line in shown.splitlines()]  # ... and is not a line of its own
     assert PACKAGE in shown
+
+
+def test_a_refusal_quoting_a_hostile_value_is_inert_on_the_terminal(tmp_path, venv_bin):
+    from tests.e2e.hostile.test_terminal_safety import assert_inert, run_in_pty
+
+    started = tmp_path / "started.txt"
+    package = _pypi(packageArguments=[{"type": "positional", "value": "full"}],
+                    environmentVariables=[{"name": "SJ_STARTED", "value": str(started)},
+                                          {"name": "NODE_OPTIONS", "value": "--require=x.js\x1b]0;pwned\x07\x1b[2J"}])
+    file = _write(tmp_path, _doc(packages=[package]))
+    code, shown = run_in_pty(["probe", "--server-json", file], env=_path_env(venv_bin), typed="y\n")
+    assert code == 2, shown
+    assert_inert(shown)
+    assert "--allow-env NODE_OPTIONS" in shown and "Run it?" not in shown  # refused before the question
+    assert not started.exists()
