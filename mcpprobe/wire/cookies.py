@@ -52,9 +52,11 @@ class BoundedCookieJar(CookieJar):
         domains = [table.get(domain, {})] if domain is not None else list(table.values())
         return sum(len(names) for paths in domains for names in paths.values())
 
-    def _holds(self, cookie: Cookie) -> bool:
+    def _held(self, cookie: Cookie) -> Cookie | None:
+        """The cookie of the same domain, path and name the jar holds, which `cookie` replaces."""
         table = self._cookies  # type: ignore[attr-defined]
-        return cookie.name in table.get(cookie.domain, {}).get(cookie.path, {})
+        held: Cookie | None = table.get(cookie.domain, {}).get(cookie.path, {}).get(cookie.name)
+        return held
 
     def set_cookie(self, cookie: Cookie) -> None:
         size = cookie_bytes(cookie)
@@ -63,7 +65,8 @@ class BoundedCookieJar(CookieJar):
                        f"{MAX_COOKIE_BYTES} bytes RFC 6265 section 6.1 asks a client to keep of one cookie", cookie)
             return
         with self._cookies_lock:  # type: ignore[attr-defined]
-            if not self._holds(cookie):  # a cookie replaced takes no new room
+            held = self._held(cookie)
+            if held is None:  # a cookie replaced takes no new room
                 if self._count(cookie.domain) >= MAX_PER_DOMAIN:
                     self._drop("domain", f"a cookie was dropped: {cookie.domain} already has {MAX_PER_DOMAIN} "
                                "cookies, as many as RFC 6265 section 6.1 asks a client to keep for one domain",
@@ -74,7 +77,10 @@ class BoundedCookieJar(CookieJar):
                                "RFC 6265 section 6.1 asks a client to keep in all", cookie)
                     return
             super().set_cookie(cookie)
-            self.version += 1
+            if held is None or (held.value, held.secure) != (cookie.value, cookie.secure):
+                # A sticky cookie set again on every answer with a new expiry sends the same header:
+                # the lean path keeps its cached one.
+                self.version += 1
 
     def clear(self, domain: str | None = None, path: str | None = None, name: str | None = None) -> None:
         super().clear(domain, path, name)

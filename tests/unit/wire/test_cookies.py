@@ -84,3 +84,14 @@ def test_every_client_of_a_connection_holds_its_one_bounded_jar():
             assert raw.cookies.jar is streamable.cookies
 
     anyio.run(main)
+
+
+def test_the_same_cookie_set_again_keeps_the_version_a_new_value_changes_it():
+    jar, _ = _jar()
+    url = "http://127.0.0.1:8080/mcp"
+    jar.take(url, ["AWSALB=abc; Path=/; Max-Age=600"])
+    version = jar.version
+    jar.take(url, ["AWSALB=abc; Path=/; Max-Age=900"])  # a load balancer renews it on every answer
+    assert jar.version == version and jar.header_for(url) == "AWSALB=abc"
+    jar.take(url, ["AWSALB=def; Path=/; Max-Age=900"])
+    assert jar.version != version and jar.header_for(url) == "AWSALB=def"
