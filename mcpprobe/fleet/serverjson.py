@@ -43,7 +43,6 @@ REMOTE_TYPES = {"streamable-http": "http", "sse": "sse"}
 PACKAGE_TRANSPORTS = ("stdio", "streamable-http", "sse")
 MAX_BYTES = 4 * 1024 * 1024  # a server.json is a few kilobytes; anything near this is not one
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.-]+)\}")
-_ENV_NAME = ENV_NAME
 
 Which = Callable[[str], str | None]
 
@@ -263,7 +262,7 @@ class _Values:
             if name and name in self.inputs:
                 return self.inputs[name]
         for name in names:
-            if name and _ENV_NAME.fullmatch(name) and name in self.environ:
+            if name and ENV_NAME.fullmatch(name) and name in self.environ:
                 return self.environ[name]
         return None
 
@@ -281,7 +280,7 @@ class _Values:
                 hint = names[0] if names else "NAME"
                 raise _problem(self.file, path, f"{what} is required and has no value: give it with "
                                f"--input {hint}=VALUE" + (f" or set {hint} in the environment"
-                                                          if _ENV_NAME.fullmatch(hint) else ""))
+                                                          if ENV_NAME.fullmatch(hint) else ""))
             return None
         self._check_choice(spec, value, path)
         if spec.get("isSecret") and value:
