@@ -144,7 +144,10 @@ def test_check_keeps_the_cookie_header_within_bounds_and_the_sticky_cookie(tmp_p
     assert len(later) * PER_ANSWER > 100, "the attack needs more answers than the bound"  # the flood is real
     assert max(request["bytes"] for request in seen) <= BOUND  # on main: 700 KB and more
     assert max(len(request["names"]) for request in seen) <= 50
-    assert all(request["sticky"] for request in later), "the sticky cookie, set first, must always come back"
+    # Every request after the first answer carries the sticky cookie (an initialize opens a connection
+    # of its own, whose answer sets it again).
+    assert all(request["sticky"] for request in later if request["method"] != "initialize"), \
+        "the sticky cookie, set first, must always come back"
     assert "cookie-dropped" in json.dumps(result.json)
 
 
