@@ -54,6 +54,7 @@ class ServerJsonChoice:
     remote: int | None = None
     inputs: tuple[tuple[str, str], ...] = ()  # --input NAME=VALUE
     yes: bool = False
+    allow_env: tuple[str, ...] = ()  # --allow-env NAME
 
 
 @dataclass(frozen=True)
@@ -360,7 +361,8 @@ def _server_json_invocation(line: CommandLine) -> ServerInvocation:
     c = line.connection
     doc = serverjson.load(choice.file)
     launch = serverjson.build(doc, choice.file, package=choice.package, remote=choice.remote,
-                              inputs=dict(choice.inputs), cli_env=dict(parse_env(e) for e in c.env))
+                              inputs=dict(choice.inputs), cli_env=dict(parse_env(e) for e in c.env),
+                              allow_env=choice.allow_env)
     if launch.url is not None:
         transport = c.transport if c.transport != "auto" else launch.transport
         target = build_target(launch.url, [], transport=transport,
@@ -394,11 +396,17 @@ def _confirm_launch(line: CommandLine, choice: ServerJsonChoice, launch: Launch,
     if launch.url is not None:
         line.say(f"--server-json {choice.file}: {chosen}: {target.describe()}", redactor)
         return
+    from mcpprobe.fleet.serverjson_env import shown_environment
+
     shown = visible(redactor(target.describe()))
-    names = ", ".join(key for key, _ in launch.env)
-    env_note = f"\n  with environment variables: {visible(names)}" if names else ""
+    # Every variable with its value (a secret masked): a value can change what runs as much as an argument.
+    env_lines = [visible(redactor(line)) for line in shown_environment(launch.env, launch.secret_env)]
+    env_note = "".join(f"\n    {line}" for line in env_lines)
+    env_note = f"\n  with environment variables:{env_note}" if env_lines else ""
     if choice.yes:
         line.say(f"--server-json {choice.file}: {chosen} ({launch.runtime}), --yes: running {shown}", redactor)
+        for env_line in env_lines:
+            line.say(f"--server-json: with {env_line}", redactor)
         return
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise UsageProblem(f"--server-json {choice.file}: {chosen} would run, as its publisher wrote it:\n  {shown}"
