@@ -25,6 +25,7 @@ from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, RpcErr
 from mcpprobe.findings import Finding
 from mcpprobe.load import sampler
 from mcpprobe.load.histogram import Histogram
+from mcpprobe.load.live import LiveMetrics
 from mcpprobe.load.schedule import Schedule
 from mcpprobe.load.slo import Slo
 from mcpprobe.load.work import Operation, Spec, interleave, prepare
@@ -130,8 +131,7 @@ class LoadOutcome(Outcome):
     dropped_rows: int = 0
     client: dict[str, Any] = field(default_factory=dict)
     schedule: dict[str, Any] = field(default_factory=dict)
-    clock: dict[str, Any] = field(default_factory=dict)  # connectMs, firstAnswerMs, loadSeconds, measuredSeconds,
-    # startedAt, endedAt (the measured window's wall-clock ends, for `load --merge`)
+    clock: dict[str, Any] = field(default_factory=dict)  # connectMs, firstAnswerMs, ...Seconds, startedAt, endedAt
     operation_histograms: list[Histogram] = field(default_factory=list)  # one per operation, as `operations`
     slos: list[dict[str, Any]] = field(default_factory=list)
     server_pid: int | None = None
@@ -494,9 +494,10 @@ def _cpu() -> float:
 
 
 async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: Any = None, on_start: Any = None,
-                   session_hooks: SessionHooks = NO_HOOKS) -> LoadOutcome:
+                   session_hooks: SessionHooks = NO_HOOKS, live: LiveMetrics | None = None) -> LoadOutcome:
     """The load run. `on_start(runner)` is called when the first request is about to go (Ctrl-C then
-    stops the runner rather than the operation); `on_tick(live)` once per interval."""
+    stops the runner rather than the operation); `on_tick(live)` once per interval. `live`, when given,
+    serves the figures while the run goes on, and its last figures until they were scraped once."""
     outcome = LoadOutcome("load", plan=plan)
     began = time.perf_counter()
 
@@ -509,6 +510,8 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
             for _ in range(plan.connections - 1):
                 sessions.append(await stack.enter_async_context(open_session(target, settings, session_hooks)))
             runner = Runner(plan, operations, sessions, settings.timeout, on_tick, pid)
+            if live is not None:
+                live.runner = runner
             outcome.clock["connectMs"] = round((time.perf_counter() - began) * 1000, 1)
             if plan.start_at is not None:  # every worker connected first, then all begin at once
                 await anyio.sleep(max(0.0, plan.start_at - time.time()))
@@ -521,7 +524,12 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
         if runner.lost is not None:
             raise runner.lost
 
-    await guarded(outcome, target, settings, body, session_hooks=session_hooks)
+    if live is None:
+        await guarded(outcome, target, settings, body, session_hooks=session_hooks)
+        return outcome
+    async with live:
+        await guarded(outcome, target, settings, body, session_hooks=session_hooks)
+        await live.finish()
     return outcome
 
 

@@ -148,7 +148,9 @@ def test_the_documented_indexed_job_runs_workers_whose_documents_merge(tmp_path:
     pod = job["spec"]["template"]["spec"]
     assert {v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"]} <= claims
     (container,) = pod["containers"]
-    script = " ".join(container["args"]).replace("--duration 60", "--requests 20").replace("/results", str(tmp_path))
+    assert "--metrics-listen 0.0.0.0:9464" in " ".join(container["args"])  # the port the pods expose
+    script = (" ".join(container["args"]).replace("--duration 60", "--requests 20").replace("/results", str(tmp_path))
+              .replace("--metrics-listen 0.0.0.0:9464", "--metrics-listen 127.0.0.1:0 --metrics-linger 0"))
     script = re.sub(r"^mcpprobe ", f"{PY} -m mcpprobe ", script)
     with fixture_http("full") as url:
         for index in range(2):
