@@ -23,19 +23,44 @@ from mcpprobe.errors import (
     RequestTimeout,
     RpcError,
     ServerUnavailable,
+    UsageProblem,
     seconds,
 )
 from mcpprobe.findings import Finding
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, LATEST_MODERN, MODERN_VERSIONS
-from mcpprobe.wire.target import Settings, StdioTarget
+from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget, Target
 
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
+def over_legacy_sse(target: Target) -> bool:
+    """The legacy HTTP+SSE transport: defined by the revisions of the `initialize` handshake only
+    (2024-11-05 onwards, deprecated since 2025-03-26); 2026-07-28 defines stdio and streamable HTTP."""
+    return isinstance(target, HttpTarget) and target.transport == "sse"
+
+
+def check_transport(target: Target, settings: Settings) -> None:
+    """A transport is used only with the revisions that define it: `--protocol modern` (or
+    2026-07-28) over HTTP+SSE is refused before anything is sent."""
+    choice = settings.protocol
+    if over_legacy_sse(target) and (choice == "modern" or choice in MODERN_VERSIONS):
+        raise UsageProblem(
+            f"--protocol {choice} over the legacy HTTP+SSE transport: the 2026-07-28 revision defines only "
+            "the stdio and streamable HTTP transports. Use --protocol auto (or a version up to "
+            f"{LATEST_HANDSHAKE}) here, or the server's streamable HTTP endpoint with --transport http")
+
+
+SSE_REASON = ("the legacy HTTP+SSE transport, which only the revisions of the initialize handshake define: "
+              "server/discover is not sent over it")
+
+
 async def negotiate(session: Session, *, deadline: float) -> None:
     choice = session.settings.protocol
-    if choice == "legacy" or choice in HANDSHAKE_VERSIONS:
+    check_transport(session.target, session.settings)
+    if choice == "auto" and over_legacy_sse(session.target):
+        await initialize(session, LATEST_HANDSHAKE, SSE_REASON, deadline)
+    elif choice == "legacy" or choice in HANDSHAKE_VERSIONS:
         version = LATEST_HANDSHAKE if choice == "legacy" else choice
         reason = "--protocol legacy" if choice == "legacy" else f"--protocol {choice}"
         await initialize(session, version, reason, deadline)
@@ -185,10 +210,23 @@ class DiedOnDiscover(ConnectionFailed):
             detail={"exitStatus": self.detail.get("exitStatus")})
 
 
+class RestartForModern(ProtocolFailure):
+    """A stdio server answered `server/discover` with a modern version *and* the `initialize` sent
+    while that answer was late: "An `initialize` request selects legacy semantics, scoped to the
+    stdio process" (2026-07-28), so that process now speaks the older protocol and its discover
+    answer is no longer in force. mcpprobe never judges a mixed connection: the process is ended and
+    the server started again, with `server/discover` alone (`rediscover`), so that the era in force
+    is the one a faster start would have given."""
+
+    def __init__(self, version: str, reason: str) -> None:
+        super().__init__(reason)
+        self.version, self.reason = version, reason
+
+
 class _Call:
     """One negotiation request in flight. Its answer is kept whenever it comes."""
 
-    def __init__(self, method: str, version: str) -> None:
+    def __init__(self, session: Session, method: str, version: str) -> None:
         self.method, self.version = method, version
         self.sent = time.perf_counter()
         self.answered: float | None = None
@@ -196,6 +234,13 @@ class _Call:
         self.error: ProbeError | None = None
         self.judged = False
         self.timing: Timing | None = None
+        self.entry = _record(session, method, version)
+
+    def settle(self) -> None:
+        """The answer (result or error) has come: note it in the negotiation's record."""
+        self.answered = time.perf_counter()
+        self.entry["answer"] = answer_of(self.method, self.result, self.error)
+        self.entry["ms"] = round((self.answered - self.sent) * 1000, 1)
 
     @property
     def done(self) -> bool:
@@ -214,7 +259,7 @@ class _Race:
         self._changed = anyio.Event()
 
     def send(self, method: str, version: str) -> _Call:
-        call = _Call(method, version)
+        call = _Call(self.session, method, version)
         self.calls.append(call)
         self.session.snapshot.requested_version = version
         self._tg.start_soon(self._run, call)
@@ -236,7 +281,7 @@ class _Race:
         except anyio.get_cancelled_exc_class():
             call.timing = self._timing(call, unanswered=True)
             raise
-        call.answered = time.perf_counter()
+        call.settle()
         call.timing = self._timing(call)
         self._changed.set()
 
@@ -293,14 +338,24 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
     silent = False  # initialize went out because discover was silent, not because it failed
     why = ""  # why initialize was sent (or how discover failed while it was pending)
     retried = False
+    # A modern discover answer that came while initialize was pending on a stdio process: held until
+    # initialize's own answer says whether the process is still modern (see `_settle_held`).
+    held: tuple[_Call, dict[str, Any]] | None = None
     while True:
         for call in [c for c in race.calls if c.done and not c.judged]:
             call.judged = True
             if call is init:
+                if held is not None:
+                    _settle_held(session, held, call, wait)
+                    return
                 refused = _judge_initialize(session, race, call, retried)
                 if refused is None:
                     reason = why if not silent else (
                         f"no answer to server/discover within {seconds(wait)} s; fell back to initialize{why}")
+                    if race.pending("server/discover"):
+                        reason += ("; an answer to server/discover coming later is not used: the initialize "
+                                   "answered made this connection legacy")
+                    _in_force(call)
                     await _adopt_initialize(session, call.version, call.result or {}, reason, deadline)
                     if silent and race.pending("server/discover"):
                         session.findings.append(Finding(
@@ -316,6 +371,11 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
                 continue
             verdict = _judge_discover(session, call, retried)
             if isinstance(verdict, dict):
+                if init is not None and init_refused is None and isinstance(session.target, StdioTarget):
+                    # The initialize sent meanwhile may have made this process legacy: its answer decides.
+                    held = (call, verdict)
+                    continue
+                _in_force(call)
                 _adopt_discover(session, verdict, call.version,
                                 _modern_reason(call, race.calls[0], init, wait, init_refused))
                 return
@@ -343,6 +403,11 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
                 silent = True
                 init = race.send("initialize", LATEST_HANDSHAKE)
                 continue
+            if held is not None:
+                # Whether the initialize made the process legacy is unknown: a new process decides.
+                raise RestartForModern(held[0].version, _late_discover(held[0], wait) + (
+                    ", and the initialize sent meanwhile was never answered, so which era that process is "
+                    "in is unknown"))
             if init is not None:
                 raise RequestTimeout(
                     f"the server did not answer initialize within {seconds(_budget(settings))} s "
@@ -350,6 +415,74 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
             raise RequestTimeout(
                 f"the server did not answer server/discover within {seconds(_budget(settings))} s "
                 "(--connect-timeout, --timeout), the whole budget: initialize was never sent")
+
+
+def _late_discover(call: _Call, wait: float) -> str:
+    return (f"server/discover answered ({_offered(call.result)}) after {call.after()} s, later than the "
+            f"{seconds(wait)} s --discover-timeout")
+
+
+def _offered(result: dict[str, Any] | None) -> str:
+    offered = (result or {}).get("supportedVersions")
+    shown = ", ".join(_said(v).strip("'") for v in offered[:8]) if isinstance(offered, list) else ""
+    return f"supportedVersions: {shown or 'none'}"
+
+
+def _settle_held(session: Session, held: tuple[_Call, dict[str, Any]], init: _Call, wait: float) -> None:
+    """A stdio server answered server/discover with a modern version after initialize was sent:
+    the answer to that initialize says which era the process is in now.
+
+    Answered with a result: "An `initialize` request selects legacy semantics, scoped to the stdio
+    process" (2026-07-28), so the process is legacy and discover's answer no longer holds; neither is
+    used, and the server is started again for discover alone (RestartForModern), which gives the
+    same session as a start fast enough to answer discover in time. Answered with an error: the
+    server refused the handshake and the process stayed modern; discover's answer is in force.
+    """
+    call, result = held
+    error = init.error
+    late = _late_discover(call, wait)
+    if error is None:
+        raise RestartForModern(call.version, (
+            f"{late}, and the initialize sent meanwhile was answered too (protocolVersion "
+            f"{_said((init.result or {}).get('protocolVersion'))}), which makes a stdio process legacy"))
+    if isinstance(error, ConnectionFailed):
+        raise error
+    if not isinstance(error, RpcError):
+        raise RestartForModern(call.version, f"{late}, and the initialize sent meanwhile failed ({error.message})")
+    _in_force(call)
+    _adopt_discover(session, result, call.version, (
+        f"{late}; the initialize sent meanwhile was answered with error {error.rpc_code} "
+        f"({clip(error.rpc_message, 120)}), so the process stayed in the modern era"))
+
+
+async def rediscover(session: Session, restart: RestartForModern, deadline: float) -> None:
+    """The server's second start, after RestartForModern: `server/discover` alone, with no
+    fallback (the first start answered it), and the version it named."""
+    version, retried = restart.version, False
+    while True:
+        call = _Call(session, "server/discover", version)
+        try:
+            call.result = await _send_discover(session, version, _remaining(deadline))
+        except ProbeError as exc:
+            call.error = exc
+        call.settle()
+        verdict = _judge_discover(session, call, retried)
+        if isinstance(verdict, dict):
+            _in_force(call)
+            _adopt_discover(session, verdict, version, (
+                f"{restart.reason}; started the server again and sent server/discover alone, answered "
+                f"({_offered(verdict)}) after {call.after()} s"))
+            return
+        if isinstance(verdict, tuple) and not retried:
+            version, retried = verdict[0], True
+            continue
+        if isinstance(verdict, ProbeError):
+            raise verdict
+        raise ProtocolFailure(
+            f"{restart.reason}; started the server again, and on its second start "
+            f"{verdict if isinstance(verdict, str) else 'server/discover was answered with -32022 twice'}: "
+            "the server did not answer server/discover the same way twice, so no era could be settled",
+            detail={"firstStart": restart.reason})
 
 
 def _budget(settings: Settings) -> float:
@@ -425,8 +558,11 @@ def _modern_reason(call: _Call, first: _Call, init: _Call | None, wait: float, r
         return (f"initialize was answered with -32022 naming {call.version}, so the server speaks the modern "
                 f"era; {how} at {call.version}")
     if init is not None and call.sent < init.sent:
+        # Over HTTP (a stdio process is settled by _settle_held): every 2026-07-28 request stands
+        # alone, without the session the initialize may have opened, which is ended at the close.
         return (f"{how} after {call.after()} s, later than the {seconds(wait)} s --discover-timeout; "
-                "the initialize sent meanwhile was not used")
+                "the initialize sent meanwhile was not used (over HTTP each 2026-07-28 request stands alone, "
+                "outside the session it may have opened)")
     if call is not first:
         return f"{how} at {call.version}, after a first server/discover was answered with -32022 naming it"
     return how
@@ -469,6 +605,8 @@ def _initialize_params(session: Session, version: str) -> dict[str, Any]:
 async def initialize(session: Session, version: str, reason: str, deadline: float) -> None:
     session.snapshot.requested_version = version
     started = time.perf_counter()
+    # Recorded when it continues a negotiation (after a restart), not as the one request of --protocol.
+    call = _Call(session, "initialize", version) if session.snapshot.negotiation else None
     try:
         result = await session.conn.request(
             "initialize", _initialize_params(session, version), timeout=_remaining(deadline), cancellable=False
@@ -477,9 +615,18 @@ async def initialize(session: Session, version: str, reason: str, deadline: floa
         raise RequestTimeout(
             f"the server did not answer initialize within {seconds(_budget(session.settings))} s "
             "(--connect-timeout, --timeout)", detail=exc.detail) from None
+    except ProbeError as exc:
+        if call is not None:
+            call.error = exc
+            call.settle()
+        raise
     finally:
         session.timings.append(Timing("initialize", (time.perf_counter() - started) * 1000, {"version": version},
                                       at=started))
+    if call is not None:
+        call.result = result
+        call.settle()
+        _in_force(call)
     await _adopt_initialize(session, version, result, reason, deadline)
 
 
@@ -518,6 +665,32 @@ async def _adopt_initialize(session: Session, version: str, result: dict[str, An
     session.conn.set_protocol_version(chosen)
     # Part of the handshake, so under its deadline: an HTTP server may hold this POST forever.
     await session.conn.notify("notifications/initialized", timeout=_remaining(deadline))
+
+
+def _record(session: Session, method: str, version: str) -> dict[str, Any]:
+    """A new row of the negotiation's record (`Snapshot.negotiation`), unanswered until settled."""
+    start = 1 + sum(1 for timing in session.timings if timing.phase == "restart")
+    entry: dict[str, Any] = {"method": method, "version": version, "start": start, "answer": "no answer",
+                             "ms": None, "inForce": False}
+    session.snapshot.negotiation.append(entry)
+    return entry
+
+
+def answer_of(method: str, result: dict[str, Any] | None, error: ProbeError | None) -> str:
+    """What came back to a negotiation request, in a few words (the server's text clipped)."""
+    if error is None and result is not None:
+        if method == "server/discover":
+            return f"result ({_offered(result)})"
+        return f"result (protocolVersion: {_said(result.get('protocolVersion'))})"
+    if isinstance(error, RpcError):
+        return f"error {error.rpc_code} ({clip(error.rpc_message, 120)})"
+    if error is not None:
+        return f"failed: {clip(error.message, 160)}"
+    return "no answer"
+
+
+def _in_force(call: _Call) -> None:
+    call.entry["inForce"] = True
 
 
 def _preview(value: Any) -> str:
