@@ -353,8 +353,7 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
                     reason = why if not silent else (
                         f"no answer to server/discover within {seconds(wait)} s; fell back to initialize{why}")
                     if race.pending("server/discover"):
-                        reason += ("; an answer to server/discover coming later is not used: the initialize "
-                                   "answered made this connection legacy")
+                        reason += "; a later server/discover answer does not count: initialize made this connection legacy"
                     _in_force(call)
                     await _adopt_initialize(session, call.version, call.result or {}, reason, deadline)
                     if silent and race.pending("server/discover"):
