@@ -17,14 +17,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from mcpprobe.client.negotiate import (
-    DiedOnDiscover,
-    RestartForModern,
-    check_transport,
-    initialize,
-    negotiate,
-    rediscover,
-)
+from mcpprobe.client.negotiate import check_transport, initialize, negotiate, rediscover
+from mcpprobe.client.restart import DiedOnDiscover, RestartForModern
 from mcpprobe.client.session import Session, Snapshot, Timing, client_capabilities, client_info
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, seconds
 from mcpprobe.findings import Finding

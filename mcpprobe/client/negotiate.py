@@ -13,7 +13,17 @@ from typing import Any
 
 import anyio
 
+from mcpprobe.client.answers import (
+    answer_of,
+    discover_result_problem,
+    preview,
+    record,
+    said,
+    supported_of,
+    versions_offered,
+)
 from mcpprobe.client.era import META_CLIENT_CAPS, META_CLIENT_INFO, META_VERSION
+from mcpprobe.client.restart import DiedOnDiscover, RestartForModern
 from mcpprobe.client.session import Session, Timing
 from mcpprobe.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -120,7 +130,7 @@ async def _discover(session: Session, version: str, deadline: float) -> None:
         result = await _send_discover(session, mutual[-1], _remaining(deadline))
     problem = discover_result_problem(result)
     if problem is not None:
-        raise ProtocolFailure(f"server/discover: {problem}", detail={"result": _preview(result)})
+        raise ProtocolFailure(f"server/discover: {problem}", detail={"result": preview(result)})
     offered = result["supportedVersions"]
     if not any(v in offered for v in MODERN_VERSIONS):
         raise _unsupported(session, offered, "server/discover offers")
@@ -130,97 +140,6 @@ async def _discover(session: Session, version: str, deadline: float) -> None:
 
 
 # ----- --protocol auto: the SDK's negotiate_auto, with no answer ever discarded
-
-
-def _supported_of(data: Any) -> list[str] | None:
-    """`data.supported` of a -32022 error, or None when the data does not parse.
-
-    As the SDK's UnsupportedProtocolVersionErrorData: `supported` (strings) and `requested`
-    (a string) are both required, or the error is no evidence of anything.
-    """
-    if not isinstance(data, dict) or not isinstance(data.get("requested"), str):
-        return None
-    supported = data.get("supported")
-    if not isinstance(supported, list) or not all(isinstance(v, str) for v in supported):
-        return None
-    return list(supported)
-
-
-_CAPABILITY_FLAGS = {
-    "tools": ("listChanged",), "prompts": ("listChanged",), "resources": ("subscribe", "listChanged"),
-    "logging": (), "completions": (), "tasks": (),
-}
-
-
-def discover_result_problem(result: dict[str, Any]) -> str | None:
-    """Why a `server/discover` result is not a DiscoverResult the SDK would accept, or None.
-
-    The same required fields and types as mcp_types.DiscoverResult, checked in plain Python
-    (importing the SDK's models costs a third of a second): a client on the SDK falls back to
-    `initialize` exactly when this finds a problem.
-    """
-    offered = result.get("supportedVersions")
-    if not isinstance(offered, list) or not all(isinstance(v, str) for v in offered):
-        return "the result has no supportedVersions list of strings"
-    capabilities = result.get("capabilities")
-    if not isinstance(capabilities, dict):
-        return "the result has no capabilities object"
-    for key, flags in _CAPABILITY_FLAGS.items():
-        value = capabilities.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, dict):
-            return f"capabilities.{key} is not an object"
-        for flag in flags:
-            if value.get(flag) is not None and not isinstance(value.get(flag), bool):
-                return f"capabilities.{key}.{flag} is not a boolean"
-    for key in ("experimental", "extensions"):
-        value = capabilities.get(key)
-        if value is not None and (not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values())):
-            return f"capabilities.{key} is not an object of objects"
-    if result.get("instructions") is not None and not isinstance(result.get("instructions"), str):
-        return "instructions is not a string"
-    ttl = result.get("ttlMs")
-    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl != int(ttl)):
-        return "ttlMs is not an integer"
-    if result.get("cacheScope", "private") not in ("public", "private"):
-        return "cacheScope is neither public nor private"
-    if not isinstance(result.get("resultType", "complete"), str):
-        return "resultType is not a string"
-    if result.get("_meta") is not None and not isinstance(result.get("_meta"), dict):
-        return "_meta is not an object"
-    return None
-
-
-class DiedOnDiscover(ConnectionFailed):
-    """The stdio server ended while `server/discover` was unanswered: start it again, legacy."""
-
-    def __init__(self, error: ProbeError) -> None:
-        super().__init__(error.message, detail=dict(error.detail))
-        status = error.detail.get("exitStatus")
-        self.status = f"exit status {status}" if status is not None else "it closed its output"
-        self.reason = f"the server ended on server/discover ({self.status}); started it again and used initialize"
-
-    def finding(self) -> Finding:
-        return Finding(
-            "discover-crash",
-            f"the server ended ({self.status}) on the server/discover request sent before initialize, "
-            "instead of answering it with an error; mcpprobe started it again and used initialize. "
-            "Clients that probe the 2026-07-28 era first (such as the MCP SDKs' auto mode) cannot connect to it",
-            detail={"exitStatus": self.detail.get("exitStatus")})
-
-
-class RestartForModern(ProtocolFailure):
-    """A stdio server answered `server/discover` with a modern version *and* the `initialize` sent
-    while that answer was late: "An `initialize` request selects legacy semantics, scoped to the
-    stdio process" (2026-07-28), so that process now speaks the older protocol and its discover
-    answer is no longer in force. mcpprobe never judges a mixed connection: the process is ended and
-    the server started again, with `server/discover` alone (`rediscover`), so that the era in force
-    is the one a faster start would have given."""
-
-    def __init__(self, version: str, reason: str) -> None:
-        super().__init__(reason)
-        self.version, self.reason = version, reason
 
 
 class _Call:
@@ -234,7 +153,7 @@ class _Call:
         self.error: ProbeError | None = None
         self.judged = False
         self.timing: Timing | None = None
-        self.entry = _record(session, method, version)
+        self.entry = record(session, method, version)
 
     def settle(self) -> None:
         """The answer (result or error) has come: note it in the negotiation's record."""
@@ -353,7 +272,8 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
                     reason = why if not silent else (
                         f"no answer to server/discover within {seconds(wait)} s; fell back to initialize{why}")
                     if race.pending("server/discover"):
-                        reason += "; a later server/discover answer does not count: initialize made this connection legacy"
+                        reason += ("; a later server/discover answer does not count: initialize made this "
+                                   "connection legacy")
                     _in_force(call)
                     await _adopt_initialize(session, call.version, call.result or {}, reason, deadline)
                     if silent and race.pending("server/discover"):
@@ -417,14 +337,8 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
 
 
 def _late_discover(call: _Call, wait: float) -> str:
-    return (f"server/discover answered ({_offered(call.result)}) after {call.after()} s, later than the "
+    return (f"server/discover answered ({versions_offered(call.result)}) after {call.after()} s, later than the "
             f"{seconds(wait)} s --discover-timeout")
-
-
-def _offered(result: dict[str, Any] | None) -> str:
-    offered = (result or {}).get("supportedVersions")
-    shown = ", ".join(_said(v).strip("'") for v in offered[:8]) if isinstance(offered, list) else ""
-    return f"supportedVersions: {shown or 'none'}"
 
 
 def _settle_held(session: Session, held: tuple[_Call, dict[str, Any]], init: _Call, wait: float) -> None:
@@ -443,7 +357,7 @@ def _settle_held(session: Session, held: tuple[_Call, dict[str, Any]], init: _Ca
     if error is None:
         raise RestartForModern(call.version, (
             f"{late}, and the initialize sent meanwhile was answered too (protocolVersion "
-            f"{_said((init.result or {}).get('protocolVersion'))}), which makes a stdio process legacy"))
+            f"{said((init.result or {}).get('protocolVersion'))}), which makes a stdio process legacy"))
     if isinstance(error, ConnectionFailed):
         raise error
     if not isinstance(error, RpcError):
@@ -470,7 +384,7 @@ async def rediscover(session: Session, restart: RestartForModern, deadline: floa
             _in_force(call)
             _adopt_discover(session, verdict, version, (
                 f"{restart.reason}; started the server again and sent server/discover alone, answered "
-                f"({_offered(verdict)}) after {call.after()} s"))
+                f"({versions_offered(verdict)}) after {call.after()} s"))
             return
         if isinstance(verdict, tuple) and not retried:
             version, retried = verdict[0], True
@@ -499,7 +413,7 @@ def _judge_discover(session: Session, call: _Call, retried: bool) -> dict[str, A
             finding = Finding(
                 "protocol-violation",
                 f"server/discover: {problem}; clients on the MCP SDKs fall back to initialize on such a result",
-                detail={"result": _preview(result)})
+                detail={"result": preview(result)})
             if finding not in session.findings:  # a re-probe may get the same result again
                 session.findings.append(finding)
             return f"the server/discover result is not usable ({problem})"
@@ -510,7 +424,7 @@ def _judge_discover(session: Session, call: _Call, retried: bool) -> dict[str, A
         return result
     if isinstance(error, RpcError):
         if error.rpc_code == UNSUPPORTED_PROTOCOL_VERSION:
-            supported = _supported_of(error.data)
+            supported = supported_of(error.data)
             mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
             if mutual and not retried:
                 return (mutual[-1],)
@@ -534,7 +448,7 @@ def _judge_initialize(session: Session, race: _Race, call: _Call, retried: bool)
     if error is None:
         return None
     if isinstance(error, RpcError) and error.rpc_code == UNSUPPORTED_PROTOCOL_VERSION:
-        supported = _supported_of(error.data) or []
+        supported = supported_of(error.data) or []
         mutual = [v for v in MODERN_VERSIONS if v in supported]
         if mutual and not retried:
             return ProtocolFailure(error.message, detail={**error.detail, "mutual": mutual[-1]})
@@ -629,14 +543,6 @@ async def initialize(session: Session, version: str, reason: str, deadline: floa
     await _adopt_initialize(session, version, result, reason, deadline)
 
 
-def _said(version: Any) -> str:
-    """The version a server chose, as the Protocol line shows it (made inert the same way, not as
-    Python's repr escapes it), or what JSON value it is when it is not a string."""
-    from mcpprobe.safety.sanitize import json_kind, visible
-
-    return f"'{visible(clip(version, 100))}'" if isinstance(version, str) else json_kind(version)
-
-
 async def _adopt_initialize(session: Session, version: str, result: dict[str, Any], reason: str,
                             deadline: float) -> None:
     snapshot = session.snapshot
@@ -647,7 +553,7 @@ async def _adopt_initialize(session: Session, version: str, result: dict[str, An
     if not isinstance(chosen, str) or chosen not in HANDSHAKE_VERSIONS:
         snapshot.protocol_version = chosen if isinstance(chosen, str) else ""
         raise ProtocolFailure(
-            f"the server chose protocol version {_said(chosen)}, which mcpprobe does not support "
+            f"the server chose protocol version {said(chosen)}, which mcpprobe does not support "
             f"(it speaks {', '.join(HANDSHAKE_VERSIONS)} by initialize); nothing more was sent",
             code="unsupported-version", detail={"serverVersion": chosen, "requested": version})
     capabilities = result.get("capabilities")
@@ -666,34 +572,5 @@ async def _adopt_initialize(session: Session, version: str, result: dict[str, An
     await session.conn.notify("notifications/initialized", timeout=_remaining(deadline))
 
 
-def _record(session: Session, method: str, version: str) -> dict[str, Any]:
-    """A new row of the negotiation's record (`Snapshot.negotiation`), unanswered until settled."""
-    start = 1 + sum(1 for timing in session.timings if timing.phase == "restart")
-    entry: dict[str, Any] = {"method": method, "version": version, "start": start, "answer": "no answer",
-                             "ms": None, "inForce": False}
-    session.snapshot.negotiation.append(entry)
-    return entry
-
-
-def answer_of(method: str, result: dict[str, Any] | None, error: ProbeError | None) -> str:
-    """What came back to a negotiation request, in a few words (the server's text clipped)."""
-    if error is None and result is not None:
-        if method == "server/discover":
-            return f"result ({_offered(result)})"
-        return f"result (protocolVersion: {_said(result.get('protocolVersion'))})"
-    if isinstance(error, RpcError):
-        return f"error {error.rpc_code} ({clip(error.rpc_message, 120)})"
-    if error is not None:
-        return f"failed: {clip(error.message, 160)}"
-    return "no answer"
-
-
 def _in_force(call: _Call) -> None:
     call.entry["inForce"] = True
-
-
-def _preview(value: Any) -> str:
-    import json
-
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return clip(text, 300)
