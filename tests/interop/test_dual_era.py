@@ -105,10 +105,15 @@ def test_the_human_output_names_both_answers_and_the_one_in_force(ts_sdk2: Path)
 
 def test_an_initialize_refused_keeps_the_process_modern_without_a_restart(ts_sdk2: Path) -> None:
     # legacy: 'reject' answers the late initialize with -32022: that process never left the modern era.
+    # The SDK writes that refusal at once and the discover result when its handler is done, so either
+    # may come first (then the -32022 names 2026-07-28 and discover is asked once more): both paths
+    # stay on the first process, in the modern era.
     doc = _run("check", ts_sdk2, "--discover-timeout", "0.2", sleep=0.5, reject_legacy=True)
     assert doc["era"] == "modern"
-    steps = [(e["method"], e["start"], e["answer"].split(" ")[:2], e["inForce"]) for e in doc["negotiation"]]
-    assert steps == [("server/discover", 1, ["result", "(supportedVersions:"], True),
-                     ("initialize", 1, ["error", "-32022"], False)], doc["negotiation"]
+    entries = doc["negotiation"]
+    assert [e["start"] for e in entries] == [1] * len(entries)
+    assert [e["answer"].split(" ")[:2] for e in entries if e["method"] == "initialize"] == [["error", "-32022"]]
+    (in_force,) = [e for e in entries if e["inForce"]]
+    assert in_force["method"] == "server/discover" and in_force["answer"].startswith("result")
     assert "restart" not in [t["phase"] for t in doc["timings"]]
-    assert "answered with error -32022" in doc["eraReason"] and "stayed in the modern era" in doc["eraReason"]
+    assert "-32022" in doc["eraReason"] and "started the server again" not in doc["eraReason"]
