@@ -274,8 +274,8 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
                     if race.pending("server/discover"):
                         reason += ("; a later server/discover answer does not count: initialize made this "
                                    "connection legacy")
-                    _in_force(call)
                     await _adopt_initialize(session, call.version, call.result or {}, reason, deadline)
+                    _in_force(call)
                     if silent and race.pending("server/discover"):
                         session.findings.append(Finding(
                             "era-fallback",
@@ -539,8 +539,9 @@ async def initialize(session: Session, version: str, reason: str, deadline: floa
     if call is not None:
         call.result = result
         call.settle()
-        _in_force(call)
     await _adopt_initialize(session, version, result, reason, deadline)
+    if call is not None:
+        _in_force(call)
 
 
 async def _adopt_initialize(session: Session, version: str, result: dict[str, Any], reason: str,
