@@ -71,6 +71,9 @@ def document(outcome: Outcome) -> dict[str, Any]:
             "requestedVersion": snapshot.requested_version or None,
         } if snapshot else None,
     }
+    # Only where more than one request negotiated the era (docs/negotiation.md#where-the-evidence-is).
+    if snapshot and len(snapshot.negotiation) > 1:
+        doc["negotiation"] = [dict(entry) for entry in snapshot.negotiation]
     capabilities = (snapshot.capabilities if snapshot else {}) or {}
     negotiated = bool(snapshot and snapshot.negotiated)
     if outcome.command == "probe":
@@ -162,7 +165,7 @@ def check_document(report: Report) -> dict[str, Any]:
 
 
 HEAD_KEYS = ("formatVersion", "command", "ok", "exitCode", "transport", "target", "protocolVersion", "era",
-             "eraReason", "serverInfo", "instructions", "capabilities", "supportedVersions", "client")
+             "eraReason", "negotiation", "serverInfo", "instructions", "capabilities", "supportedVersions", "client")
 
 
 def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
