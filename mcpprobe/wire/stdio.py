@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -43,6 +44,20 @@ _LIVE_SERVERS: dict[str, int] = {}
 # SIGTERM with any grace below that. The result is shown meanwhile, but mcpprobe's exit waits.
 EXIT_GRACE_SECONDS = 0.05
 TERM_GRACE_SECONDS = 2.0
+# After the server exited, the time its stdout gets to end (what it wrote at exit to be read): a
+# child of it may hold the pipe open for good, so the wait is bounded.
+STDOUT_DRAIN_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Shutdown:
+    """What a stdio shutdown (`StdioTransport.shut_down`) saw: whether the server had ended before
+    its stdin was closed (its exit status), else how long after EOF it exited (None: still running
+    at the limit), and whether its stdout had ended when the record was made."""
+
+    ended_before: int | None
+    exited_after: float | None
+    stdout_ended: bool
 
 
 # What the pipe to a server may hold, unwritten, before `send_nowait` leaves a message to `send`,
@@ -110,6 +125,9 @@ class StdioTransport:
         self._writer: asyncio.StreamWriter | None = None
         self._reading = False  # the reader is handing on a chunk's lines: it flushes after the last
         self._partial = bytearray()  # the start of a line whose end has not come yet
+        self._stdout_ended: anyio.Event | None = None  # set when the reader of stdout has ended
+        self._ended_before_eof: int | None = None  # the exit status, when the server ended before EOF
+        self._shutdown: Shutdown | None = None
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink = sink
@@ -153,6 +171,7 @@ class StdioTransport:
         self._pgid = self._process.pid
         _LIVE_GROUPS.add(self._pgid)
         self.info.detail["pid"] = self._process.pid
+        self._stdout_ended = anyio.Event()
         task_group.start_soon(self._read_stdout)
         task_group.start_soon(self._read_stderr)
         task_group.start_soon(self._watch_exit)
@@ -227,11 +246,18 @@ class StdioTransport:
         status = self._process.returncode if self._process is not None else None
         if status is None:
             return ConnectionFailed(f"the server closed its {stream}", detail={"exitStatus": None})
-        return ConnectionFailed(f"the server process ended (exit status {_describe_status(status)})",
+        return ConnectionFailed(f"the server process ended (exit status {describe_status(status)})",
                                 detail={"exitStatus": status})
 
     async def _read_stdout(self) -> None:
         """Hand every line of the server's stdout to the connection, until it ends."""
+        try:
+            await self._read_stdout_lines()
+        finally:
+            if self._stdout_ended is not None:
+                self._stdout_ended.set()
+
+    async def _read_stdout_lines(self) -> None:
         assert self._sink is not None
         reader = _stream_reader(self._process.stdout)
         try:
@@ -398,22 +424,56 @@ class StdioTransport:
         self._closing = True
         if self._process is None or self._eof_at is not None:
             return
+        self._ended_before_eof = self._exit_status_now()
         self._eof_at = time.monotonic()
         with anyio.CancelScope(shield=True), contextlib.suppress(
                 anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             await self._process.stdin.aclose()
 
-    async def exit_after_eof(self, limit: float) -> float | None:
-        """Close stdin (if not yet) and wait up to `limit` seconds for the server to exit by itself:
-        the seconds from EOF to its exit, or None when it was still running (`check`)."""
+    def _exit_status_now(self) -> int | None:
+        """The server's exit status when it has already ended (reaped or not yet), else None."""
+        process = self._process
+        if process is None or process.returncode is not None:
+            return None if process is None else int(process.returncode)
+        try:  # a zombie not reaped yet: its status, leaving it to be reaped as ever (WNOWAIT)
+            found = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # reaped meanwhile: ended
+            return process.returncode if process.returncode is not None else -1
+        except OSError:
+            return None
+        if found is None:
+            return None
+        return found.si_status if found.si_code == os.CLD_EXITED else -found.si_status
+
+    async def shut_down(self, limit: float) -> Shutdown:
+        """The specification's stdio shutdown, done once (later calls give the same record): EOF on
+        the server's stdin, up to `limit` seconds for it to exit by itself, then up to
+        STDOUT_DRAIN_SECONDS for its stdout to end, so that what it wrote while exiting has reached
+        the connection before anything is judged (`check`). A server still running at `limit` is
+        left to `aclose` (SIGTERM)."""
+        if self._shutdown is not None:
+            return self._shutdown
         await self.begin_close()
-        if self._process is None or self._eof_at is None:
-            return None
-        with anyio.move_on_after(limit):
-            await self._process.wait()
-        if self._process.returncode is None:
-            return None
-        return time.monotonic() - self._eof_at
+        process = self._process
+        if process is None or self._eof_at is None:
+            self._shutdown = Shutdown(None, None, stdout_ended=True)
+            return self._shutdown
+        exited_after: float | None = None
+        if self._ended_before_eof is None:
+            with anyio.move_on_after(limit):
+                await process.wait()
+            if process.returncode is not None:
+                exited_after = time.monotonic() - self._eof_at
+        else:
+            with anyio.move_on_after(limit):
+                await process.wait()
+        ended = self._stdout_ended
+        if ended is not None and process.returncode is not None:
+            with anyio.move_on_after(STDOUT_DRAIN_SECONDS):
+                await ended.wait()
+        self._shutdown = Shutdown(self._ended_before_eof, exited_after,
+                                  stdout_ended=ended is None or ended.is_set())
+        return self._shutdown
 
     async def aclose(self) -> None:
         """Close stdin, give the server a short grace to exit on its own, then end its group."""
@@ -539,7 +599,7 @@ class _AdoptedProcess:
         await self.wait()
 
 
-def _describe_status(status: int) -> str:
+def describe_status(status: int) -> str:
     if status < 0:
         try:
             return f"killed by {signal.Signals(-status).name}"

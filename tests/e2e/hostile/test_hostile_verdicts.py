@@ -1,0 +1,54 @@
+"""A verdict claims only what the check saw: `pass` when it saw it, else `skipped` or `error` with
+the reason; a server's own answer, even an HTTP error, is the evidence of the check that caught it
+(docs/security.md, "Verdicts"). Each test's fixture is odd or hostile in exactly one way."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from conftest import ROOT, checked, run_cli
+
+CHECK_SERVER = ROOT / "tests" / "fixtures" / "check_server.py"
+
+
+def run_check(mode: str, *options: str, protocol: str = "legacy") -> tuple[int, dict]:
+    result = run_cli(["check", "--json", "--timeout", "5", "--protocol", protocol, *options, "--",
+                      sys.executable, str(CHECK_SERVER), mode])
+    assert result.stdout, result.stderr
+    return result.exit_code, checked(json.loads(result.stdout))
+
+
+def entry(doc: dict, check_id: str) -> dict:
+    return next(e for e in doc["checks"] if e["id"] == check_id)
+
+
+def test_a_line_on_stdout_at_exit_fails_stdout_clean_at_the_default_level() -> None:
+    """Before 2026-07-28 closing stdin is a MAY, so `lifecycle.stdin-close-exit` is not run at the
+    default level; stdout is still judged after the server's exit, what it wrote then included."""
+    code, doc = run_check("stdout-at-exit")
+    assert doc["protocolVersion"] == "2025-11-25"
+    assert "lifecycle.stdin-close-exit" not in {e["id"] for e in doc["checks"]}  # a MAY: not selected
+    clean = entry(doc, "lifecycle.stdout-clean")
+    assert clean["status"] == "fail", clean
+    assert "shutting down: 3 requests served" in json.dumps(clean["detail"]["samples"])
+    assert "exit included" in clean["message"]
+    assert code == 1
+
+
+def test_a_clean_server_passes_stdout_clean_after_its_exit() -> None:
+    code, doc = run_check("ok")
+    clean = entry(doc, "lifecycle.stdout-clean")
+    assert clean["status"] == "pass" and "exit included" in clean["message"], clean
+    assert code == 0
+
+
+def test_a_server_that_had_crashed_is_not_said_to_exit_on_eof() -> None:
+    """The server ends (exit status 3) on the unknown method: the exit after EOF was never seen,
+    so `lifecycle.stdin-close-exit` is skipped with that reason, not "exited 0 ms after"."""
+    code, doc = run_check("crash-late", "--level", "may")
+    exit_check = entry(doc, "lifecycle.stdin-close-exit")
+    assert exit_check["status"] == "skipped", exit_check
+    assert "already ended" in exit_check["message"] and "3" in exit_check["message"]
+    assert entry(doc, "lifecycle.unknown-method")["status"] == "fail"
+    assert code == 1
