@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from mcpprobe.check.catalogue import BY_ID, CHECKS, FAMILIES, Check, Level, Status, selected
-from mcpprobe.check.context import CheckContext, CheckOptions, Result, Verdict
+from mcpprobe.check.context import CheckContext, CheckOptions, Result, Verdict, http_evidence
 from mcpprobe.client.capabilities import declared, extension
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.errors import ProbeError
@@ -117,13 +117,16 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
             continue
         ctx.begin()
         started = time.perf_counter()
+        raised: ProbeError | None = None
         try:
             verdict = await functions[check.id](ctx)
         except ProbeError as exc:
             if exc.exit_code == ExitCode.REFUSED:
                 raise  # a check that asked for what was not declared: a bug, never hidden
+            raised = exc
             verdict = Verdict(Status.ERROR, f"could not be completed: {exc.message}",
                               detail={"exitCode": int(exc.exit_code)})
+        verdict = http_evidence(ctx, verdict, raised)  # an HTTP error answer is the server's, not a lost connection
         status = verdict.status
         if status is Status.FAIL and level is not Level.MUST:
             status = Status.WARN
