@@ -282,8 +282,8 @@ def http_error_status(error: ProbeError | None) -> int | None:
 def http_evidence(ctx: CheckContext, verdict: Verdict, raised: ProbeError | None = None) -> Verdict:
     """Over streamable HTTP, a check that could not judge (`error`) because the server answered one of
     its requests with an HTTP error and no JSON-RPC response: that answer is the check's evidence, a
-    `fail` (a `warn` at a SHOULD, as every fail) naming the status and the body's start. In every revision with streamable
-    HTTP: "If the input is a JSON-RPC request, the server MUST either return Content-Type:
+    `fail` (a `warn` at a SHOULD, as every fail) naming the status and the body's start. In every
+    revision with streamable HTTP: "If the input is a JSON-RPC request, the server MUST either return Content-Type:
     text/event-stream ... or Content-Type: application/json" (2026-07-28: "If the body is a JSON-RPC
     request, the server MUST return either ...")."""
     if verdict.status is not Status.ERROR or ctx.session.snapshot.transport != "http":
