@@ -331,7 +331,7 @@ CHECKS: tuple[Check, ...] = (
           capability=("resources",), levels=MappingProxyType({"2026-07-28": Level.MUST}),
           how="Reads a URI made up in the scheme of the first listed resource. Legacy: -32002 (or -32602 that "
               "says not found) passes. 2026-07-28: -32602 passes, -32002 or an empty `contents` fails. A URI that "
-              "matches a listed template is not judged."),
+              "matches a listed template (a catch-all such as `{+path}`) and is read is not judged: `skipped`."),
     Check("resources.subscribe", "resources/subscribe and unsubscribe are answered", Level.MUST,
           "server/resources#subscriptions",
           (("2024-11-05 to 2025-11-25", "`subscribe`: whether the client can subscribe to be notified of changes "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from conftest import ROOT, checked, run_cli
 
 CHECK_SERVER = ROOT / "tests" / "fixtures" / "check_server.py"
@@ -52,3 +53,20 @@ def test_a_server_that_had_crashed_is_not_said_to_exit_on_eof() -> None:
     assert "already ended" in exit_check["message"] and "3" in exit_check["message"]
     assert entry(doc, "lifecycle.unknown-method")["status"] == "fail"
     assert code == 1
+
+
+VERDICT_SERVER = ROOT / "tests" / "fixtures" / "verdict_server.py"
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_a_made_up_uri_a_catch_all_template_reads_is_skipped_not_passed(protocol: str) -> None:
+    """`fixture://{+path}` matches the URI mcpprobe makes up, and the server reads it: the URI may
+    exist, so nothing is judged, and the verdict says so (skipped), never `pass`."""
+    result = run_cli(["check", "--json", "--timeout", "5", "--protocol", protocol, "--only", "resources",
+                      "--", sys.executable, str(VERDICT_SERVER), "catch-all-template"])
+    doc = checked(json.loads(result.stdout))
+    unknown = entry(doc, "resources.unknown-uri")
+    assert unknown["status"] == "skipped", unknown
+    assert "not judged" in unknown["message"] and "fixture://{+path}" in unknown["message"]
+    assert unknown["evidence"] and "generated for" in unknown["evidence"][-1]["received"]  # the read did happen
+    assert result.exit_code == 0
