@@ -547,7 +547,9 @@ CHECKS: tuple[Check, ...] = (
           sections={"2026-07-28": "basic/transports/streamable-http#sending-messages"},
           how="POSTs `notifications/cancelled` for a request id never sent (\"Invalid cancellation notifications "
               "SHOULD be ignored\", so it changes nothing). 202 with no body passes, and so does an HTTP error "
-              "(the server cannot accept it, which it may say); 202 with a body, or a 2xx other than 202, fails."),
+              "(the server cannot accept it, which it may say); 202 with a body, or a 2xx other than 202, fails. A "
+              "202 whose body has not ended within --timeout (5 s at most) is an `error`: no body was seen, nor its "
+              "absence."),
     Check("http.method-header", "an Mcp-Method header that contradicts the body gets 400 and -32020", Level.MUST,
           "basic/transports/streamable-http#server-validation",
           (("2026-07-28", "Servers that process the request body **MUST** reject requests where the values "

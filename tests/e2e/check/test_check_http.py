@@ -35,6 +35,8 @@ AUTH_BROKEN = {
 }
 # mode -> the check whose request gets a bare HTTP error (no JSON-RPC response): that check's evidence
 HTTP_ERROR_ANSWERS = {"unknown-method-400": "lifecycle.unknown-method"}
+# mode -> the check that cannot judge what it did not see (tests/e2e/hostile/test_hostile_verdicts.py)
+HTTP_NOT_SEEN = {"notification-late-body": "http.notification"}
 BROKEN_IDS = {check_id for check_id, *_ in HTTP_BROKEN.values()} | {check_id for check_id, _ in AUTH_BROKEN.values()}
 
 
@@ -52,7 +54,7 @@ def statuses(doc: dict) -> dict[str, str]:
 def test_every_http_mode_is_tested() -> None:
     from tests.fixtures.check_http_server import MODES
 
-    assert set(HTTP_BROKEN) | set(HTTP_ERROR_ANSWERS) == set(MODES) - {"ok"}
+    assert set(HTTP_BROKEN) | set(HTTP_ERROR_ANSWERS) | set(HTTP_NOT_SEEN) == set(MODES) - {"ok"}
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])

@@ -8,9 +8,10 @@ import json
 import sys
 
 import pytest
-from conftest import ROOT, checked, run_cli
+from conftest import PY, ROOT, checked, http_server, run_cli
 
 CHECK_SERVER = ROOT / "tests" / "fixtures" / "check_server.py"
+HTTP_SERVER = ROOT / "tests" / "fixtures" / "check_http_server.py"
 
 
 def run_check(mode: str, *options: str, protocol: str = "legacy") -> tuple[int, dict]:
@@ -70,3 +71,17 @@ def test_a_made_up_uri_a_catch_all_template_reads_is_skipped_not_passed(protocol
     assert "not judged" in unknown["message"] and "fixture://{+path}" in unknown["message"]
     assert unknown["evidence"] and "generated for" in unknown["evidence"][-1]["received"]  # the read did happen
     assert result.exit_code == 0
+
+
+def test_a_202_whose_announced_body_comes_late_is_not_a_pass_for_no_body() -> None:
+    """The 202 announces 13 bytes (Content-Length) and sends them 6 s later, after the check stopped
+    waiting: no body was seen, and neither was its absence. An `error` naming the wait, exit 6."""
+    with http_server([PY, str(HTTP_SERVER), "notification-late-body"]) as url:
+        result = run_cli(["check", "--json", "--timeout", "2", "--protocol", "modern", "--only", "http.notification",
+                          url])
+    doc = checked(json.loads(result.stdout))
+    note = entry(doc, "http.notification")
+    assert note["status"] == "error", note
+    assert "had not ended" in note["message"] and "Content-Length: 13" in note["message"]
+    assert "HTTP 202" in note["evidence"][-1]["received"]
+    assert result.exit_code == 6
