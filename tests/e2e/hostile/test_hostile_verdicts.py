@@ -85,3 +85,46 @@ def test_a_202_whose_announced_body_comes_late_is_not_a_pass_for_no_body() -> No
     assert "had not ended" in note["message"] and "Content-Length: 13" in note["message"]
     assert "HTTP 202" in note["evidence"][-1]["received"]
     assert result.exit_code == 6
+
+
+def test_load_counts_a_404_session_not_found_as_http_404_not_transport() -> None:
+    """Every fifth tools/call gets HTTP 404 with -32001 "Session not found" (as the SDKs answer a
+    session they dropped): the server answered, so `http 404`, never a broken connection."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    from tests.e2e.load.test_load_wire import JsonMcpHandler
+
+    calls = [0]
+    lock = threading.Lock()
+
+    class Handler(JsonMcpHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if "id" not in message:
+                self.reply(202, b"", "text/plain")
+                return
+            if self.session_request(message):
+                return
+            with lock:
+                n = calls[0]
+                calls[0] += 1
+            if n % 5 == 2:
+                body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}}
+                self.reply(404, json.dumps(body).encode(), "application/json")
+                return
+            self.answer(message, {"content": [{"type": "text", "text": "ok"}]})
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        result = run_cli(["load", "--json", "--call", "work", "--requests", "50", "--concurrency", "2",
+                          "--protocol", "legacy", f"http://127.0.0.1:{httpd.server_address[1]}/mcp"])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    overall = checked(json.loads(result.stdout))["overall"]
+    assert calls[0] == 50
+    assert overall["errorsByKind"] == {"http 404": 10}, overall
+    assert overall["ok"] == 40
