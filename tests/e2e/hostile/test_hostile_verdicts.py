@@ -128,3 +128,21 @@ def test_load_counts_a_404_session_not_found_as_http_404_not_transport() -> None
     assert calls[0] == 50
     assert overall["errorsByKind"] == {"http 404": 10}, overall
     assert overall["ok"] == 40
+
+
+def test_a_resource_metadata_that_is_not_a_url_is_said_not_silently_replaced() -> None:
+    """The challenge names a relative reference that happens to be the well-known path: before, it was
+    joined to the server's URL, and the well-known document stood in for it with no word."""
+    from tests.e2e.hostile.test_hostile_strings import auth_server
+
+    with auth_server("--resource-metadata", "/.well-known/oauth-protected-resource/mcp", "--prm-at", "path") as url:
+        result = run_cli(["probe", "--json", url])
+    doc = checked(json.loads(result.stdout))
+    found = [f for f in doc["findings"] if f["code"] == "auth-challenge-url-invalid"]
+    assert len(found) == 1, [f["code"] for f in doc["findings"]]
+    assert found[0]["severity"] == "warning" and "relative reference" in found[0]["message"]
+    assert found[0]["detail"]["foundAt"].endswith("/.well-known/oauth-protected-resource/mcp")
+    first = doc["error"]["detail"]["authDiagnosis"]["protectedResourceMetadata"]["attempts"][0]
+    assert first["source"] == "resource_metadata in WWW-Authenticate" and first["result"] == "malformed"
+    assert first["status"] is None  # nothing was fetched from it
+    assert result.exit_code == 7
