@@ -5,7 +5,10 @@ the reason; a server's own answer, even an HTTP error, is the evidence of the ch
 from __future__ import annotations
 
 import json
+import re
 import sys
+from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from conftest import PY, ROOT, checked, http_server, run_cli
@@ -146,3 +149,39 @@ def test_a_resource_metadata_that_is_not_a_url_is_said_not_silently_replaced() -
     assert first["source"] == "resource_metadata in WWW-Authenticate" and first["result"] == "malformed"
     assert first["status"] is None  # nothing was fetched from it
     assert result.exit_code == 7
+
+
+# RFC 3986: what a URI reference may hold (unreserved, reserved and percent escapes).
+URI_REFERENCE = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*")
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_sarif_locations_are_uris_whatever_the_config_is_called(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                absolute: bool) -> None:
+    """`we ird#dir/mcp 100%.json`, given relative as written and absolute: a space, a `#` (a fragment to
+    a URI reader) and a `%` not followed by two hex digits. Before, the relative path went into
+    artifactLocation.uri as it was, which no SARIF reader can resolve."""
+    from tests.conftest import FIXTURE
+    from tests.unit.render.test_golden import sarif_errors
+
+    folder = tmp_path / "we ird#dir"
+    folder.mkdir()
+    config = folder / "mcp 100%.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "calc": {"command": sys.executable, "args": [str(FIXTURE), "full"]},
+        "evil": {"command": sys.executable, "args": [str(FIXTURE), "poisoned"]}}}, indent=2), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    named = str(config) if absolute else "we ird#dir/mcp 100%.json"
+    result = run_cli(["probe", "--all", "--lint", "--config", named, "--format", "sarif", "--protocol", "legacy"])
+    assert sarif_errors(result.stdout) == []
+    located = [r["locations"][0]["physicalLocation"]["artifactLocation"]
+               for r in json.loads(result.stdout)["runs"][0]["results"] if "physicalLocation" in r["locations"][0]]
+    assert located, result.stdout
+    for artifact in located:
+        uri = artifact["uri"]
+        assert URI_REFERENCE.fullmatch(uri), uri
+        if absolute:
+            assert uri == config.as_uri() and "uriBaseId" not in artifact
+        else:
+            assert artifact == {"uri": "we%20ird%23dir/mcp%20100%25.json", "uriBaseId": "%SRCROOT%"}
+            assert unquote(uri) == named
