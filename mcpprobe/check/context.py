@@ -147,6 +147,7 @@ class CheckContext:
         self._interval = 1.0 / options.rate if options.rate else 0.0
         self._last_sent = 0.0
         self._exchanges: list[Exchange] = []
+        self._listed: list[str] = []  # the kinds the check running now asked `listing` for
         self.notifications: list[tuple[str, float]] = []  # (method, monotonic time) of each one seen
         self.results_seen: list[tuple[str, dict[str, Any]]] = []  # (method, result) of every answer
         session.conn.notification_handlers.append(self._on_notification)
@@ -180,6 +181,7 @@ class CheckContext:
 
     def begin(self) -> None:
         self._exchanges = []
+        self._listed = []
 
     def evidence(self) -> list[dict[str, Any]]:
         """The check's exchanges as evidence: the first EVIDENCE_FIRST and the last EVIDENCE_LAST, and
@@ -192,6 +194,10 @@ class CheckContext:
     def current(self) -> list[Exchange]:
         """The exchanges of the check running now."""
         return list(self._exchanges)
+
+    def listed(self) -> list[Listing]:
+        """The listings the check running now asked for, made by it or before it."""
+        return [self._listings[kind] for kind in dict.fromkeys(self._listed) if kind in self._listings]
 
     def evidence_omitted(self) -> int:
         return max(len(self._exchanges) - EVIDENCE_FIRST - EVIDENCE_LAST, 0)
@@ -251,6 +257,7 @@ class CheckContext:
 
     async def listing(self, kind: str) -> Listing:
         """The complete listing of `kind`, made once per run (mcpprobe.client.catalog)."""
+        self._listed.append(kind)
         async with self._listing_lock:
             if kind not in self._listings:
                 from mcpprobe.client.catalog import list_kind
@@ -281,20 +288,31 @@ def http_error_status(error: ProbeError | None) -> int | None:
 
 def http_evidence(ctx: CheckContext, verdict: Verdict, raised: ProbeError | None = None) -> Verdict:
     """Over streamable HTTP, a check that could not judge (`error`) because the server answered one of
-    its requests with an HTTP error and no JSON-RPC response: that answer is the check's evidence, a
-    `fail` (a `warn` at a SHOULD, as every fail) naming the status and the body's start. In every
-    revision with streamable HTTP: "If the input is a JSON-RPC request, the server MUST either return Content-Type:
-    text/event-stream ... or Content-Type: application/json" (2026-07-28: "If the body is a JSON-RPC
-    request, the server MUST return either ...")."""
+    its requests (or of the listings it asked for) with an HTTP error and no JSON-RPC response: that
+    answer is the check's evidence, a `fail` (a `warn` at a SHOULD, as every fail) naming the status
+    and the body's start. In every revision with streamable HTTP: "If the input is a JSON-RPC
+    request, the server MUST either return Content-Type: text/event-stream ... or Content-Type:
+    application/json" (2026-07-28: "If the body is a JSON-RPC request, the server MUST return
+    either ...")."""
     if verdict.status is not Status.ERROR or ctx.session.snapshot.transport != "http":
         return verdict  # the HTTP+SSE transport of 2024-11-05 says nothing of a POST's HTTP errors
     error: ProbeError | None = raised if http_error_status(raised) is not None else None
     method = ""
     if error is None:
         exchange = next((e for e in reversed(ctx.current()) if e.http_status is not None), None)
-        if exchange is None:
+        if exchange is not None:
+            error, method = exchange.error, exchange.method
+    if error is None:  # a listing the check asked for (its pages are not the check's own exchanges)
+        listing = next((listing for listing in ctx.listed() if http_error_status(listing.error) is not None), None)
+        if listing is None:
             return verdict
-        error, method = exchange.error, exchange.method
+        from mcpprobe.client.kinds import LIST_KINDS
+
+        error, method = listing.error, LIST_KINDS[listing.kind].list_method
+        if not verdict.evidence and not ctx.current():
+            assert error is not None
+            received = inert(f"({error.code}) {error.message}")
+            verdict.evidence = [{"sent": inert({"method": method}), "received": received, "ms": 0.0}]
     assert error is not None
     status = http_error_status(error)
     body = error.detail.get("bodyStart") or ""

@@ -34,7 +34,7 @@ AUTH_BROKEN = {
     ("--as-malformed", "missing-token-endpoint"): ("auth.server-metadata", "legacy"),
 }
 # mode -> the check whose request gets a bare HTTP error (no JSON-RPC response): that check's evidence
-HTTP_ERROR_ANSWERS = {"unknown-method-400": "lifecycle.unknown-method"}
+HTTP_ERROR_ANSWERS = {"unknown-method-400": "lifecycle.unknown-method", "prompts-list-500": "listing.complete"}
 # mode -> the check that cannot judge what it did not see (tests/e2e/hostile/test_hostile_verdicts.py)
 HTTP_NOT_SEEN = {"notification-late-body": "http.notification"}
 BROKEN_IDS = {check_id for check_id, *_ in HTTP_BROKEN.values()} | {check_id for check_id, _ in AUTH_BROKEN.values()}
@@ -58,19 +58,23 @@ def test_every_http_mode_is_tested() -> None:
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])
-def test_a_bare_http_400_to_a_checks_request_fails_that_check_not_the_connection(protocol: str) -> None:
+@pytest.mark.parametrize(("mode", "status", "said"), [("unknown-method-400", 400, "not found"),
+                                                      ("prompts-list-500", 500, "prompt store offline")])
+def test_a_bare_http_400_to_a_checks_request_fails_that_check_not_the_connection(
+        protocol: str, mode: str, status: int, said: str) -> None:
     """The Go SDK answers an unknown method with a bare HTTP 400: the check that sent it fails with
-    the status and the body as evidence (exit 1), instead of an error that ends as exit 5."""
-    with http_server([PY, str(HTTP_SERVER), "unknown-method-400"]) as url:
+    the status and the body as evidence (exit 1), instead of an error that ends as exit 5. The same
+    for a request made for the check by a listing it asked for (prompts/list: a bare 500)."""
+    with http_server([PY, str(HTTP_SERVER), mode]) as url:
         code, doc = run_check(url, protocol)
-    check_id = HTTP_ERROR_ANSWERS["unknown-method-400"]
+    check_id = HTTP_ERROR_ANSWERS[mode]
     found = statuses(doc)
     assert found[check_id] == "fail", doc["checks"]
     assert {cid: s for cid, s in found.items() if cid != check_id and s in BAD} == {}
     entry = next(e for e in doc["checks"] if e["id"] == check_id)
-    assert "HTTP 400" in entry["message"] and "not found" in entry["message"]
-    assert entry["detail"]["httpStatus"] == 400 and "exitCode" not in entry["detail"]
-    assert "HTTP 400" in entry["evidence"][-1]["received"]
+    assert f"HTTP {status}" in entry["message"] and said in entry["message"]
+    assert entry["detail"]["httpStatus"] == status and "exitCode" not in entry["detail"]
+    assert f"HTTP {status}" in entry["evidence"][-1]["received"]
     assert code == 1
 
 
