@@ -20,7 +20,8 @@ from mcpprobe.check.context import (
     warned,
 )
 from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionFailed, RequestTimeout
-from mcpprobe.wire.stdio import STDOUT_DRAIN_SECONDS, Shutdown, describe_status
+from mcpprobe.wire.shutdown import STDOUT_DRAIN_SECONDS, Shutdown
+from mcpprobe.wire.stdio import describe_status
 from mcpprobe.wire.target import StdioTarget
 
 STRING_ID = "mcpprobe-id-7"
@@ -155,11 +156,11 @@ async def stdin_close_exit(ctx: CheckContext) -> Verdict:
 async def stdout_clean(ctx: CheckContext) -> Verdict:
     shutdown = await shut_down(ctx)
     conn = ctx.session.conn
-    if shutdown.ended_before is not None or shutdown.exited_after is not None:
+    if shutdown.exited:
         when = "the whole run, the server's exit included"
     else:
         when = f"the run (the server was still running {EXIT_LIMIT_SECONDS:g} s after its stdin was closed)"
-    if not shutdown.stdout_ended and (shutdown.ended_before is not None or shutdown.exited_after is not None):
+    if not shutdown.stdout_ended and shutdown.exited:
         when += f"; its stdout was still open {STDOUT_DRAIN_SECONDS:g} s after it exited (a child holds it)"
     if not conn.stray_output:
         return passed(f"every line on stdout was a JSON-RPC message, during {when}")

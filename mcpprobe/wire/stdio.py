@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -30,6 +29,7 @@ from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.safety.redact import Redactor, SplitWrites
 from mcpprobe.wire import orphans, prestart
 from mcpprobe.wire.decode import MAX_NESTING, TooDeep, decode_message, encode_line, refuse_too_deep
+from mcpprobe.wire.shutdown import STDOUT_DRAIN_SECONDS, Shutdown, exit_status_now
 from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
 from mcpprobe.wire.target import StdioTarget
 from mcpprobe.wire.transport import Sink, TransportInfo
@@ -44,20 +44,6 @@ _LIVE_SERVERS: dict[str, int] = {}
 # SIGTERM with any grace below that. The result is shown meanwhile, but mcpprobe's exit waits.
 EXIT_GRACE_SECONDS = 0.05
 TERM_GRACE_SECONDS = 2.0
-# After the server exited, the time its stdout gets to end (what it wrote at exit to be read): a
-# child of it may hold the pipe open for good, so the wait is bounded.
-STDOUT_DRAIN_SECONDS = 1.0
-
-
-@dataclass(frozen=True)
-class Shutdown:
-    """What a stdio shutdown (`StdioTransport.shut_down`) saw: whether the server had ended before
-    its stdin was closed (its exit status), else how long after EOF it exited (None: still running
-    at the limit), and whether its stdout had ended when the record was made."""
-
-    ended_before: int | None
-    exited_after: float | None
-    stdout_ended: bool
 
 
 # What the pipe to a server may hold, unwritten, before `send_nowait` leaves a message to `send`,
@@ -424,26 +410,11 @@ class StdioTransport:
         self._closing = True
         if self._process is None or self._eof_at is not None:
             return
-        self._ended_before_eof = self._exit_status_now()
+        self._ended_before_eof = exit_status_now(self._process)
         self._eof_at = time.monotonic()
         with anyio.CancelScope(shield=True), contextlib.suppress(
                 anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             await self._process.stdin.aclose()
-
-    def _exit_status_now(self) -> int | None:
-        """The server's exit status when it has already ended (reaped or not yet), else None."""
-        process = self._process
-        if process is None or process.returncode is not None:
-            return None if process is None else int(process.returncode)
-        try:  # a zombie not reaped yet: its status, leaving it to be reaped as ever (WNOWAIT)
-            found = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:  # reaped meanwhile: ended
-            return process.returncode if process.returncode is not None else -1
-        except OSError:
-            return None
-        if found is None:
-            return None
-        return found.si_status if found.si_code == os.CLD_EXITED else -found.si_status
 
     async def shut_down(self, limit: float) -> Shutdown:
         """The specification's stdio shutdown, done once (later calls give the same record): EOF on
@@ -458,15 +429,11 @@ class StdioTransport:
         if process is None or self._eof_at is None:
             self._shutdown = Shutdown(None, None, stdout_ended=True)
             return self._shutdown
-        exited_after: float | None = None
-        if self._ended_before_eof is None:
-            with anyio.move_on_after(limit):
-                await process.wait()
-            if process.returncode is not None:
-                exited_after = time.monotonic() - self._eof_at
-        else:
-            with anyio.move_on_after(limit):
-                await process.wait()
+        with anyio.move_on_after(limit):
+            await process.wait()
+        exited_after = time.monotonic() - self._eof_at if process.returncode is not None else None
+        if self._ended_before_eof is not None:
+            exited_after = None  # it had ended before: no exit after EOF to measure
         ended = self._stdout_ended
         if ended is not None and process.returncode is not None:
             with anyio.move_on_after(STDOUT_DRAIN_SECONDS):
