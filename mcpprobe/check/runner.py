@@ -17,6 +17,10 @@ servers on old SDKs end on a notification or a method they do not know), so that
 the other checks nothing; the checks after it are then `skipped`, naming the check that ended the
 server (when that one failed), else `error`.
 
+Over stdio, the two stream checks run after the specification's shutdown, done once, in every era
+(mcpprobe.check.lifecycle.shut_down): stdin closed, a bounded wait for the exit and for the end of
+stdout, so that `lifecycle.stdout-clean` judges what the server wrote while exiting too.
+
 A connection refused with HTTP 401 runs no session at all: then only the `auth` checks are
 reported, judged from the diagnosis of the 401 (`auth_results`, mcpprobe.check.auth).
 """
