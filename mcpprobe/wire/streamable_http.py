@@ -229,9 +229,8 @@ class StreamableHttpTransport(HttpBase):
         if status in (401, 403, 421, 429):
             raise await self._http_problem(response, method)
         if status == 404 and self._session_id and method != "initialize":
-            # Still the server's HTTP answer (`load` counts it as `http 404`), and the end of the session.
             raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)",
-                                   detail={"status": 404, "sessionExpired": True})
+                                   detail={"status": 404, "sessionExpired": True})  # the server's answer
         if content_type == "application/json":
             body = await _read_limited(response, self._max, lambda: self._given_up(request_id))
             try:
