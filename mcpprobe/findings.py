@@ -67,6 +67,8 @@ CODES: dict[str, tuple[Severity, str]] = {
                                              "the tool is left out of the list, and not called"),
     # Authentication (mcpprobe.auth.diagnosis): what a 401/403 means.
     "auth-challenge": (Severity.INFO, "what the server's WWW-Authenticate challenge asks for"),
+    "auth-challenge-url-invalid": (Severity.WARNING, "the challenge's resource_metadata is not a URL; discovery "
+                                                     "went on at the well-known URIs"),
     "auth-no-challenge": (Severity.WARNING, "HTTP 401 without a Bearer WWW-Authenticate challenge"),
     "auth-invalid-token": (Severity.ERROR, "the server rejected the bearer token that was sent"),
     "auth-server-changed": (Severity.ERROR, "the server names another authorization server than the token's issuer"),

@@ -185,8 +185,10 @@ CHECKS: tuple[Check, ...] = (
     Check("lifecycle.stdout-clean", "stdout carries nothing but JSON-RPC", Level.MUST, "basic/transports#stdio",
           (("all", "The server **MUST NOT** write anything to its `stdout` that is not a valid MCP message."),),
           transports=("stdio",), sections={"2026-07-28": "basic/transports/stdio"},
-          how="Looks at every line the server wrote on stdout during the whole run, shutdown included. Sends "
-              "nothing of its own."),
+          how="Runs last, after the run's stdio shutdown (in every era, whether or not "
+              "`lifecycle.stdin-close-exit` is selected): stdin closed, up to 5 s for the server to exit and 1 s "
+              "more for its stdout to end. Then looks at every line the server wrote on stdout during the whole "
+              "run, what it wrote while exiting included. Sends nothing of its own."),
     Check("lifecycle.stdin-close-exit", "the server exits when its stdin is closed", Level.MAY,
           "basic/lifecycle#stdio",
           (("2024-11-05 to 2025-11-25", "the client **SHOULD** initiate shutdown by: First, closing the input "
@@ -196,7 +198,8 @@ CHECKS: tuple[Check, ...] = (
           transports=("stdio",), sections={"2026-07-28": "basic/transports/stdio#shutdown"},
           levels=MappingProxyType({"2026-07-28": Level.SHOULD}),
           how="Runs last: closes the server's stdin and measures how long it takes to exit (5 s at most, then "
-              "SIGTERM). Slower than that is a warning."),
+              "SIGTERM). Slower than that is a warning. A server that had already ended before its stdin was "
+              "closed (a crash) is `skipped`: there was no exit to measure."),
     Check("lifecycle.result-type", "every result carries a resultType", Level.MUST, "basic#responses",
           (("2026-07-28", "The `result` **MUST** include a `resultType` field to indicate the type of the result."),),
           revisions=MODERN_VERSIONS,
@@ -328,7 +331,7 @@ CHECKS: tuple[Check, ...] = (
           capability=("resources",), levels=MappingProxyType({"2026-07-28": Level.MUST}),
           how="Reads a URI made up in the scheme of the first listed resource. Legacy: -32002 (or -32602 that "
               "says not found) passes. 2026-07-28: -32602 passes, -32002 or an empty `contents` fails. A URI that "
-              "matches a listed template is not judged."),
+              "matches a listed template (a catch-all such as `{+path}`) and is read is not judged: `skipped`."),
     Check("resources.subscribe", "resources/subscribe and unsubscribe are answered", Level.MUST,
           "server/resources#subscriptions",
           (("2024-11-05 to 2025-11-25", "`subscribe`: whether the client can subscribe to be notified of changes "
@@ -544,7 +547,9 @@ CHECKS: tuple[Check, ...] = (
           sections={"2026-07-28": "basic/transports/streamable-http#sending-messages"},
           how="POSTs `notifications/cancelled` for a request id never sent (\"Invalid cancellation notifications "
               "SHOULD be ignored\", so it changes nothing). 202 with no body passes, and so does an HTTP error "
-              "(the server cannot accept it, which it may say); 202 with a body, or a 2xx other than 202, fails."),
+              "(the server cannot accept it, which it may say); 202 with a body, or a 2xx other than 202, fails. A "
+              "202 whose body has not ended within --timeout (5 s at most) is an `error`: no body was seen, nor its "
+              "absence."),
     Check("http.method-header", "an Mcp-Method header that contradicts the body gets 400 and -32020", Level.MUST,
           "basic/transports/streamable-http#server-validation",
           (("2026-07-28", "Servers that process the request body **MUST** reject requests where the values "

@@ -16,9 +16,12 @@ from mcpprobe.check.context import (
     failed,
     inert,
     passed,
+    skipped,
     warned,
 )
 from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionFailed, RequestTimeout
+from mcpprobe.wire.shutdown import STDOUT_DRAIN_SECONDS, Shutdown
+from mcpprobe.wire.stdio import describe_status
 from mcpprobe.wire.target import StdioTarget
 
 STRING_ID = "mcpprobe-id-7"
@@ -127,9 +130,22 @@ def _cancellable(ctx: CheckContext) -> tuple[str, dict[str, Any] | None]:
     return ctx.harmless()
 
 
+async def shut_down(ctx: CheckContext) -> Shutdown:
+    """The stdio shutdown the specification describes (EOF on stdin, then a bounded wait for the
+    exit and for the end of stdout), done once per run: both stdio-stream checks judge it, in every
+    era, whether or not `lifecycle.stdin-close-exit` was selected."""
+    transport: Any = ctx.session.conn.transport  # a StdioTransport: these checks are stdio only
+    shutdown: Shutdown = await transport.shut_down(EXIT_LIMIT_SECONDS)
+    return shutdown
+
+
 async def stdin_close_exit(ctx: CheckContext) -> Verdict:
-    transport: Any = ctx.session.conn.transport  # a StdioTransport: the check is stdio only
-    waited = await transport.exit_after_eof(EXIT_LIMIT_SECONDS)
+    shutdown = await shut_down(ctx)
+    if shutdown.ended_before is not None:
+        status = describe_status(shutdown.ended_before)
+        return skipped(f"not judged: the server had already ended (exit status {status}) before its stdin was "
+                       "closed; nothing to measure")
+    waited = shutdown.exited_after
     if waited is None:
         return failed(f"the server was still running {EXIT_LIMIT_SECONDS:g} s after its stdin was closed "
                       "(mcpprobe then ends it with SIGTERM)")
@@ -138,14 +154,21 @@ async def stdin_close_exit(ctx: CheckContext) -> Verdict:
 
 
 async def stdout_clean(ctx: CheckContext) -> Verdict:
+    shutdown = await shut_down(ctx)
     conn = ctx.session.conn
+    if shutdown.exited:
+        when = "the whole run, the server's exit included"
+    else:
+        when = f"the run (the server was still running {EXIT_LIMIT_SECONDS:g} s after its stdin was closed)"
+    if not shutdown.stdout_ended and shutdown.exited:
+        when += f"; its stdout was still open {STDOUT_DRAIN_SECONDS:g} s after it exited (a child holds it)"
     if not conn.stray_output:
-        return passed("every line on stdout was a JSON-RPC message")
+        return passed(f"every line on stdout was a JSON-RPC message, during {when}")
     count = sum(stray.count for stray in conn.stray_output.values())
     samples = [sample for stray in conn.stray_output.values() for sample in stray.samples][:3]
     kinds = "; ".join(conn.stray_output)
-    return failed(f"{count} line{'s' if count != 1 else ''} on stdout that are not MCP messages: {kinds}",
-                  samples=[inert(sample, 200) for sample in samples])
+    return failed(f"{count} line{'s' if count != 1 else ''} on stdout that are not MCP messages, during {when}: "
+                  f"{kinds}", samples=[inert(sample, 200) for sample in samples])
 
 
 async def result_type(ctx: CheckContext) -> Verdict:

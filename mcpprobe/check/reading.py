@@ -139,9 +139,13 @@ async def unknown_uri(ctx: CheckContext) -> Verdict:
         if isinstance(exchange.error, RpcError) and ctx.session.era.is_not_found(exchange.error):
             return passed(f"{uri} was answered with {answer_text(exchange)}, a resource-not-found error")
     templates = await ctx.listing("templates") if isinstance(ctx.capabilities.get("resources"), dict) else None
-    if exchange.result is not None and templates is not None and any(
-            isinstance(t.get("uriTemplate"), str) and matches_template(uri, t["uriTemplate"]) for t in templates.items):
-        return passed(f"{uri} matches a listed template, so it may exist: not judged")
+    matched = next((t["uriTemplate"] for t in (templates.items if templates is not None else [])
+                    if isinstance(t.get("uriTemplate"), str) and matches_template(uri, t["uriTemplate"])), None)
+    if exchange.result is not None and matched is not None:
+        # Read as a resource the template names (a catch-all such as `{+path}`): it may exist, and a
+        # result is no fault. Nothing was judged, so no pass.
+        return skipped(f"not judged: {uri} matches the listed template {inert(matched, 80)}, so it may exist, "
+                       "and it was read")
     expected = "-32602" if ctx.modern else "-32002"
     return failed(f"{uri}, a URI that does not exist, was answered with {answer_text(exchange)}, not the "
                   f"resource-not-found error {expected}")

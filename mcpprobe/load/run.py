@@ -107,7 +107,9 @@ def server_gone(exc: ProbeError | None) -> bool:
 
 
 def error_kind(exc: ProbeError) -> str:
-    """How a failed request is counted: `rpc CODE`, `timeout`, `http STATUS`, `transport` or `protocol`."""
+    """How a failed request is counted: `rpc CODE`, `timeout`, `http STATUS`, `transport` or `protocol`.
+    Every HTTP answer with an error status is `http STATUS`, a 404 for a session the server no longer
+    knows too (the server answered; it is no broken connection)."""
     if isinstance(exc, RpcError):
         return f"rpc {exc.rpc_code}"
     if isinstance(exc, RequestTimeout):

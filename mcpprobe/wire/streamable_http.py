@@ -229,7 +229,8 @@ class StreamableHttpTransport(HttpBase):
         if status in (401, 403, 421, 429):
             raise await self._http_problem(response, method)
         if status == 404 and self._session_id and method != "initialize":
-            raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)")
+            raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)",
+                                   detail={"status": 404, "sessionExpired": True})  # the server's answer
         if content_type == "application/json":
             body = await _read_limited(response, self._max, lambda: self._given_up(request_id))
             try:
@@ -353,7 +354,8 @@ class StreamableHttpTransport(HttpBase):
                 if status == 405:
                     return "unsupported"
                 if status == 404 and self._session_id:
-                    raise ConnectionFailed(f"GET {url}: HTTP 404: the server no longer knows this session")
+                    raise ConnectionFailed(f"GET {url}: HTTP 404: the server no longer knows this session",
+                                           detail={"status": 404, "sessionExpired": True})
                 content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if status != 200 or content_type != "text/event-stream":
                     raise await self._http_problem(response, f"GET {url}")

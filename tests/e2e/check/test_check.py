@@ -43,6 +43,8 @@ BROKEN = {
     "cancel-breaks": ("lifecycle.cancel-in-flight", "fail", "modern", ()),
     "stdout-noise": ("lifecycle.stdout-clean", "fail", "legacy", ()),
     "linger": ("lifecycle.stdin-close-exit", "warn", "modern", ()),
+    "stdout-at-exit": ("lifecycle.stdout-clean", "fail", "legacy", ()),
+    "crash-late": ("lifecycle.unknown-method", "fail", "legacy", ()),
     "cursor-ignored": ("pagination.invalid-cursor", "warn", "legacy", ()),
     "list-broken": ("listing.complete", "fail", "modern", ()),
     "unstable": ("listing.stable", "warn", "legacy", ()),

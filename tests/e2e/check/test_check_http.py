@@ -33,6 +33,10 @@ AUTH_BROKEN = {
     ("--prm-malformed",): ("auth.resource-metadata", "legacy"),
     ("--as-malformed", "missing-token-endpoint"): ("auth.server-metadata", "legacy"),
 }
+# mode -> the check whose request gets a bare HTTP error (no JSON-RPC response): that check's evidence
+HTTP_ERROR_ANSWERS = {"unknown-method-400": "lifecycle.unknown-method", "prompts-list-500": "listing.complete"}
+# mode -> the check that cannot judge what it did not see (tests/e2e/hostile/test_hostile_verdicts.py)
+HTTP_NOT_SEEN = {"notification-late-body": "http.notification"}
 BROKEN_IDS = {check_id for check_id, *_ in HTTP_BROKEN.values()} | {check_id for check_id, _ in AUTH_BROKEN.values()}
 
 
@@ -50,7 +54,28 @@ def statuses(doc: dict) -> dict[str, str]:
 def test_every_http_mode_is_tested() -> None:
     from tests.fixtures.check_http_server import MODES
 
-    assert set(HTTP_BROKEN) == set(MODES) - {"ok"}
+    assert set(HTTP_BROKEN) | set(HTTP_ERROR_ANSWERS) | set(HTTP_NOT_SEEN) == set(MODES) - {"ok"}
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+@pytest.mark.parametrize(("mode", "status", "said"), [("unknown-method-400", 400, "not found"),
+                                                      ("prompts-list-500", 500, "prompt store offline")])
+def test_a_bare_http_400_to_a_checks_request_fails_that_check_not_the_connection(
+        protocol: str, mode: str, status: int, said: str) -> None:
+    """The Go SDK answers an unknown method with a bare HTTP 400: the check that sent it fails with
+    the status and the body as evidence (exit 1), instead of an error that ends as exit 5. The same
+    for a request made for the check by a listing it asked for (prompts/list: a bare 500)."""
+    with http_server([PY, str(HTTP_SERVER), mode]) as url:
+        code, doc = run_check(url, protocol)
+    check_id = HTTP_ERROR_ANSWERS[mode]
+    found = statuses(doc)
+    assert found[check_id] == "fail", doc["checks"]
+    assert {cid: s for cid, s in found.items() if cid != check_id and s in BAD} == {}
+    entry = next(e for e in doc["checks"] if e["id"] == check_id)
+    assert f"HTTP {status}" in entry["message"] and said in entry["message"]
+    assert entry["detail"]["httpStatus"] == status and "exitCode" not in entry["detail"]
+    assert f"HTTP {status}" in entry["evidence"][-1]["received"]
+    assert code == 1
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern", "2025-03-26"])
