@@ -5,11 +5,17 @@ request answered after `lifecycle.cancel-in-flight` stopped looking for it is no
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 from conftest import checked, run_cli
 
+from tests import chromium
 from tests.e2e.check.test_check import check_cmd
 
 HEADS = ("pass ", "fail ", "warn ", "skipped ", "n/a ", "error ")
@@ -91,3 +97,104 @@ def test_a_cancelled_request_answered_after_the_check_is_no_false_alarm(tmp_path
     assert by_id["lifecycle.cancel-in-flight"]["detail"] == {"cancelledAnswered": False}
     assert by_id["lifecycle.unknown-method"]["status"] == "pass"
     assert doc["findings"] == [] and result.exit_code == 0
+
+
+# ----- the HTML page, in a real browser -----
+
+BINARY = chromium.executable()
+needs_chromium = pytest.mark.skipif(BINARY is None, reason="chromium not installed (Debian: apt-get install "
+                                                           "chromium); the HTML page is not shown in a browser")
+# Each check id's line breaks: where a character starts a new line, the character before it, which
+# must end a word part ('.' or '-'); and how many lines the id takes.
+BREAKS = """JSON.stringify([...document.querySelectorAll('code.id')].map(code => {
+  const text = code.textContent, range = document.createRange(), node = [...code.childNodes];
+  const tops = [];
+  for (const part of node) {
+    if (part.nodeType !== 3) continue;
+    for (let i = 0; i < part.length; i++) {
+      range.setStart(part, i); range.setEnd(part, i + 1);
+      tops.push(Math.round(range.getClientRects()[0].top));
+    }
+  }
+  const before = [];
+  for (let i = 1; i < tops.length; i++) if (tops[i] > tops[i - 1]) before.push(text[i - 1]);
+  return [text, before];
+}))"""
+MEASURE = {"scrollWidth": "document.documentElement.scrollWidth", "innerWidth": "window.innerWidth",
+           "breaks": BREAKS, "title": "document.title",
+           "tally": "document.querySelector('h3[id^=checks] .tally').textContent",
+           "first": "document.querySelector('tr[data-check] td[data-label=status]').textContent"}
+
+
+@pytest.fixture(scope="module")
+def check_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """check's page of a server with warnings only (server-everything has two: the same shape)."""
+    args = ["check", "--protocol", "legacy", "--timeout", "5", "--", *check_cmd("cursor-ignored")]
+    page = run_cli([args[0], "--format", "html", *args[1:]])
+    doc = checked(json.loads(run_cli([args[0], "--json", *args[1:]]).stdout))
+    path = tmp_path_factory.mktemp("check-html") / "check.html"
+    path.write_text(page.stdout, encoding="utf-8")
+    return path, doc
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    assert BINARY is not None
+    instance = chromium.Browser(BINARY, "--host-resolver-rules=MAP * ~NOTFOUND")
+    yield instance
+    instance.close()
+
+
+def _keep(visit: chromium.Visit, name: str, tmp_path: Path) -> None:
+    """The screenshot, in the test's directory and in $MCPPROBE_SCREENSHOTS when set, to look at."""
+    assert visit.screenshot.startswith(b"\x89PNG")
+    (tmp_path / name).write_bytes(visit.screenshot)
+    if os.environ.get("MCPPROBE_SCREENSHOTS"):
+        target = Path(os.environ["MCPPROBE_SCREENSHOTS"])
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(tmp_path / name, target / name)
+
+
+@needs_chromium
+@pytest.mark.parametrize(("width", "mobile"), [(1280, False), (400, True)])
+def test_the_check_page_in_chromium(browser: Any, check_page: tuple[Path, dict], tmp_path: Path, width: int,
+                                    mobile: bool) -> None:
+    """The headline says how many warnings, not "ok"; the heading tallies pass, warn and fail; what
+    warned is the first row; no check id is broken inside a word (only after a '.' or a '-'), on a
+    desktop not at all; and the page never scrolls sideways."""
+    path, doc = check_page
+    summary = doc["summary"]
+    assert summary["warn"] >= 1 and summary["fail"] == 0 and doc["exitCode"] == 0
+    visit = browser.visit(path, width=width, mobile=mobile, measure=MEASURE)
+    assert visit.errors() == []
+    warnings = f"{summary['warn']} warning{'s' if summary['warn'] != 1 else ''}"
+    assert visit.values["title"].endswith(f": {warnings}")
+    assert visit.values["tally"].startswith(f"{summary['pass']} pass · {summary['warn']} warn · 0 fail")
+    assert visit.values["first"] == "warn"
+    assert visit.values["scrollWidth"] <= visit.values["innerWidth"] == width
+    breaks = json.loads(visit.values["breaks"])
+    assert len(breaks) == len(doc["checks"])
+    for check_id, before in breaks:
+        assert set(before) <= {".", "-"}, (check_id, before)
+        if width == 1280:
+            assert before == [], check_id
+    if width == 400:
+        assert any(before for _, before in breaks)  # the phone does break the long ones, where it may
+    _keep(visit, f"check-{width}.png", tmp_path)
+
+
+@needs_chromium
+def test_the_id_measure_would_catch_an_id_broken_mid_word(browser: Any, check_page: tuple[Path, dict],
+                                                          tmp_path: Path) -> None:
+    """The same page with `word-break: break-all` on the ids: the measure above sees a break
+    inside a word. So that test can fail."""
+    path, _ = check_page
+    text = path.read_text(encoding="utf-8")
+    broken = tmp_path / "broken.html"
+    # The page's policy admits its own stylesheet by hash: the rule goes into that stylesheet, and
+    # the policy is dropped (this copy is for the measure only).
+    broken.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text)
+                      .replace("</style>", "code.id{word-break:break-all!important}</style>", 1), encoding="utf-8")
+    visit = browser.visit(broken, width=400, mobile=True, measure=MEASURE)
+    breaks = json.loads(visit.values["breaks"])
+    assert any(set(before) - {".", "-"} for _, before in breaks)
