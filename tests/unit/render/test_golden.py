@@ -701,6 +701,28 @@ def test_check_for_people_with_v_lists_every_check_on_its_own_line(width):
     assert text.count("not part of protocol 2025-11-25") == 9
 
 
+def test_check_junit_has_each_check_s_level_status_and_link_as_properties():
+    """A warning's test case passes without --strict: its properties still say it warned, at which
+    level, and where the rule is."""
+    import xml.etree.ElementTree as ET
+
+    from mcpprobe.check.catalogue import BY_ID
+
+    subject = _checked_everything()
+    root = ET.fromstring(renderer(Format.JUNIT)(subject, View(now=NOW)).text())
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    results = subject.reports[0].outcome.results
+    assert set(cases) == {"connection", *(r.check.id for r in results)}
+    for result in results:
+        case = cases[result.check.id]
+        assert list(case)[0].tag == "properties"  # first, as JUnit readers expect
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert properties == {"level": result.level.value, "status": result.status.value,
+                              "specUrl": BY_ID[result.check.id].spec_url("2025-11-25")}
+    warned = cases["pagination.invalid-cursor"]
+    assert warned.find("failure") is None and warned.find("properties/property[@name='status']").get("value") == "warn"
+
+
 SARIF_SCHEMA = Path(__file__).parents[2] / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 
 
