@@ -723,6 +723,30 @@ def test_check_junit_has_each_check_s_level_status_and_link_as_properties():
     assert warned.find("failure") is None and warned.find("properties/property[@name='status']").get("value") == "warn"
 
 
+def test_check_html_headline_and_heading_count_what_failed_and_warned():
+    """The headline says "1 failure, 1 warning" (or "2 warnings"), never "ok" above a warning; the
+    Checks heading tallies pass, warn and fail; the rows put what failed and warned first; an id
+    may break after its dots only (a <wbr>), and nothing tells the browser to break it anywhere."""
+    from dataclasses import replace
+
+    from mcpprobe.check.catalogue import Status
+
+    subject = _checked_everything()
+    page = renderer(Format.HTML)(subject, View(now=NOW)).text()
+    assert "<title>MCP server everything: 1 failure, 1 warning</title>" in page
+    assert '<span class="tally"><span class="ok">6 pass</span> · <span class="warn">1 warn</span> · ' \
+           '<span class="bad">1 fail</span>' in page
+    rows = re.findall(r'<tr data-check="([^"]+)">', page)
+    assert rows[:2] == ["lifecycle.cancel-in-flight", "pagination.invalid-cursor"] and len(rows) == 23
+    assert '<code class="id">lifecycle.<wbr>cancel-in-flight</code>' in page
+    assert "break-all" not in page
+    outcome = subject.reports[0].outcome
+    warned = replace(outcome, results=[replace(r, status=Status.WARN) if r.status is Status.FAIL else r
+                                       for r in outcome.results])
+    page = renderer(Format.HTML)(Checked([Report(_member("everything"), warned, elapsed=0.3)]), View(now=NOW)).text()
+    assert "<title>MCP server everything: 2 warnings</title>" in page and ": ok<" not in page
+
+
 SARIF_SCHEMA = Path(__file__).parents[2] / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 
 
