@@ -158,8 +158,8 @@ async def cancel_in_flight(ctx: CheckContext) -> Verdict:
         return passed(f"after {method} was cancelled in flight ({how}), {after_method} was still answered",
                       cancelledAnswered=answered_anyway)
     if timed_out(follow):
-        return failed(f"after {method} was cancelled, {after_method} got {answer_text(follow)}: the session "
-                      "did not survive the cancellation")
+        return failed(f"after {method} was cancelled, {after_method} got no answer within "
+                      f"{ctx.session.settings.timeout:g} s (--timeout): the session did not survive the cancellation")
     return failed(f"after {method} was cancelled, the session broke: {answer_text(follow)}")
 
 
