@@ -140,6 +140,31 @@ def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tu
     raise click.BadParameter(f"{ping!r}: --ping takes nothing, or @WEIGHT", param_hint="'--ping'")
 
 
+def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """--start-at: UTC ISO 8601 (a zone is required: a worker's local time is no common clock) or Unix
+    seconds; at most a day ahead, so that a typo does not leave a worker waiting for a year."""
+    import math
+    import time
+    from datetime import datetime
+
+    if value is None:
+        return None
+    try:
+        when = float(value)
+    except ValueError:
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise click.BadParameter(f"{value!r} is neither ISO 8601 (2026-12-04T05:00:00Z) nor Unix seconds") from None
+        if moment.tzinfo is None:
+            raise click.BadParameter(f"{value!r} has no time zone: add Z (UTC) or an offset such as +01:00") from None
+        when = moment.timestamp()
+    if not math.isfinite(when) or when - time.time() > 86_400:
+        raise click.BadParameter(f"{value!r} is more than a day from now")
+    return when
+
+
+
 @click.command("load", cls=TargetCommand, context_settings=CONTEXT)
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @click.option("--call", "calls", multiple=True, metavar="'TOOL [KEY=VALUE]... [@WEIGHT]'",
@@ -170,11 +195,19 @@ def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tu
               help="HTTP only: spread the load over K sessions, each with its own handshake (or, in 2026-07-28, "
                    "its own connection).")
 @click.option("--interval", type=float, default=1.0, show_default=True, metavar="SECONDS", callback=_positive,
-              help="The length of a row of the figures over time, and how often a stdio server is sampled.")
+              help="The length of a row of the figures over time. A stdio server's memory is sampled four times a "
+                   "second, or at this interval if shorter.")
 @click.option("--slo", "slos", multiple=True, metavar="'METRIC<VALUE'",
               help="An objective (repeatable): p50/p90/p99/p99.9/max/mean<DURATION (us, ms, s), errors<N% or "
                    "errors<=N, throughput>N/s. A missed one is a finding, exit 1.")
 @click.option("-y", "--yes", is_flag=True, help="Call tools that are not marked read-only.")
+@click.option("--start-at", "start_at", default=None, metavar="TIME", callback=_start_time,
+              help="Connect, then wait until TIME to begin (UTC ISO 8601 such as 2026-12-04T05:00:00Z, or Unix "
+                   "seconds): workers on several machines begin together. A TIME passed begins at once.")
+@click.option("--merge", is_flag=True,
+              help="Combine the documents of several runs (files written by `load --json`, named in place of "
+                   "the server) into one: percentiles of all their requests pooled, counts added, throughput "
+                   "over the union of their windows, SLOs judged again. Starts no server.")
 @server_options(many=False)
 @output_options(*OFFERED["load"])
 @connection_options
@@ -182,8 +215,8 @@ def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tu
 def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...], reads: tuple[str, ...],
                  lists: tuple[str, ...], prompts: tuple[str, ...], ping: str | None, requests: int | None,
                  duration: float | None, concurrency: int | None, rate: float | None, warmup: float,
-                 connections: int, interval: float, slos: tuple[str, ...], yes: bool, named: NamedServers,
-                 output: Output, connection: Connection, settings: Settings) -> int:
+                 connections: int, interval: float, slos: tuple[str, ...], yes: bool, start_at: float | None,
+                 merge: bool, named: NamedServers, output: Output, connection: Connection, settings: Settings) -> int:
     """Measure a server under load: latency, throughput, errors, and its memory over time.
 
     The work is one or more operations, mixed by weight (@WEIGHT, default 1). Closed loop by
@@ -206,10 +239,15 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
       mcpprobe load --rate 200 --duration 60 --call 'add a=1 b=2 @9' --read 'demo://readme' -- mcpprobe-demo
       mcpprobe load --list tools --rate 50 --duration 30 --slo 'p99<200ms' --slo 'errors<0.1%' https://example.com/mcp
       mcpprobe load --ping --duration 600 --rate 20 --json -- python server.py > soak.json
+      mcpprobe load --merge worker-*.json
     """
     from mcpprobe.cli.invocation import resolve
     from mcpprobe.load.run import Plan
 
+    if merge:
+        if calls or reads or lists or prompts or ping or ctx.meta.get("server_command") or named.names:
+            raise click.UsageError("--merge combines load documents: give their files, and no server or work")
+        return _merged(url, output)
     ping, url = _ping_value(ping, url)
     specs = _specs(calls, reads, lists, prompts, ping)
     objectives = _slos(slos)
@@ -221,11 +259,33 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
                                  param_hint="'--connections'")
     plan = Plan(specs=specs, requests=requests, duration=duration,
                 concurrency=concurrency or (OPEN_LOOP_IN_FLIGHT if rate else 1), rate=rate, warmup=warmup,
-                connections=connections, interval=interval, slos=objectives, yes=yes)
+                connections=connections, interval=interval, slos=objectives, yes=yes, start_at=start_at)
     inv.tell("loading the server")
     with session_extras(inv) as (session_hooks, trace):
         outcome = _run(inv, plan, session_hooks)
     return trace_checked(trace, inv.output, _emit(inv, outcome))
+
+
+def _merged(files: tuple[str, ...], output: Output) -> int:
+    """--merge: read each document, merge them, print the result in the chosen format."""
+    import json
+
+    from mcpprobe.cli.output import show
+    from mcpprobe.load.merge import as_outcome, merge
+    from mcpprobe.render.interface import Loaded
+    from mcpprobe.safety.redact import Redactor
+    from mcpprobe.safety.userinput import loads, read_text
+
+    documents = []
+    for name in files:
+        text = read_text(name, f"--merge {name}")
+        try:
+            documents.append((name, loads(text, f"--merge {name}")))
+        except json.JSONDecodeError as exc:
+            raise click.UsageError(f"--merge {name}:{exc.lineno}: not JSON ({exc.msg})") from None
+    document = merge(documents)
+    show(Loaded(as_outcome(document), merged=document), output.format, Redactor(()))
+    return int(document["exitCode"])
 
 
 def _emit(inv: ServerInvocation, outcome: LoadOutcome | None) -> int:
@@ -234,5 +294,5 @@ def _emit(inv: ServerInvocation, outcome: LoadOutcome | None) -> int:
 
     if outcome is None:  # interrupted before the load started
         return emit_outcome(None, inv.output.as_json, inv.command, inv.redactor)
-    show(Loaded(outcome), inv.output.format, inv.redactor)
+    show(Loaded(outcome, inv.named), inv.output.format, inv.redactor)
     return int(outcome.exit_code)

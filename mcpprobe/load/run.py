@@ -53,6 +53,7 @@ class Plan:
     interval: float = 1.0
     slos: tuple[Slo, ...] = ()
     yes: bool = False
+    start_at: float | None = None  # --start-at: the wall-clock time (epoch seconds) the load begins, once connected
 
     @property
     def bounded_duration(self) -> float | None:
@@ -65,7 +66,8 @@ class Plan:
                                for s in self.specs],
                 "loop": "open" if self.rate else "closed", "rate": self.rate, "concurrency": self.concurrency,
                 "requests": self.requests, "duration": self.bounded_duration, "warmup": self.warmup,
-                "connections": self.connections, "interval": self.interval, "slos": [s.text for s in self.slos]}
+                "connections": self.connections, "interval": self.interval, "slos": [s.text for s in self.slos],
+                "startAt": self.start_at}
 
 
 class Stats:
@@ -128,7 +130,9 @@ class LoadOutcome(Outcome):
     dropped_rows: int = 0
     client: dict[str, Any] = field(default_factory=dict)
     schedule: dict[str, Any] = field(default_factory=dict)
-    clock: dict[str, Any] = field(default_factory=dict)  # connectMs, firstAnswerMs, loadSeconds, measuredSeconds
+    clock: dict[str, Any] = field(default_factory=dict)  # connectMs, firstAnswerMs, loadSeconds, measuredSeconds,
+    # startedAt, endedAt (the measured window's wall-clock ends, for `load --merge`)
+    operation_histograms: list[Histogram] = field(default_factory=list)  # one per operation, as `operations`
     slos: list[dict[str, Any]] = field(default_factory=list)
     server_pid: int | None = None
 
@@ -154,7 +158,7 @@ class Runner:
         self.first_answer: float | None = None
         self.last_measured: float | None = None
         self.rows: list[dict[str, Any]] = []
-        self.samples: list[sampler.Sample] = []
+        self.sampled = sampler.Samples(min(plan.interval, sampler.PERIOD))
         self.dropped = 0
         self.lost: ProbeError | None = None
         self.interrupted = False
@@ -183,6 +187,8 @@ class Runner:
         workers = self.plan.concurrency
         async with anyio.create_task_group() as outer:
             outer.start_soon(self._ticker)
+            if self.server_pid is not None:
+                outer.start_soon(self._sampler)
             with anyio.CancelScope() as scope:
                 self._workers = scope
                 if self._pipelined():
@@ -407,13 +413,11 @@ class Runner:
     async def _ticker(self) -> None:
         interval = self.plan.interval
         tick = self.started
-        await self._sample_aside(self.started)
         while True:
             tick += interval
             await anyio.sleep(max(tick - time.perf_counter(), 0))
             now = time.perf_counter()
             self._row(now)
-            await self._sample_aside(now)
             if self.on_tick is not None:
                 self.on_tick(self.live(now))
 
@@ -431,11 +435,17 @@ class Runner:
         else:
             self.dropped += 1
 
-    async def _sample_aside(self, now: float) -> None:
-        """A sample read in a worker thread: reading /proc for every process takes milliseconds, during
-        which the event loop would hold every answer of the load (and put the stall in its latency)."""
-        if self.server_pid is not None:
+    async def _sampler(self) -> None:
+        """The server's samples, every `sampled.period` (which grows as the run does), each read in a
+        worker thread: reading /proc for every process takes milliseconds, during which the event loop
+        would hold every answer of the load (and put the stall in its latency)."""
+        assert self.server_pid is not None
+        tick = self.started
+        while True:
+            now = time.perf_counter()
             self._sample(now, await anyio.to_thread.run_sync(sampler.sample_tree, self.server_pid))
+            tick = max(tick + self.sampled.period, time.perf_counter())
+            await anyio.sleep(tick - time.perf_counter())
 
     def _sample(self, now: float, found: tuple[int, int, int, int] | None = None) -> None:
         if self.server_pid is None:
@@ -444,9 +454,7 @@ class Runner:
             found = sampler.sample_tree(self.server_pid)
         if found is None:
             return
-        sample = sampler.Sample(now - self.started, *found, measured=now > self.schedule.measure_start)
-        if len(self.samples) < MAX_ROWS:
-            self.samples.append(sample)
+        self.sampled.add(sampler.Sample(now - self.started, *found, measured=now > self.schedule.measure_start))
 
     def total(self) -> Stats:
         """The whole run's figures: the operations' merged (one record per request, not two)."""
@@ -502,6 +510,8 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
                 sessions.append(await stack.enter_async_context(open_session(target, settings, session_hooks)))
             runner = Runner(plan, operations, sessions, settings.timeout, on_tick, pid)
             outcome.clock["connectMs"] = round((time.perf_counter() - began) * 1000, 1)
+            if plan.start_at is not None:  # every worker connected first, then all begin at once
+                await anyio.sleep(max(0.0, plan.start_at - time.time()))
             if on_start is not None:
                 on_start(runner)
             try:
@@ -526,13 +536,18 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
     outcome.operations = [{"operation": op.label, "method": op.method, "weight": op.weight,
                            **stats.figures(seconds)} for op, stats in pairs]
     outcome.histogram = overall.histogram
+    outcome.operation_histograms = [stats.histogram for stats in runner.per_op]
     outcome.intervals = runner.rows
-    outcome.samples = runner.samples
+    outcome.samples = runner.sampled.kept
     outcome.dropped_rows = runner.dropped
     outcome.server_pid = runner.server_pid
     first = runner.first_answer
+    wall_now, perf_now = time.time(), time.perf_counter()  # perf_counter instants as wall-clock times
+    start = runner.schedule.measure_start
     outcome.clock.update({"firstAnswerMs": None if first is None else round((first - began) * 1000, 1),
-                          "loadSeconds": round(runner.wall_seconds, 3), "measuredSeconds": round(seconds, 3)})
+                          "loadSeconds": round(runner.wall_seconds, 3), "measuredSeconds": round(seconds, 3),
+                          "startedAt": round(wall_now - (perf_now - start), 3),
+                          "endedAt": round(wall_now - (perf_now - (start + seconds)), 3)})
     cpu, wall = runner.cpu_seconds, runner.wall_seconds
     share = cpu / wall if wall > 0 else 0.0
     outcome.client = {"cpuSeconds": round(cpu, 3), "wallSeconds": round(wall, 3), "cpuShare": round(share, 3),
@@ -556,7 +571,7 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
                 f"were due at {plan.rate:g}/s: all {plan.concurrency} allowed in flight (--concurrency) were busy, or "
                 "the client was; their latency counts from when they were due, so the figures stay true",
                 kind="server", detail=outcome.schedule))
-    outcome.findings.extend(sampler.leak_findings(runner.samples, outcome.overall["throughput"]))
+    outcome.findings.extend(sampler.leak_findings(runner.sampled.kept, outcome.overall["throughput"]))
     for slo in plan.slos:
         judged = slo.judge(outcome.overall)
         outcome.slos.append(judged)
