@@ -181,7 +181,12 @@ CHECKS: tuple[Check, ...] = (
           sections={"2026-07-28": "basic/patterns/cancellation"},
           how="Sends a list request (or `ping`), then at once `notifications/cancelled` for it, then `ping` "
               "(2026-07-28: `server/discover`), which must be answered. An answer to the cancelled request "
-              "itself is allowed (the race the rule names)."),
+              "itself is allowed (the race the rule names). Nothing waits a fixed time: `ping` is written after "
+              "the notification, so its answer alone decides, whatever the machine's speed. The cancelled "
+              "request's answer is only told (`detail.cancelledAnswered`), looked for until 4 of `ping`'s round "
+              "trips (20 ms at least) after `ping`'s answer, then ignored, as \"the sender of the cancellation "
+              "notification SHOULD ignore any response to the request that arrives afterward\" (2025-11-25): "
+              "a later answer is never a violation."),
     Check("lifecycle.stdout-clean", "stdout carries nothing but JSON-RPC", Level.MUST, "basic/transports#stdio",
           (("all", "The server **MUST NOT** write anything to its `stdout` that is not a valid MCP message."),),
           transports=("stdio",), sections={"2026-07-28": "basic/transports/stdio"},

@@ -115,8 +115,8 @@ def human(subject: Subject, view: View) -> Rendered:
     match subject:
         case ProbeRun(reports, many):
             return _probe_human(reports, many, view)
-        case Checked(reports, many):
-            return _check_human(reports, many, view)
+        case Checked(reports, many, every):
+            return _check_human(reports, many, view, every)
         case Listed(outcome):
             from mcpprobe.render.plain import plain_list
 
@@ -184,7 +184,7 @@ def _probe_human(reports: list[Report], many: bool, view: View) -> Rendered:
     return Rendered([out_text.getvalue()], err_text.getvalue())
 
 
-def _check_human(reports: list[Report], many: bool, view: View) -> Rendered:
+def _check_human(reports: list[Report], many: bool, view: View, every: bool = False) -> Rendered:
     from mcpprobe.render.checks import render_check, render_check_fleet
     from mcpprobe.render.console import buffered_console
 
@@ -193,7 +193,7 @@ def _check_human(reports: list[Report], many: bool, view: View) -> Rendered:
     if many:
         render_check_fleet(out, reports, _safe(view))
     else:
-        render_check(out, err, reports[0], _safe(view))
+        render_check(out, err, reports[0], _safe(view), every=every)
     return Rendered([out_text.getvalue()], err_text.getvalue())
 
 

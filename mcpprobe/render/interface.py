@@ -113,6 +113,7 @@ class Checked:
 
     reports: list[Report]
     many: bool = False
+    every: bool = False  # -v: the human view lists each check on a line of its own, passes and n/a too
 
 
 @dataclass(frozen=True)
