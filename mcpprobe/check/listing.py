@@ -87,6 +87,8 @@ async def stable(ctx: CheckContext) -> Verdict:
 
     warnings: list[str] = []
     for kind in declared_kinds(ctx):
+        if ctx.modern and kind != "tools":
+            continue  # 2026-07-28 asks a deterministic order of tools only, and has no other rule to judge here
         first = await ctx.listing(kind)
         if first.state != "complete":
             continue
