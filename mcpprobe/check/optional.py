@@ -69,7 +69,8 @@ async def set_level(ctx: CheckContext) -> Verdict:
     if isinstance(exchange.error, RpcError) and exchange.rpc_code == METHOD_NOT_FOUND:
         # An optional part of `logging` left out (mcpprobe.client.obligations): the one note every
         # command gives, recorded in the run's findings; nothing to judge, neither a pass nor a failure.
-        ctx.session.findings.append(not_implemented("logging/setLevel", exchange.error.rpc_message))
+        ctx.session.findings.append(not_implemented("logging/setLevel", exchange.error.rpc_message,
+                                                   detail=exchange.error.detail))
         return skipped("logging/setLevel answered -32601: setting the log level is an optional part of 'logging', "
                        "not implemented by this server (noted as not-implemented); nothing to judge")
     return failed(f"logging/setLevel info was answered with {answer_text(exchange)}, although logging is declared")

@@ -56,7 +56,7 @@ async def set_log_level(events: Events, link: Link, session: Session, level: str
             # `logging` is declared by servers that send log messages; clients MAY send setLevel, and
             # no revision obliges a server to answer it (utilities/logging.mdx): the one note every
             # command gives for an optional part left out (mcpprobe.client.obligations), no error.
-            events.finding(not_implemented("logging/setLevel", exc.rpc_message))
+            events.finding(not_implemented("logging/setLevel", exc.rpc_message, detail=exc.detail))
             return
         link.dropped(exc)
         events.error("server", exc, "logging/setLevel")
