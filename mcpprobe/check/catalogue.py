@@ -189,7 +189,7 @@ CHECKS: tuple[Check, ...] = (
            ("2025-11-25 and later", "Requests **MUST** include a string or integer ID. ... Result responses "
                                     "**MUST** include the same ID as the request they correspond to.")),
           sections=_RESPONSES,
-          methods=("ping",),
+          methods=("ping",), methods_for=MappingProxyType(dict.fromkeys(MODERN_VERSIONS, ("server/discover",))),
           how="Sends `ping` (2026-07-28: `server/discover`) twice, with the id `\"mcpprobe-id-7\"` and with "
               "9007199254740991 (2^53-1, exact in every JSON implementation). Each answer must carry the same id, "
               "of the same type."),
