@@ -21,7 +21,7 @@ class Severity(StrEnum):
 # code -> (default severity, one-line meaning). The docs page and a test keep this table honest.
 CODES: dict[str, tuple[Severity, str]] = {
     "not-declared": (Severity.INFO, "the server did not declare this capability; nothing was sent"),
-    "not-implemented": (Severity.INFO, "-32601 for an optional part of a declared capability: none of that kind"),
+    "not-implemented": (Severity.INFO, "-32601 for an optional part of a declared capability: a note, not an error"),
     "method-not-found": (Severity.ERROR, "declared, but the server answered -32601 Method not found"),
     "list-incomplete": (Severity.ERROR, "pagination did not reach the end of the list"),
     "list-failed": (Severity.ERROR, "declared, but the first page of the list failed"),

@@ -54,7 +54,7 @@ def statuses(doc: dict) -> dict[str, str]:
 def test_every_http_mode_is_tested() -> None:
     from tests.fixtures.check_http_server import MODES
 
-    assert set(HTTP_BROKEN) | set(HTTP_ERROR_ANSWERS) | set(HTTP_NOT_SEEN) == set(MODES) - {"ok"}
+    assert set(HTTP_BROKEN) | set(HTTP_ERROR_ANSWERS) | set(HTTP_NOT_SEEN) == set(MODES) - {"ok", "static-token"}
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])
@@ -171,3 +171,35 @@ def test_the_well_known_uri_alone_is_enough_from_2025_11_25() -> None:
         _, new = run_check(url, "2025-11-25")
     assert statuses(old)["auth.challenge"] == "fail"
     assert statuses(new)["auth.challenge"] == "pass"
+
+
+def test_a_server_protected_by_a_static_token_is_warned_not_failed() -> None:
+    """A 401 with no sign of OAuth (no resource_metadata, no metadata at any well-known URI): the
+    authorization page's MUSTs bind servers that do its OAuth; the page itself is "Implementations
+    using an HTTP-based transport SHOULD conform to this specification" (authorization is OPTIONAL).
+    So a warning that quotes it, never a MUST failure; with the token, the server is checked as any."""
+    from tests.fixtures.check_http_server import STATIC_TOKEN
+
+    for protocol in ("legacy", "2025-06-18", "modern"):
+        with http_server([PY, str(HTTP_SERVER), "static-token"]) as url:
+            code, doc = run_check(url, protocol)
+        found = statuses(doc)
+        assert found == {"auth.challenge": "warn", "auth.resource-metadata": "warn",
+                         "auth.server-metadata": "skipped"}, doc["checks"]
+        for entry in doc["checks"][:2]:
+            assert "SHOULD conform to this specification" in entry["message"], entry
+        assert code == 7  # the connection stopped at the 401: the auth code, and no MUST failed (not 1)
+    with http_server([PY, str(HTTP_SERVER), "static-token"]) as url:
+        code, doc = run_check(url, "legacy", "--header", f"Authorization: Bearer {STATIC_TOKEN}")
+    found = statuses(doc)
+    assert code == 0 and not {cid: s for cid, s in found.items() if s in BAD}, doc["checks"]
+    assert {found["auth.challenge"], found["auth.resource-metadata"]} == {"skipped"}  # credentials accepted
+
+
+def test_an_oauth_server_that_breaks_a_must_still_fails() -> None:
+    """The static-token leniency needs no sign of OAuth: a server that serves its metadata but leaves
+    resource_metadata out of its 401 fails at 2025-06-18 (the MUST of that revision), as before."""
+    with http_server([PY, str(AUTH_SERVER), "--prm-at", "path"]) as url:
+        _, doc = run_check(url, "2025-06-18")
+    entry = next(e for e in doc["checks"] if e["id"] == "auth.challenge")
+    assert entry["status"] == "fail" and "SHOULD conform" not in entry["message"]
