@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpprobe.cli.common import CONTEXT, command_line, run_operation, session_extras, trace_checked
+from mcpprobe.cli.common import CONTEXT, Confirmation, command_line, run_operation, session_extras, trace_checked
 from mcpprobe.cli.options import (
     TargetCommand,
     _not_negative,
@@ -144,7 +144,7 @@ def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tu
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @click.option("--call", "calls", multiple=True, metavar="'TOOL [KEY=VALUE]... [@WEIGHT]'",
               help="Call TOOL (repeatable). Checked as `call` checks it: listed, arguments valid by its "
-                   "inputSchema; a tool not marked read-only needs --yes.")
+                   "inputSchema; a tool not marked read-only needs --yes, or a yes on a terminal.")
 @click.option("--read", "reads", multiple=True, metavar="'URI [@WEIGHT]'",
               help="Read a resource (repeatable); it must be listed or match a template unless --force.")
 @click.option("--list", "lists", multiple=True, metavar="'KIND [@WEIGHT]'",
@@ -174,7 +174,7 @@ def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tu
 @click.option("--slo", "slos", multiple=True, metavar="'METRIC<VALUE'",
               help="An objective (repeatable): p50/p90/p99/p99.9/max/mean<DURATION (us, ms, s), errors<N% or "
                    "errors<=N, throughput>N/s. A missed one is a finding, exit 1.")
-@click.option("-y", "--yes", is_flag=True, help="Call tools that are not marked read-only.")
+@click.option("-y", "--yes", is_flag=True, help="With --call: do not ask before calling a tool not marked read-only.")
 @server_options(many=False)
 @output_options(*OFFERED["load"])
 @connection_options
@@ -197,7 +197,7 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
 
     Exit: 0 the run worked (request errors are figures, not failures); 1 an --slo missed;
     2 usage (bad --slo); 3 refused (a check of the operation failed, a tool not read-only
-    without --yes); 4 connection lost; 5, 6, 7 as for every command; 130 Ctrl-C, with what
+    not confirmed: no yes on a terminal, no --yes); 4 connection lost; 5, 6, 7 as for every command; 130 Ctrl-C, with what
     was measured so far.
 
     \b
@@ -208,6 +208,7 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
       mcpprobe load --ping --duration 600 --rate 20 --json -- python server.py > soak.json
     """
     from mcpprobe.cli.invocation import resolve
+    from mcpprobe.cli.output import stderr_console
     from mcpprobe.load.run import Plan
 
     ping, url = _ping_value(ping, url)
@@ -221,7 +222,9 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
                                  param_hint="'--connections'")
     plan = Plan(specs=specs, requests=requests, duration=duration,
                 concurrency=concurrency or (OPEN_LOOP_IN_FLIGHT if rate else 1), rate=rate, warmup=warmup,
-                connections=connections, interval=interval, slos=objectives, yes=yes)
+                connections=connections, interval=interval, slos=objectives, yes=yes,
+                confirmer=Confirmation(stderr_console(inv.redactor), inv.redactor, inv.output.as_json, yes=yes,
+                                       repeated=True))
     inv.tell("loading the server")
     with session_extras(inv) as (session_hooks, trace):
         outcome = _run(inv, plan, session_hooks)
