@@ -58,13 +58,15 @@ def _patterns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
 def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[NamedCall, ...]:
     """Each --call parsed once, here, before connecting."""
     from mcpprobe.check.calls import parse_call
+    from mcpprobe.errors import UsageProblem
 
     calls = []
     for value in values:
         try:
             calls.append(parse_call(value))
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), ctx, param) from None
+        except (ValueError, UsageProblem) as exc:  # a bad quote, no tool, a bad KEY=VALUE: name the option
+            message = exc.message if isinstance(exc, UsageProblem) else str(exc)
+            raise click.BadParameter(f"{value!r}: {message}", ctx, param) from None
     return tuple(calls)
 
 

@@ -34,6 +34,7 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, ToolArguments], ...]:
     """Each --call 'TOOL KEY=VALUE ...' as (TOOL, its arguments), parsed before connecting."""
     import shlex
 
+    from mcpprobe.errors import UsageProblem
     from mcpprobe.operations.arguments import ToolArguments
 
     calls = []
@@ -44,7 +45,10 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, ToolArguments], ...]:
             raise click.BadParameter(f"{value!r}: {exc}", param_hint="'--call'") from None
         if not words:
             raise click.BadParameter("expects a tool name, then its KEY=VALUE arguments", param_hint="'--call'")
-        calls.append((words[0], ToolArguments.parse(words[1:])))
+        try:
+            calls.append((words[0], ToolArguments.parse(words[1:])))
+        except UsageProblem as exc:  # a bad KEY=VALUE: name the option, as check and load do
+            raise click.BadParameter(f"{value!r}: {exc.message}", param_hint="'--call'") from None
     return tuple(calls)
 
 

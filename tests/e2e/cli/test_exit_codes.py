@@ -161,13 +161,22 @@ def test_a_bug_in_one_member_of_a_fleet_is_70_and_the_others_are_probed(tmp_path
     assert {doc["error"]["code"] for doc in docs} == {"internal-error"}
 
 
-@pytest.mark.parametrize("command", [["list", "tools"], ["probe"]])
-def test_traceback_shows_the_stack_of_a_bug(command):
-    env = {**os.environ, "MCPPROBE_TEST_CRASH": "operation"}
+@pytest.mark.parametrize("phase", ["operation", "command"])
+@pytest.mark.parametrize("command", [["list", "tools"], ["probe"], ["call", "echo", "message=hi", "--yes"]])
+def test_traceback_shows_the_stack_of_a_bug_and_still_exits_70(command, phase):
+    # Inside the event loop the bug arrives in an exception group: the stack shows the group, the
+    # exit code is a bug's all the same (not Python's 1, which CI would read as "a MUST failed").
+    env = {**os.environ, "MCPPROBE_TEST_CRASH": phase}
     proc = subprocess.run([PY, "-m", "mcpprobe", "--traceback", *command, "--", *fixture_cmd("full")],
                           capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
     assert "Traceback" in proc.stderr and "crash_point" in proc.stderr
-    assert proc.returncode != 0
+    assert proc.returncode == 70, proc.stderr[-2000:]
+    assert f"internal error: RuntimeError: crash requested by MCPPROBE_TEST_CRASH={phase}" in proc.stderr
+    # MCPPROBE_TRACEBACK=1 is the same switch
+    env["MCPPROBE_TRACEBACK"] = "1"
+    proc = subprocess.run([PY, "-m", "mcpprobe", *command, "--", *fixture_cmd("full")],
+                          capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    assert "Traceback" in proc.stderr and proc.returncode == 70, proc.stderr[-2000:]
 
 
 @pytest.mark.parametrize("scenario, expected", [("full", 0), ("method-not-found", 1), ("crash-on-start", 4)],
