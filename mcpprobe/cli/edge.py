@@ -18,6 +18,7 @@ what it wraps. Light at import time: click and the standard library only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -67,13 +68,47 @@ def settle(ctx: click.Context, exc: BaseException) -> None:
     ctx.exit(int(ExitCode.SOFTWARE))
 
 
+_URL_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def optional_values(command: click.Command, args: list[str]) -> list[str]:
+    """The command line with every option whose value may be left out (`--lint[=MODE]`,
+    `--ping[=@WEIGHT]`: click's `is_flag=False, flag_value=...`) given its value when a URL follows
+    it: `--lint URL` is `--lint=on URL`, the URL the server's, never the option's value. (click
+    already leaves an option's value out before `--` or another option.) Stops at `--`; the value
+    of an option that takes one is passed over, whatever it looks like."""
+    optional: dict[str, str] = {}  # the option's name -> its value when left out
+    taking: dict[str, int] = {}  # an option that takes values -> how many words
+    for param in command.params:
+        if not isinstance(param, click.Option):
+            continue
+        if getattr(param, "_flag_needs_value", False):
+            optional.update(dict.fromkeys(param.opts, str(param.flag_value)))
+        elif not param.is_flag and not param.count:
+            taking.update(dict.fromkeys(param.opts, max(param.nargs, 1)))
+    if not optional:
+        return args
+    words, index = list(args), 0
+    while index < len(words):
+        word = words[index]
+        if word == "--":
+            break
+        if word in taking:
+            index += 1 + taking[word]
+            continue
+        if word in optional and index + 1 < len(words) and _URL_LIKE.match(words[index + 1]):
+            words[index] = f"{word}={optional[word]}" if word.startswith("--") else f"{word}{optional[word]}"
+        index += 1
+    return words
+
+
 class EdgeCommand(click.Command):
     """A command whose callback returns its exit code; its exceptions are settled here, those of
     reading its command line (option callbacks) too."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
-            return super().parse_args(ctx, args)
+            return super().parse_args(ctx, optional_values(self, args))
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except BaseException as exc:  # noqa: BLE001 - the edge: every exception ends here

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from mcpprobe.wire.target import Settings
 
 _WEIGHT_ONLY = re.compile(r"^@\d+$")
-_URL = re.compile(r"^https?://", re.IGNORECASE)
 MAX_CONCURRENCY = 10_000
 OPEN_LOOP_IN_FLIGHT = 100  # --rate without --concurrency: requests allowed in flight at once
 
@@ -131,12 +130,11 @@ def _run(inv: ServerInvocation, plan: Plan, session_hooks: SessionHooks) -> Load
             live.clear()
 
 
-def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
-    """--ping takes an optional @WEIGHT: a URL right after it is the server's, not its value."""
+def _ping_weight(ping: str | None) -> str | None:
+    """--ping takes nothing, or @WEIGHT (a URL right after it is the server's: the edge gives it its
+    value, mcpprobe.cli.edge.optional_values)."""
     if ping is None or _WEIGHT_ONLY.match(ping):
-        return ping, rest
-    if _URL.match(ping):
-        return "@1", (ping, *rest)
+        return ping
     raise click.BadParameter(f"{ping!r}: --ping takes nothing, or @WEIGHT", param_hint="'--ping'")
 
 
@@ -197,8 +195,8 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
 
     Exit: 0 the run worked (request errors are figures, not failures); 1 an --slo missed;
     2 usage (bad --slo); 3 refused (a check of the operation failed, a tool not read-only
-    not confirmed: no yes on a terminal, no --yes); 4 connection lost; 5, 6, 7 as for every command; 130 Ctrl-C, with what
-    was measured so far.
+    not confirmed: no yes on a terminal, no --yes); 4 connection lost; 5, 6, 7 as for every
+    command; 130 Ctrl-C, with what was measured so far.
 
     \b
     Examples:
@@ -211,7 +209,7 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
     from mcpprobe.cli.output import stderr_console
     from mcpprobe.load.run import Plan
 
-    ping, url = _ping_value(ping, url)
+    ping = _ping_weight(ping)
     specs = _specs(calls, reads, lists, prompts, ping)
     objectives = _slos(slos)
     if concurrency is not None and concurrency > MAX_CONCURRENCY:

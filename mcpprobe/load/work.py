@@ -4,10 +4,10 @@ against the server before the first request, then sent as often as the schedule 
 Each kind is checked exactly as its own command checks it (mcpprobe.operations.checks): `--call` through call's
 catalog, argument and confirmation checks; `--read` through read's (listed, or matching a template);
 `--get-prompt` through get-prompt's; `--list KIND` needs the kind's capability; `--ping` exists only
-before 2026-07-28. A tool not marked read-only is called by `call`'s rule too (a yes on a terminal, or
-`--yes`; with neither, refused), and the question says that a load run calls it over and over. Nothing is sent until every operation
-passed its checks. A tool is called by `call`'s rule (mcpprobe.operations.invoke.task_rule): in the
-2026-07-28 era the call declares the tasks extension when the server declared it, and a task it
+before 2026-07-28. A tool not marked read-only is confirmed by `call`'s rule too (a yes on a terminal,
+or `--yes`; with neither, refused), the question saying that a load run calls it over and over.
+Nothing is sent until every operation passed its checks. A tool is called by `call`'s rule
+(mcpprobe.operations.invoke.task_rule): in the 2026-07-28 era the call declares the tasks extension when the server declared it, and a task it
 answers is followed to its end, the whole round trip counted as the request.
 """
 
