@@ -7,8 +7,9 @@ catalog, argument and confirmation checks; `--read` through read's (listed, or m
 before 2026-07-28. A tool not marked read-only is confirmed by `call`'s rule too (a yes on a terminal,
 or `--yes`; with neither, refused), the question saying that a load run calls it over and over.
 Nothing is sent until every operation passed its checks. A tool is called by `call`'s rule
-(mcpprobe.operations.invoke.task_rule): in the 2026-07-28 era the call declares the tasks extension when the server declared it, and a task it
-answers is followed to its end, the whole round trip counted as the request.
+(mcpprobe.operations.invoke.task_rule): in the 2026-07-28 era the call declares the tasks extension
+when the server declared it, and a task it answers is followed to its end, the whole round trip
+counted as the request.
 """
 
 from __future__ import annotations
