@@ -107,6 +107,8 @@ class EdgeCommand(click.Command):
     reading its command line (option callbacks) too."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if any("\x00" in word for word in args):  # never from a shell; click's file checks would fail on it
+            raise click.UsageError("a word of the command line holds a NUL character", ctx=ctx)
         try:
             return super().parse_args(ctx, optional_values(self, args))
         except (click.exceptions.Exit, click.ClickException, SystemExit):
