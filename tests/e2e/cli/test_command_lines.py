@@ -2,17 +2,19 @@
 command lines from each command's own click parameters (its options, flags, choices and arguments,
 found by introspecting the command tree, so that a parameter added later is covered too), with odd
 values among them (empty, unicode, control characters, huge and negative numbers, nan, URL-like
-words, `--` after an option, and with nothing after it), and runs each in-process. Every run must end with an exit code of docs/exit-codes.md,
-and print no Python traceback; a bad value is a usage error, never a bug (70).
+words, `--` after an option, and with nothing after it), and runs each in-process. Every run must
+end with an exit code of docs/exit-codes.md, and print no Python traceback; a bad value is a usage
+error, never a bug (70).
 
 No example reaches anything outside the machine or starts a program: the server is a URL on a
 loopback port that refuses connections, or a command that does not exist, given after the generated
-words; URL-like values point at the same port (no host name, so no DNS lookup); generated words never
-contain `/` (nor `--`, so that no generated word is ever a command to run), so a file an option writes stays in the example's own empty directory, under a home
-directory of its own (no config, no stored token is read or removed). A few options that bound how
-long a run lasts (`watch --duration`, `load --requests`, the exporter's address) are pinned after the
-generated words, where click takes the last value: they are checked with odd values elsewhere
-(test_user_input.py). Bounded for CI: EXAMPLES examples per command, no deadline per example.
+words; URL-like values point at loopback (no host name, so no DNS lookup); generated words are never
+`--` (so that none is ever a command to run) and never contain `/`, so that a file an option writes
+stays in the example's own empty directory, under a home directory of its own (no config, no stored
+token is read or removed). A few options that bound how long a run lasts (`watch --duration`,
+`load --requests`, the exporter's address) are pinned after the generated words, where click takes
+the last value: they are checked with odd values elsewhere (test_user_input.py). Bounded for CI:
+EXAMPLES examples per command, no deadline per example, the same examples on every run.
 """
 
 from __future__ import annotations
@@ -66,14 +68,16 @@ def _odd_texts(port: int) -> st.SearchStrategy[str]:
     # No "/" outside the fixed URL-like words: a relative file name at most (see the module's docstring).
     url_like = [f"http://127.0.0.1:{port}/mcp", f"https://127.0.0.1:{port}", "http://", "https://[::1",
                 f"http://[::1]]:{port}/mcp", "ftp://127.0.0.1/x", f"http://127.0.0.1:{port}/a b",
-                f"http://127.0.0.1:99999/mcp", "mcp://", "http://user:pw@127.0.0.1:1/"]
+                "http://127.0.0.1:99999/mcp", "mcp://", f"http://user:pw@127.0.0.1:{port}/"]
     numbers = ["0", "-1", "-0", "1", "0.0001", "1e308", "1e999", "-1e999", "nan", "inf", "-inf",
                "99999999999999999999999999", "-99999999999999999999", "0x10", "1_000", " 1", "1 "]
     odd = ["", " ", "-", "-x", "---", "=", "a=b", "a:=1", "a:={", "@", "@0", "@-1", "@1", "=@", "\x00",
-           "\x1b[31m", "\r\n", "\u202e", "é", "名前", "\udcff",  # what undecodable bytes in argv become (surrogateescape)
+           "\x1b[31m", "\r\n", "\u202e", "é", "名前",
+           "\udcff",  # what undecodable bytes in argv become (surrogateescape)
            "🙂" * 3, "a" * 300, "{}", "[]", "null",
            "json", "human", "on", "off", "tools", "auto", "legacy", "modern", "2025-11-25", "K: V", "K=V"]
-    free = st.text(alphabet=st.characters(blacklist_characters="/", blacklist_categories=("Cs",)), max_size=12)
+    free = st.text(alphabet=st.characters(blacklist_characters="/", blacklist_categories=("Cs",)),
+                   max_size=12).filter(lambda word: word != "--")
     return st.one_of(st.sampled_from(url_like + numbers + odd), free)
 
 
