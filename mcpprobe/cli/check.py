@@ -91,8 +91,8 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
               help="Call this tool (repeatable) through call's catalogue, argument and confirmation checks; check "
                    "never calls a tool otherwise.")
 @click.option("-y", "--yes", is_flag=True,
-              help="With --call: do not ask before calling a tool not marked read-only. With --server-json: run "
-                   "the package's command without asking.")
+              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs "
+                   "this). With --server-json: run the package's command without asking.")
 @click.option("--sample-arguments", is_flag=True,
               help="Also expand prompts with required arguments, with values from completion/complete or the "
                    "arguments' names.")

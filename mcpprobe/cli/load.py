@@ -172,7 +172,8 @@ def _ping_weight(ping: str | None) -> str | None:
 @click.option("--slo", "slos", multiple=True, metavar="'METRIC<VALUE'",
               help="An objective (repeatable): p50/p90/p99/p99.9/max/mean<DURATION (us, ms, s), errors<N% or "
                    "errors<=N, throughput>N/s. A missed one is a finding, exit 1.")
-@click.option("-y", "--yes", is_flag=True, help="With --call: do not ask before calling a tool not marked read-only.")
+@click.option("-y", "--yes", is_flag=True,
+              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs this).")
 @server_options(many=False)
 @output_options(*OFFERED["load"])
 @connection_options

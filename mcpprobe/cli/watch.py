@@ -184,7 +184,8 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Emit, session
                    "in the same value, as for `call`; the same checks apply: the tool must be listed, the "
                    "arguments must match its inputSchema, and a tool not marked read-only needs --yes (or a yes "
                    "on a terminal). Refused on the first connection: exit 3, nothing sent.")
-@click.option("-y", "--yes", is_flag=True, help="With --call: do not ask before calling a tool not marked read-only.")
+@click.option("-y", "--yes", is_flag=True,
+              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs this).")
 @server_options(many=False)
 @output_options(json_help="Print one JSON object per event (NDJSON), flushed as it happens (docs/json-output.md).")
 @connection_options
