@@ -110,9 +110,10 @@ class EdgeCommand(click.Command):
         if any("\x00" in word for word in args):  # never from a shell; click's file checks would fail on it
             raise click.UsageError("a word of the command line holds a NUL character", ctx=ctx)
         try:
+            crash_point("parse")
             return super().parse_args(ctx, optional_values(self, args))
-        except (click.exceptions.Exit, click.ClickException, SystemExit):
-            raise
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise  # click's own; Ctrl-C while reading is the group's (interrupted_early: the --json document too)
         except BaseException as exc:  # noqa: BLE001 - the edge: every exception ends here
             settle(ctx, exc)
             raise  # pragma: no cover - settle never returns
