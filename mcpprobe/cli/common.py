@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -165,11 +166,17 @@ class Confirmation:
     def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
         from mcpprobe.render.invoke import confirm_question
 
-        try:
-            return click.confirm(confirm_question(tool, self.safe, repeated=self.repeated), default=False, err=True)
-        except click.Abort:  # end of input (Ctrl-D): what follows starts on a line of its own
-            click.echo(err=True)
-            raise
+        # One question at a time on the terminal: `check --call` over several servers asks from each.
+        with _ASKING:
+            try:
+                return click.confirm(confirm_question(tool, self.safe, repeated=self.repeated), default=False,
+                                     err=True)
+            except click.Abort:  # end of input (Ctrl-D): what follows starts on a line of its own
+                click.echo(err=True)
+                raise
+
+
+_ASKING = threading.Lock()
 
 
 CANCELLING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
