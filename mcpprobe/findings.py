@@ -32,6 +32,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "protocol-violation": (Severity.WARNING, "the server sent a message that breaks JSON-RPC or MCP rules"),
     "number-out-of-range": (Severity.WARNING, "a number from the server past the range mcpprobe can use; "
                                               "written as null or replaced by a default"),
+    "peer-data-dropped": (Severity.INFO, "more than mcpprobe keeps in a run came from the server; the rest was "
+                                         "counted, not kept"),
     "batch-not-allowed": (Severity.ERROR, "a JSON-RPC batch where the negotiated protocol version forbids them"),
     "rate-limited": (Severity.ERROR, "the server answered HTTP 429 Too Many Requests"),
     "server-unavailable": (Severity.ERROR, "the server answered HTTP 503 Service Unavailable"),

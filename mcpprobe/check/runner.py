@@ -176,6 +176,7 @@ async def check(target: Target, settings: Settings, *, options: CheckOptions | N
     async def body(session: Session) -> None:
         ctx = await run_checks(session, options, outcome.results)
         outcome.listings.update(ctx.listings())
+        outcome.findings.extend(ctx.kept_findings())
 
     await guarded(outcome, target, replace(settings, force=False), body, session_hooks=session_hooks,
                    on_ready=on_ready)

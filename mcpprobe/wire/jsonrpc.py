@@ -195,14 +195,22 @@ class _Flag:
 class _Queued(_Pending):
     """A request of `Connection.enqueue`, its own `done`: setting it calls back at once, in the reader's
     turn, with the request out of the pending table: no future, no task woken, no timer per request,
-    one object."""
+    one object.
+
+    `done` is a property, never an attribute that refers to the object itself: such a reference cycle
+    keeps every answered request, and its result (megabytes, for a large answer), alive until the
+    cycle collector happens to run, so that a load's memory grew with the number of answers."""
 
     __slots__ = ("_fired", "_conn", "_id", "_on_answer")
+
+    @property
+    def done(self) -> _Queued:
+        return self
 
     def __init__(self, conn: Connection, request_id: int, method: str, deadline: float,
                  on_answer: Callable[[int, _Pending], None]) -> None:
         # _Pending's fields set here, not through its __init__: one call less per request of a load.
-        self.method, self.deadline, self.progress_token, self.done = method, deadline, None, self
+        self.method, self.deadline, self.progress_token = method, deadline, None
         self.answered, self.result, self.error = 0.0, None, None
         self.latest, self.extended = math.inf, False
         self._fired = False
