@@ -18,6 +18,7 @@ from mcpprobe.check.catalogue import Check, Level, Status
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.findings import Finding
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
+from mcpprobe.safety.validation import bounded_by
 
 if TYPE_CHECKING:
     from mcpprobe.client.catalog import Listing
@@ -146,6 +147,7 @@ class CheckContext:
     def __init__(self, session: Session, options: CheckOptions) -> None:
         self.session = session
         self.options = options
+        bounded_by(session.settings.timeout)  # each schema check of the run: --timeout at most
         self._listings: dict[str, Listing] = {}
         self._listing_lock = anyio.Lock()
         self._interval = 1.0 / options.rate if options.rate else 0.0
