@@ -219,7 +219,7 @@ class CheckContext:
             return []
         told = ", ".join(f"{count} {what}" for what, count in sorted(self.dropped.items()))
         return [Finding("peer-data-dropped", f"more than mcpprobe keeps in a run came from the server: {told} "
-                        "were counted and not kept (the checks judged what was kept)", kind="connection",
+                        "were counted and not kept (the checks judged what was kept)", kind="server",
                         detail={"dropped": dict(sorted(self.dropped.items()))})]
 
     @property

@@ -193,7 +193,9 @@ class TaskCall:
                 "statuses must not change", kind="tools", detail={"from": run.status, "to": status, "via": via}))
             return
         if "ttl" in task and (isinstance(task["ttl"], int) or task["ttl"] is None):
-            run.ttl = self._milliseconds(task["ttl"], "ttl", via, None) if task["ttl"] is not None else None
+            # A ttl mcpprobe cannot read is not "no ttl" (a wait for ever): the run's --timeout stands in.
+            refused = int(self.session.settings.timeout * 1000)
+            run.ttl = self._milliseconds(task["ttl"], "ttl", via, refused) if task["ttl"] is not None else None
         if isinstance(task.get("pollInterval"), int | float):
             run.poll_interval = self._milliseconds(task["pollInterval"], "pollInterval", via, run.poll_interval)
         changed = not run.history or (status, message) != (run.status, run.status_message)
@@ -217,9 +219,10 @@ class TaskCall:
         if any(f.code == "number-out-of-range" and f.detail.get("field") == name for f in self.findings):
             return default  # said once: every later answer repeats it
         said = shown(value)
+        taken = f"--timeout ({seconds(default / 1000)} s)" if name == "ttl" and default else "not given"
         self.findings.append(Finding(
             "number-out-of-range", f"{via}: the task's {name} ({said}) is not a number of milliseconds from 0 to "
-            f"{MAX_MS}; taken as {'none' if name == 'ttl' else 'not given'}", kind="tools",
+            f"{MAX_MS}; taken as {taken}", kind="tools",
             detail={"field": name, "via": via, "sample": said}))
         return default
 

@@ -706,8 +706,15 @@ class Connection:
 
     def _resolve(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
+        # mcpprobe sends string and integer ids only: a float (9007199254740991.0) is equal to the integer
+        # sent, but it is not that id echoed (JSON-RPC: "the same value"; MCP: a string or an integer).
         pending = self._pending.get(request_id) if _hashable(request_id) else None
         if pending is None or pending.done.is_set():
+            if pending is None and isinstance(request_id, float) and request_id in self._pending:
+                unsent = _short_json(request_id, self.redact)
+                self._anomaly(f"a response to a request that was never sent (id {unsent}: a number with a fraction "
+                              "or an exponent, not the integer id mcpprobe sent)", message)
+                return
             if _hashable(request_id) and self._abandoned.answered(request_id):
                 return  # a late answer to a request we gave up on: expected, not a violation
             unsent = _short_json(request_id, self.redact)
@@ -750,7 +757,8 @@ class Connection:
 
 
 def _hashable(value: Any) -> bool:
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    """An id that may be one mcpprobe sent: a string or an integer (never a float, nor a bool)."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def _short_json(value: Any, redact: Redactor, limit: int = 200) -> str:
