@@ -25,8 +25,8 @@ NO_GC = ("import gc, sys; gc.disable(); sys.argv = ['mcpprobe', *sys.argv[1:]]; 
          "from mcpprobe.launch import main; main()")
 
 
-def peak(args: list[str], record: Path | None = None) -> tuple[int, dict[str, Any]]:
-    """mcpprobe's peak resident memory (MiB) and its JSON document."""
+def peak(args: list[str], record: Path | None = None, size: list[int] | None = None) -> tuple[int, dict[str, Any]]:
+    """mcpprobe's peak resident memory (MiB) and its JSON document (its size in bytes appended to `size`)."""
     recording = ["--env", f"BULKY_RECORD={record}"] if record is not None else []
     argv = [PY, "-c", NO_GC, *args[:1], "--json", *recording, *args[1:]]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT)
@@ -36,6 +36,8 @@ def peak(args: list[str], record: Path | None = None) -> tuple[int, dict[str, An
     _, status, usage = os.wait4(proc.pid, 0)
     reader.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
+    if size is not None:
+        size.append(len(out[0]))
     return usage.ru_maxrss // 1024, json.loads(out[0])
 
 
@@ -82,4 +84,19 @@ def test_load_against_large_answers_keeps_a_flat_profile_without_the_cycle_colle
     assert sent(record) == 60
     assert doc["exitCode"] == 0 and doc["overall"]["requests"] == 60 and doc["overall"]["errors"] == 0
     assert used - few < 20, (few, used)  # flat: 50 more answers of 3 MB cost nothing kept
+    assert used - baseline < 40, (baseline, used)
+
+
+def test_lint_findings_scale_with_the_catalogue_not_its_square(tmp_path: Path) -> None:
+    """600 tools whose descriptions each name all the others (a catalogue of about 5 MB): one
+    lint-names-tool finding per tool, counting the names (it was one per name, 359,400 of them, a
+    document many times the catalogue), and memory close to a probe without --lint."""
+    record = tmp_path / "sent.txt"
+    plain, sizes = [], []
+    baseline, _ = peak(["probe", *server("mentions", 0, 600)], size=plain)
+    used, doc = peak(["probe", "--lint", *server("mentions", 0, 600)], record, size=sizes)
+    assert sent(record) == 1
+    named = [f for f in doc["findings"] if f["code"] == "lint-names-tool"]
+    assert len(named) == 600 and {f["detail"]["count"] for f in named} == {599}
+    assert sizes[0] < plain[0] + 1_000_000, (plain, sizes)  # the findings: about 200 bytes a tool
     assert used - baseline < 40, (baseline, used)
