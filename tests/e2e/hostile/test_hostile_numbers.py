@@ -46,7 +46,9 @@ def test_a_task_ttl_of_401_digits_is_bounded_by_timeout(tmp_path: Path) -> None:
                                         "--", PY, str(TASKS_EXT), "--ttl", "9" * 401], timeout=60)
     assert code == 6, stderr  # a timeout, said
     found = [f for f in doc["findings"] if f["code"] == "number-out-of-range"]
-    assert found and found[0]["detail"]["field"] == "ttl" and "taken as --timeout (3 s)" in found[0]["message"]
+    assert found and found[0]["detail"]["field"] == "ttl" and "bounded by --timeout (3 s)" in found[0]["message"]
+    assert doc["task"]["ttl"] is None  # the server's ttl was unusable: not shown as anything else
+    assert "whose ttl mcpprobe could not read" in doc["error"]["message"]
     methods = [json.loads(line)["method"] for line in record.read_text().splitlines()]
     assert "tools/call" in methods and "tasks/cancel" in methods  # the task was made, and not left behind
     assert took < 3 + GRACE, took
