@@ -195,7 +195,9 @@ class TaskCall:
                 "protocol-violation", f"task {run.task_id} went from {run.status} to {status}: terminal "
                 "statuses must not change", kind="tools", detail={"from": run.status, "to": status, "via": via}))
             return
-        if "ttl" in task and (isinstance(task["ttl"], int) or task["ttl"] is None):
+        ttl = task.get("ttl")
+        # Any number, not only an int: a ttl of 1e400 (read as infinity) ignored left no ttl, a wait for ever.
+        if "ttl" in task and (ttl is None or isinstance(ttl, int | float) and not isinstance(ttl, bool)):
             run.ttl = self._milliseconds(task["ttl"], "ttl", via, None) if task["ttl"] is not None else None
             run.stand_in = int(self.session.settings.timeout * 1000) \
                 if task["ttl"] is not None and run.ttl is None else None

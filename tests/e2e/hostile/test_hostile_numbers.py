@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 PY = sys.executable
@@ -37,13 +38,15 @@ def test_an_answer_whose_id_is_a_float_is_not_the_integer_sent(tmp_path: Path) -
     assert any("not the integer id mcpprobe sent" in f["message"] for f in doc["findings"])
 
 
-def test_a_task_ttl_of_401_digits_is_bounded_by_timeout(tmp_path: Path) -> None:
-    """A task's ttl of 401 digits was "taken as none", and `call` waited for a never-ending task for
-    ever; now it is refused with a finding and --timeout stands in for it."""
+@pytest.mark.parametrize("ttl", ["9" * 401, "1e400"])
+def test_a_task_ttl_out_of_range_is_bounded_by_timeout(tmp_path: Path, ttl: str) -> None:
+    """A task's ttl of 401 digits was "taken as none", and one of 1e400 (a float) ignored: either way
+    `call` waited for a never-ending task for ever; now it is refused with a finding and --timeout
+    bounds the wait."""
     record = tmp_path / "received.jsonl"
     code, doc, stderr, took = mcpprobe(["call", "forever", "--json", "--timeout", "3",
                                         "--env", f"TASKS_EXT_RECORD={record}",
-                                        "--", PY, str(TASKS_EXT), "--ttl", "9" * 401], timeout=60)
+                                        "--", PY, str(TASKS_EXT), "--ttl", ttl], timeout=60)
     assert code == 6, stderr  # a timeout, said
     found = [f for f in doc["findings"] if f["code"] == "number-out-of-range"]
     assert found and found[0]["detail"]["field"] == "ttl" and "bounded by --timeout (3 s)" in found[0]["message"]
