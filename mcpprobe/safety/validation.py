@@ -100,6 +100,10 @@ class _Budget:
     seconds: float
     stop: threading.Event = field(default_factory=threading.Event)
     deadline: float = 0.0
+    # Stop at a signal that ends the run (mcpprobe.signals): for work in the event loop's own thread
+    # (`schema_problem`), which would otherwise keep the loop from acting on it. A validation on a
+    # thread of its own (`validate_async`) is told to stop by its caller instead.
+    signals: bool = False
 
     def __post_init__(self) -> None:
         self.deadline = time.monotonic() + self.seconds
@@ -108,7 +112,7 @@ class _Budget:
         return self.deadline - time.monotonic()
 
     def check(self) -> None:
-        if self.stop.is_set() or arrived():
+        if self.stop.is_set() or (self.signals and arrived()):
             raise _Stopped()
         if time.monotonic() > self.deadline:
             raise UnusableSchema(f"validating took longer than {self.seconds:g} s; stopped", "too-slow",
@@ -565,7 +569,7 @@ def schema_problem(schema: Any) -> tuple[str, str] | None:
         return "invalid-schema", "the schema is not an object"
     if arrived():
         return "interrupted", "not checked: the run was interrupted"
-    _local.budget = _Budget(_schema_seconds.get(), threading.Event())
+    _local.budget = _Budget(_schema_seconds.get(), threading.Event(), signals=True)
     try:
         cls = _validator_class(schema)
         if _prechecked(schema, cls):
