@@ -21,7 +21,7 @@ class Severity(StrEnum):
 # code -> (default severity, one-line meaning). The docs page and a test keep this table honest.
 CODES: dict[str, tuple[Severity, str]] = {
     "not-declared": (Severity.INFO, "the server did not declare this capability; nothing was sent"),
-    "not-implemented": (Severity.INFO, "-32601 for an optional part of a declared capability: none of that kind"),
+    "not-implemented": (Severity.INFO, "-32601 for an optional part of a declared capability: a note, not an error"),
     "method-not-found": (Severity.ERROR, "declared, but the server answered -32601 Method not found"),
     "list-incomplete": (Severity.ERROR, "pagination did not reach the end of the list"),
     "list-failed": (Severity.ERROR, "declared, but the first page of the list failed"),
@@ -34,6 +34,8 @@ CODES: dict[str, tuple[Severity, str]] = {
                                               "written as null or replaced by a default"),
     "peer-data-dropped": (Severity.INFO, "more than mcpprobe keeps in a run came from the server; the rest was "
                                          "counted, not kept"),
+    "cookie-dropped": (Severity.WARNING, "an HTTP server set more or larger cookies than a browser keeps "
+                                         "(RFC 6265 6.1); the excess was dropped, not sent back"),
     "batch-not-allowed": (Severity.ERROR, "a JSON-RPC batch where the negotiated protocol version forbids them"),
     "rate-limited": (Severity.ERROR, "the server answered HTTP 429 Too Many Requests"),
     "server-unavailable": (Severity.ERROR, "the server answered HTTP 503 Service Unavailable"),
@@ -67,6 +69,8 @@ CODES: dict[str, tuple[Severity, str]] = {
                                              "the tool is left out of the list, and not called"),
     # Authentication (mcpprobe.auth.diagnosis): what a 401/403 means.
     "auth-challenge": (Severity.INFO, "what the server's WWW-Authenticate challenge asks for"),
+    "auth-challenge-url-invalid": (Severity.WARNING, "the challenge's resource_metadata is not a URL; discovery "
+                                                     "went on at the well-known URIs"),
     "auth-no-challenge": (Severity.WARNING, "HTTP 401 without a Bearer WWW-Authenticate challenge"),
     "auth-invalid-token": (Severity.ERROR, "the server rejected the bearer token that was sent"),
     "auth-server-changed": (Severity.ERROR, "the server names another authorization server than the token's issuer"),

@@ -289,6 +289,34 @@ def filesystem() -> Path:
     return entry
 
 
+TS_SERVER_VERSION = "2.0.0"
+
+
+@pytest.fixture(scope="session")
+def ts_sdk2() -> Path:
+    """The npm prefix of the TypeScript SDK 2.x server package (@modelcontextprotocol/server), installed
+    on first use in a prefix of its own: `node tests/fixtures/ts_sdk2_server.cjs PREFIX` is a dual-era
+    server on it."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed for the TypeScript SDK 2.x package @modelcontextprotocol/server")
+    prefix = _cache_dir() / f"npm-ts-server-{TS_SERVER_VERSION}"
+    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server" / "dist" / "stdio.cjs"
+    if entry.exists():
+        return prefix
+    with _cache_lock(prefix.name):
+        if not entry.exists():
+            prefix.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run(
+                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
+                 f"@modelcontextprotocol/server@{TS_SERVER_VERSION}"],
+                capture_output=True, text=True, timeout=600,
+            )
+            if proc.returncode != 0 or not entry.exists():
+                pytest.fail(f"npm install of @modelcontextprotocol/server failed: {proc.stderr[-2000:]}")
+    return prefix
+
+
 # ----- real servers on other SDKs, each in its own virtual environment in the cache -----
 
 # name -> requirements; the directory is keyed by both, so a change of pins builds a new environment.

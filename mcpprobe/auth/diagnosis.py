@@ -15,7 +15,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpprobe.auth.discovery import Discovery, discover, moved_from, resource_matches, supports
+from mcpprobe.auth.discovery import (
+    CHALLENGE_SOURCE,
+    Discovery,
+    challenge_url_problem,
+    discover,
+    moved_from,
+    resource_matches,
+    supports,
+)
 from mcpprobe.findings import Finding, Severity
 
 LOGIN_HINT = "mcpprobe auth login {url}"
@@ -143,6 +151,17 @@ def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None
             detail={"scope": needed, "errorDescription": description}))
 
     # --- protected resource metadata ---
+    advertised = challenge.get("resource_metadata") if challenge else None
+    not_a_url = challenge_url_problem(advertised)
+    if not_a_url is not None:
+        where = f"it was found at {found.prm_url} instead" if found.prm is not None else "it was not found there either"
+        out.append(Finding(
+            "auth-challenge-url-invalid",
+            f"the challenge's resource_metadata {_quoted(advertised or '')} is not a URL ({not_a_url}); RFC 9728 "
+            f"(section 5.1) makes it the URL of the protected resource metadata, and MCP clients take it as given. "
+            f"Discovery went on at the well-known URIs: {where}",
+            severity=Severity.WARNING,
+            detail={"resourceMetadata": advertised, "problem": not_a_url, "foundAt": found.prm_url}))
     if found.prm is not None:
         prm = found.prm
         matches = resource_matches(url, prm["resource"])
@@ -163,16 +182,16 @@ def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None
                 f"{url} (not the same origin, or not a parent path); MCP clients must not use it, and a token "
                 "requested for it (RFC 8707) would be for another server",
                 detail={"resource": prm["resource"], "serverUrl": url, "metadataUrl": found.prm_url}))
-        advertised = challenge.get("resource_metadata") if challenge else None
         first = found.prm_attempts[0] if found.prm_attempts else None
-        if advertised and first is not None and first.result != "ok" and first.url != found.prm_url:
+        if advertised and not_a_url is None and first is not None and first.result != "ok" \
+                and first.url != found.prm_url:
             out.append(Finding(
                 "auth-metadata-unreachable",
                 f"the resource_metadata URL the challenge names failed ({first.describe()}); the metadata was "
                 f"found at {found.prm_url} instead",
                 severity=Severity.WARNING, detail={"which": "protected-resource", "attempts": [first.to_json()]}))
     for attempt in found.prm_attempts:
-        if attempt.result == "malformed":
+        if attempt.result == "malformed" and not (attempt.source == CHALLENGE_SOURCE and not_a_url is not None):
             out.append(Finding(
                 "auth-metadata-malformed", f"protected resource metadata at {attempt.url} is unusable: {attempt.note}",
                 detail={"which": "protected-resource", "url": attempt.url, "problem": attempt.note}))

@@ -103,16 +103,37 @@ def issuers_match(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/") if urlsplit(a).path in ("", "/") else a == b
 
 
+CHALLENGE_SOURCE = "resource_metadata in WWW-Authenticate"
+
+
+def challenge_url_problem(resource_metadata: str | None) -> str | None:
+    """Why the challenge's `resource_metadata` is not a URL that can be fetched (None when it is, or
+    when there is none). RFC 9728 section 5.1 makes it "the URL of the protected resource metadata":
+    an absolute URL. A relative reference ("/.well-known/...", "metadata") is not one, and clients
+    do not resolve it (the SDKs take the value as the URL), so it is reported, never quietly joined
+    to the server's URL."""
+    if resource_metadata is None:
+        return None
+    if not resource_metadata.strip():
+        return "it is empty"
+    from mcpprobe.safety.peer import url_problem
+
+    try:
+        parts = urlsplit(resource_metadata)
+    except ValueError:
+        parts = None
+    if parts is not None and not parts.scheme and not resource_metadata.startswith("//"):
+        return "it is a relative reference, not an absolute URL"
+    return url_problem(resource_metadata)
+
+
 def prm_candidates(server_url: str, resource_metadata: str | None) -> list[tuple[str, str]]:
     parts = urlsplit(server_url)
     origin = f"{parts.scheme}://{parts.netloc}"
     out: list[tuple[str, str]] = []
-    if resource_metadata:
-        try:
-            joined = urljoin(server_url, resource_metadata)
-        except ValueError:  # a URL that does not parse: kept as given, for discover to refuse with why
-            joined = resource_metadata
-        out.append((joined, "resource_metadata in WWW-Authenticate"))
+    if resource_metadata is not None and resource_metadata.strip():
+        # As given: a value that is no usable URL is refused by discover with why (challenge_url_problem).
+        out.append((resource_metadata, CHALLENGE_SOURCE))
     if parts.path and parts.path != "/":
         out.append((f"{origin}/.well-known/oauth-protected-resource{parts.path}", "path-aware well-known (RFC 9728)"))
     out.append((f"{origin}/.well-known/oauth-protected-resource", "root well-known (RFC 9728)"))
@@ -153,7 +174,7 @@ def _unusable(url: str, source: str) -> Attempt | None:
     """The attempt that a URL a peer named cannot be: refused before any request, with why."""
     from mcpprobe.safety.peer import url_problem
 
-    problem = url_problem(url)
+    problem = challenge_url_problem(url) if source == CHALLENGE_SOURCE else url_problem(url)
     if problem is None:
         return None
     attempt = Attempt(url, source)
@@ -380,6 +401,8 @@ async def authorization_servers(server_url: str, *, www_authenticate: str = "", 
                                  verify=not insecure, trust_env=True) as client:
         with anyio.move_on_after(timeout):
             for url, source in prm_candidates(server_url, challenge.get("resource_metadata") if challenge else None):
+                if _unusable(url, source) is not None:
+                    continue
                 _, doc = await fetch_json(client, url, source, deadline)
                 if doc is not None and not prm_problems(doc) and resource_matches(server_url, doc["resource"]):
                     return list(doc["authorization_servers"])

@@ -21,6 +21,12 @@ from mcpprobe.check.context import CheckContext, Verdict, failed, inert, passed
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, LATEST_MODERN, MODERN_VERSIONS
 
 HEADER_ONLY = ("2025-06-18",)  # the revision whose 401 must name resource_metadata (later: or a well-known URI)
+# The level of the whole authorization page, in every revision that has it: "Authorization is
+# **OPTIONAL** for MCP implementations. When supported: Implementations using an HTTP-based transport
+# **SHOULD** conform to this specification." Its MUSTs bind a server that does the specification's
+# OAuth; one protected another way (a static bearer token) meets only that SHOULD.
+SHOULD_CONFORM = ("\"Implementations using an HTTP-based transport SHOULD conform to this specification\" "
+                  "(authorization is OPTIONAL)")
 
 
 def judged_version(protocol: str) -> str:
@@ -52,6 +58,22 @@ def _evidence(attempts: list[dict[str, Any]]) -> list[dict[str, Any]]:
              "ms": float(a.get("ms") or 0.0)} for a in attempts[:12]]
 
 
+def uses_oauth(data: dict[str, Any]) -> bool:
+    """Whether the 401 shows any sign of the specification's authorization: a `resource_metadata` in
+    its Bearer challenge, or a protected resource metadata document served (even a malformed one)."""
+    bearer = (data.get("wwwAuthenticate") or {}).get("bearer") or {}
+    prm = data.get("protectedResourceMetadata") or {}
+    return (isinstance(bearer.get("resource_metadata"), str) or prm.get("document") is not None
+            or any(a.get("result") in ("ok", "malformed") for a in prm.get("attempts") or []))
+
+
+def _not_oauth(what: str, evidence: list[dict[str, Any]]) -> Verdict:
+    """A server protected without the specification's OAuth: at most the SHOULD of the whole page."""
+    return Verdict(Status.WARN, f"{what}: the server asks for credentials without the specification's "
+                                f"authorization (a static bearer token, say); {SHOULD_CONFORM}, so this is a "
+                                "warning, not a failure", evidence)
+
+
 def challenge(data: dict[str, Any], version: str) -> Verdict:
     raw = (data.get("wwwAuthenticate") or {}).get("raw")
     bearer = (data.get("wwwAuthenticate") or {}).get("bearer") or {}
@@ -68,7 +90,10 @@ def challenge(data: dict[str, Any], version: str) -> Verdict:
                                     f"{inert(found_at, 120)}, which protocol {version} allows instead", evidence)
     what = "no WWW-Authenticate header" if not raw else "a WWW-Authenticate header without resource_metadata"
     where = " and no metadata at a well-known URI either" if version not in HEADER_ONLY else ""
-    return Verdict(Status.FAIL, f"the 401 carries {what}{where}", evidence + _evidence(prm.get("attempts") or []))
+    evidence += _evidence(prm.get("attempts") or [])
+    if not uses_oauth(data):
+        return _not_oauth(f"the 401 carries {what}, and no protected resource metadata is served", evidence)
+    return Verdict(Status.FAIL, f"the 401 carries {what}{where}", evidence)
 
 
 def resource_metadata(data: dict[str, Any], version: str) -> Verdict:
@@ -86,7 +111,8 @@ def resource_metadata(data: dict[str, Any], version: str) -> Verdict:
                              f"{inert(bad[0].get('note'), 200)}")
         else:
             tried = ", ".join(f"{a.get('url')} ({a.get('status') or a.get('result')})" for a in attempts)
-            verdict = failed(f"no protected resource metadata (RFC 9728) was found: tried {inert(tried, 300)}")
+            what = f"no protected resource metadata (RFC 9728) was found: tried {inert(tried, 300)}"
+            verdict = failed(what) if uses_oauth(data) else _not_oauth(what, [])
     verdict.evidence = _evidence(attempts)
     return verdict
 

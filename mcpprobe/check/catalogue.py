@@ -71,6 +71,12 @@ class Check:
     sections: Mapping[str, str] = field(default_factory=_frozen)  # revision -> section, where it moved
     levels: Mapping[str, Level] = field(default_factory=lambda: MappingProxyType({}))
     how: str = ""  # what is sent, and how the answer is judged (the docs say it)
+    # The requests (or notifications) whose answers the check judges, not the helpers it sends on the
+    # way (a list to find an item, a ping after): its link is the page of these methods, or a page of
+    # no method's own (the base protocol, the transports, pagination), never another method's page
+    # (mcpprobe.client.obligations.PARTS names each method's pages; a test holds every row to it).
+    methods: tuple[str, ...] = ()
+    methods_for: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def family(self) -> str:
@@ -78,6 +84,9 @@ class Check:
 
     def level_for(self, version: str) -> Level:
         return self.levels.get(version, self.level)
+
+    def methods_in(self, version: str) -> tuple[str, ...]:
+        return self.methods_for.get(version, self.methods)
 
     def spec_url(self, version: str | None) -> str:
         """The page of the rule in `version`'s specification, or in the newest revision it applies to."""
@@ -138,7 +147,13 @@ _AUTH_DISCOVERY_SECTIONS = {
                   "#protected-resource-metadata-discovery-requirements",
 }
 _SESSIONS = "basic/transports#session-management"
+# The level of the authorization page as a whole (2025-03-26 on; the auth checks apply from 2025-06-18):
+# a server protected without the specification's OAuth meets at most this SHOULD.
+_SHOULD_CONFORM = ("2025-06-18 and later", "Authorization is **OPTIONAL** for MCP implementations. When supported: "
+                                           "Implementations using an HTTP-based transport **SHOULD** conform to this "
+                                           "specification.")
 _RESPONSES = {"2024-11-05": "basic/messages#responses"}  # the first revision's page of messages
+_LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
 
 CHECKS: tuple[Check, ...] = (
     # ----- lifecycle -----
@@ -146,6 +161,7 @@ CHECKS: tuple[Check, ...] = (
           "basic/utilities/ping#behavior-requirements",
           (("2024-11-05 to 2025-11-25", "The receiver **MUST** respond promptly with an empty response"),),
           revisions=LEGACY_REVISIONS,
+          methods=("ping",),
           how="Sends `ping`. An empty result passes; an error or no answer within --timeout fails; a result "
               "with keys other than `_meta` is a warning. 2026-07-28 has no `ping` (n/a)."),
     Check("lifecycle.unknown-method", "an unknown method gets an error, -32601", Level.MUST, "basic#responses",
@@ -156,6 +172,7 @@ CHECKS: tuple[Check, ...] = (
            (_JSONRPC, "When a rpc call is made, the Server MUST reply with a Response ... -32601 Method not found: "
                       "The method does not exist / is not available.")),
           sections=_RESPONSES,
+          methods=("mcpprobe/no-such-method",),
           how="Sends `mcpprobe/no-such-method`. Error -32601 passes; another error code is a warning; a result "
               "or no answer fails."),
     Check("lifecycle.invalid-params", "prompts/get without a name gets -32602", Level.SHOULD,
@@ -163,6 +180,7 @@ CHECKS: tuple[Check, ...] = (
           (("all", "Servers **SHOULD** return standard JSON-RPC errors for common failure cases: Invalid prompt "
                    "name: `-32602` (Invalid params)"),),
           capability=("prompts",),
+          methods=("prompts/get",),
           how="Sends `prompts/get` with no `name`. Error -32602 passes; anything else is a warning."),
     Check("lifecycle.request-id-echo", "string and large integer request ids are echoed exactly", Level.MUST,
           "basic#responses",
@@ -171,22 +189,31 @@ CHECKS: tuple[Check, ...] = (
            ("2025-11-25 and later", "Requests **MUST** include a string or integer ID. ... Result responses "
                                     "**MUST** include the same ID as the request they correspond to.")),
           sections=_RESPONSES,
+          methods=("ping",), methods_for=MappingProxyType(dict.fromkeys(MODERN_VERSIONS, ("server/discover",))),
           how="Sends `ping` (2026-07-28: `server/discover`) twice, with the id `\"mcpprobe-id-7\"` and with "
               "9007199254740991 (2^53-1, exact in every JSON implementation). Each answer must carry the same id, "
               "of the same type."),
     Check("lifecycle.cancel-in-flight", "a cancelled request leaves the session usable", Level.MUST,
           "basic/utilities/cancellation#timing-considerations",
           (("2024-11-05 to 2025-11-25", "Both parties **MUST** handle these race conditions gracefully"),
-           ("2026-07-28", "Servers **SHOULD** stop work on a cancelled request as soon as practical")),
-          sections={"2026-07-28": "basic/patterns/cancellation"},
+           ("2026-07-28", "Both parties **MUST** handle these race conditions gracefully")),
+          sections={"2026-07-28": "basic/patterns/cancellation#timing-considerations"},
+          methods=("notifications/cancelled",),
           how="Sends a list request (or `ping`), then at once `notifications/cancelled` for it, then `ping` "
               "(2026-07-28: `server/discover`), which must be answered. An answer to the cancelled request "
-              "itself is allowed (the race the rule names)."),
+              "itself is allowed (the race the rule names). Nothing waits a fixed time: `ping` is written after "
+              "the notification, so its answer alone decides, whatever the machine's speed. The cancelled "
+              "request's answer is only told (`detail.cancelledAnswered`), looked for until 4 of `ping`'s round "
+              "trips (20 ms at least) after `ping`'s answer, then ignored, as \"the sender of the cancellation "
+              "notification SHOULD ignore any response to the request that arrives afterward\" (2025-11-25): "
+              "a later answer is never a violation."),
     Check("lifecycle.stdout-clean", "stdout carries nothing but JSON-RPC", Level.MUST, "basic/transports#stdio",
           (("all", "The server **MUST NOT** write anything to its `stdout` that is not a valid MCP message."),),
           transports=("stdio",), sections={"2026-07-28": "basic/transports/stdio"},
-          how="Looks at every line the server wrote on stdout during the whole run, shutdown included. Sends "
-              "nothing of its own."),
+          how="Runs last, after the run's stdio shutdown (in every era, whether or not "
+              "`lifecycle.stdin-close-exit` is selected): stdin closed, up to 5 s for the server to exit and 1 s "
+              "more for its stdout to end. Then looks at every line the server wrote on stdout during the whole "
+              "run, what it wrote while exiting included. Sends nothing of its own."),
     Check("lifecycle.stdin-close-exit", "the server exits when its stdin is closed", Level.MAY,
           "basic/lifecycle#stdio",
           (("2024-11-05 to 2025-11-25", "the client **SHOULD** initiate shutdown by: First, closing the input "
@@ -196,7 +223,8 @@ CHECKS: tuple[Check, ...] = (
           transports=("stdio",), sections={"2026-07-28": "basic/transports/stdio#shutdown"},
           levels=MappingProxyType({"2026-07-28": Level.SHOULD}),
           how="Runs last: closes the server's stdin and measures how long it takes to exit (5 s at most, then "
-              "SIGTERM). Slower than that is a warning."),
+              "SIGTERM). Slower than that is a warning. A server that had already ended before its stdin was "
+              "closed (a crash) is `skipped`: there was no exit to measure."),
     Check("lifecycle.result-type", "every result carries a resultType", Level.MUST, "basic#responses",
           (("2026-07-28", "The `result` **MUST** include a `resultType` field to indicate the type of the result."),),
           revisions=MODERN_VERSIONS,
@@ -207,28 +235,43 @@ CHECKS: tuple[Check, ...] = (
           "server/utilities/pagination#error-handling",
           (("all", "Invalid cursors **SHOULD** result in an error with code -32602 (Invalid params)."),),
           capability=("tools", "prompts", "resources"),
+          methods=("tools/list", "prompts/list", "resources/list"),
           how="Sends the first declared of `tools/list`, `prompts/list`, `resources/list` with the cursor "
               "`mcpprobe-invalid-cursor`. Error -32602 passes; a result or another error is a warning."),
     # ----- listing -----
     Check("listing.complete", "every declared kind lists to the end, every item valid", Level.MUST,
-          "server/tools#listing-tools",
+          "server/utilities/pagination#operations-supporting-pagination",
           (("all", "Servers that support tools **MUST** declare the `tools` capability"),
            ("all, schema.ts", "export interface ListToolsResult extends PaginatedResult { tools: Tool[]; } (and "
-                              "likewise ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult)")),
+                              "likewise ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult)"),
+           ("2026-07-28", "Servers that declare the `tools` capability **MUST** respond to `tools/list` requests "
+                          "(and likewise `resources` and `resources/list`, `prompts` and `prompts/list`)"),
+           ("all, pagination", "The following MCP operations support pagination: `resources/list`, "
+                               "`resources/templates/list`, `prompts/list`, `tools/list`")),
           capability=("tools", "prompts", "resources"),
+          methods=_LISTS,
           how="Lists each declared kind to the end (tools, resources, resource templates, prompts), as `probe` "
               "does. A failed page, a repeated cursor or an item that breaks the revision's schema fails. "
-              "`resources/templates/list` answered -32601 passes: templates are an optional part of resources."),
+              "`resources/templates/list` answered -32601 is no failure: templates are an optional part of "
+              "`resources` (docs/findings.md, \"Which methods a capability obliges\"); the message says so and the "
+              "run's findings hold the `not-implemented` note `probe` and `list` give. The link is the pagination "
+              "page, which names the four list methods, not one kind's page."),
     Check("listing.stable", "listing twice gives the same items", Level.SHOULD,
-          "server/tools#list-changed-notification",
+          "basic/lifecycle#capability-negotiation",
           (("2024-11-05 to 2025-11-25", "When the list of available tools changes, servers that declared the "
-                                        "`listChanged` capability **SHOULD** send a notification"),
+                                        "`listChanged` capability **SHOULD** send a notification (tools.mdx; "
+                                        "resources.mdx and prompts.mdx say the same of resources and prompts)"),
+           ("2024-11-05 to 2025-11-25", "`listChanged`: Support for list change notifications (for prompts, "
+                                        "resources, and tools)"),
            ("2026-07-28", "Servers **SHOULD** return tools in a deterministic order (i.e., the same ordering across "
                           "requests when the underlying set of tools has not changed).")),
           capability=("tools", "prompts", "resources"),
           sections={"2026-07-28": "server/tools#listing-tools"},
+          methods=_LISTS, methods_for=MappingProxyType(dict.fromkeys(MODERN_VERSIONS, ("tools/list",))),
           how="Lists each declared kind a second time. Items that changed with `listChanged` declared and no "
-              "`list_changed` notification is a warning; in 2026-07-28 tools in another order is a warning."),
+              "`list_changed` notification is a warning; in 2026-07-28 only tools are listed again, and tools in "
+              "another order is a warning. The link: the capability negotiation, which defines `listChanged` for "
+              "the three kinds (2026-07-28: the tools page, the only kind judged)."),
     Check("listing.cache-hints", "discover, list and read results carry ttlMs and cacheScope", Level.MUST,
           "schema#cacheableresult",
           (("2026-07-28, schema.ts", "export interface CacheableResult extends Result { ttlMs: number; cacheScope: "
@@ -245,6 +288,7 @@ CHECKS: tuple[Check, ...] = (
                                     "reject icon URIs that use unsafe schemes and redirects, such as `javascript:`, "
                                     "`file:`, `ftp:`, `ws:`, or local app URI schemes."),),
           revisions=("2025-11-25", *MODERN_VERSIONS), capability=("tools", "prompts", "resources"),
+          methods=_LISTS,
           how="Looks at the `icons` of every listed tool, prompt, resource and template. An icon whose `src` is "
               "neither `https:` nor `data:` is a warning: clients must reject it, so it is never shown. "
               "Sends nothing more."),
@@ -255,6 +299,7 @@ CHECKS: tuple[Check, ...] = (
                                     "lowercase ASCII letters (A-Z, a-z), digits (0-9), underscore (_), hyphen (-), "
                                     "and dot (.) ... Tool names **SHOULD** be unique within a server."),),
           revisions=("2025-11-25", *MODERN_VERSIONS), capability=("tools",),
+          methods=("tools/list",),
           how="Looks at the listed tools' names. Sends nothing more."),
     Check("tools.input-schema", "every inputSchema is an object schema valid under its dialect", Level.MUST,
           "server/tools#tool",
@@ -263,6 +308,7 @@ CHECKS: tuple[Check, ...] = (
                                     "JSON Schema object (not `null`)"),
            ("2025-11-25 and later", "Schemas **MUST** be valid according to their declared or default dialect")),
           capability=("tools",),
+          methods=("tools/list",),
           how="Each listed tool's `inputSchema` must be an object with `type: \"object\"`; from 2025-11-25 on it "
               "must also validate against its `$schema` dialect's meta-schema (2020-12 by default)."),
     Check("tools.output-schema", "every outputSchema is an object schema valid under its dialect", Level.MUST,
@@ -271,6 +317,7 @@ CHECKS: tuple[Check, ...] = (
                                                "object }; ... }"),
            ("2025-11-25 and later", "Schemas **MUST** be valid according to their declared or default dialect")),
           revisions=("2025-06-18", "2025-11-25", *MODERN_VERSIONS), capability=("tools",),
+          methods=("tools/list",),
           how="As tools.input-schema, for the tools that have an `outputSchema`."),
     Check("tools.call-named", "each tool named with --call answers a valid result", Level.MUST,
           "server/tools#calling-tools",
@@ -289,6 +336,7 @@ CHECKS: tuple[Check, ...] = (
             "field **MUST** contain that JSON-RPC error. - code: ... This MUST be an integer. message: A String "
             "providing a short description of the error.")),
           capability=("tools",),
+          methods=("tools/call",),
           how="Calls only the tools named with `--call 'TOOL K=V ...'`, through `call`'s catalogue, argument and "
               "confirmation checks, and by `call`'s rule for tasks (in 2026-07-28 the tasks extension is declared "
               "where the server declared it, and a task is polled to its result). A result with a `content` list "
@@ -303,11 +351,13 @@ CHECKS: tuple[Check, ...] = (
           (("all", "To retrieve resource contents, clients send a `resources/read` request; the result's "
                    "`contents` list (ReadResourceResult)"),),
           capability=("resources",),
+          methods=("resources/read",),
           how="Reads the first 5 listed resources. An error, or a result without a `contents` list, is a warning."),
     Check("resources.mime-type", "read contents agree with the listed mimeType", Level.MAY,
           "server/resources#resource-contents",
           (("all", "mimeType: The MIME type of this resource, if known."),),
           capability=("resources",),
+          methods=("resources/read",),
           how="Compares the `mimeType` of each listed resource read with that of its contents, where both are "
               "given, and text contents of a textual type. A mismatch is a warning."),
     Check("resources.template-expands", "a template without required variables expands and reads", Level.SHOULD,
@@ -315,6 +365,7 @@ CHECKS: tuple[Check, ...] = (
           (("all", "Resource templates allow servers to expose parameterized resources using URI templates "
                    "(RFC 6570)"),),
           capability=("resources",),
+          methods=("resources/read",),
           how="Expands a listed template whose variables are all optional (query expressions such as `{?q}`) "
               "with none, and reads it. An error is a warning. None such, or `resources/templates/list` "
               "answered -32601 (an optional part of resources): skipped."),
@@ -326,24 +377,32 @@ CHECKS: tuple[Check, ...] = (
                           "code `-32602` (Invalid Params). ... Servers **MUST NOT** return an empty `contents` "
                           "array for a non-existent resource.")),
           capability=("resources",), levels=MappingProxyType({"2026-07-28": Level.MUST}),
+          methods=("resources/read",),
           how="Reads a URI made up in the scheme of the first listed resource. Legacy: -32002 (or -32602 that "
               "says not found) passes. 2026-07-28: -32602 passes, -32002 or an empty `contents` fails. A URI that "
-              "matches a listed template is not judged."),
+              "matches a listed template (a catch-all such as `{+path}`) and is read is not judged: `skipped`."),
     Check("resources.subscribe", "resources/subscribe and unsubscribe are answered", Level.MUST,
           "server/resources#subscriptions",
           (("2024-11-05 to 2025-11-25", "`subscribe`: whether the client can subscribe to be notified of changes "
                                         "to individual resources"),),
           revisions=LEGACY_REVISIONS, capability=("resources.subscribe",),
+          methods=("resources/subscribe", "resources/unsubscribe"),
           how="Subscribes to the first listed resource, then unsubscribes. An error answer fails. 2026-07-28 "
               "replaced it with `subscriptions/listen` (n/a)."),
     # ----- prompts -----
     Check("prompts.get-listed", "listed prompts expand to messages", Level.SHOULD, "server/prompts#getting-a-prompt",
           (("all", "To retrieve a specific prompt, clients send a `prompts/get` request ... the result's "
-                   "`messages` (GetPromptResult)"),),
+                   "`messages` (GetPromptResult)"),
+           ("all", "Servers **SHOULD** return standard JSON-RPC errors for common failure cases: Invalid prompt "
+                   "name: `-32602` (Invalid params) - Missing required arguments: `-32602` (Invalid params)"),
+           (_JSONRPC, "-32602 Invalid params: Invalid method parameter(s).")),
           capability=("prompts",),
+          methods=("prompts/get",),
           how="Gets each listed prompt (10 at most) whose arguments are all optional; with --sample-arguments "
               "also the others, with values from completion/complete where declared, else the argument's name. "
-              "An error, or no `messages` list, is a warning."),
+              "An error, or no `messages` list, is a warning, except error -32602 to a prompt sent with values "
+              "mcpprobe made up: refusing an argument value as invalid params is the server's right, not its "
+              "fault, so that prompt is not judged (the message names it); only such prompts sent: skipped."),
     # ----- completion, logging, tasks -----
     Check("completion.complete", "completion/complete is answered where completions is declared", Level.MUST,
           "server/utilities/completion#capabilities",
@@ -351,30 +410,37 @@ CHECKS: tuple[Check, ...] = (
                                     "capability"),
            ("all", "values: An array of completion values. Must not exceed 100 items.")),
           capability=("completions",), sections={"2024-11-05": "server/utilities/completion#protocol-messages"},
+          methods=("completion/complete",),
           how="Asks completions for the first argument of the first prompt that has one, or the first variable "
               "of the first template. -32601, or a result without `completion.values` (or more than 100), "
               "fails; another error is a warning. Nothing to complete: skipped."),
     # No revision obliges a server that declares `logging` to implement `logging/setLevel` (the
     # client MAY send it; docs/findings.md, "Which methods a capability obliges"): a MAY check, and
-    # -32601 passes as an optional part left out.
+    # -32601 is the not-implemented note of an optional part left out (mcpprobe.client.obligations).
     Check("logging.set-level", "logging/setLevel is answered where logging is declared", Level.MAY,
           "server/utilities/logging#setting-log-level",
           (("2024-11-05 to 2025-11-25", "To configure the minimum log level, clients **MAY** send a "
                                         "`logging/setLevel` request; Servers that emit log message notifications "
                                         "**MUST** declare the `logging` capability"),),
           revisions=LEGACY_REVISIONS, capability=("logging",),
-          how="Sends `logging/setLevel` with level `info`. A result passes, and so does -32601 (an optional part "
-              "of `logging`, not implemented); another error warns. 2026-07-28 has no `logging/setLevel` (n/a)."),
+          methods=("logging/setLevel",),
+          how="Sends `logging/setLevel` with level `info`. A result passes; another error warns. -32601 is neither: "
+              "setting the level is an optional part of `logging`, so the check is skipped (nothing to judge) and "
+              "the run's findings record the `not-implemented` note (info, exit code unchanged), the implementation "
+              "inconsistency a declared capability answered with Method not found is. 2026-07-28 has no "
+              "`logging/setLevel` (n/a)."),
     Check("tasks.list", "tasks/list is answered where tasks.list is declared", Level.MUST,
           "basic/utilities/tasks#listing-tasks",
           (("2025-11-25", "`tasks.list`: Server supports the `tasks/list` operation"),),
           revisions=("2025-11-25",), capability=("tasks.list",),
+          methods=("tasks/list",),
           how="Sends `tasks/list`. A result with a `tasks` list passes; anything else fails."),
     Check("tasks.unknown-task", "tasks/get of an unknown task id gets -32602", Level.MUST,
           "basic/utilities/tasks#protocol-errors",
           (("2025-11-25", "Receivers **MUST** return standard JSON-RPC errors for the following protocol error "
                           "cases: Invalid or nonexistent `taskId` in `tasks/get` ...: `-32602` (Invalid params)"),),
           revisions=("2025-11-25",), capability=("tasks",),
+          methods=("tasks/get",),
           how="Sends `tasks/get` for the task id `mcpprobe-no-such-task`. -32602 passes; anything else fails."),
     # ----- the tasks extension (2026-07-28, SEP-2663) -----
     Check("tasks.ext-unknown-task", "tasks/get of an unknown task id gets -32602", Level.MUST,
@@ -383,6 +449,7 @@ CHECKS: tuple[Check, ...] = (
                                      "error cases: Invalid or nonexistent `taskId`: `-32602` (Invalid params) - "
                                      "Servers **MUST** return this error for `tasks/get`."),),
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          methods=("tasks/get",),
           how="Sends `tasks/get` for the task id `mcpprobe-no-such-task`, declaring the extension on the request. "
               "-32602 passes; anything else fails."),
     Check("tasks.ext-unknown-task-cancel", "tasks/cancel of an unknown task id gets -32602", Level.SHOULD,
@@ -390,6 +457,7 @@ CHECKS: tuple[Check, ...] = (
           (("2026-07-28 (SEP-2663)", "Invalid or nonexistent `taskId`: `-32602` (Invalid params) - Servers "
                                      "**SHOULD** return this error for `tasks/update` and `tasks/cancel`."),),
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          methods=("tasks/cancel",),
           how="Sends `tasks/cancel` for the task id `mcpprobe-no-such-task`, declaring the extension on the request "
               "(no task of the server's can be touched: none has that id). -32602 passes; the empty acknowledgement "
               "of a known task, or another error, warns."),
@@ -398,6 +466,7 @@ CHECKS: tuple[Check, ...] = (
           (("2026-07-28 (SEP-2663)", "Invalid or nonexistent `taskId`: `-32602` (Invalid params) - Servers "
                                      "**SHOULD** return this error for `tasks/update` and `tasks/cancel`."),),
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          methods=("tasks/update",),
           how="Sends `tasks/update` for the task id `mcpprobe-no-such-task` with no input responses "
               "(`inputResponses: {}`), declaring the extension on the request (no task of the server's can be "
               "touched: none has that id). -32602 passes; the empty acknowledgement of a known task, or another "
@@ -409,6 +478,7 @@ CHECKS: tuple[Check, ...] = (
                                      "Capability) - Servers **MUST** return this error for non-declaring clients "
                                      "issuing `tasks/get`, `tasks/update`, and `tasks/cancel` requests."),),
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          methods=("tasks/get", "tasks/update", "tasks/cancel"),
           how="Sends `tasks/get`, `tasks/update` (with `inputResponses: {}`) and `tasks/cancel`, each for the task "
               "id `mcpprobe-no-such-task` and without the extension in the request's client capabilities. -32021 "
               "to all three passes; anything else to any of them (a result, -32602 for the id) fails."),
@@ -427,6 +497,7 @@ CHECKS: tuple[Check, ...] = (
           (("2026-07-28 (SEP-2663)", "`tasks/result` is removed; clients calling it **MUST** receive `-32601` "
                                      "(Method Not Found)."),),
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          methods=("tasks/result",),
           how="Sends `tasks/result` (the 2025-11-25 method) for the task id `mcpprobe-no-such-task`, declaring the "
               "extension on the request. -32601 passes; anything else (-32602 for the id, as a 2025-11-25 handler "
               "would answer, or a result) fails. (The SEP's compatibility table names this revision by its "
@@ -441,6 +512,7 @@ CHECKS: tuple[Check, ...] = (
                                      "**MUST** return this error for non-declaring clients requesting task "
                                      "notifications on `subscriptions/listen`."),),
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          methods=("subscriptions/listen",),
           how="Sends `subscriptions/listen` with `notifications: {\"taskIds\": [\"mcpprobe-no-such-task\"]}` and "
               "without the extension in the request's client capabilities, and waits (at most --timeout) for its "
               "answer or its `notifications/subscriptions/acknowledged`. -32021 passes. An acknowledgement that "
@@ -454,6 +526,7 @@ CHECKS: tuple[Check, ...] = (
                                      "created — that is, until a `tasks/get` for the returned `taskId` would "
                                      "resolve."),),
           revisions=MODERN_VERSIONS, capability=(_TASKS_EXT,),
+          methods=("tasks/get",),
           how="Only with `--call 'TOOL K=V ...'`, and from the calls `tools.call-named` makes (each named tool is "
               "called once per run, whichever of the two checks comes first or is chosen alone; nothing else is "
               "sent for this check). For each "
@@ -547,7 +620,9 @@ CHECKS: tuple[Check, ...] = (
           sections={"2026-07-28": "basic/transports/streamable-http#sending-messages"},
           how="POSTs `notifications/cancelled` for a request id never sent (\"Invalid cancellation notifications "
               "SHOULD be ignored\", so it changes nothing). 202 with no body passes, and so does an HTTP error "
-              "(the server cannot accept it, which it may say); 202 with a body, or a 2xx other than 202, fails."),
+              "(the server cannot accept it, which it may say); 202 with a body, or a 2xx other than 202, fails. A "
+              "202 whose body has not ended within --timeout (5 s at most) is an `error`: no body was seen, nor its "
+              "absence."),
     Check("http.method-header", "an Mcp-Method header that contradicts the body gets 400 and -32020", Level.MUST,
           "basic/transports/streamable-http#server-validation",
           (("2026-07-28", "Servers that process the request body **MUST** reject requests where the values "
@@ -564,6 +639,7 @@ CHECKS: tuple[Check, ...] = (
                           "requests where the values specified in the headers do not match the corresponding "
                           "values in the request body."),),
           revisions=MODERN_VERSIONS, transports=("http",), capability=("resources", "prompts"),
+          methods=("resources/read", "prompts/get"),
           how="Sends `resources/read` of the first listed resource (else `prompts/get` of a listed prompt whose "
               "arguments are all optional; never `tools/call`) with `Mcp-Name: mcpprobe-mismatched-name`. 400 "
               "with error -32020 passes; anything else fails. Nothing to read: skipped."),
@@ -578,25 +654,31 @@ CHECKS: tuple[Check, ...] = (
                                     "**WWW-Authenticate Header**: Include the resource metadata URL in the "
                                     "`WWW-Authenticate` HTTP header under `resource_metadata` when returning `401 "
                                     "Unauthorized` responses ... 2. **Well-Known URI**: Serve metadata at a "
-                                    "well-known URI as specified in RFC9728.")),
+                                    "well-known URI as specified in RFC9728."),
+           _SHOULD_CONFORM),
           revisions=_AUTH, transports=("http", "sse"), sections=_AUTH_DISCOVERY_SECTIONS,
           how="Judges the server's answer to the connection when it is HTTP 401 (with no token, or a refused one); "
               "sends nothing of its own. 2025-06-18: the Bearer challenge must carry `resource_metadata`. 2025-11-25 "
-              "on: that, or the metadata served at a well-known URI (RFC 9728). No 401: n/a without credentials "
-              "(authorization is OPTIONAL), skipped with them."),
+              "on: that, or the metadata served at a well-known URI (RFC 9728). The MUSTs bind a server that does "
+              "the specification's OAuth: a 401 with no sign of it (no `resource_metadata`, no metadata document "
+              "at any well-known URI; a static bearer token, say) is a warning quoting \"SHOULD conform\", never a "
+              "failure. No 401: n/a without credentials (authorization is OPTIONAL), skipped with them."),
     Check("auth.resource-metadata", "the protected resource metadata is valid and names an authorization server",
           Level.MUST, "basic/authorization#authorization-server-location",
           (("2025-06-18 and later", "MCP servers **MUST** implement the OAuth 2.0 Protected Resource Metadata "
                                     "(RFC9728) specification to indicate the locations of authorization servers. The "
                                     "Protected Resource Metadata document returned by the MCP server **MUST** "
                                     "include the `authorization_servers` field containing at least one "
-                                    "authorization server."),),
+                                    "authorization server."),
+           _SHOULD_CONFORM),
           revisions=_AUTH, transports=("http", "sse"),
           sections={"2026-07-28": "basic/authorization/authorization-server-discovery#authorization-server-location"},
           how="After a 401: the diagnosis fetches the document from the challenge's `resource_metadata`, then the "
               "path-aware and the root well-known URIs, with none of the user's credentials. A JSON object with an "
-              "http(s) `resource` and a non-empty `authorization_servers` list passes; none found, or none valid, "
-              "fails."),
+              "http(s) `resource` and a non-empty `authorization_servers` list passes; none valid (a malformed one), "
+              "or none found where the challenge named one, fails. None found and no `resource_metadata` in the "
+              "challenge (a server protected without OAuth, such as by a static bearer token) is a warning quoting "
+              "\"SHOULD conform\"."),
     Check("auth.server-metadata", "the authorization server's metadata is reachable and valid", Level.MUST,
           "basic/authorization#authorization-server-metadata-discovery",
           (("2025-06-18", "Authorization servers **MUST** provide OAuth 2.0 Authorization Server Metadata (RFC8414)."),
@@ -618,6 +700,7 @@ CHECKS: tuple[Check, ...] = (
                    "APIs accept only a subset of it"),),
           capability=("tools",), sections={"2024-11-05": "server/tools", "2025-03-26": "server/tools",
                                            "2025-06-18": "server/tools"},
+          methods=("tools/list",),
           how="Warns, tool by tool, for a boolean subschema, a `type` array with `null`, a `$ref` that does not "
               "point into `$defs`, and `oneOf`/`anyOf`/`allOf` at the top level of an inputSchema."),
 )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpprobe.check.catalogue import Check, Level, Status
-from mcpprobe.errors import ProbeError, RpcError
+from mcpprobe.errors import ProbeError, ProtocolFailure, RpcError
 from mcpprobe.findings import Finding
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 from mcpprobe.safety.validation import bounded_by
@@ -86,6 +86,12 @@ class Exchange:
     def rpc_code(self) -> int | None:
         return self.error.rpc_code if isinstance(self.error, RpcError) else None
 
+    @property
+    def http_status(self) -> int | None:
+        """The HTTP error status the server answered this request with, when the answer was no
+        JSON-RPC response (`http_error_status`)."""
+        return http_error_status(self.error)
+
     def evidence(self) -> dict[str, Any]:
         sent: dict[str, Any] = {"method": self.method}
         if self.request_id is not None:
@@ -153,6 +159,7 @@ class CheckContext:
         self._interval = 1.0 / options.rate if options.rate else 0.0
         self._last_sent = 0.0
         self._exchanges: list[Exchange] = []
+        self._listed: list[str] = []  # the kinds the check running now asked `listing` for
         # Each notification method seen (its first MAX_NOTIFICATION_METHODS, each at most
         # MAX_METHOD_CHARS long), with the time it was last seen; the others are only counted.
         self._notified: dict[str, float] = {}
@@ -236,6 +243,7 @@ class CheckContext:
 
     def begin(self) -> None:
         self._exchanges = []
+        self._listed = []
 
     def evidence(self) -> list[dict[str, Any]]:
         """The check's exchanges as evidence: the first EVIDENCE_FIRST and the last EVIDENCE_LAST, and
@@ -244,6 +252,14 @@ class CheckContext:
         if len(exchanges) > EVIDENCE_FIRST + EVIDENCE_LAST:
             exchanges = exchanges[:EVIDENCE_FIRST] + exchanges[-EVIDENCE_LAST:]
         return [exchange.evidence() for exchange in exchanges]
+
+    def current(self) -> list[Exchange]:
+        """The exchanges of the check running now."""
+        return list(self._exchanges)
+
+    def listed(self) -> list[Listing]:
+        """The listings the check running now asked for, made by it or before it."""
+        return [self._listings[kind] for kind in dict.fromkeys(self._listed) if kind in self._listings]
 
     def evidence_omitted(self) -> int:
         return max(len(self._exchanges) - EVIDENCE_FIRST - EVIDENCE_LAST, 0)
@@ -303,6 +319,7 @@ class CheckContext:
 
     async def listing(self, kind: str) -> Listing:
         """The complete listing of `kind`, made once per run (mcpprobe.client.catalog)."""
+        self._listed.append(kind)
         async with self._listing_lock:
             if kind not in self._listings:
                 from mcpprobe.client.catalog import list_kind
@@ -368,6 +385,57 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
         if key in result:
             kept[key] = _short(result[key])
     return kept
+
+
+def http_error_status(error: ProbeError | None) -> int | None:
+    """The status of an HTTP error answer (400 to 599) that carried no JSON-RPC response: the server's
+    own answer to the request, not a failure to reach it. Not the statuses that are conditions of
+    the run with codes of their own: 401 and 403 (authorization), 421, 429 and 503 (refused, rate
+    limited, unavailable; mcpprobe.wire.http), nor 404 for an expired session."""
+    if not isinstance(error, ProtocolFailure) or isinstance(error, RpcError):
+        return None
+    status = error.detail.get("status")
+    return status if isinstance(status, int) and 400 <= status <= 599 else None
+
+
+def http_evidence(ctx: CheckContext, verdict: Verdict, raised: ProbeError | None = None) -> Verdict:
+    """Over streamable HTTP, a check that could not judge (`error`) because the server answered one of
+    its requests (or of the listings it asked for) with an HTTP error and no JSON-RPC response: that
+    answer is the check's evidence, a `fail` (a `warn` at a SHOULD, as every fail) naming the status
+    and the body's start. In every revision with streamable HTTP: "If the input is a JSON-RPC
+    request, the server MUST either return Content-Type: text/event-stream ... or Content-Type:
+    application/json" (2026-07-28: "If the body is a JSON-RPC request, the server MUST return
+    either ...")."""
+    if verdict.status is not Status.ERROR or ctx.session.snapshot.transport != "http":
+        return verdict  # the HTTP+SSE transport of 2024-11-05 says nothing of a POST's HTTP errors
+    error: ProbeError | None = raised if http_error_status(raised) is not None else None
+    method = ""
+    if error is None:
+        exchange = next((e for e in reversed(ctx.current()) if e.http_status is not None), None)
+        if exchange is not None:
+            error, method = exchange.error, exchange.method
+    if error is None:  # a listing the check asked for (its pages are not the check's own exchanges)
+        listing = next((listing for listing in ctx.listed() if http_error_status(listing.error) is not None), None)
+        if listing is None:
+            return verdict
+        from mcpprobe.client.kinds import LIST_KINDS
+
+        error, method = listing.error, LIST_KINDS[listing.kind].list_method
+        if not verdict.evidence and not ctx.current():
+            assert error is not None
+            received = inert(f"({error.code}) {error.message}")
+            verdict.evidence = [{"sent": inert({"method": method}), "received": received, "ms": 0.0}]
+    assert error is not None
+    status = http_error_status(error)
+    body = error.detail.get("bodyStart") or ""
+    content_type = error.detail.get("contentType") or ""
+    said = f" ({visible(truncate(content_type, 60))}" if content_type else " ("
+    said += f": {inert(body, 160)})" if body else ("no body)" if not content_type else ")")
+    what = f"{method} was" if method else "a request was"
+    return Verdict(Status.FAIL, f"{what} answered with HTTP {status}{said}, not a JSON-RPC response: the server "
+                   "MUST answer a request with application/json or text/event-stream",
+                   verdict.evidence, {"httpStatus": status, "contentType": visible(truncate(content_type, 120)),
+                                      "bodyStart": inert(body, 400)})
 
 
 def passed(message: str, **detail: Any) -> Verdict:

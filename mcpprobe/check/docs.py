@@ -39,6 +39,17 @@ def _sources(check: Check) -> list[str]:
     return lines
 
 
+def _methods(check: Check) -> str:
+    """The methods whose answers the check judges (the source links their page), per revision where they differ."""
+    def spelled(methods: tuple[str, ...]) -> str:
+        return ", ".join(f"`{method}`" for method in methods)
+
+    text = spelled(check.methods) if check.methods else "no method's answer (see how it is checked)"
+    others = [f"{version}: {spelled(methods)}" for version, methods in check.methods_for.items()
+              if version in check.revisions]
+    return text + (f" ({'; '.join(others)})" if others else "")
+
+
 def check_section(check: Check) -> list[str]:
     needs = " or ".join(f"`{c}`" for c in check.capability) if check.capability else "nothing (every server)"
     transports = "all" if check.transports == TRANSPORTS else ", ".join(check.transports)
@@ -50,6 +61,7 @@ def check_section(check: Check) -> list[str]:
         f"- Needs declared: {needs}",
         f"- Transports: {transports}",
         f"- Safe on a production server: {'yes' if check.safe else 'no: runs only with --unsafe'}",
+        f"- Judges the answers to: {_methods(check)}",
         f"- Source: {', '.join(_sources(check))}",
         "",
         "What the specification says:",

@@ -19,6 +19,7 @@ import anyio
 
 from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed, skipped, warned
 from mcpprobe.client.era import META_VERSION
+from mcpprobe.exitcodes import ExitCode
 from mcpprobe.safety.peer import visible_ascii
 
 FOREIGN_ORIGIN = "http://mcpprobe-foreign-origin.invalid"  # RFC 2606: a name that can never be anyone's
@@ -44,6 +45,8 @@ class RawAnswer:
     body: str = ""
     problem: str | None = None
     ms: float = 0.0
+    body_ended: bool = True  # False: the body was still coming when the read gave up waiting
+    body_wait: float = 0.0  # the seconds the read waited for it
 
     @property
     def content_type(self) -> str:
@@ -152,9 +155,14 @@ class Raw:
                         answer.status = response.status_code
                         answer.headers = {k.lower(): v for k, v in response.headers.items()}
                         if read_body:
-                            answer.body = await _body_start(response, answer.content_type, min(timeout, 5.0))
+                            answer.body_wait = min(timeout, 5.0)
+                            answer.body, answer.body_ended = await _body_start(response, answer.content_type,
+                                                                               answer.body_wait)
         except TimeoutError:
-            answer.problem = f"no HTTP answer within --timeout ({timeout:g} s)"
+            if answer.status is None:
+                answer.problem = f"no HTTP answer within --timeout ({timeout:g} s)"
+            else:  # the status and headers came, the body did not end: what was read is all that was seen
+                answer.body_ended = False
         except Exception as exc:  # noqa: BLE001 - an httpx error of any kind is what the check reports
             answer.problem = f"the request failed: {type(exc).__name__}: {exc}"
         answer.ms = (time.perf_counter() - started) * 1000
@@ -172,11 +180,13 @@ class Raw:
         return [answer.evidence() for answer in self.answers]
 
 
-async def _body_start(response: Any, content_type: str, wait: float) -> str:
+async def _body_start(response: Any, content_type: str, wait: float) -> tuple[str, bool]:
     """The first BODY_CHARS of a body; of an event stream only up to its first complete event (a
-    stream may stay open), and of anything no longer than `wait` seconds."""
+    stream may stay open), and of anything no longer than `wait` seconds. And whether the read
+    ended by itself (the body's end, or enough of it read), not by the wait running out."""
     chunks: list[bytes] = []
     size = 0
+    ended = False
     with anyio.move_on_after(wait):
         async for chunk in response.aiter_bytes():
             chunks.append(chunk)
@@ -185,7 +195,8 @@ async def _body_start(response: Any, content_type: str, wait: float) -> str:
             if size >= BODY_CHARS or (content_type == "text/event-stream" and b"data:" in text
                                       and (b"\n\n" in text.split(b"data:", 1)[1] or b"\r\n\r\n" in text)):
                 break
-    return b"".join(chunks)[:BODY_CHARS].decode("utf-8", "replace")
+        ended = True
+    return b"".join(chunks)[:BODY_CHARS].decode("utf-8", "replace"), ended
 
 
 def _verdict(raw: Raw, verdict: Verdict) -> Verdict:
@@ -335,6 +346,15 @@ async def notification(ctx: CheckContext) -> Verdict:
                             notification=True)
     if answer.status is None:
         return _no_answer(raw, answer)
+    if answer.status == 202 and not answer.body.strip() and not answer.body_ended:
+        # A body announced (or a stream left open) that did not come within the wait: no body was
+        # seen, but neither was its absence. Not a pass.
+        announced = answer.headers.get("content-length")
+        said = f" (it announced Content-Length: {inert(announced, 20)})" if announced else ""
+        verdict = errored(f"a notification got 202 Accepted, but its body had not ended after "
+                          f"{answer.body_wait:g} s{said}: whether it has one was not seen")
+        verdict.detail["exitCode"] = int(ExitCode.TIMEOUT)
+        return _verdict(raw, verdict)
     if answer.status == 202 and not answer.body.strip():
         return _verdict(raw, passed("a notification got 202 Accepted with no body"))
     if answer.status == 202:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import anyio
@@ -16,15 +17,23 @@ from mcpprobe.check.context import (
     failed,
     inert,
     passed,
+    skipped,
     warned,
 )
-from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionFailed, RequestTimeout
+from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, ConnectionFailed, ProbeError, RequestTimeout, RpcError
+from mcpprobe.exitcodes import ExitCode
+from mcpprobe.wire.shutdown import STDOUT_DRAIN_SECONDS, Shutdown
+from mcpprobe.wire.stdio import describe_status
 from mcpprobe.wire.target import StdioTarget
 
 STRING_ID = "mcpprobe-id-7"
 CANCEL_ID = "mcpprobe-cancel-1"
 LARGE_ID = 2**53 - 1  # the largest integer every JSON implementation (JavaScript's too) holds exactly
 EXIT_LIMIT_SECONDS = 5.0
+# lifecycle.cancel-in-flight looks for the cancelled request's answer this many of the follow-up's round
+# trips after the follow-up's answer (at least the floor, in seconds); the verdict never depends on it.
+CANCEL_GRACE_RTTS = 4
+CANCEL_GRACE_FLOOR = 0.02
 
 
 def timed_out(exchange: Exchange) -> bool:
@@ -101,21 +110,59 @@ async def request_id_echo(ctx: CheckContext) -> Verdict:
 
 
 async def cancel_in_flight(ctx: CheckContext) -> Verdict:
+    """The verdict rests on ordering, not on a wait: the follow-up request is written after
+    `notifications/cancelled`, so its answer (or its --timeout) decides whether the session survived
+    the cancellation. Whether the cancelled request was answered is only told: the specification
+    allows both (a receiver SHOULD NOT answer, and an answer may already be on its way: the race it
+    names), so its answer is looked for during a short grace after the follow-up's, a few of the
+    follow-up's own round trips (CANCEL_GRACE_RTTS, at least CANCEL_GRACE_FLOOR), and then ignored as
+    the sender SHOULD: an answer later than that is expected by the connection, never a violation."""
     method, params = _cancellable(ctx)
-    waiting = await ctx.send(method, params, request_id=CANCEL_ID)
-    await ctx.session.notify("notifications/cancelled", {"requestId": CANCEL_ID, "reason": "mcpprobe check"})
-    # The cancelled request may be answered or not: both are allowed. The wait only bounds it.
-    cancelled: Exchange | None = None
-    with anyio.move_on_after(min(2.0, ctx.session.settings.timeout)):
-        cancelled = await waiting()
+    cancelled = Exchange(method, params, request_id=CANCEL_ID)
+    ctx.note(cancelled)
+    await ctx.pace()
+    try:
+        call = await ctx.session.send_request(method, params, request_id=CANCEL_ID)
+    except ProbeError as exc:
+        if exc.exit_code == ExitCode.REFUSED:
+            raise  # refused by mcpprobe: a bug in the gate, never sent
+        cancelled.error = exc
+        return could_not_run(cancelled)
+    sent = time.perf_counter()
+    answered = anyio.Event()
+
+    async def wait_for_cancelled() -> None:
+        try:
+            cancelled.result = await call.result()
+        except ProbeError as exc:
+            cancelled.error = exc
+        cancelled.ms = (time.perf_counter() - sent) * 1000
+        answered.set()
+
     after_method, after_params = ctx.harmless()
-    follow = await ctx.request(after_method, after_params)
-    if follow.result is not None or follow.rpc_code is not None:  # an error answer is an answer: still alive
-        how = "answered anyway" if cancelled is not None and cancelled.result is not None else "not answered"
-        return passed(f"after {method} was cancelled in flight ({how}), {after_method} was still answered")
+    async with anyio.create_task_group() as group:
+        group.start_soon(wait_for_cancelled)
+        await ctx.session.notify("notifications/cancelled", {"requestId": CANCEL_ID, "reason": "mcpprobe check"})
+        follow = await ctx.request(after_method, after_params)
+        alive = follow.result is not None or follow.rpc_code is not None  # an error answer is an answer
+        if alive and not answered.is_set():
+            grace = max(CANCEL_GRACE_FLOOR, CANCEL_GRACE_RTTS * follow.ms / 1000)
+            with anyio.move_on_after(min(grace, ctx.session.settings.timeout)):
+                await answered.wait()
+        if not answered.is_set():
+            # Ignored from now on, as the sender SHOULD: the connection expects a late answer (no
+            # violation), and tells the server nothing more (it was told once).
+            call.undelivered()
+            call.abandon()
+            group.cancel_scope.cancel()
+    if alive:
+        answered_anyway = cancelled.result is not None or isinstance(cancelled.error, RpcError)
+        how = "answered anyway" if answered_anyway else "not answered"
+        return passed(f"after {method} was cancelled in flight ({how}), {after_method} was still answered",
+                      cancelledAnswered=answered_anyway)
     if timed_out(follow):
-        return failed(f"after {method} was cancelled, {after_method} got {answer_text(follow)}: the session "
-                      "did not survive the cancellation")
+        return failed(f"after {method} was cancelled, {after_method} got no answer within "
+                      f"{ctx.session.settings.timeout:g} s (--timeout): the session did not survive the cancellation")
     return failed(f"after {method} was cancelled, the session broke: {answer_text(follow)}")
 
 
@@ -127,9 +174,22 @@ def _cancellable(ctx: CheckContext) -> tuple[str, dict[str, Any] | None]:
     return ctx.harmless()
 
 
+async def shut_down(ctx: CheckContext) -> Shutdown:
+    """The stdio shutdown the specification describes (EOF on stdin, then a bounded wait for the
+    exit and for the end of stdout), done once per run: both stdio-stream checks judge it, in every
+    era, whether or not `lifecycle.stdin-close-exit` was selected."""
+    transport: Any = ctx.session.conn.transport  # a StdioTransport: these checks are stdio only
+    shutdown: Shutdown = await transport.shut_down(EXIT_LIMIT_SECONDS)
+    return shutdown
+
+
 async def stdin_close_exit(ctx: CheckContext) -> Verdict:
-    transport: Any = ctx.session.conn.transport  # a StdioTransport: the check is stdio only
-    waited = await transport.exit_after_eof(EXIT_LIMIT_SECONDS)
+    shutdown = await shut_down(ctx)
+    if shutdown.ended_before is not None:
+        status = describe_status(shutdown.ended_before)
+        return skipped(f"not judged: the server had already ended (exit status {status}) before its stdin was "
+                       "closed; nothing to measure")
+    waited = shutdown.exited_after
     if waited is None:
         return failed(f"the server was still running {EXIT_LIMIT_SECONDS:g} s after its stdin was closed "
                       "(mcpprobe then ends it with SIGTERM)")
@@ -138,14 +198,21 @@ async def stdin_close_exit(ctx: CheckContext) -> Verdict:
 
 
 async def stdout_clean(ctx: CheckContext) -> Verdict:
+    shutdown = await shut_down(ctx)
     conn = ctx.session.conn
+    if shutdown.exited:
+        when = "the whole run, the server's exit included"
+    else:
+        when = f"the run (the server was still running {EXIT_LIMIT_SECONDS:g} s after its stdin was closed)"
+    if not shutdown.stdout_ended and shutdown.exited:
+        when += f"; its stdout was still open {STDOUT_DRAIN_SECONDS:g} s after it exited (a child holds it)"
     if not conn.stray_output:
-        return passed("every line on stdout was a JSON-RPC message")
+        return passed(f"every line on stdout was a JSON-RPC message, during {when}")
     count = sum(stray.count for stray in conn.stray_output.values())
     samples = [sample for stray in conn.stray_output.values() for sample in stray.samples][:3]
     kinds = "; ".join(conn.stray_output)
-    return failed(f"{count} line{'s' if count != 1 else ''} on stdout that are not MCP messages: {kinds}",
-                  samples=[inert(sample, 200) for sample in samples])
+    return failed(f"{count} line{'s' if count != 1 else ''} on stdout that are not MCP messages, during {when}: "
+                  f"{kinds}", samples=[inert(sample, 200) for sample in samples])
 
 
 async def result_type(ctx: CheckContext) -> Verdict:

@@ -7,7 +7,8 @@ from typing import Any
 
 from mcpprobe.check.context import CheckContext, Verdict, answer_text, failed, inert, passed, skipped, warned
 from mcpprobe.check.reading import _broken
-from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RequestTimeout, seconds
+from mcpprobe.client.obligations import not_implemented
+from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RequestTimeout, RpcError, seconds
 
 MAX_VALUES = 100  # "values: ... Must not exceed 100 items."
 UNKNOWN_TASK = "mcpprobe-no-such-task"
@@ -65,8 +66,13 @@ async def set_level(ctx: CheckContext) -> Verdict:
         return broken
     if exchange.result is not None:
         return passed("logging/setLevel info was answered with a result")
-    if exchange.rpc_code == METHOD_NOT_FOUND:
-        return passed("logging/setLevel answered -32601: an optional part of logging, not implemented")
+    if isinstance(exchange.error, RpcError) and exchange.rpc_code == METHOD_NOT_FOUND:
+        # An optional part of `logging` left out (mcpprobe.client.obligations): the one note every
+        # command gives, recorded in the run's findings; nothing to judge, neither a pass nor a failure.
+        ctx.session.findings.append(not_implemented("logging/setLevel", exchange.error.rpc_message,
+                                                   detail=exchange.error.detail))
+        return skipped("logging/setLevel answered -32601: setting the log level is an optional part of 'logging', "
+                       "not implemented by this server (noted as not-implemented); nothing to judge")
     return failed(f"logging/setLevel info was answered with {answer_text(exchange)}, although logging is declared")
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from mcpprobe.check.context import CheckContext, Exchange, Verdict, answer_text, failed, inert, passed, skipped, warned
 from mcpprobe.check.lifecycle import could_not_run, timed_out
-from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND_LEGACY, ProbeError, RpcError
+from mcpprobe.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, ProbeError, RpcError
 
 READ_SAMPLE = 5  # listed resources read
 PROMPT_SAMPLE = 10  # listed prompts expanded
@@ -94,9 +94,9 @@ async def template_expands(ctx: CheckContext) -> Verdict:
     from mcpprobe.operations.arguments import expand, template_variables
 
     listing = await ctx.listing("templates")
-    if isinstance(listing.error, RpcError) and listing.error.rpc_code == METHOD_NOT_FOUND:
-        return skipped("resources/templates/list answered -32601 (templates are an optional part of resources); "
-                       "nothing to expand")
+    if listing.state == "not-implemented":  # -32601 to an optional part (mcpprobe.client.obligations)
+        return skipped("resources/templates/list answered -32601 (templates are an optional part of resources, "
+                       "noted as not-implemented); nothing to expand")
     for item in listing.items:
         template = item.get("uriTemplate")
         if not isinstance(template, str):
@@ -139,9 +139,13 @@ async def unknown_uri(ctx: CheckContext) -> Verdict:
         if isinstance(exchange.error, RpcError) and ctx.session.era.is_not_found(exchange.error):
             return passed(f"{uri} was answered with {answer_text(exchange)}, a resource-not-found error")
     templates = await ctx.listing("templates") if isinstance(ctx.capabilities.get("resources"), dict) else None
-    if exchange.result is not None and templates is not None and any(
-            isinstance(t.get("uriTemplate"), str) and matches_template(uri, t["uriTemplate"]) for t in templates.items):
-        return passed(f"{uri} matches a listed template, so it may exist: not judged")
+    matched = next((t["uriTemplate"] for t in (templates.items if templates is not None else [])
+                    if isinstance(t.get("uriTemplate"), str) and matches_template(uri, t["uriTemplate"])), None)
+    if exchange.result is not None and matched is not None:
+        # Read as a resource the template names (a catch-all such as `{+path}`): it may exist, and a
+        # result is no fault. Nothing was judged, so no pass.
+        return skipped(f"not judged: {uri} matches the listed template {inert(matched, 80)}, so it may exist, "
+                       "and it was read")
     expected = "-32602" if ctx.modern else "-32002"
     return failed(f"{uri}, a URI that does not exist, was answered with {answer_text(exchange)}, not the "
                   f"resource-not-found error {expected}")
@@ -202,6 +206,7 @@ async def _sample_arguments(ctx: CheckContext, prompt: dict[str, Any]) -> dict[s
 async def get_listed(ctx: CheckContext) -> Verdict:
     listing = await ctx.listing("prompts")
     problems: list[str] = []
+    rejected: list[str] = []  # prompts that refused the values mcpprobe made up (--sample-arguments)
     done = 0
     left_out = 0
     for prompt in listing.items:
@@ -222,17 +227,28 @@ async def get_listed(ctx: CheckContext) -> Verdict:
             return broken
         done += 1
         name = inert(prompt.get("name"), 60)
-        if exchange.result is None:
+        if values and exchange.rpc_code == INVALID_PARAMS:
+            # The values were made up by mcpprobe (--sample-arguments): a server that refuses them with
+            # JSON-RPC's "-32602 Invalid params: Invalid method parameter(s)" (the code prompts.mdx
+            # names for a bad prompts/get) is right to, whatever the values' fault. Not judged.
+            rejected.append(name)
+        elif exchange.result is None:
             problems.append(f"{name}: {answer_text(exchange)}")
         elif not isinstance(exchange.result.get("messages"), list) and exchange.result.get("resultType") in (
                 None, "complete"):
             problems.append(f"{name}: the result has no messages list")
     tail = f"; {left_out} with required arguments left out (--sample-arguments)" if left_out else ""
+    if rejected:
+        tail += (f"; {len(rejected)} refused the argument values mcpprobe made up with error -32602, as the "
+                 f"specification allows, so not judged: {', '.join(rejected[:5])}")
+    judged = done - len(rejected)
     if problems:
-        return warned(f"{len(problems)} of {done} prompts could not be expanded: " + "; ".join(problems) + tail)
-    if done == 0:
+        return warned(f"{len(problems)} of {judged} prompts could not be expanded: " + "; ".join(problems) + tail)
+    if judged == 0 and rejected:
+        return skipped("no listed prompt was expanded: only prompts with made-up argument values were sent" + tail)
+    if judged == 0:
         return skipped("no listed prompt could be expanded without arguments; nothing sent" + tail)
-    return passed(f"expanded {done} listed prompt(s){tail}")
+    return passed(f"expanded {judged} listed prompt(s){tail}")
 
 
 IMPLEMENTS = {

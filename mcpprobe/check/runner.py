@@ -17,6 +17,10 @@ servers on old SDKs end on a notification or a method they do not know), so that
 the other checks nothing; the checks after it are then `skipped`, naming the check that ended the
 server (when that one failed), else `error`.
 
+Over stdio, the two stream checks run after the specification's shutdown, done once, in every era
+(mcpprobe.check.lifecycle.shut_down): stdin closed, a bounded wait for the exit and for the end of
+stdout, so that `lifecycle.stdout-clean` judges what the server wrote while exiting too.
+
 A connection refused with HTTP 401 runs no session at all: then only the `auth` checks are
 reported, judged from the diagnosis of the 401 (`auth_results`, mcpprobe.check.auth).
 """
@@ -32,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpprobe.check.catalogue import BY_ID, CHECKS, FAMILIES, Check, Level, Status, selected
-from mcpprobe.check.context import CheckContext, CheckOptions, Result, Verdict
+from mcpprobe.check.context import CheckContext, CheckOptions, Result, Verdict, http_evidence
 from mcpprobe.client.capabilities import declared, extension
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.errors import ProbeError
@@ -121,13 +125,16 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
             continue
         ctx.begin()
         started = time.perf_counter()
+        raised: ProbeError | None = None
         try:
             verdict = await functions[check.id](ctx)
         except ProbeError as exc:
             if exc.exit_code == ExitCode.REFUSED:
                 raise  # a check that asked for what was not declared: a bug, never hidden
+            raised = exc
             verdict = Verdict(Status.ERROR, f"could not be completed: {exc.message}",
                               detail={"exitCode": int(exc.exit_code)})
+        verdict = http_evidence(ctx, verdict, raised)  # an HTTP error answer is the server's, not a lost connection
         status = verdict.status
         if status is Status.FAIL and level is not Level.MUST:
             status = Status.WARN

@@ -161,7 +161,7 @@ def _run(fleet: FleetInvocation, options: CheckOptions, concurrency: int, line: 
         def show_report(report: Report) -> int:
             if spinner is not None:
                 spinner.stop()
-            return _emit([report], fmt, many, fleet.redactor)
+            return _emit([report], fmt, many, fleet.redactor, line.output.verbose)
 
         show = extras.on_report = ShowWhenReady(show_report)
     else:
@@ -171,11 +171,11 @@ def _run(fleet: FleetInvocation, options: CheckOptions, concurrency: int, line: 
     reports = run_fleet(run, members, many=many, spinner=spinner, trace=trace, show=show, command="check",
                         concurrency=concurrency, extras=extras)
     shown = show.code if show is not None else None
-    code = shown if shown is not None else _emit(reports, fmt, many, fleet.redactor)
+    code = shown if shown is not None else _emit(reports, fmt, many, fleet.redactor, line.output.verbose)
     return trace_checked(trace, line.output, code)
 
 
-def _emit(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor) -> int:
+def _emit(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor, every: bool = False) -> int:
     from mcpprobe.exitcodes import ExitCode, worst
     from mcpprobe.fleet.probe import fleet_exit_code
     from mcpprobe.render.interface import Checked, Interrupted
@@ -183,5 +183,5 @@ def _emit(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redac
     if reports is None:
         show(Interrupted("check"), fmt, redactor)
         return ExitCode.INTERRUPTED
-    show(Checked(reports, many), fmt, redactor)
+    show(Checked(reports, many, every), fmt, redactor)
     return int(fleet_exit_code(reports) if many else worst([report.exit_code for report in reports]))

@@ -37,7 +37,10 @@ def docs_command(topic: str | None) -> None:
     if topic is None:
         width = max(len(name) for name in pages)
         for name, page in pages.items():
-            if not name.startswith("commands/"):
+            # A command's page is listed by its short name, unless a topic of that name is another page
+            # (`exporter` is the exporter's guide; its command's page is `commands/exporter`).
+            short = name.removeprefix("commands/")
+            if name == short or pages.get(short) != page:
                 click.echo(f"{name:<{width}}  {title(page)}")
         click.echo("\nmcpprobe docs TOPIC shows one page (Markdown).")
         return

@@ -54,6 +54,7 @@ class ServerJsonChoice:
     remote: int | None = None
     inputs: tuple[tuple[str, str], ...] = ()  # --input NAME=VALUE
     yes: bool = False
+    allow_env: tuple[str, ...] = ()  # --allow-env NAME
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ class ServerInvocation(Invocation):
 
     target: Target
     published: Published | None = None  # --server-json: what the file says the server is
+    named: tuple[str, str] | None = None  # -s NAME: the config name and the file it came from
 
     def tell(self, what: str) -> None:
         """-v: what is about to happen, and to which server."""
@@ -176,11 +178,14 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
     from mcpprobe.wire.target import build_target
 
     redactor = Redactor(())  # the run's, handed to a renewing token before the secrets are all known
+    named: tuple[str, str] | None = None
     if line.server.names:
         if len(line.server.names) > 1 or line.server.all_servers:
             raise UsageProblem("several servers make a fleet: only `probe` takes them")
         found = discovery or read_configs(line)
-        target, secrets = named_target(found.get(line.server.names[0]), line, redactor)
+        entry = found.get(line.server.names[0])
+        target, secrets = named_target(entry, line, redactor)
+        named = (entry.name, entry.source)
     elif line.server.server_json is not None:
         return _server_json_invocation(line)
     else:
@@ -192,7 +197,7 @@ def resolve(line: CommandLine, discovery: Discovery | None = None) -> ServerInvo
     redactor.learn(*target.secrets(), *secrets)
     redact.use(redactor)  # for what is not handed it: the edge's last line, and the layers below (redact.active)
     warn_insecure(line)
-    return ServerInvocation(line, redactor, target)
+    return ServerInvocation(line, redactor, target, named=named)
 
 
 def _entry_member(entry: ServerEntry, target: Target | None, line: CommandLine, *, skipped: str | None = None,
@@ -356,7 +361,8 @@ def _server_json_invocation(line: CommandLine) -> ServerInvocation:
     c = line.connection
     doc = serverjson.load(choice.file)
     launch = serverjson.build(doc, choice.file, package=choice.package, remote=choice.remote,
-                              inputs=dict(choice.inputs), cli_env=dict(parse_env(e) for e in c.env))
+                              inputs=dict(choice.inputs), cli_env=dict(parse_env(e) for e in c.env),
+                              allow_env=choice.allow_env)
     if launch.url is not None:
         transport = c.transport if c.transport != "auto" else launch.transport
         target = build_target(launch.url, [], transport=transport,
@@ -390,11 +396,17 @@ def _confirm_launch(line: CommandLine, choice: ServerJsonChoice, launch: Launch,
     if launch.url is not None:
         line.say(f"--server-json {choice.file}: {chosen}: {target.describe()}", redactor)
         return
+    from mcpprobe.fleet.serverjson_env import shown_environment
+
     shown = visible(redactor(target.describe()))
-    names = ", ".join(key for key, _ in launch.env)
-    env_note = f"\n  with environment variables: {visible(names)}" if names else ""
+    # Every variable with its value (a secret masked): a value can change what runs as much as an argument.
+    env_lines = [visible(redactor(line)) for line in shown_environment(launch.env, launch.secret_env)]
+    env_note = "".join(f"\n    {line}" for line in env_lines)
+    env_note = f"\n  with environment variables:{env_note}" if env_lines else ""
     if choice.yes:
         line.say(f"--server-json {choice.file}: {chosen} ({launch.runtime}), --yes: running {shown}", redactor)
+        for env_line in env_lines:
+            line.say(f"--server-json: with {env_line}", redactor)
         return
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
         raise UsageProblem(f"--server-json {choice.file}: {chosen} would run, as its publisher wrote it:\n  {shown}"

@@ -28,6 +28,7 @@ from mcpprobe.render.interface import OFFERED
 if TYPE_CHECKING:
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
+    from mcpprobe.load.live import LiveMetrics
     from mcpprobe.load.run import LoadOutcome, Plan, Runner
     from mcpprobe.load.slo import Slo
     from mcpprobe.load.work import Spec
@@ -107,7 +108,8 @@ def _live(inv: ServerInvocation) -> _LiveLine | None:
     return _LiveLine()
 
 
-def _run(inv: ServerInvocation, plan: Plan, session_hooks: SessionHooks) -> LoadOutcome | None:
+def _run(inv: ServerInvocation, plan: Plan, session_hooks: SessionHooks,
+         metrics: LiveMetrics | None = None) -> LoadOutcome | None:
     from mcpprobe.load.run import run_load
 
     holder: dict[str, Runner] = {}
@@ -125,7 +127,8 @@ def _run(inv: ServerInvocation, plan: Plan, session_hooks: SessionHooks) -> Load
     try:
         return run_operation(run_load, inv.target, inv.settings, plan, on_tick=live,
                              on_start=lambda runner: holder.__setitem__("runner", runner), stop=stop,
-                             signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP), session_hooks=session_hooks)
+                             signals=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP), session_hooks=session_hooks,
+                             live=metrics)
     finally:
         if live is not None:
             live.clear()
@@ -138,6 +141,78 @@ def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tu
     if _URL.match(ping):
         return "@1", (ping, *rest)
     raise click.BadParameter(f"{ping!r}: --ping takes nothing, or @WEIGHT", param_hint="'--ping'")
+
+
+def _listen_address(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, int] | None:
+    """--metrics-listen HOST:PORT ([::1]:PORT for IPv6): parsed here, bound when the command runs."""
+    if value is None:
+        return None
+    host, sep, port = value.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise click.BadParameter(f"{value!r} is not HOST:PORT (127.0.0.1:9464, or port 0 for any free one)")
+    return host, int(port)
+
+
+def _live_metrics(address: tuple[str, int], linger: float, run_id: str | None, worker: str | None) -> LiveMetrics:
+    """The bound socket of --metrics-listen (a usage error, before anything starts, when it cannot be
+    bound), and a word on stderr saying where it is; a warning when it is not a loopback address."""
+    import ipaddress
+    import os
+    import secrets
+    import socket
+
+    from mcpprobe.load.live import LiveMetrics
+    from mcpprobe.safety.sanitize import visible
+
+    host, port = address
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(where)
+        sock.listen(16)
+        sock.setblocking(False)
+    except OSError as exc:
+        raise click.BadParameter(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                                 param_hint="'--metrics-listen'") from None
+    labels = {"run": run_id or secrets.token_hex(4), "worker": worker or f"{socket.gethostname()}-{os.getpid()}"}
+    metrics = LiveMetrics(sock, labels, linger)
+    click.echo(visible(f"mcpprobe: live metrics on http://{metrics.address}/metrics (run {labels['run']}, worker "
+                       f"{labels['worker']})"), err=True)
+    try:
+        loopback = ipaddress.ip_address(sock.getsockname()[0]).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        click.echo("warning: --metrics-listen is not a loopback address: anyone who can reach it reads the "
+                   "run's figures and operation names", err=True)
+    return metrics
+
+
+def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """--start-at: UTC ISO 8601 (a zone is required: a worker's local time is no common clock) or Unix
+    seconds; at most a day ahead, so that a typo does not leave a worker waiting for a year."""
+    import math
+    import time
+    from datetime import datetime
+
+    if value is None:
+        return None
+    try:
+        when = float(value)
+    except ValueError:
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            raise click.BadParameter(f"{value!r} is neither ISO 8601 (2026-12-04T05:00:00Z) nor Unix seconds") from None
+        if moment.tzinfo is None:
+            raise click.BadParameter(f"{value!r} has no time zone: add Z (UTC) or an offset such as +01:00") from None
+        when = moment.timestamp()
+    if not math.isfinite(when) or when - time.time() > 86_400:
+        raise click.BadParameter(f"{value!r} is more than a day from now")
+    return when
+
 
 
 @click.command("load", cls=TargetCommand, context_settings=CONTEXT)
@@ -170,11 +245,28 @@ def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tu
               help="HTTP only: spread the load over K sessions, each with its own handshake (or, in 2026-07-28, "
                    "its own connection).")
 @click.option("--interval", type=float, default=1.0, show_default=True, metavar="SECONDS", callback=_positive,
-              help="The length of a row of the figures over time, and how often a stdio server is sampled.")
+              help="The length of a row of the figures over time. A stdio server's memory is sampled four times a "
+                   "second, or at this interval if shorter.")
 @click.option("--slo", "slos", multiple=True, metavar="'METRIC<VALUE'",
               help="An objective (repeatable): p50/p90/p99/p99.9/max/mean<DURATION (us, ms, s), errors<N% or "
                    "errors<=N, throughput>N/s. A missed one is a finding, exit 1.")
 @click.option("-y", "--yes", is_flag=True, help="Call tools that are not marked read-only.")
+@click.option("--start-at", "start_at", default=None, metavar="TIME", callback=_start_time,
+              help="Connect, then wait until TIME to begin (UTC ISO 8601 such as 2026-12-04T05:00:00Z, or Unix "
+                   "seconds): workers on several machines begin together. A TIME passed begins at once.")
+@click.option("--metrics-listen", "metrics_listen", default=None, metavar="HOST:PORT", callback=_listen_address,
+              help="Serve the figures as OpenMetrics at http://HOST:PORT/metrics while the run goes on (port 0: "
+                   "any free one, said on stderr), labelled with --run-id and --worker, for Prometheus to add up "
+                   "over workers. The last figures stay served until scraped once, at most --metrics-linger.")
+@click.option("--metrics-linger", type=float, default=30.0, show_default=True, metavar="SECONDS",
+              callback=_not_negative, help="With --metrics-listen: how long the ended run waits for a last scrape.")
+@click.option("--run-id", default=None, metavar="ID", help="The run label of the live metrics (default: random).")
+@click.option("--worker", default=None, metavar="NAME",
+              help="The worker label of the live metrics (default: this machine's name and mcpprobe's pid).")
+@click.option("--merge", is_flag=True,
+              help="Combine the documents of several runs (files written by `load --json`, named in place of "
+                   "the server) into one: percentiles of all their requests pooled, counts added, throughput "
+                   "over the union of their windows, SLOs judged again. Starts no server.")
 @server_options(many=False)
 @output_options(*OFFERED["load"])
 @connection_options
@@ -182,8 +274,10 @@ def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tu
 def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...], reads: tuple[str, ...],
                  lists: tuple[str, ...], prompts: tuple[str, ...], ping: str | None, requests: int | None,
                  duration: float | None, concurrency: int | None, rate: float | None, warmup: float,
-                 connections: int, interval: float, slos: tuple[str, ...], yes: bool, named: NamedServers,
-                 output: Output, connection: Connection, settings: Settings) -> int:
+                 connections: int, interval: float, slos: tuple[str, ...], yes: bool, start_at: float | None,
+                 metrics_listen: tuple[str, int] | None, metrics_linger: float, run_id: str | None,
+                 worker: str | None, merge: bool, named: NamedServers, output: Output, connection: Connection,
+                 settings: Settings) -> int:
     """Measure a server under load: latency, throughput, errors, and its memory over time.
 
     The work is one or more operations, mixed by weight (@WEIGHT, default 1). Closed loop by
@@ -206,10 +300,15 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
       mcpprobe load --rate 200 --duration 60 --call 'add a=1 b=2 @9' --read 'demo://readme' -- mcpprobe-demo
       mcpprobe load --list tools --rate 50 --duration 30 --slo 'p99<200ms' --slo 'errors<0.1%' https://example.com/mcp
       mcpprobe load --ping --duration 600 --rate 20 --json -- python server.py > soak.json
+      mcpprobe load --merge worker-*.json
     """
     from mcpprobe.cli.invocation import resolve
     from mcpprobe.load.run import Plan
 
+    if merge:
+        if calls or reads or lists or prompts or ping or ctx.meta.get("server_command") or named.names:
+            raise click.UsageError("--merge combines load documents: give their files, and no server or work")
+        return _merged(url, output)
     ping, url = _ping_value(ping, url)
     specs = _specs(calls, reads, lists, prompts, ping)
     objectives = _slos(slos)
@@ -221,11 +320,34 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
                                  param_hint="'--connections'")
     plan = Plan(specs=specs, requests=requests, duration=duration,
                 concurrency=concurrency or (OPEN_LOOP_IN_FLIGHT if rate else 1), rate=rate, warmup=warmup,
-                connections=connections, interval=interval, slos=objectives, yes=yes)
+                connections=connections, interval=interval, slos=objectives, yes=yes, start_at=start_at)
+    metrics = None if metrics_listen is None else _live_metrics(metrics_listen, metrics_linger, run_id, worker)
     inv.tell("loading the server")
     with session_extras(inv) as (session_hooks, trace):
-        outcome = _run(inv, plan, session_hooks)
+        outcome = _run(inv, plan, session_hooks, metrics)
     return trace_checked(trace, inv.output, _emit(inv, outcome))
+
+
+def _merged(files: tuple[str, ...], output: Output) -> int:
+    """--merge: read each document, merge them, print the result in the chosen format."""
+    import json
+
+    from mcpprobe.cli.output import show
+    from mcpprobe.load.merge import as_outcome, merge
+    from mcpprobe.render.interface import Loaded
+    from mcpprobe.safety.redact import Redactor
+    from mcpprobe.safety.userinput import loads, read_text
+
+    documents = []
+    for name in files:
+        text = read_text(name, f"--merge {name}")
+        try:
+            documents.append((name, loads(text, f"--merge {name}")))
+        except json.JSONDecodeError as exc:
+            raise click.UsageError(f"--merge {name}:{exc.lineno}: not JSON ({exc.msg})") from None
+    document = merge(documents)
+    show(Loaded(as_outcome(document), merged=document), output.format, Redactor(()))
+    return int(document["exitCode"])
 
 
 def _emit(inv: ServerInvocation, outcome: LoadOutcome | None) -> int:
@@ -234,5 +356,5 @@ def _emit(inv: ServerInvocation, outcome: LoadOutcome | None) -> int:
 
     if outcome is None:  # interrupted before the load started
         return emit_outcome(None, inv.output.as_json, inv.command, inv.redactor)
-    show(Loaded(outcome), inv.output.format, inv.redactor)
+    show(Loaded(outcome, inv.named), inv.output.format, inv.redactor)
     return int(outcome.exit_code)

@@ -373,12 +373,13 @@ def server_json_options(*, yes_option: bool) -> Callable[[Callable[..., Any]], C
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(func)
         def typed(*args: Any, server_json_file: str | None, package_index: int | None, remote_index: int | None,
-                  server_json_inputs: tuple[tuple[str, str], ...], **rest: Any) -> Any:
+                  server_json_inputs: tuple[tuple[str, str], ...], allow_env: tuple[str, ...], **rest: Any) -> Any:
             yes = rest.pop("launch_yes") if yes_option else rest.get("yes", False)
             if server_json_file is None:
                 given = [name for name, present in (("--package", package_index is not None),
                                                      ("--remote", remote_index is not None),
-                                                     ("--input", bool(server_json_inputs))) if present]
+                                                     ("--input", bool(server_json_inputs)),
+                                                     ("--allow-env", bool(allow_env))) if present]
                 if given:
                     raise click.UsageError(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with "
                                            "--server-json FILE")
@@ -387,7 +388,8 @@ def server_json_options(*, yes_option: bool) -> Callable[[Callable[..., Any]], C
 
             if package_index is not None and remote_index is not None:
                 raise click.UsageError("give either --package N or --remote N, not both")
-            choice = ServerJsonChoice(server_json_file, package_index, remote_index, server_json_inputs, bool(yes))
+            choice = ServerJsonChoice(server_json_file, package_index, remote_index, server_json_inputs, bool(yes),
+                                      allow_env)
             return func(*args, server_json=choice, **rest)
 
         decorators = [
@@ -405,6 +407,10 @@ def server_json_options(*, yes_option: bool) -> Callable[[Callable[..., Any]], C
                               "or {variable} of the chosen package or remote (repeatable, each NAME once; a NAME "
                               "it does not know is an error). Secrets: an environment variable of that NAME "
                               "instead, so they stay out of ps."),
+            click.option("--allow-env", "allow_env", multiple=True, metavar="NAME",
+                         help="With --server-json: let the file set NAME, an environment variable that changes "
+                              "what the runtime loads or where it fetches from (NODE_OPTIONS, npm_config_*, PIP_*, "
+                              "LD_PRELOAD, ...; refused otherwise). Repeatable."),
         ]
         if yes_option:
             # No -y here: in `mcpprobe probe npx -y pkg` it belongs to the server's command (the

@@ -4,27 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpprobe.client.obligations import PARTS
 from mcpprobe.errors import Refused
 
-# method -> (capability, sub-capability or None); a dotted sub-capability is a path of objects.
+# method -> (capability, sub-capability or None); a dotted sub-capability is a path of objects. Read
+# from the one table of what each capability obliges (mcpprobe.client.obligations).
 REQUIRES: dict[str, tuple[str, str | None]] = {
-    "tools/list": ("tools", None),
-    "tools/call": ("tools", None),
-    "resources/list": ("resources", None),
-    "resources/templates/list": ("resources", None),
-    "resources/read": ("resources", None),
-    "resources/subscribe": ("resources", "subscribe"),
-    "resources/unsubscribe": ("resources", "subscribe"),
-    "prompts/list": ("prompts", None),
-    "prompts/get": ("prompts", None),
-    "completion/complete": ("completions", None),
-    "logging/setLevel": ("logging", None),
-    # Tasks (2025-11-25, experimental): tasks/get and tasks/result serve any task the server made.
-    "tasks/get": ("tasks", None),
-    "tasks/result": ("tasks", None),
-    "tasks/list": ("tasks", "list"),
-    "tasks/cancel": ("tasks", "cancel"),
-}
+    part.method: (part.capability, part.sub) for part in PARTS.values() if part.capability is not None}
 
 # The tasks extension of the 2026-07-28 era (SEP-2663): declared under `extensions`, it serves these
 # methods instead of the 2025-11-25 `tasks` capability (which a server MUST NOT advertise with it).

@@ -21,6 +21,7 @@ import orjson
 from mcpprobe.client import headers
 from mcpprobe.client.capabilities import missing_for
 from mcpprobe.client.kinds import KINDS, LIST_KINDS, Kind, identity
+from mcpprobe.client.obligations import is_optional, not_implemented
 from mcpprobe.client.session import Session, Timing
 from mcpprobe.errors import (
     METHOD_NOT_FOUND,
@@ -468,17 +469,13 @@ def _page_failed(listing: Listing, exc: ProbeError, number: int, method: str, ms
             "not-declared", f"'{LIST_KINDS[kind].capability}' is not declared and {method} was answered with -32601, "
             "as the spec requires: consistent", kind=kind))
         return
-    if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1 and LIST_KINDS[kind].optional:
+    if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1 and is_optional(method):
         # JSON-RPC's answer for a method the server does not implement, to one its capability does
-        # not oblige it to implement: the server has none of this kind. Not an error.
+        # not oblige it to implement: the server has none of this kind. A note, not an error: no
+        # error on the listing, and every reader (probe, list, watch, check) goes by its state.
         listing.state = "not-implemented"
         listing.error = None
-        listing.findings.append(Finding(
-            "not-implemented",
-            f"the server declared '{LIST_KINDS[kind].capability}' and answered {method} with -32601 Method not found"
-            f" ({exc.rpc_message}): it offers no {LIST_KINDS[kind].singular}s. Listing them is an optional part of"
-            f" '{LIST_KINDS[kind].capability}' in every protocol revision, so this is not an error and leaves the"
-            " exit code unchanged", kind=kind, detail=exc.detail))
+        listing.findings.append(not_implemented(method, exc.rpc_message, kind=kind, detail=exc.detail))
         return
     if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND and number == 1:
         listing.state = "method-not-found"

@@ -17,7 +17,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from mcpprobe.client.negotiate import DiedOnDiscover, initialize, negotiate
+from mcpprobe.client.negotiate import check_transport, initialize, negotiate, rediscover
+from mcpprobe.client.restart import DiedOnDiscover, RestartForModern
 from mcpprobe.client.session import Session, Snapshot, Timing, client_capabilities, client_info
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, seconds
 from mcpprobe.findings import Finding
@@ -142,7 +143,9 @@ async def open_session(
 
     A stdio server that exits on the `server/discover` of `--protocol auto` is started once more
     and handshaken with `initialize` (a `discover-crash` finding): the first process is ended
-    before the second starts, and the session yielded stands on the second.
+    before the second starts, and the session yielded stands on the second. So is one that answered
+    both a late `server/discover` (modern) and the `initialize` sent meanwhile (which made that
+    process legacy): its second start gets `server/discover` alone, and a budget of its own.
     """
     redactor = hooks.redactor if hooks.redactor is not None else active()
     transport = make_transport(target, settings, hooks, redactor)
@@ -163,6 +166,7 @@ async def open_session(
             hooks.on_connection(new)
 
     try:
+        check_transport(target, settings)
         conn = await _connection(transport, hooks, settings, redactor).__aenter__()
         try:
             # Looking up the SDK's version costs tens of milliseconds: done once the server is
@@ -175,7 +179,7 @@ async def open_session(
             deadline = time.monotonic() + budget
             try:
                 await negotiate(session, deadline=deadline)
-            except DiedOnDiscover as died:
+            except (DiedOnDiscover, RestartForModern) as again:
                 # The first process is ended (and its group reaped) before the second starts.
                 first, conn = conn, None
                 await first.__aexit__(None, None, None)
@@ -185,8 +189,12 @@ async def open_session(
                 session.conn = conn
                 session.timings.append(Timing("restart", (time.perf_counter() - restarted) * 1000, at=restarted))
                 ready(conn)
-                await initialize(session, LATEST_HANDSHAKE, died.reason, deadline)
-                session.findings.append(died.finding())
+                if isinstance(again, DiedOnDiscover):
+                    await initialize(session, LATEST_HANDSHAKE, again.reason, deadline)
+                    session.findings.append(again.finding())
+                else:
+                    # mcpprobe's own fallback spent the first start: the second has the whole budget.
+                    await rediscover(session, again, time.monotonic() + budget)
             yielded = True
             yield session
         finally:

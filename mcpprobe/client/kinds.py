@@ -3,8 +3,8 @@
 Everything that needs to know how a kind is listed, which capability it needs, or what identifies
 one of its items reads it here by name (`KINDS["templates"].identity`), never by position.
 `watch` (a re-list against the last one) and drift (a probe against a saved baseline) compare
-catalogs with the same `diff`. This module imports nothing, so that the light paths (argv
-pre-parsing, drift) can use it freely.
+catalogs with the same `diff`. This module imports only the data of mcpprobe.client.obligations, so
+that the light paths (argv pre-parsing, drift) can use it freely.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from mcpprobe.client.obligations import is_optional
 
 
 @dataclass(frozen=True)
@@ -23,10 +25,13 @@ class Kind:
     identity: str  # the field that names one item: "uriTemplate"
     notifier: str  # whose notifications/<notifier>/list_changed makes it stale (templates: resources)
     singular: str  # "template", for messages
-    # An optional part of its capability: no revision of the specification obliges a server that
-    # declares the capability to answer `list_method`, so -32601 there means "none of this kind",
-    # not a contradiction (docs/findings.md, "Which methods a capability obliges").
-    optional: bool = False
+
+    @property
+    def optional(self) -> bool:
+        """An optional part of its capability: no revision of the specification obliges a server that
+        declares the capability to answer `list_method`, so -32601 there means "none of this kind",
+        not a contradiction (the one table: mcpprobe.client.obligations)."""
+        return is_optional(self.list_method)
 
 
 # The catalog: what the server offers. `probe`, `watch` and drift know only these.
@@ -34,7 +39,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("tools", "tools/list", "tools", "tools", "name", "tools", "tool"),
     Kind("resources", "resources/list", "resources", "resources", "uri", "resources", "resource"),
     Kind("templates", "resources/templates/list", "resources", "resourceTemplates", "uriTemplate", "resources",
-         "template", optional=True),
+         "template"),
     Kind("prompts", "prompts/list", "prompts", "prompts", "name", "prompts", "prompt"),
 )}
 # What `list` accepts: the catalog, and the tasks of 2025-11-25 (`tasks.list`). Tasks are the

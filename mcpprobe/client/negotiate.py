@@ -13,7 +13,17 @@ from typing import Any
 
 import anyio
 
+from mcpprobe.client.answers import (
+    answer_of,
+    discover_result_problem,
+    preview,
+    record,
+    said,
+    supported_of,
+    versions_offered,
+)
 from mcpprobe.client.era import META_CLIENT_CAPS, META_CLIENT_INFO, META_VERSION
+from mcpprobe.client.restart import DiedOnDiscover, RestartForModern
 from mcpprobe.client.session import Session, Timing
 from mcpprobe.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -23,19 +33,44 @@ from mcpprobe.errors import (
     RequestTimeout,
     RpcError,
     ServerUnavailable,
+    UsageProblem,
     seconds,
 )
 from mcpprobe.findings import Finding
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, LATEST_MODERN, MODERN_VERSIONS
-from mcpprobe.wire.target import Settings, StdioTarget
+from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget, Target
 
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
 
+def over_legacy_sse(target: Target) -> bool:
+    """The legacy HTTP+SSE transport: defined by the revisions of the `initialize` handshake only
+    (2024-11-05 onwards, deprecated since 2025-03-26); 2026-07-28 defines stdio and streamable HTTP."""
+    return isinstance(target, HttpTarget) and target.transport == "sse"
+
+
+def check_transport(target: Target, settings: Settings) -> None:
+    """A transport is used only with the revisions that define it: `--protocol modern` (or
+    2026-07-28) over HTTP+SSE is refused before anything is sent."""
+    choice = settings.protocol
+    if over_legacy_sse(target) and (choice == "modern" or choice in MODERN_VERSIONS):
+        raise UsageProblem(
+            f"--protocol {choice} over the legacy HTTP+SSE transport: the 2026-07-28 revision defines only "
+            "the stdio and streamable HTTP transports. Use --protocol auto (or a version up to "
+            f"{LATEST_HANDSHAKE}) here, or the server's streamable HTTP endpoint with --transport http")
+
+
+SSE_REASON = ("the legacy HTTP+SSE transport, which only the revisions of the initialize handshake define: "
+              "server/discover is not sent over it")
+
+
 async def negotiate(session: Session, *, deadline: float) -> None:
     choice = session.settings.protocol
-    if choice == "legacy" or choice in HANDSHAKE_VERSIONS:
+    check_transport(session.target, session.settings)
+    if choice == "auto" and over_legacy_sse(session.target):
+        await initialize(session, LATEST_HANDSHAKE, SSE_REASON, deadline)
+    elif choice == "legacy" or choice in HANDSHAKE_VERSIONS:
         version = LATEST_HANDSHAKE if choice == "legacy" else choice
         reason = "--protocol legacy" if choice == "legacy" else f"--protocol {choice}"
         await initialize(session, version, reason, deadline)
@@ -95,7 +130,7 @@ async def _discover(session: Session, version: str, deadline: float) -> None:
         result = await _send_discover(session, mutual[-1], _remaining(deadline))
     problem = discover_result_problem(result)
     if problem is not None:
-        raise ProtocolFailure(f"server/discover: {problem}", detail={"result": _preview(result)})
+        raise ProtocolFailure(f"server/discover: {problem}", detail={"result": preview(result)})
     offered = result["supportedVersions"]
     if not any(v in offered for v in MODERN_VERSIONS):
         raise _unsupported(session, offered, "server/discover offers")
@@ -107,88 +142,10 @@ async def _discover(session: Session, version: str, deadline: float) -> None:
 # ----- --protocol auto: the SDK's negotiate_auto, with no answer ever discarded
 
 
-def _supported_of(data: Any) -> list[str] | None:
-    """`data.supported` of a -32022 error, or None when the data does not parse.
-
-    As the SDK's UnsupportedProtocolVersionErrorData: `supported` (strings) and `requested`
-    (a string) are both required, or the error is no evidence of anything.
-    """
-    if not isinstance(data, dict) or not isinstance(data.get("requested"), str):
-        return None
-    supported = data.get("supported")
-    if not isinstance(supported, list) or not all(isinstance(v, str) for v in supported):
-        return None
-    return list(supported)
-
-
-_CAPABILITY_FLAGS = {
-    "tools": ("listChanged",), "prompts": ("listChanged",), "resources": ("subscribe", "listChanged"),
-    "logging": (), "completions": (), "tasks": (),
-}
-
-
-def discover_result_problem(result: dict[str, Any]) -> str | None:
-    """Why a `server/discover` result is not a DiscoverResult the SDK would accept, or None.
-
-    The same required fields and types as mcp_types.DiscoverResult, checked in plain Python
-    (importing the SDK's models costs a third of a second): a client on the SDK falls back to
-    `initialize` exactly when this finds a problem.
-    """
-    offered = result.get("supportedVersions")
-    if not isinstance(offered, list) or not all(isinstance(v, str) for v in offered):
-        return "the result has no supportedVersions list of strings"
-    capabilities = result.get("capabilities")
-    if not isinstance(capabilities, dict):
-        return "the result has no capabilities object"
-    for key, flags in _CAPABILITY_FLAGS.items():
-        value = capabilities.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, dict):
-            return f"capabilities.{key} is not an object"
-        for flag in flags:
-            if value.get(flag) is not None and not isinstance(value.get(flag), bool):
-                return f"capabilities.{key}.{flag} is not a boolean"
-    for key in ("experimental", "extensions"):
-        value = capabilities.get(key)
-        if value is not None and (not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values())):
-            return f"capabilities.{key} is not an object of objects"
-    if result.get("instructions") is not None and not isinstance(result.get("instructions"), str):
-        return "instructions is not a string"
-    ttl = result.get("ttlMs")
-    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl != int(ttl)):
-        return "ttlMs is not an integer"
-    if result.get("cacheScope", "private") not in ("public", "private"):
-        return "cacheScope is neither public nor private"
-    if not isinstance(result.get("resultType", "complete"), str):
-        return "resultType is not a string"
-    if result.get("_meta") is not None and not isinstance(result.get("_meta"), dict):
-        return "_meta is not an object"
-    return None
-
-
-class DiedOnDiscover(ConnectionFailed):
-    """The stdio server ended while `server/discover` was unanswered: start it again, legacy."""
-
-    def __init__(self, error: ProbeError) -> None:
-        super().__init__(error.message, detail=dict(error.detail))
-        status = error.detail.get("exitStatus")
-        self.status = f"exit status {status}" if status is not None else "it closed its output"
-        self.reason = f"the server ended on server/discover ({self.status}); started it again and used initialize"
-
-    def finding(self) -> Finding:
-        return Finding(
-            "discover-crash",
-            f"the server ended ({self.status}) on the server/discover request sent before initialize, "
-            "instead of answering it with an error; mcpprobe started it again and used initialize. "
-            "Clients that probe the 2026-07-28 era first (such as the MCP SDKs' auto mode) cannot connect to it",
-            detail={"exitStatus": self.detail.get("exitStatus")})
-
-
 class _Call:
     """One negotiation request in flight. Its answer is kept whenever it comes."""
 
-    def __init__(self, method: str, version: str) -> None:
+    def __init__(self, session: Session, method: str, version: str) -> None:
         self.method, self.version = method, version
         self.sent = time.perf_counter()
         self.answered: float | None = None
@@ -196,6 +153,13 @@ class _Call:
         self.error: ProbeError | None = None
         self.judged = False
         self.timing: Timing | None = None
+        self.entry = record(session, method, version)
+
+    def settle(self) -> None:
+        """The answer (result or error) has come: note it in the negotiation's record."""
+        self.answered = time.perf_counter()
+        self.entry["answer"] = answer_of(self.method, self.result, self.error)
+        self.entry["ms"] = round((self.answered - self.sent) * 1000, 1)
 
     @property
     def done(self) -> bool:
@@ -214,7 +178,7 @@ class _Race:
         self._changed = anyio.Event()
 
     def send(self, method: str, version: str) -> _Call:
-        call = _Call(method, version)
+        call = _Call(self.session, method, version)
         self.calls.append(call)
         self.session.snapshot.requested_version = version
         self._tg.start_soon(self._run, call)
@@ -236,7 +200,7 @@ class _Race:
         except anyio.get_cancelled_exc_class():
             call.timing = self._timing(call, unanswered=True)
             raise
-        call.answered = time.perf_counter()
+        call.settle()
         call.timing = self._timing(call)
         self._changed.set()
 
@@ -293,15 +257,25 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
     silent = False  # initialize went out because discover was silent, not because it failed
     why = ""  # why initialize was sent (or how discover failed while it was pending)
     retried = False
+    # A modern discover answer that came while initialize was pending on a stdio process: held until
+    # initialize's own answer says whether the process is still modern (see `_settle_held`).
+    held: tuple[_Call, dict[str, Any]] | None = None
     while True:
         for call in [c for c in race.calls if c.done and not c.judged]:
             call.judged = True
             if call is init:
+                if held is not None:
+                    _settle_held(session, held, call, wait)
+                    return
                 refused = _judge_initialize(session, race, call, retried)
                 if refused is None:
                     reason = why if not silent else (
                         f"no answer to server/discover within {seconds(wait)} s; fell back to initialize{why}")
+                    if race.pending("server/discover"):
+                        reason += ("; a later server/discover answer does not count: initialize made this "
+                                   "connection legacy")
                     await _adopt_initialize(session, call.version, call.result or {}, reason, deadline)
+                    _in_force(call)
                     if silent and race.pending("server/discover"):
                         session.findings.append(Finding(
                             "era-fallback",
@@ -316,6 +290,11 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
                 continue
             verdict = _judge_discover(session, call, retried)
             if isinstance(verdict, dict):
+                if init is not None and init_refused is None and isinstance(session.target, StdioTarget):
+                    # The initialize sent meanwhile may have made this process legacy: its answer decides.
+                    held = (call, verdict)
+                    continue
+                _in_force(call)
                 _adopt_discover(session, verdict, call.version,
                                 _modern_reason(call, race.calls[0], init, wait, init_refused))
                 return
@@ -343,6 +322,11 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
                 silent = True
                 init = race.send("initialize", LATEST_HANDSHAKE)
                 continue
+            if held is not None:
+                # Whether the initialize made the process legacy is unknown: a new process decides.
+                raise RestartForModern(held[0].version, _late_discover(held[0], wait) + (
+                    ", and the initialize sent meanwhile was never answered, so which era that process is "
+                    "in is unknown"))
             if init is not None:
                 raise RequestTimeout(
                     f"the server did not answer initialize within {seconds(_budget(settings))} s "
@@ -350,6 +334,68 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
             raise RequestTimeout(
                 f"the server did not answer server/discover within {seconds(_budget(settings))} s "
                 "(--connect-timeout, --timeout), the whole budget: initialize was never sent")
+
+
+def _late_discover(call: _Call, wait: float) -> str:
+    return (f"server/discover answered ({versions_offered(call.result)}) after {call.after()} s, later than the "
+            f"{seconds(wait)} s --discover-timeout")
+
+
+def _settle_held(session: Session, held: tuple[_Call, dict[str, Any]], init: _Call, wait: float) -> None:
+    """A stdio server answered server/discover with a modern version after initialize was sent:
+    the answer to that initialize says which era the process is in now.
+
+    Answered with a result: "An `initialize` request selects legacy semantics, scoped to the stdio
+    process" (2026-07-28), so the process is legacy and discover's answer no longer holds; neither is
+    used, and the server is started again for discover alone (RestartForModern), which gives the
+    same session as a start fast enough to answer discover in time. Answered with an error: the
+    server refused the handshake and the process stayed modern; discover's answer is in force.
+    """
+    call, result = held
+    error = init.error
+    late = _late_discover(call, wait)
+    if error is None:
+        raise RestartForModern(call.version, (
+            f"{late}, and the initialize sent meanwhile was answered too (protocolVersion "
+            f"{said((init.result or {}).get('protocolVersion'))}), which makes a stdio process legacy"))
+    if isinstance(error, ConnectionFailed):
+        raise error
+    if not isinstance(error, RpcError):
+        raise RestartForModern(call.version, f"{late}, and the initialize sent meanwhile failed ({error.message})")
+    _in_force(call)
+    _adopt_discover(session, result, call.version, (
+        f"{late}; the initialize sent meanwhile was answered with error {error.rpc_code} "
+        f"({clip(error.rpc_message, 120)}), so the process stayed in the modern era"))
+
+
+async def rediscover(session: Session, restart: RestartForModern, deadline: float) -> None:
+    """The server's second start, after RestartForModern: `server/discover` alone, with no
+    fallback (the first start answered it), and the version it named."""
+    version, retried = restart.version, False
+    while True:
+        call = _Call(session, "server/discover", version)
+        try:
+            call.result = await _send_discover(session, version, _remaining(deadline))
+        except ProbeError as exc:
+            call.error = exc
+        call.settle()
+        verdict = _judge_discover(session, call, retried)
+        if isinstance(verdict, dict):
+            _in_force(call)
+            _adopt_discover(session, verdict, version, (
+                f"{restart.reason}; started the server again and sent server/discover alone, answered "
+                f"({versions_offered(verdict)}) after {call.after()} s"))
+            return
+        if isinstance(verdict, tuple) and not retried:
+            version, retried = verdict[0], True
+            continue
+        if isinstance(verdict, ProbeError):
+            raise verdict
+        raise ProtocolFailure(
+            f"{restart.reason}; started the server again, and on its second start "
+            f"{verdict if isinstance(verdict, str) else 'server/discover was answered with -32022 twice'}: "
+            "the server did not answer server/discover the same way twice, so no era could be settled",
+            detail={"firstStart": restart.reason})
 
 
 def _budget(settings: Settings) -> float:
@@ -367,7 +413,7 @@ def _judge_discover(session: Session, call: _Call, retried: bool) -> dict[str, A
             finding = Finding(
                 "protocol-violation",
                 f"server/discover: {problem}; clients on the MCP SDKs fall back to initialize on such a result",
-                detail={"result": _preview(result)})
+                detail={"result": preview(result)})
             if finding not in session.findings:  # a re-probe may get the same result again
                 session.findings.append(finding)
             return f"the server/discover result is not usable ({problem})"
@@ -378,7 +424,7 @@ def _judge_discover(session: Session, call: _Call, retried: bool) -> dict[str, A
         return result
     if isinstance(error, RpcError):
         if error.rpc_code == UNSUPPORTED_PROTOCOL_VERSION:
-            supported = _supported_of(error.data)
+            supported = supported_of(error.data)
             mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
             if mutual and not retried:
                 return (mutual[-1],)
@@ -402,7 +448,7 @@ def _judge_initialize(session: Session, race: _Race, call: _Call, retried: bool)
     if error is None:
         return None
     if isinstance(error, RpcError) and error.rpc_code == UNSUPPORTED_PROTOCOL_VERSION:
-        supported = _supported_of(error.data) or []
+        supported = supported_of(error.data) or []
         mutual = [v for v in MODERN_VERSIONS if v in supported]
         if mutual and not retried:
             return ProtocolFailure(error.message, detail={**error.detail, "mutual": mutual[-1]})
@@ -425,8 +471,11 @@ def _modern_reason(call: _Call, first: _Call, init: _Call | None, wait: float, r
         return (f"initialize was answered with -32022 naming {call.version}, so the server speaks the modern "
                 f"era; {how} at {call.version}")
     if init is not None and call.sent < init.sent:
+        # Over HTTP (a stdio process is settled by _settle_held): every 2026-07-28 request stands
+        # alone, without the session the initialize may have opened, which is ended at the close.
         return (f"{how} after {call.after()} s, later than the {seconds(wait)} s --discover-timeout; "
-                "the initialize sent meanwhile was not used")
+                "the initialize sent meanwhile was not used (over HTTP each 2026-07-28 request stands alone, "
+                "outside the session it may have opened)")
     if call is not first:
         return f"{how} at {call.version}, after a first server/discover was answered with -32022 naming it"
     return how
@@ -469,6 +518,8 @@ def _initialize_params(session: Session, version: str) -> dict[str, Any]:
 async def initialize(session: Session, version: str, reason: str, deadline: float) -> None:
     session.snapshot.requested_version = version
     started = time.perf_counter()
+    # Recorded when it continues a negotiation (after a restart), not as the one request of --protocol.
+    call = _Call(session, "initialize", version) if session.snapshot.negotiation else None
     try:
         result = await session.conn.request(
             "initialize", _initialize_params(session, version), timeout=_remaining(deadline), cancellable=False
@@ -477,18 +528,20 @@ async def initialize(session: Session, version: str, reason: str, deadline: floa
         raise RequestTimeout(
             f"the server did not answer initialize within {seconds(_budget(session.settings))} s "
             "(--connect-timeout, --timeout)", detail=exc.detail) from None
+    except ProbeError as exc:
+        if call is not None:
+            call.error = exc
+            call.settle()
+        raise
     finally:
         session.timings.append(Timing("initialize", (time.perf_counter() - started) * 1000, {"version": version},
                                       at=started))
+    if call is not None:
+        call.result = result
+        call.settle()
     await _adopt_initialize(session, version, result, reason, deadline)
-
-
-def _said(version: Any) -> str:
-    """The version a server chose, as the Protocol line shows it (made inert the same way, not as
-    Python's repr escapes it), or what JSON value it is when it is not a string."""
-    from mcpprobe.safety.sanitize import json_kind, visible
-
-    return f"'{visible(clip(version, 100))}'" if isinstance(version, str) else json_kind(version)
+    if call is not None:
+        _in_force(call)
 
 
 async def _adopt_initialize(session: Session, version: str, result: dict[str, Any], reason: str,
@@ -501,7 +554,7 @@ async def _adopt_initialize(session: Session, version: str, result: dict[str, An
     if not isinstance(chosen, str) or chosen not in HANDSHAKE_VERSIONS:
         snapshot.protocol_version = chosen if isinstance(chosen, str) else ""
         raise ProtocolFailure(
-            f"the server chose protocol version {_said(chosen)}, which mcpprobe does not support "
+            f"the server chose protocol version {said(chosen)}, which mcpprobe does not support "
             f"(it speaks {', '.join(HANDSHAKE_VERSIONS)} by initialize); nothing more was sent",
             code="unsupported-version", detail={"serverVersion": chosen, "requested": version})
     capabilities = result.get("capabilities")
@@ -520,8 +573,5 @@ async def _adopt_initialize(session: Session, version: str, result: dict[str, An
     await session.conn.notify("notifications/initialized", timeout=_remaining(deadline))
 
 
-def _preview(value: Any) -> str:
-    import json
-
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return clip(text, 300)
+def _in_force(call: _Call) -> None:
+    call.entry["inForce"] = True

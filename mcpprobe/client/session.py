@@ -52,6 +52,10 @@ class Snapshot:
     capabilities: dict[str, Any] = field(default_factory=dict)
     supported_versions: list[str] | None = None
     negotiated: bool = False  # capabilities are known: the handshake or discover was accepted
+    # Every request of `--protocol auto`'s negotiation, in the order sent: method, version, which
+    # start of the server it went to (1, or 2 after a restart), what came back, and whether it is
+    # the answer in force (docs/negotiation.md). Empty for a single request of a fixed --protocol.
+    negotiation: list[dict[str, Any]] = field(default_factory=list)
 
 
 def client_info() -> dict[str, Any]:

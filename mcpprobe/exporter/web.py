@@ -1,6 +1,7 @@
 """The exporter's HTTP side: a small ASGI app served by uvicorn (already a dependency of the MCP SDK).
 
 Routes: `/probe?target=NAME[&module=M]`, `/metrics`, `/sd` (Prometheus HTTP service discovery),
+`/ready?target=NAME[&module=M]` and `/live?target=NAME[&module=M]` (a status code for a kubelet),
 `/` (targets and their last results), `/-/healthy`, `/-/reload` (POST). Every text that leaves
 is masked for the configs' secrets and made inert; label values are escaped by the client library.
 """
@@ -149,6 +150,8 @@ class App:
                 await self._probe(scope, headers, send)
             elif path == "/metrics":
                 await self._metrics(headers, send)
+            elif path in ("/ready", "/live"):
+                await self._status(scope, headers, send, ready=path == "/ready")
             elif path == "/-/healthy":
                 await _answer(send, 200, "healthy\n")
             elif path == "/-/reload":
@@ -163,7 +166,7 @@ class App:
             elif path == "/":
                 await _answer(send, 200, self._index(), content_type="text/html; charset=utf-8")
             else:
-                await _answer(send, 404, "not found: try /, /probe?target=NAME, /metrics\n")
+                await _answer(send, 404, "not found: try /, /probe?target=NAME, /ready?target=NAME, /metrics\n")
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the scraper went away
         except Exception as exc:  # noqa: BLE001 - one line and a 500, never a traceback in the log
@@ -196,33 +199,32 @@ class App:
             return True
         return False
 
-    async def _probe(self, scope: dict[str, Any], headers: dict[str, str], send: Send) -> None:
+    async def _chosen(self, scope: dict[str, Any], send: Send, route: str) -> tuple[str, str] | None:
+        """The target and module a route's query names (module `probe` by default), or None once it
+        has answered 400: only these two parameters, once each, and never a URL or a command."""
         params = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         unknown = sorted({k for k, _ in params} - {"target", "module"})
         if unknown:
             self.exporter.metrics.rejected.labels("unknown").inc()
-            await _answer(send, 400, f"unknown parameter {self._inert(unknown[0])!r}: /probe takes only target=NAME "
+            await _answer(send, 400, f"unknown parameter {self._inert(unknown[0])!r}: {route} takes only target=NAME "
                           "and module=NAME; a URL or a command is never accepted\n")
-            return
+            return None
         values: dict[str, list[str]] = {}
         for key, value in params:
             values.setdefault(key, []).append(value)
         if any(len(v) > 1 for v in values.values()):
             self.exporter.metrics.rejected.labels("unknown").inc()
             await _answer(send, 400, "target and module may be given once each\n")
-            return
+            return None
         target = values.get("target", [""])[0]
-        module = values.get("module", ["probe"])[0]
         if not target:
-            await _answer(send, 400, "missing target: /probe?target=NAME, NAME a server of the exporter's configs\n")
-            return
-        timeout = None
-        raw = headers.get("x-prometheus-scrape-timeout-seconds")
-        if raw:
-            with contextlib.suppress(ValueError):
-                timeout = float(raw)
-            if timeout is not None and not timeout > 0:
-                timeout = None
+            await _answer(send, 400, f"missing target: {route}?target=NAME, NAME a server of the exporter's configs\n")
+            return None
+        return target, values.get("module", ["probe"])[0]
+
+    async def _result(self, target: str, module: str, timeout: float | None, send: Send) -> tuple[Result, bool] | None:
+        """The module's result for the target (an earlier one inside min_interval), or None once it has
+        answered: 404 for an unknown target, 400 for an unknown module, 503 when busy or stopping."""
         found: list[tuple[Result, bool]] = []
         try:
             with anyio.CancelScope() as cancel:
@@ -234,14 +236,65 @@ class App:
         except UnknownTarget as exc:
             self.exporter.metrics.rejected.labels("unknown").inc()
             await _answer(send, 404 if "target" in str(exc) else 400, self._inert(str(exc)) + "\n")
-            return
+            return None
         except Busy as exc:
             await _answer(send, 503, self._inert(str(exc)) + "\n")
-            return
+            return None
         if not found:
             await _answer(send, 503, "the exporter is stopping; the probe was cut short\n")
+            return None
+        return found[0]
+
+    async def _status(self, scope: dict[str, Any], headers: dict[str, str], send: Send, *, ready: bool) -> None:
+        """`/ready`: 200 when the target's probe succeeded (exit 0), else 503 with one line saying why.
+        `/live`: 200 when the server was reached at all (the handshake done, whatever it then found),
+        else 503. A kubelet reads the status code; it polls often, so the answer is the module's last
+        result while it is younger than min_interval, and the server sees at most one probe per interval."""
+        route = "/ready" if ready else "/live"
+        chosen = await self._chosen(scope, send, route)
+        if chosen is None:
             return
-        result, cached = found[0]
+        target, module = chosen
+        known = self.exporter.loaded.config.modules.get(module)
+        if known is not None and known.check == "load":
+            self.exporter.metrics.rejected.labels("unknown").inc()
+            await _answer(send, 400, f"module {self._inert(module)!r} is a load run: {route} takes a probe, list or "
+                          "call module\n")
+            return
+        answered = await self._result(target, module, None, send)
+        if answered is None:
+            return
+        result, cached = answered
+        report = result.report
+        age = 0.0 if not cached else time.monotonic() - result.finished
+        code = int(report.exit_code)
+        reached = report.outcome.snapshot is not None and report.outcome.error is None
+        ok = code == 0 if ready else reached
+        when = f"probed {age:.0f} s ago" if cached else "probed now"
+        if ok:
+            await _answer(send, 200, f"{'ready' if ready else 'live'}: {self._inert(target)} ({module}, exit {code}, "
+                          f"{when})\n")
+            return
+        word = "not ready" if ready else "not live"
+        await _answer(send, 503, f"{word}: {self._inert(target)} ({module}, exit {code}, {when}): "
+                      f"{self._inert(_reason(report))[:200]}\n")
+
+    async def _probe(self, scope: dict[str, Any], headers: dict[str, str], send: Send) -> None:
+        chosen = await self._chosen(scope, send, "/probe")
+        if chosen is None:
+            return
+        target, module = chosen
+        timeout = None
+        raw = headers.get("x-prometheus-scrape-timeout-seconds")
+        if raw:
+            with contextlib.suppress(ValueError):
+                timeout = float(raw)
+            if timeout is not None and not timeout > 0:
+                timeout = None
+        answered = await self._result(target, module, timeout, send)
+        if answered is None:
+            return
+        result, cached = answered
         from prometheus_client import CollectorRegistry
         from prometheus_client.exposition import choose_encoder
 
@@ -291,6 +344,19 @@ class App:
                 "</code>, <a href=\"/sd\">/sd</a></p>"
                 f"<table border=\"1\"><tr><th>target</th><th>transport</th><th colspan=\"{len(modules)}\">modules"
                 f"</th></tr>{''.join(rows)}</table></body></html>")
+
+
+def _reason(report: Any) -> str:
+    """One line on why a probe did not succeed: what stopped it, else its first error finding."""
+    from mcpprobe.findings import Severity
+
+    outcome = report.outcome
+    if outcome.error is not None:
+        return f"{outcome.error.code}: {outcome.error}"
+    for finding in outcome.all_findings():
+        if finding.severity is Severity.ERROR:
+            return f"{finding.code}: {finding.message}"
+    return "the probe did not succeed"
 
 
 def _checkpw(bcrypt: Any, password: bytes, hashed: bytes) -> bool:

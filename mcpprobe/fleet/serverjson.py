@@ -24,14 +24,16 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mcpprobe.errors import UsageProblem
 from mcpprobe.findings import Finding, Severity
+from mcpprobe.fleet.serverjson_env import ENV_NAME, identifier_problem, steering, version_problem
 from mcpprobe.fleet.serverjson_inputs import unknown_inputs
+from mcpprobe.fleet.serverjson_lines import line_of as line_of  # re-exported: the SARIF locations
 from mcpprobe.safety.schema_messages import json_value
 
 SCHEMA_VERSION = "2025-12-11"
@@ -41,7 +43,6 @@ REMOTE_TYPES = {"streamable-http": "http", "sse": "sse"}
 PACKAGE_TRANSPORTS = ("stdio", "streamable-http", "sse")
 MAX_BYTES = 4 * 1024 * 1024  # a server.json is a few kilobytes; anything near this is not one
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.-]+)\}")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Which = Callable[[str], str | None]
 
@@ -71,6 +72,7 @@ class Launch:
     env: tuple[tuple[str, str], ...] = ()  # KEY=VALUE for the server's process
     headers: tuple[tuple[str, str], ...] = ()
     secrets: tuple[str, ...] = ()  # values the file marks isSecret: masked wherever they would show
+    secret_env: tuple[str, ...] = ()  # names of the `env` entries the file marks isSecret
     runtime: str = ""  # how it runs: "npx", "uvx", "pipx", "installed console script", "docker", "dnx", "remote"
     skipped: tuple[str, ...] = ()  # packages passed over by the default choice, and why
 
@@ -170,6 +172,11 @@ def _check_key_values(file: str, obj: dict[str, Any], path: str, key: str) -> No
         _required(file, item, item_path, "name", str, "a string")
         if not item["name"]:
             raise _problem(file, f"{item_path}.name", "empty")
+        if key == "environmentVariables" and not ENV_NAME.fullmatch(item["name"]):
+            # `HARMLESS=1 PATH` would reach the server as HARMLESS="1 PATH=...": another variable
+            # than the one shown.
+            raise _problem(file, f"{item_path}.name", f"{json_value(item['name'])} is not an environment "
+                           "variable name (letters, digits and _, not starting with a digit)")
 
 
 def _check_transport(file: str, obj: Any, path: str, types: tuple[str, ...]) -> None:
@@ -214,6 +221,11 @@ def check(doc: Any, file: str) -> None:
         if "version" in package and package["version"] in ("", "latest"):
             raise _problem(file, f"{path}.version",
                            f"{json_value(package['version'])}: the schema asks for one specific version")
+        if (wrong := identifier_problem(package["registryType"], package["identifier"])) is not None:
+            raise _problem(file, f"{path}.identifier", f"{json_value(package['identifier'])}: {wrong}")
+        if (package["registryType"] != "mcpb" and "version" in package
+                and (wrong := version_problem(package["version"])) is not None):
+            raise _problem(file, f"{path}.version", f"{json_value(package['version'])}: {wrong}")
         for key in ("runtimeHint", "registryBaseUrl", "fileSha256"):
             _optional(file, package, path, key, str, "a string")
         if "transport" not in package:
@@ -238,7 +250,9 @@ class _Values:
     file: str
     inputs: Mapping[str, str]  # --input NAME=VALUE
     environ: Mapping[str, str]
+    allow_env: frozenset[str] = frozenset()  # --allow-env NAME
     secrets: list[str] = field(default_factory=list)
+    secret_env: list[str] = field(default_factory=list)
 
     def given(self, *names: str) -> str | None:
         """The user's value for an input known by any of `names`: --input first, then the
@@ -248,7 +262,7 @@ class _Values:
             if name and name in self.inputs:
                 return self.inputs[name]
         for name in names:
-            if name and _ENV_NAME.fullmatch(name) and name in self.environ:
+            if name and ENV_NAME.fullmatch(name) and name in self.environ:
                 return self.environ[name]
         return None
 
@@ -266,7 +280,7 @@ class _Values:
                 hint = names[0] if names else "NAME"
                 raise _problem(self.file, path, f"{what} is required and has no value: give it with "
                                f"--input {hint}=VALUE" + (f" or set {hint} in the environment"
-                                                          if _ENV_NAME.fullmatch(hint) else ""))
+                                                          if ENV_NAME.fullmatch(hint) else ""))
             return None
         self._check_choice(spec, value, path)
         if spec.get("isSecret") and value:
@@ -320,28 +334,45 @@ def _arguments(values: _Values, arguments: list[dict[str, Any]], path: str) -> l
 def _environment(values: _Values, package: dict[str, Any], path: str,
                  cli_env: Mapping[str, str]) -> list[tuple[str, str]]:
     """The package's environmentVariables: -e first, then the user's environment, then the
-    publisher's value or default; a required one without any is a usage error naming it."""
+    publisher's value or default; a required one without any is a usage error naming it. A value
+    the file sets for a variable that steers the runtime (serverjson_env.STEERING) is refused
+    unless the user allowed its name (--allow-env); every one of them in one message."""
     env: list[tuple[str, str]] = []
+    refused: list[str] = []
+    refused_names: list[str] = []
     for index, spec in enumerate(package.get("environmentVariables", [])):
         name = spec["name"]
         where = f"{path}.environmentVariables[{index}]"
+        from_file = False
         if name in cli_env:
             value: str | None = cli_env[name]
         elif name in values.environ:
             value = values.environ[name]
         elif "value" in spec:
-            value = values.fill(spec["value"], spec.get("variables") or {}, where)
+            value, from_file = values.fill(spec["value"], spec.get("variables") or {}, where), True
         else:
-            value = spec.get("default")
+            value, from_file = spec.get("default"), "default" in spec
         if value is None:
             if spec.get("isRequired"):
                 kind = "secret " if spec.get("isSecret") else ""
                 raise _problem(values.file, where, f"the {kind}environment variable {name} is required: set it "
                                f"in the environment or give -e {name}=VALUE")
             continue
-        if spec.get("isSecret") and value:
-            values.secrets.append(value)
+        if from_file and name not in values.allow_env and (rule := steering(name)) is not None:
+            shown = "a secret value" if spec.get("isSecret") else json_value(value)
+            refused.append(f"{where}: {name}={shown}: {rule.why}")
+            refused_names.append(name)
+        if spec.get("isSecret"):
+            values.secret_env.append(name)
+            if value:
+                values.secrets.append(value)
         env.append((name, value))
+    if refused:
+        raise ServerJsonProblem(
+            f"--server-json {values.file}: the file sets environment variables that change what the runtime "
+            "loads or where it fetches from, so what would run is not what is shown:\n  " + "\n  ".join(refused)
+            + "\nnothing was started; to run it with these values anyway, add "
+            + " ".join(f"--allow-env {name}" for name in dict.fromkeys(refused_names)))
     return env
 
 
@@ -438,7 +469,7 @@ def _build_package(doc: dict[str, Any], file: str, index: int, values: _Values, 
     if any("\0" in word for word in command):
         raise _problem(file, path, "an argument has a NUL character, which no program can receive")
     return Launch(_published(doc, file, path), command=tuple(command), env=tuple(env),
-                  secrets=tuple(values.secrets), runtime=runtime)
+                  secrets=tuple(values.secrets), secret_env=tuple(values.secret_env), runtime=runtime)
 
 
 def _build_remote(doc: dict[str, Any], file: str, index: int, values: _Values) -> Launch:
@@ -466,10 +497,11 @@ def _published(doc: dict[str, Any], file: str, chosen: str) -> Published:
 
 def build(doc: dict[str, Any], file: str, *, package: int | None = None, remote: int | None = None,
           inputs: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None,
-          cli_env: Mapping[str, str] | None = None, which: Which = shutil.which) -> Launch:
+          cli_env: Mapping[str, str] | None = None, which: Which = shutil.which,
+          allow_env: Iterable[str] = ()) -> Launch:
     """The package or remote to use, as a Launch. `package`/`remote`: the one asked for (0-based);
     neither: the first package this machine can run, else the first remote."""
-    values = _Values(file, dict(inputs or {}), os.environ if environ is None else environ)
+    values = _Values(file, dict(inputs or {}), os.environ if environ is None else environ, frozenset(allow_env))
     cli_env = dict(cli_env or {})
     packages, remotes = doc.get("packages", []), doc.get("remotes", [])
     if package is not None and remote is not None:
@@ -501,60 +533,6 @@ def build(doc: dict[str, Any], file: str, *, package: int | None = None, remote:
     if not skipped:
         raise _problem(file, "$", "no packages and no remotes: nothing to run or reach")
     raise _problem(file, "$.packages", "nothing this machine can run, and no remotes: " + "; ".join(skipped))
-
-
-# ----- where in the file: the line of the package or remote that runs (SARIF locations) -----
-
-def line_of(file: str, chosen: str) -> int | None:
-    """The line where `chosen` (`$.packages[1]`, `$.remotes[0]`) begins in the file; None when the
-    file or the entry cannot be found. A scanner of the JSON text that decodes only the keys it
-    passes; the values it skips are decoded by the json module (so strings, escapes and nesting
-    are read as the parser reads them)."""
-    match = re.fullmatch(r"\$\.(packages|remotes)\[(\d+)\]", chosen)
-    if match is None:
-        return None
-    try:
-        with open(file, encoding="utf-8") as handle:
-            text = handle.read(MAX_BYTES)
-        position = _find(text, match.group(1), int(match.group(2)))
-    except (OSError, ValueError, RecursionError):
-        return None
-    return None if position is None else text.count("\n", 0, position) + 1
-
-
-def _find(text: str, key: str, index: int) -> int | None:
-    decoder = json.JSONDecoder()
-    ws = re.compile(r"[ \t\n\r]*")
-    at = ws.match(text, 0).end()  # type: ignore[union-attr]
-    if text[at:at + 1] != "{":
-        return None
-    at += 1
-    while True:
-        at = ws.match(text, at).end()  # type: ignore[union-attr]
-        if text[at:at + 1] != '"':
-            return None
-        name, at = decoder.raw_decode(text, at)
-        at = ws.match(text, at).end()  # type: ignore[union-attr]
-        if text[at:at + 1] != ":":
-            return None
-        at = ws.match(text, at + 1).end()  # type: ignore[union-attr]
-        if name == key and text[at:at + 1] == "[":
-            at += 1
-            for number in range(index + 1):
-                at = ws.match(text, at).end()  # type: ignore[union-attr]
-                if number == index:
-                    return at
-                _, at = decoder.raw_decode(text, at)
-                at = ws.match(text, at).end()  # type: ignore[union-attr]
-                if text[at:at + 1] != ",":
-                    return None
-                at += 1
-            return None
-        _, at = decoder.raw_decode(text, at)
-        at = ws.match(text, at).end()  # type: ignore[union-attr]
-        if text[at:at + 1] != ",":
-            return None
-        at += 1
 
 
 # ----- what runs, against what the file says -----

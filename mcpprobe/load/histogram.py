@@ -22,6 +22,9 @@ HALF = LINEAR >> 1  # buckets per power of two above the linear range
 MAX_MICROSECONDS = (1 << 32) - 1
 BUCKETS = LINEAR + (32 - PRECISION_BITS) * HALF
 RELATIVE_ERROR = 1 / (1 << PRECISION_BITS)  # of a reported quantile, relative to the true value
+# The layout's name in every load document: the same for every run, so buckets of runs add up. A change
+# to PRECISION_BITS or MAX_MICROSECONDS is a new layout, and `load --merge` refuses to mix two.
+LAYOUT = f"log-linear-{PRECISION_BITS}-{MAX_MICROSECONDS.bit_length()}"
 
 
 def bucket_of(value: int) -> int:
@@ -77,6 +80,24 @@ class Histogram:
         if value > self._high:
             self._high = value
 
+    def add_bucket(self, low: int, high: int, count: int) -> None:
+        """`count` values in the bucket [low, high) of this layout (a document's bucket, read back);
+        ValueError when no bucket of the layout has these bounds."""
+        index = bucket_of(low)
+        if bounds_of(index) != (low, high) or count < 1:
+            raise ValueError(f"no bucket [{low}, {high}) in layout {LAYOUT}")
+        self.counts[index] += count
+        self.count += count
+        self.total += count * ((low + high - 1) // 2 if high - low > 1 else low)
+        self._low = min(self._low, low)
+        self._high = max(self._high, high - 1)
+
+    def bound(self, minimum: int | None, maximum: int | None) -> None:
+        """The exact least and greatest values, where they are known (a document's min and max): a
+        histogram read back from buckets knows them only to a bucket."""
+        if self.count and minimum is not None and maximum is not None:
+            self._low, self._high = minimum, maximum
+
     def merge(self, other: Histogram) -> None:
         if not other.count:
             return
@@ -117,6 +138,12 @@ class Histogram:
             if n:
                 low, high = bounds_of(index)
                 yield low, high, n
+
+    def to_json(self) -> dict[str, Any]:
+        """The histogram as every load document carries it: the layout's name and each bucket that
+        counted something, so that the buckets of several runs add up (`load --merge`)."""
+        return {"unit": "us", "relativeError": RELATIVE_ERROR, "layout": LAYOUT,
+                "buckets": [{"fromUs": low, "toUs": high, "count": count} for low, high, count in self.buckets()]}
 
     def coarse(self, bins: int = 40) -> list[dict[str, Any]]:
         """The distribution in at most `bins` log-spaced bins between min and max, for drawing and for

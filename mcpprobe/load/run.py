@@ -21,10 +21,12 @@ import anyio.to_thread
 
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks, open_session
 from mcpprobe.client.session import Session
-from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, RpcError
+from mcpprobe.errors import ProbeError
 from mcpprobe.findings import Finding
 from mcpprobe.load import sampler
+from mcpprobe.load.figures import Stats, error_kind, server_gone
 from mcpprobe.load.histogram import Histogram
+from mcpprobe.load.live import LiveMetrics
 from mcpprobe.load.schedule import Schedule
 from mcpprobe.load.slo import Slo
 from mcpprobe.load.work import Operation, Spec, interleave, prepare
@@ -53,6 +55,7 @@ class Plan:
     interval: float = 1.0
     slos: tuple[Slo, ...] = ()
     yes: bool = False
+    start_at: float | None = None  # --start-at: the wall-clock time (epoch seconds) the load begins, once connected
 
     @property
     def bounded_duration(self) -> float | None:
@@ -65,56 +68,8 @@ class Plan:
                                for s in self.specs],
                 "loop": "open" if self.rate else "closed", "rate": self.rate, "concurrency": self.concurrency,
                 "requests": self.requests, "duration": self.bounded_duration, "warmup": self.warmup,
-                "connections": self.connections, "interval": self.interval, "slos": [s.text for s in self.slos]}
-
-
-class Stats:
-    """One operation's (or the whole run's) figures: latencies and errors by kind."""
-
-    __slots__ = ("histogram", "errors")
-
-    def __init__(self) -> None:
-        self.histogram = Histogram()
-        self.errors: dict[str, int] = {}
-
-    def add(self, micros: int, kind: str | None) -> None:
-        self.histogram.record(micros)
-        if kind is not None:
-            self.errors[kind] = self.errors.get(kind, 0) + 1
-
-    def figures(self, seconds: float) -> dict[str, Any]:
-        h = self.histogram
-        errors = sum(self.errors.values())
-        return {
-            "requests": h.count, "ok": h.count - errors, "errors": errors,
-            "errorRate": round(errors / h.count, 6) if h.count else 0.0,
-            "errorsByKind": dict(sorted(self.errors.items())),
-            "throughput": round(h.count / seconds, 3) if seconds > 0 else 0.0,
-            "latencyUs": {"min": h.minimum, "p50": h.quantile(0.5), "p90": h.quantile(0.9),
-                          "p99": h.quantile(0.99), "p999": h.quantile(0.999), "max": h.maximum,
-                          "mean": None if h.count == 0 else round(h.total / h.count, 1)},
-        }
-
-
-def server_gone(exc: ProbeError | None) -> bool:
-    """A request that could not even connect (streamable HTTP: a new connection refused): nothing
-    listens there any more, so the run has lost its server (exit 4, the figures until then), where a
-    connection that broke mid-answer is one request's `transport` error and the run goes on."""
-    return isinstance(exc, ConnectionFailed) and exc.detail.get("stage") == "connect"
-
-
-def error_kind(exc: ProbeError) -> str:
-    """How a failed request is counted: `rpc CODE`, `timeout`, `http STATUS`, `transport` or `protocol`."""
-    if isinstance(exc, RpcError):
-        return f"rpc {exc.rpc_code}"
-    if isinstance(exc, RequestTimeout):
-        return "timeout"
-    status = exc.detail.get("status")
-    if isinstance(status, int):
-        return f"http {status}"
-    if isinstance(exc, ConnectionFailed):
-        return "transport"
-    return "protocol"
+                "connections": self.connections, "interval": self.interval, "slos": [s.text for s in self.slos],
+                "startAt": self.start_at}
 
 
 @dataclass
@@ -128,7 +83,8 @@ class LoadOutcome(Outcome):
     dropped_rows: int = 0
     client: dict[str, Any] = field(default_factory=dict)
     schedule: dict[str, Any] = field(default_factory=dict)
-    clock: dict[str, Any] = field(default_factory=dict)  # connectMs, firstAnswerMs, loadSeconds, measuredSeconds
+    clock: dict[str, Any] = field(default_factory=dict)  # connectMs, firstAnswerMs, ...Seconds, startedAt, endedAt
+    operation_histograms: list[Histogram] = field(default_factory=list)  # one per operation, as `operations`
     slos: list[dict[str, Any]] = field(default_factory=list)
     server_pid: int | None = None
 
@@ -154,7 +110,7 @@ class Runner:
         self.first_answer: float | None = None
         self.last_measured: float | None = None
         self.rows: list[dict[str, Any]] = []
-        self.samples: list[sampler.Sample] = []
+        self.sampled = sampler.Samples(min(plan.interval, sampler.PERIOD))
         self.dropped = 0
         self.lost: ProbeError | None = None
         self.interrupted = False
@@ -183,6 +139,8 @@ class Runner:
         workers = self.plan.concurrency
         async with anyio.create_task_group() as outer:
             outer.start_soon(self._ticker)
+            if self.server_pid is not None:
+                outer.start_soon(self._sampler)
             with anyio.CancelScope() as scope:
                 self._workers = scope
                 if self._pipelined():
@@ -407,13 +365,11 @@ class Runner:
     async def _ticker(self) -> None:
         interval = self.plan.interval
         tick = self.started
-        await self._sample_aside(self.started)
         while True:
             tick += interval
             await anyio.sleep(max(tick - time.perf_counter(), 0))
             now = time.perf_counter()
             self._row(now)
-            await self._sample_aside(now)
             if self.on_tick is not None:
                 self.on_tick(self.live(now))
 
@@ -431,11 +387,17 @@ class Runner:
         else:
             self.dropped += 1
 
-    async def _sample_aside(self, now: float) -> None:
-        """A sample read in a worker thread: reading /proc for every process takes milliseconds, during
-        which the event loop would hold every answer of the load (and put the stall in its latency)."""
-        if self.server_pid is not None:
+    async def _sampler(self) -> None:
+        """The server's samples, every `sampled.period` (which grows as the run does), each read in a
+        worker thread: reading /proc for every process takes milliseconds, during which the event loop
+        would hold every answer of the load (and put the stall in its latency)."""
+        assert self.server_pid is not None
+        tick = self.started
+        while True:
+            now = time.perf_counter()
             self._sample(now, await anyio.to_thread.run_sync(sampler.sample_tree, self.server_pid))
+            tick = max(tick + self.sampled.period, time.perf_counter())
+            await anyio.sleep(tick - time.perf_counter())
 
     def _sample(self, now: float, found: tuple[int, int, int, int] | None = None) -> None:
         if self.server_pid is None:
@@ -444,9 +406,7 @@ class Runner:
             found = sampler.sample_tree(self.server_pid)
         if found is None:
             return
-        sample = sampler.Sample(now - self.started, *found, measured=now > self.schedule.measure_start)
-        if len(self.samples) < MAX_ROWS:
-            self.samples.append(sample)
+        self.sampled.add(sampler.Sample(now - self.started, *found, measured=now > self.schedule.measure_start))
 
     def total(self) -> Stats:
         """The whole run's figures: the operations' merged (one record per request, not two)."""
@@ -486,9 +446,10 @@ def _cpu() -> float:
 
 
 async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: Any = None, on_start: Any = None,
-                   session_hooks: SessionHooks = NO_HOOKS) -> LoadOutcome:
+                   session_hooks: SessionHooks = NO_HOOKS, live: LiveMetrics | None = None) -> LoadOutcome:
     """The load run. `on_start(runner)` is called when the first request is about to go (Ctrl-C then
-    stops the runner rather than the operation); `on_tick(live)` once per interval."""
+    stops the runner rather than the operation); `on_tick(live)` once per interval. `live`, when given,
+    serves the figures while the run goes on, and its last figures until they were scraped once."""
     outcome = LoadOutcome("load", plan=plan)
     began = time.perf_counter()
 
@@ -501,7 +462,11 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
             for _ in range(plan.connections - 1):
                 sessions.append(await stack.enter_async_context(open_session(target, settings, session_hooks)))
             runner = Runner(plan, operations, sessions, settings.timeout, on_tick, pid)
+            if live is not None:
+                live.runner = runner
             outcome.clock["connectMs"] = round((time.perf_counter() - began) * 1000, 1)
+            if plan.start_at is not None:  # every worker connected first, then all begin at once
+                await anyio.sleep(max(0.0, plan.start_at - time.time()))
             if on_start is not None:
                 on_start(runner)
             try:
@@ -511,7 +476,12 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
         if runner.lost is not None:
             raise runner.lost
 
-    await guarded(outcome, target, settings, body, session_hooks=session_hooks)
+    if live is None:
+        await guarded(outcome, target, settings, body, session_hooks=session_hooks)
+        return outcome
+    async with live:
+        await guarded(outcome, target, settings, body, session_hooks=session_hooks)
+        await live.finish()
     return outcome
 
 
@@ -526,13 +496,18 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
     outcome.operations = [{"operation": op.label, "method": op.method, "weight": op.weight,
                            **stats.figures(seconds)} for op, stats in pairs]
     outcome.histogram = overall.histogram
+    outcome.operation_histograms = [stats.histogram for stats in runner.per_op]
     outcome.intervals = runner.rows
-    outcome.samples = runner.samples
+    outcome.samples = runner.sampled.kept
     outcome.dropped_rows = runner.dropped
     outcome.server_pid = runner.server_pid
     first = runner.first_answer
+    wall_now, perf_now = time.time(), time.perf_counter()  # perf_counter instants as wall-clock times
+    start = runner.schedule.measure_start
     outcome.clock.update({"firstAnswerMs": None if first is None else round((first - began) * 1000, 1),
-                          "loadSeconds": round(runner.wall_seconds, 3), "measuredSeconds": round(seconds, 3)})
+                          "loadSeconds": round(runner.wall_seconds, 3), "measuredSeconds": round(seconds, 3),
+                          "startedAt": round(wall_now - (perf_now - start), 3),
+                          "endedAt": round(wall_now - (perf_now - (start + seconds)), 3)})
     cpu, wall = runner.cpu_seconds, runner.wall_seconds
     share = cpu / wall if wall > 0 else 0.0
     outcome.client = {"cpuSeconds": round(cpu, 3), "wallSeconds": round(wall, 3), "cpuShare": round(share, 3),
@@ -556,7 +531,7 @@ def _absorb(outcome: LoadOutcome, runner: Runner, began: float) -> None:
                 f"were due at {plan.rate:g}/s: all {plan.concurrency} allowed in flight (--concurrency) were busy, or "
                 "the client was; their latency counts from when they were due, so the figures stay true",
                 kind="server", detail=outcome.schedule))
-    outcome.findings.extend(sampler.leak_findings(runner.samples, outcome.overall["throughput"]))
+    outcome.findings.extend(sampler.leak_findings(runner.sampled.kept, outcome.overall["throughput"]))
     for slo in plan.slos:
         judged = slo.judge(outcome.overall)
         outcome.slos.append(judged)

@@ -1,5 +1,9 @@
 """What a stdio server spends while it is under load: the resident memory, open file descriptors and
-threads of its whole process tree, read from /proc every interval, and the trend that says a leak.
+threads of its whole process tree, read from /proc several times a second, and the trend that says a leak.
+
+Sampling does not follow `--interval` (a row of figures per second gave an 8 s soak 8 samples, too
+few to judge): it starts every PERIOD seconds, and when KEEP samples are held every other one is
+dropped and the period doubles, so the samples stay evenly spaced and bounded whatever the run's length.
 
 The server runs in a session of its own (mcpprobe.wire.stdio), so its tree is every process whose
 session id is the server's pid, descendants that were reparented included. Linux only: elsewhere, or
@@ -27,6 +31,11 @@ MIN_FIT = 0.8
 MIN_GROWTH_BYTES = 16 * 1024 * 1024
 MIN_GROWTH_SHARE = 0.2
 MIN_FD_GROWTH = 16
+PERIOD = 0.25  # seconds between samples at first (a sample reads a few /proc files: about a millisecond)
+# Samples held at most; then every other one goes and the period doubles. Odd, so that thinning keeps
+# the first sample and the last (the one that filled it), and the next, a doubled period later, is
+# as far from it as the kept ones are from each other.
+KEEP = 2049
 
 
 @dataclass
@@ -41,6 +50,20 @@ class Sample:
     def to_json(self) -> dict[str, Any]:
         return {"t": round(self.t, 3), "rssBytes": self.rss, "fds": self.fds, "threads": self.threads,
                 "processes": self.processes, "warmup": not self.measured}
+
+
+class Samples:
+    """The samples of one run, evenly spaced and at most KEEP of them (see the module's docstring)."""
+
+    def __init__(self, period: float = PERIOD) -> None:
+        self.period = period
+        self.kept: list[Sample] = []
+
+    def add(self, sample: Sample) -> None:
+        self.kept.append(sample)
+        if len(self.kept) >= KEEP:
+            self.kept = self.kept[::2]
+            self.period *= 2
 
 
 def _stat(pid: str) -> tuple[int, int] | None:

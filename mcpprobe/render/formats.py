@@ -115,8 +115,8 @@ def human(subject: Subject, view: View) -> Rendered:
     match subject:
         case ProbeRun(reports, many):
             return _probe_human(reports, many, view)
-        case Checked(reports, many):
-            return _check_human(reports, many, view)
+        case Checked(reports, many, every):
+            return _check_human(reports, many, view, every)
         case Listed(outcome):
             from mcpprobe.render.plain import plain_list
 
@@ -141,7 +141,7 @@ def human(subject: Subject, view: View) -> Rendered:
             return Rendered([out_text.getvalue()])
         case WatchEnded(result):
             return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
-        case Loaded(outcome):
+        case Loaded(outcome, named, merged):
             from mcpprobe.render.console import buffered_console
             from mcpprobe.render.load import render_load
 
@@ -149,7 +149,7 @@ def human(subject: Subject, view: View) -> Rendered:
             err, err_text = buffered_console(view, messages=True)
             if outcome.interrupted:
                 _interrupted(err)
-            render_load(out, err, outcome, _safe(view))
+            render_load(out, err, outcome, _safe(view), named=named, merged=merged)
             return Rendered([out_text.getvalue()], err_text.getvalue())
         case Interrupted():
             return Rendered([], _stderr(view, _interrupted))
@@ -184,7 +184,7 @@ def _probe_human(reports: list[Report], many: bool, view: View) -> Rendered:
     return Rendered([out_text.getvalue()], err_text.getvalue())
 
 
-def _check_human(reports: list[Report], many: bool, view: View) -> Rendered:
+def _check_human(reports: list[Report], many: bool, view: View, every: bool = False) -> Rendered:
     from mcpprobe.render.checks import render_check, render_check_fleet
     from mcpprobe.render.console import buffered_console
 
@@ -193,7 +193,7 @@ def _check_human(reports: list[Report], many: bool, view: View) -> Rendered:
     if many:
         render_check_fleet(out, reports, _safe(view))
     else:
-        render_check(out, err, reports[0], _safe(view))
+        render_check(out, err, reports[0], _safe(view), every=every)
     return Rendered([out_text.getvalue()], err_text.getvalue())
 
 
@@ -332,8 +332,9 @@ def json(subject: Subject, view: View) -> Rendered:
             if result is not None and result.error is None:
                 return Rendered([])
             return Rendered([], _stderr(view, lambda err: _watch_ended(err, result)))
-        case Loaded(outcome):
-            return Rendered(jsondoc.pieces(jsondoc.load_document(outcome), pretty=view.terminal),
+        case Loaded(outcome, named, merged):
+            document = merged if merged is not None else jsondoc.load_document(outcome, named)
+            return Rendered(jsondoc.pieces(document, pretty=view.terminal),
                             _outcome_errors(outcome, view))
         case Interrupted(command):
             return Rendered(jsondoc.pieces(jsondoc.interrupted_document(command), pretty=view.terminal),
@@ -373,7 +374,8 @@ def openmetrics(subject: Subject, view: View) -> Rendered:
     if isinstance(subject, Loaded):
         from mcpprobe.render.load import render_openmetrics
 
-        return Rendered([render_openmetrics(subject.outcome, now=now) + "\n"], _outcome_errors(subject.outcome, view))
+        return Rendered([render_openmetrics(subject.outcome, now=now, named=subject.named) + "\n"],
+                        _outcome_errors(subject.outcome, view))
     if not isinstance(subject, ProbeRun):
         raise NotOffered(Format.OPENMETRICS, subject)
     from mcpprobe.render.openmetrics import render
@@ -390,7 +392,8 @@ def html(subject: Subject, view: View) -> Rendered:
     if isinstance(subject, Loaded):
         from mcpprobe.render.load import render_load_html
 
-        return Rendered([render_load_html(subject.outcome, redact=view.secrets, generated=when) + "\n"],
+        return Rendered([render_load_html(subject.outcome, redact=view.secrets, generated=when, named=subject.named)
+                         + "\n"],
                         _outcome_errors(subject.outcome, view))
     if not isinstance(subject, ProbeRun | Checked):
         raise NotOffered(Format.HTML, subject)

@@ -51,6 +51,9 @@ h1{font-size:1.5rem;margin:.25rem 0}h2{font-size:1.25rem;margin:0}h3{font-size:1
 a{color:var(--info)}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:.9em}
 .mono,dd,td.long,tbody th{overflow-wrap:anywhere}
+tbody th code.id{overflow-wrap:normal;word-break:normal;white-space:nowrap}code.id wbr{display:none}
+.server header h2{min-width:0;overflow-wrap:anywhere}
+.tally{font-weight:400;font-size:.9rem;margin-left:.5rem}
 .wide{overflow-x:auto}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;background:var(--panel);padding:.5rem;border-radius:6px}
 .muted{color:var(--muted)}
@@ -86,6 +89,7 @@ table.cards td,table.cards tbody th{border:0;padding:.15rem 0;text-align:left;di
 table.cards td::before,table.cards tbody th::before{content:attr(data-label);flex:0 0 7.5rem;color:var(--muted);
 font-weight:400}
 table.cards td>*,table.cards tbody th>*{min-width:0}
+tbody th code.id{white-space:normal}code.id wbr{display:inline}
 }
 """.strip() + "\n" + WATERFALL_CSS
 
@@ -119,10 +123,29 @@ def _exit_label(code: ExitCode) -> str:
     return "ok" if code == ExitCode.OK else f"{code.name.lower()} ({int(code)})"
 
 
-def _result_badge(code: ExitCode) -> str:
+def _result_badge(code: ExitCode, report: Any = None) -> str:
     css = "ok" if code == ExitCode.OK else "bad"
     mark = "✔" if code == ExitCode.OK else "✖"
-    return f'<span class="badge {css}"><span aria-hidden="true">{mark}</span> {escape(_exit_label(code))}</span>'
+    label = _exit_label(code) if report is None else _verdict(report)
+    if code == ExitCode.OK and label != "ok":  # warnings, not failures
+        css, mark = "warn", "▲"
+    return f'<span class="badge {css}"><span aria-hidden="true">{mark}</span> {escape(label)}</span>'
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _verdict(report: Any) -> str:
+    """A check run in words: "1 failure, 2 warnings", "2 warnings" or "ok" (a run that stopped, or
+    any other outcome: its exit code)."""
+    results = getattr(report.outcome, "results", None)
+    if not results or report.exit_code not in (ExitCode.OK, ExitCode.FINDINGS):
+        return _exit_label(report.exit_code)
+    counts = report.outcome.counts()
+    parts = [_plural(counts[status], noun) for status, noun in (("fail", "failure"), ("error", "error"),
+                                                                   ("warn", "warning")) if counts[status]]
+    return ", ".join(parts) or _exit_label(report.exit_code)
 
 
 def _counts(found: list[Any]) -> dict[Severity, int]:
@@ -189,7 +212,7 @@ def _summary(page: _Page, reports: list[Any]) -> list[str]:
         counts = _counts(outcome.all_findings())
         cells = [f'<th scope="row" data-label="server"><a href="#{_anchor(index)}">'
                  f"{page.text(report.member.label, 120)}</a></th>",
-                 f'<td data-label="result">{_result_badge(report.exit_code)}</td>',
+                 f'<td data-label="result">{_result_badge(report.exit_code, report)}</td>',
                  f'<td data-label="transport">{page.text(outcome.snapshot.transport if outcome.snapshot else "-")}'
                  "</td>",
                  f'<td data-label="protocol">{_protocol(page, outcome)}</td>']
@@ -232,7 +255,7 @@ def _server(page: _Page, index: int, report: Any) -> list[str]:
     snapshot = outcome.snapshot
     heading = f"{_anchor(index)}-title"
     out = [f'<section class="server" id="{_anchor(index)}" aria-labelledby="{heading}"><header>',
-           f'<h2 id="{heading}">{page.text(report.member.label, 200)}</h2>{_result_badge(report.exit_code)}',
+           f'<h2 id="{heading}">{page.text(report.member.label, 200)}</h2>{_result_badge(report.exit_code, report)}',
            f'<span class="muted">{report.elapsed:.2f} s</span></header>', "<dl>"]
 
     def row(term: str, value: str) -> None:
@@ -360,17 +383,30 @@ def _findings(page: _Page, found: list[Any], heading: str) -> list[str]:
 CHECK_CSS = {"pass": "ok", "fail": "bad", "warn": "warn", "error": "bad", "skipped": "muted", "n/a": "muted"}
 
 
+ORDER = ("fail", "error", "warn", "pass", "skipped", "n/a")  # rows: what failed and warned first
+
+
 def _checks(page: _Page, index: int, results: list[Any]) -> list[str]:
-    """`check --format html`: one row per check, its status, level, message, evidence and spec link."""
-    out = [f'<h3 id="checks-{index}">Checks</h3>', _table(["check", "status", "level", "message"])]
-    for result in results:
+    """`check --format html`: a tally in the heading, then one row per check (what failed and warned
+    first), its status, level, message, evidence and spec link. An id breaks only after its `.` (a
+    <wbr>) and its `-` (a hyphen's own break), never inside a word."""
+    counts = {status: sum(1 for r in results if r.status.value == status) for status in ORDER}
+    tally = " · ".join(f'<span class="{CHECK_CSS[s] if counts[s] else "muted"}">{counts[s]} {s}</span>'
+                       for s in ("pass", "warn", "fail"))
+    tally += "".join(f' · <span class="muted">{counts[s]} {s}</span>' for s in ("error", "skipped", "n/a")
+                     if counts[s])
+    out = [f'<h3 id="checks-{index}">Checks <span class="tally">{tally}</span></h3>',
+           _table(["check", "status", "level", "message"])]
+    for result in sorted(results, key=lambda r: ORDER.index(r.status.value)):
         status = result.status.value
         evidence = "".join(
             f'<br><span class="mono muted">sent {page.text(item.get("sent", ""), 400)}'
             + (f'<br>got {page.text(item["received"], 400)}' if "received" in item else "") + "</span>"
-            for item in result.evidence[:3]) if status in ("fail", "warn", "error") else ""
-        out.append(f'<tr><th scope="row" data-label="check"><a href="{escape(result.spec_url)}" rel="noreferrer">'
-                   f"<code>{page.text(result.check.id, 100)}</code></a></th>"
+            for item in result.evidence[-3:]) if status in ("fail", "warn", "error") else ""
+        check_id = page.text(result.check.id, 100)
+        out.append(f'<tr data-check="{check_id}"><th scope="row" data-label="check">'
+                   f'<a href="{escape(result.spec_url)}" rel="noreferrer">'
+                   f'<code class="id">{check_id.replace(".", ".<wbr>")}</code></a></th>'
                    f'<td data-label="status"><span class="{CHECK_CSS[status]}">{escape(status)}</span></td>'
                    f'<td data-label="level">{escape(result.level.value)}</td>'
                    f'<td class="long" data-label="message"><div>{page.text(result.message, 2000)}{evidence}</div>'
@@ -450,7 +486,7 @@ def render_html(reports: list[Any], *, redact: Redact, generated: datetime | Non
     total = len(reports)
     healthy = sum(1 for r in reports if r.exit_code == ExitCode.OK)
     title = f"MCP servers: {healthy} of {total} ok" if total != 1 else (
-        f"MCP server {page.text(reports[0].member.label, 80)}: {escape(_exit_label(reports[0].exit_code))}")
+        f"MCP server {page.text(reports[0].member.label, 80)}: {escape(_verdict(reports[0]))}")
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f'<meta http-equiv="Content-Security-Policy" content="{_policy(CSS)}">',
              '<meta name="referrer" content="no-referrer">',

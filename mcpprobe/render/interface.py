@@ -113,6 +113,7 @@ class Checked:
 
     reports: list[Report]
     many: bool = False
+    every: bool = False  # -v: the human view lists each check on a line of its own, passes and n/a too
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,8 @@ class Loaded:
     """`load`: what was measured (also when interrupted: outcome.interrupted)."""
 
     outcome: LoadOutcome
+    named: tuple[str, str] | None = None  # -s NAME: the config name and its file, shown instead of the command
+    merged: dict[str, Any] | None = None  # load --merge: the merged document (JSON as it is; a row per run)
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,9 @@ def document(outcome: Outcome) -> dict[str, Any]:
             "requestedVersion": snapshot.requested_version or None,
         } if snapshot else None,
     }
+    # Only where more than one request negotiated the era (docs/negotiation.md#where-the-evidence-is).
+    if snapshot and len(snapshot.negotiation) > 1:
+        doc["negotiation"] = [dict(entry) for entry in snapshot.negotiation]
     capabilities = (snapshot.capabilities if snapshot else {}) or {}
     negotiated = bool(snapshot and snapshot.negotiated)
     if outcome.command == "probe":
@@ -162,7 +165,7 @@ def check_document(report: Report) -> dict[str, Any]:
 
 
 HEAD_KEYS = ("formatVersion", "command", "ok", "exitCode", "transport", "target", "protocolVersion", "era",
-             "eraReason", "serverInfo", "instructions", "capabilities", "supportedVersions", "client")
+             "eraReason", "negotiation", "serverInfo", "instructions", "capabilities", "supportedVersions", "client")
 
 
 def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
@@ -202,21 +205,25 @@ def invoke_document(outcome: InvokeOutcome) -> dict[str, Any]:
     return doc
 
 
-def load_document(outcome: LoadOutcome) -> dict[str, Any]:
-    """`load`: the connection's head (as every document), the settings, the overall and per-operation
-    figures, the histogram's buckets, a row per interval, the server's samples and the SLOs."""
+def load_document(outcome: LoadOutcome, named: tuple[str, str] | None = None) -> dict[str, Any]:
+    """`load`: the connection's head (as every document), the config name of a `-s NAME` server (as
+    `probe` and `check` have it), the settings, the overall and per-operation figures, the histogram's
+    buckets, a row per interval, the server's samples and the SLOs."""
     doc = document(outcome)
+    if named is not None:
+        doc["server"] = {"name": named[0], "source": named[1]}
     histogram = outcome.histogram
+    operations = outcome.operations
+    if len(outcome.operation_histograms) == len(operations):
+        operations = [{**row, "histogram": h.to_json()}
+                      for row, h in zip(operations, outcome.operation_histograms, strict=True)]
     doc.update({
         "settings": outcome.plan.to_json() if outcome.plan is not None else None,
         "interrupted": outcome.interrupted,
         "clock": outcome.clock or None,
         "overall": outcome.overall,
-        "operations": outcome.operations,
-        "histogram": None if histogram is None else {
-            "unit": "us", "relativeError": _relative_error(),
-            "buckets": [{"fromUs": low, "toUs": high, "count": count} for low, high, count in histogram.buckets()],
-        },
+        "operations": operations,
+        "histogram": None if histogram is None else histogram.to_json(),
         "intervals": outcome.intervals,
         "intervalsDropped": outcome.dropped_rows,
         "serverSamples": [sample.to_json() for sample in outcome.samples],
@@ -225,12 +232,6 @@ def load_document(outcome: LoadOutcome) -> dict[str, Any]:
         "slos": outcome.slos,
     })
     return doc
-
-
-def _relative_error() -> float:
-    from mcpprobe.load.histogram import RELATIVE_ERROR
-
-    return RELATIVE_ERROR
 
 
 def servers_document(found: Discovery) -> dict[str, Any]:

@@ -133,7 +133,9 @@ def render(reports: list[Any]) -> str:
 def check_suite(report: Any) -> ET.Element:
     """`check --format junit`: `connection`, then one test case per check. A failed MUST (or a
     warning, shown as a failure only with --strict) fails its case; skipped and n/a are skipped;
-    a check that could not run is an error."""
+    a check that could not run is an error. Each check's case has properties, as --json names them:
+    `level` (MUST, SHOULD, MAY), `status` (a warning's case passes without --strict: this says it
+    warned) and `specUrl` (the rule's page)."""
     outcome = report.outcome
     name = report.member.label
     classname = _classname(name)
@@ -148,6 +150,9 @@ def check_suite(report: Any) -> ET.Element:
     for result in getattr(outcome, "results", []):
         case = _case(element, f"{classname}.{result.check.family}", result.check.id, result.ms / 1000)
         status = result.status.value
+        properties = ET.SubElement(case, "properties")
+        for key, value in (("level", result.level.value), ("status", status), ("specUrl", result.spec_url)):
+            ET.SubElement(properties, "property", {"name": key, "value": _clean(value, multiline=False)})
         body = "\n".join([f"{result.level.value} {result.check.id}: {result.message}", result.spec_url,
                           *(f"sent {e.get('sent', '')}\ngot  {e.get('received', '')}" for e in result.evidence)])
         if status == "fail" or (status == "warn" and strict):

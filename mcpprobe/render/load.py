@@ -92,7 +92,8 @@ def _how(outcome: LoadOutcome) -> str:
     return f"{loop}, up to {' or '.join(bounds)}{extra}{connections}"
 
 
-def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) -> None:
+def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe,
+                named: tuple[str, str] | None = None, merged: dict[str, Any] | None = None) -> None:
     from rich.measure import Measurement
     from rich.table import Table
     from rich.text import Text
@@ -103,11 +104,14 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) ->
     if snapshot is not None:
         info = snapshot.server_info or {}
         name = " ".join(str(info.get(k)) for k in ("name", "version") if isinstance(info.get(k), str))
-        head = Text(visible(name or snapshot.target))
+        head = Text(visible(name or (named[0] if named else snapshot.target)))
         head += Text(f" over {snapshot.transport}" + (f", protocol {snapshot.protocol_version}"
                                                        if snapshot.protocol_version else ""), style="dim")
         _labeled(out, "Server ", head)
-    _labeled(out, "Load   ", Text(_how(outcome)))
+    if merged is not None:
+        _merged_head(out, merged)
+    else:
+        _labeled(out, "Load   ", Text(_how(outcome)))
     if outcome.interrupted:
         out.print(Text("interrupted: the figures are what was measured until then", style="yellow"))
     overall = outcome.overall
@@ -137,10 +141,40 @@ def render_load(out: Console, err: Console, outcome: LoadOutcome, safe: Safe) ->
         for judged in outcome.slos:
             mark = Text("✔ met   ", style="green") if judged["met"] else Text("✖ missed", style="bold red")
             _labeled(out, "SLO    ", mark + Text(f" {judged['slo']}"))
+    if merged is not None:
+        _workers(out, merged["merged"]["workers"])
     render_findings(out, outcome.all_findings(), safe)  # after a blank line of its own
     render_error(err, outcome)
     if outcome.error is None:
         render_stderr_tail(err, outcome.stderr_tail)
+
+
+def _merged_head(out: Console, merged: dict[str, Any]) -> None:
+    """`load --merge`: which server (as the runs name it) and how many runs were pooled."""
+    from rich.text import Text
+
+    server = merged.get("server") or {}
+    target = server.get("name") or merged.get("target") or "?"
+    transport = f" over {merged['transport']}" if merged.get("transport") else ""
+    head = Text(visible(str(target))) + Text(transport, style="dim")
+    _labeled(out, "Server ", head)
+    runs = merged["merged"]["runs"]
+    _labeled(out, "Merged ", Text(f"{runs} runs: percentiles of all their requests pooled (histograms added), "
+                                  "throughput over the union of their measured windows"))
+
+
+def _workers(out: Console, workers: list[dict[str, Any]]) -> None:
+    """A line per merged run: its file, requests, throughput, p50/p99 and exit code."""
+    from rich.text import Text
+
+    out.print()
+    out.print(Text("Runs", style="bold"))
+    for index, worker in enumerate(workers, 1):
+        latency = worker["latencyUs"]
+        out.print(Text(f"  {index}. ") + Text(visible(str(worker["file"])))
+                  + Text(f"  {worker['requests']:,} requests, {worker['throughput']:,.1f}/s, p50 "
+                         f"{duration(latency['p50'])}, p99 {duration(latency['p99'])}, exit {worker['exitCode']}",
+                         style="dim"))
 
 
 def _clock(outcome: LoadOutcome) -> list[str]:
@@ -290,10 +324,10 @@ def load_families(outcome: LoadOutcome) -> list[Family]:
     return out
 
 
-def render_openmetrics(outcome: LoadOutcome, *, now: float) -> str:
+def render_openmetrics(outcome: LoadOutcome, *, now: float, named: tuple[str, str] | None = None) -> str:
     """The families of `load_families`, the exit code and the time, each sample labelled with `server`:
-    the URL or command, as `probe --format openmetrics` has it."""
-    server = outcome.snapshot.target if outcome.snapshot is not None else ""
+    the config name of a `-s NAME` server, else the URL or command, as `probe --format openmetrics` has it."""
+    server = named[0] if named else outcome.snapshot.target if outcome.snapshot is not None else ""
     families: list[Family] = [
         *load_families(outcome),
         ("mcpprobe_load_exit_code", "gauge", "the exit code of mcpprobe load (docs/exit-codes.md)",
@@ -331,7 +365,8 @@ svg.chart .rss{fill:none;stroke:var(--ok);stroke-width:2}svg.chart .err{fill:var
 """.strip()
 
 
-def render_load_html(outcome: LoadOutcome, *, redact: Redact, generated: datetime) -> str:
+def render_load_html(outcome: LoadOutcome, *, redact: Redact, generated: datetime,
+                     named: tuple[str, str] | None = None) -> str:
     """One self-contained page: the table, the histogram and the interval chart as inline SVG (no script,
     nothing fetched), the server's memory, the SLOs and the findings; `redact` masks the run's secrets."""
     from mcpprobe import __version__
@@ -339,7 +374,7 @@ def render_load_html(outcome: LoadOutcome, *, redact: Redact, generated: datetim
 
     page = _Page(redact)
     css = CSS + "\n" + SVG_CSS
-    target = outcome.snapshot.target if outcome.snapshot is not None else "?"
+    target = named[0] if named else outcome.snapshot.target if outcome.snapshot is not None else "?"
     code = int(outcome.exit_code)
     title = f"mcpprobe load: {page.text(target, 80)}"
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',

@@ -11,8 +11,9 @@ on the machine that ran it would point nowhere for whoever reads the alert. GitH
 shows `help.markdown` (else `help.text`) beside each alert and does not read `helpUri`, so the
 help carries the text itself and names the page installed with mcpprobe (`mcpprobe docs findings`).
 
-A result's location is the config file and line of the server's entry when it came from a config,
-and always a logical location naming the server and the item. Pure: the line was found when the
+A result's location is the config file and line of the server's entry when it came from a config
+(a valid URI always: `artifact_location`), and always a logical location naming the server and
+the item. Pure: the line was found when the
 fleet was built (`Member.source_line`). Server text is made inert (`sanitize.visible`) as in every
 document.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from mcpprobe import __version__
 from mcpprobe.findings import CODES, Finding, Severity
@@ -39,11 +41,22 @@ def _location(report: Any, kind: str, item: str | None) -> dict[str, Any]:
         "name": names[-1], "fullyQualifiedName": "/".join(names),
         "kind": "module" if len(names) == 1 else "resource"}]}
     if member.source and member.source_line:
-        path = Path(member.source)
-        uri = path.as_uri() if path.is_absolute() else path.as_posix()
-        location["physicalLocation"] = {"artifactLocation": {"uri": uri},
+        location["physicalLocation"] = {"artifactLocation": artifact_location(member.source),
                                         "region": {"startLine": member.source_line}}
     return location
+
+
+def artifact_location(source: str) -> dict[str, Any]:
+    """A file as a SARIF artifactLocation: its `uri` always a valid URI reference (RFC 3986), since
+    SARIF 2.1.0 (3.4.3) requires one and a path is not one (`we ird#dir/mcp 100%.json` would be read
+    as a fragment and a bad escape). Absolute: a `file:` URI. Relative (as the user named the
+    config, from the directory mcpprobe ran in, the repository's root in CI): percent-encoded, every
+    character but unreserved ones and `/` (a `:` too, which would read as a scheme), relative to
+    `%SRCROOT%`, the base code-scanning services resolve against the checkout."""
+    path = Path(source)
+    if path.is_absolute():
+        return {"uri": path.as_uri()}
+    return {"uri": quote(path.as_posix(), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
 def _finding_item(finding: Finding) -> str | None:

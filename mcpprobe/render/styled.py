@@ -55,6 +55,8 @@ def snapshot_rows(snapshot: Snapshot, safe: Safe) -> list[tuple[str, Styled]]:
         # The server's choice, shown even when it was refused (unsupported-version): made inert too.
         rows.append(("Protocol", ("bold", [(safe(snapshot.protocol_version or "?"), ""),
                                             (f"  ({era}; {safe(snapshot.era_reason)})", "dim")])))
+    if len(snapshot.negotiation) > 1:
+        rows.append(("Negotiation", ("dim", [(negotiation_line(snapshot.negotiation, safe), "")])))
     client = snapshot.client_info
     declared = ", ".join(snapshot.client_capabilities) or "none"
     rows.append(("Client", ("dim", [(f"{client['name']} {client['version']} (mcp SDK {sdk_version()}); "
@@ -65,6 +67,18 @@ def snapshot_rows(snapshot: Snapshot, safe: Safe) -> list[tuple[str, Styled]]:
     if shown:
         rows.append(("Instructions", ("", [(shown, "")])))
     return rows
+
+
+def negotiation_line(entries: list[dict[str, Any]], safe: Safe) -> str:
+    """Every request that negotiated the era, what came back, and the one in force: `method version
+    -> answer after N ms`, with the start of the server it went to once there were two."""
+    shown = []
+    for entry in entries:
+        start = f"start {entry['start']}: " if entry["start"] > 1 else ""
+        after = f" after {entry['ms']:.0f} ms" if entry["ms"] is not None else ""
+        mark = " [in force]" if entry["inForce"] else ""
+        shown.append(f"{start}{entry['method']} {safe(entry['version'])} -> {safe(entry['answer'], 200)}{after}{mark}")
+    return " · ".join(shown)
 
 
 def extension_rows(outcome: Outcome, safe: Safe) -> list[tuple[str, Styled]]:

@@ -4,6 +4,7 @@ server that floods its log cannot flood the output."""
 from __future__ import annotations
 
 from mcpprobe.client.capabilities import declared
+from mcpprobe.client.obligations import not_implemented
 from mcpprobe.client.session import Session
 from mcpprobe.errors import METHOD_NOT_FOUND, ProbeError, Refused, RpcError
 from mcpprobe.watch.events import Events
@@ -53,11 +54,9 @@ async def set_log_level(events: Events, link: Link, session: Session, level: str
     except ProbeError as exc:
         if isinstance(exc, RpcError) and exc.rpc_code == METHOD_NOT_FOUND:
             # `logging` is declared by servers that send log messages; clients MAY send setLevel, and
-            # no revision obliges a server to answer it (utilities/logging.mdx): said once, no error.
-            events.emit("notice", "server", code="log-level-unavailable", message=(
-                f"--log-level: the server declared 'logging' but answered logging/setLevel with -32601 "
-                f"({exc.rpc_message}); setting the level is an optional part of 'logging', so it sends at a "
-                "level of its own: its log messages are shown as they come"))
+            # no revision obliges a server to answer it (utilities/logging.mdx): the one note every
+            # command gives for an optional part left out (mcpprobe.client.obligations), no error.
+            events.finding(not_implemented("logging/setLevel", exc.rpc_message, detail=exc.detail))
             return
         link.dropped(exc)
         events.error("server", exc, "logging/setLevel")

@@ -32,6 +32,7 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.safety.redact import clip
+from mcpprobe.wire.cookies import BoundedCookieJar
 from mcpprobe.wire.decode import TooDeep, decode_message, refuse_too_deep
 from mcpprobe.wire.sse import MAX_RETRY_MS, EventParser
 from mcpprobe.wire.stderrlog import StderrEntry
@@ -59,10 +60,18 @@ class HttpBase:
         self._sink: Sink | None = None
         self._task_group: Any = None
         self._protocol_version: str | None = None
+        # The connection's cookies (a load balancer's sticky session), bounded as a browser's are
+        # (wire/cookies.py); shared by every client of this connection and load's lean path.
+        self.cookies = BoundedCookieJar(self._cookie_dropped)
+
+    def _cookie_dropped(self, what: str, sample: str) -> None:
+        if self._sink is not None and self._sink.cookie_dropped is not None:
+            self._sink.cookie_dropped(what, sample)
 
     def _make_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(
             headers=dict(self.target.headers),
+            cookies=self.cookies,
             timeout=httpx.Timeout(connect=self._connect_timeout, read=None, write=30.0, pool=self._connect_timeout),
             verify=self._verify(),
             follow_redirects=False,

@@ -375,7 +375,7 @@ class Connection:
         await self._task_group.__aenter__()
         try:
             sink = Sink(self._on_message, self._on_bad_output, self._on_closed, self._on_request_failed,
-                        self._deadline_of, self.out_of_range)
+                        self._deadline_of, self.out_of_range, self.cookie_dropped)
             await self.transport.start(self._task_group, sink)
         except BaseException:
             await self._shutdown()
@@ -610,6 +610,10 @@ class Connection:
     def out_of_range(self, what: str, sample: str) -> None:
         """A number from the server past what mcpprobe can use (a number-out-of-range finding)."""
         self._anomaly(what, sample, "number-out-of-range")
+
+    def cookie_dropped(self, what: str, sample: str) -> None:
+        """A cookie the server set, dropped past the jar's bounds (a cookie-dropped finding)."""
+        self._anomaly(what, sample, "cookie-dropped")
 
     def _on_bad_output(self, what: str, sample: str) -> None:
         stray = self.stray_output.get(what)

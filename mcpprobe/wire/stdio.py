@@ -29,6 +29,7 @@ from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.safety.redact import Redactor, SplitWrites
 from mcpprobe.wire import orphans, prestart
 from mcpprobe.wire.decode import MAX_NESTING, TooDeep, decode_message, encode_line, refuse_too_deep
+from mcpprobe.wire.shutdown import STDOUT_DRAIN_SECONDS, Shutdown, exit_status_now
 from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
 from mcpprobe.wire.target import StdioTarget
 from mcpprobe.wire.transport import Sink, TransportInfo
@@ -110,6 +111,9 @@ class StdioTransport:
         self._writer: asyncio.StreamWriter | None = None
         self._reading = False  # the reader is handing on a chunk's lines: it flushes after the last
         self._partial = bytearray()  # the start of a line whose end has not come yet
+        self._stdout_ended: anyio.Event | None = None  # set when the reader of stdout has ended
+        self._ended_before_eof: int | None = None  # the exit status, when the server ended before EOF
+        self._shutdown: Shutdown | None = None
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink = sink
@@ -153,6 +157,7 @@ class StdioTransport:
         self._pgid = self._process.pid
         _LIVE_GROUPS.add(self._pgid)
         self.info.detail["pid"] = self._process.pid
+        self._stdout_ended = anyio.Event()
         task_group.start_soon(self._read_stdout)
         task_group.start_soon(self._read_stderr)
         task_group.start_soon(self._watch_exit)
@@ -227,11 +232,18 @@ class StdioTransport:
         status = self._process.returncode if self._process is not None else None
         if status is None:
             return ConnectionFailed(f"the server closed its {stream}", detail={"exitStatus": None})
-        return ConnectionFailed(f"the server process ended (exit status {_describe_status(status)})",
+        return ConnectionFailed(f"the server process ended (exit status {describe_status(status)})",
                                 detail={"exitStatus": status})
 
     async def _read_stdout(self) -> None:
         """Hand every line of the server's stdout to the connection, until it ends."""
+        try:
+            await self._read_stdout_lines()
+        finally:
+            if self._stdout_ended is not None:
+                self._stdout_ended.set()
+
+    async def _read_stdout_lines(self) -> None:
         assert self._sink is not None
         reader = _stream_reader(self._process.stdout)
         try:
@@ -398,22 +410,37 @@ class StdioTransport:
         self._closing = True
         if self._process is None or self._eof_at is not None:
             return
+        self._ended_before_eof = exit_status_now(self._process)
         self._eof_at = time.monotonic()
         with anyio.CancelScope(shield=True), contextlib.suppress(
                 anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             await self._process.stdin.aclose()
 
-    async def exit_after_eof(self, limit: float) -> float | None:
-        """Close stdin (if not yet) and wait up to `limit` seconds for the server to exit by itself:
-        the seconds from EOF to its exit, or None when it was still running (`check`)."""
+    async def shut_down(self, limit: float) -> Shutdown:
+        """The specification's stdio shutdown, done once (later calls give the same record): EOF on
+        the server's stdin, up to `limit` seconds for it to exit by itself, then up to
+        STDOUT_DRAIN_SECONDS for its stdout to end, so that what it wrote while exiting has reached
+        the connection before anything is judged (`check`). A server still running at `limit` is
+        left to `aclose` (SIGTERM)."""
+        if self._shutdown is not None:
+            return self._shutdown
         await self.begin_close()
-        if self._process is None or self._eof_at is None:
-            return None
+        process = self._process
+        if process is None or self._eof_at is None:
+            self._shutdown = Shutdown(None, None, stdout_ended=True)
+            return self._shutdown
         with anyio.move_on_after(limit):
-            await self._process.wait()
-        if self._process.returncode is None:
-            return None
-        return time.monotonic() - self._eof_at
+            await process.wait()
+        exited_after = time.monotonic() - self._eof_at if process.returncode is not None else None
+        if self._ended_before_eof is not None:
+            exited_after = None  # it had ended before: no exit after EOF to measure
+        ended = self._stdout_ended
+        if ended is not None and process.returncode is not None:
+            with anyio.move_on_after(STDOUT_DRAIN_SECONDS):
+                await ended.wait()
+        self._shutdown = Shutdown(self._ended_before_eof, exited_after,
+                                  stdout_ended=ended is None or ended.is_set())
+        return self._shutdown
 
     async def aclose(self) -> None:
         """Close stdin, give the server a short grace to exit on its own, then end its group."""
@@ -539,7 +566,7 @@ class _AdoptedProcess:
         await self.wait()
 
 
-def _describe_status(status: int) -> str:
+def describe_status(status: int) -> str:
     if status < 0:
         try:
             return f"killed by {signal.Signals(-status).name}"

@@ -131,7 +131,7 @@ class StreamableHttpTransport(HttpBase):
         if pool is False:
             return False
         assert isinstance(pool, LeanPool)
-        key = (self._session_id, self._protocol_version, id(headers))
+        key = (self._session_id, self._protocol_version, id(headers), self.cookies.version)
         cached = self._lean_heads.get(key)
         if cached is None or cached[0] is not headers:
             if len(self._lean_heads) >= 64:
@@ -156,8 +156,12 @@ class StreamableHttpTransport(HttpBase):
         assert self._client is not None
         merged = self._client.headers.copy()
         merged.update(self._headers(extra))
-        return [(name, value) for name, value in merged.raw  # as spelled: a server may match them exactly
-                if name.lower() not in (b"host", b"content-length", b"accept-encoding")]
+        fields = [(name, value) for name, value in merged.raw  # as spelled: a server may match them exactly
+                  if name.lower() not in (b"host", b"content-length", b"accept-encoding")]
+        cookie = self.cookies.header_for(self.target.url)  # the same jar as httpx's: a sticky session holds
+        if cookie is not None and not any(name.lower() == b"cookie" for name, _ in fields):
+            fields.append((b"Cookie", cookie.encode("latin-1", "replace")))
+        return fields
 
     async def _deliver_read(self, response: httpx.Response, request_id: Any, method: str, resumable: bool) -> None:
         """An answer the lean path read whole (or its start), handled as `_post_request` handles it."""
@@ -226,7 +230,8 @@ class StreamableHttpTransport(HttpBase):
         if status in (401, 403, 421, 429):
             raise await self._http_problem(response, method)
         if status == 404 and self._session_id and method != "initialize":
-            raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)")
+            raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)",
+                                   detail={"status": 404, "sessionExpired": True})  # the server's answer
         if content_type == "application/json":
             body = await _read_limited(response, self._max, lambda: self._given_up(request_id))
             try:
@@ -350,7 +355,8 @@ class StreamableHttpTransport(HttpBase):
                 if status == 405:
                     return "unsupported"
                 if status == 404 and self._session_id:
-                    raise ConnectionFailed(f"GET {url}: HTTP 404: the server no longer knows this session")
+                    raise ConnectionFailed(f"GET {url}: HTTP 404: the server no longer knows this session",
+                                           detail={"status": 404, "sessionExpired": True})
                 content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if status != 200 or content_type != "text/event-stream":
                     raise await self._http_problem(response, f"GET {url}")
@@ -486,13 +492,18 @@ class _LeanAnswer(Exchange):
     def head(self, status: int, headers: list[tuple[bytes, bytes]]) -> bool:
         self.status, self.headers = status, headers
         content_type = encoding = length = b""
+        set_cookies = []
         for name, value in headers:  # names lowercased by the reader
-            if name == b"content-type":
+            if name == b"set-cookie":
+                set_cookies.append(value.decode("latin-1"))
+            elif name == b"content-type":
                 content_type = value.split(b";")[0].strip().lower()
             elif name == b"content-encoding":
                 encoding = value.strip().lower()
             elif name == b"content-length":
                 length = value.strip()
+        if set_cookies:  # kept as httpx's client keeps them (wire/cookies.py)
+            self.http.cookies.take(self.http.target.url, set_cookies)
         plain = encoding in (b"", b"identity")
         if content_type == b"application/json" and plain and status not in (401, 403, 421, 429):
             limit = self.http._max

@@ -32,6 +32,9 @@ class Sink:
     # (what, sample): a number the transport read (an SSE retry:) out of the range it can use; a
     # number-out-of-range finding, and the transport went on with its default.
     out_of_range: Callable[[str, str], None] | None = None
+    # (what, sample): a cookie the server set was dropped past the jar's bounds (wire/cookies.py);
+    # a cookie-dropped finding.
+    cookie_dropped: Callable[[str, str], None] | None = None
 
 
 @dataclass

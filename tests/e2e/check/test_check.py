@@ -13,6 +13,8 @@ from conftest import ROOT, checked, run_cli
 
 CHECK_SERVER = ROOT / "tests" / "fixtures" / "check_server.py"
 BAD = ("fail", "warn")
+# Modes of a right server whose optional parts give a note, not a verdict against it.
+RIGHT_BUT_NOTED = ("setlevel-absent", "templates-absent", "sample-rejected")
 
 
 def check_cmd(mode: str = "ok") -> list[str]:
@@ -43,6 +45,8 @@ BROKEN = {
     "cancel-breaks": ("lifecycle.cancel-in-flight", "fail", "modern", ()),
     "stdout-noise": ("lifecycle.stdout-clean", "fail", "legacy", ()),
     "linger": ("lifecycle.stdin-close-exit", "warn", "modern", ()),
+    "stdout-at-exit": ("lifecycle.stdout-clean", "fail", "legacy", ()),
+    "crash-late": ("lifecycle.unknown-method", "fail", "legacy", ()),
     "cursor-ignored": ("pagination.invalid-cursor", "warn", "legacy", ()),
     "list-broken": ("listing.complete", "fail", "modern", ()),
     "unstable": ("listing.stable", "warn", "legacy", ()),
@@ -74,7 +78,7 @@ def test_every_check_has_a_breaking_fixture() -> None:
 
     covered = {check_id for check_id, *_ in BROKEN.values()} | BROKEN_IDS | TASKS_EXT_BROKEN_IDS
     assert covered == {check.id for check in CHECKS}
-    assert set(BROKEN) == set(MODES) - {"ok", "setlevel-absent"}
+    assert set(BROKEN) == set(MODES) - {"ok", *RIGHT_BUT_NOTED}
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])
@@ -99,13 +103,62 @@ def test_each_check_fails_on_its_fixture_and_nothing_else(mode: str) -> None:
     assert code == (1 if expected == "fail" else 0)
 
 
-def test_logging_set_level_left_out_is_no_failure() -> None:
+def not_implemented_notes(doc: dict) -> list[dict]:
+    return [f for f in doc["findings"] if f["code"] == "not-implemented"]
+
+
+def test_logging_set_level_left_out_is_a_note_not_a_pass_nor_a_failure() -> None:
     """No revision obliges a server that declares `logging` to implement `logging/setLevel` (the
-    client MAY send it): -32601 there is an optional part left out, a pass, never a warning."""
+    client MAY send it): -32601 there is an optional part left out. The seeds ask that a declared
+    capability answered with Method not found be recorded: the not-implemented note (info), the
+    check skipped (nothing to judge), never a silent pass, never a warning or a failure."""
     code, doc = run_check("setlevel-absent", protocol="legacy")
     entry = next(e for e in doc["checks"] if e["id"] == "logging.set-level")
-    assert entry["status"] == "pass" and "optional" in entry["message"]
-    assert code == 0
+    assert entry["status"] == "skipped" and "optional part of 'logging'" in entry["message"], entry
+    (note,) = not_implemented_notes(doc)
+    assert note["severity"] == "info" and note["kind"] == "server"
+    assert note["detail"]["method"] == "logging/setLevel" and note["detail"]["capability"] == "logging"
+    assert "answered logging/setLevel with -32601" in note["message"]
+    assert code == 0 and doc["exitCode"] == 0
+    _, right = run_check("ok", protocol="legacy")
+    assert statuses(right)["logging.set-level"] == "pass" and not_implemented_notes(right) == []
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_templates_left_out_is_the_same_note_in_check_probe_and_list(protocol: str) -> None:
+    """resources/templates/list answered -32601 under a declared `resources`: an optional part of the
+    capability. check used to fail listing.complete (MUST, exit 1) while the note said "not an error";
+    now check passes it, and check, probe and list carry the one not-implemented note, word for word."""
+    code, doc = run_check("templates-absent", protocol=protocol)
+    found = statuses(doc)
+    assert found["listing.complete"] == "pass" and found["resources.template-expands"] == "skipped"
+    complete = next(e for e in doc["checks"] if e["id"] == "listing.complete")
+    assert "resources/templates/list answered -32601: an optional part of 'resources'" in complete["message"]
+    assert complete["specUrl"].endswith("/server/utilities/pagination#operations-supporting-pagination")
+    assert {cid: s for cid, s in found.items() if s in (*BAD, "error")} == {}
+    assert code == 0 and doc["exitCode"] == 0
+    (note,) = not_implemented_notes(doc)
+    assert (note["severity"], note["kind"], note["detail"]["rpcCode"]) == ("info", "templates", -32601)
+    server = ["--protocol", protocol, "--timeout", "5", "--", *check_cmd("templates-absent")]
+    probe = run_cli(["probe", "--json", *server])
+    listed = run_cli(["list", "templates", "--json", *server])
+    for result in (probe, listed):
+        other = checked(json.loads(result.stdout))
+        assert result.exit_code == 0 and not_implemented_notes(other) == [note]
+    assert checked(json.loads(probe.stdout))["kinds"]["templates"]["state"] == "not-implemented"
+
+
+def test_sample_arguments_refused_as_invalid_params_are_not_the_server_s_fault() -> None:
+    """--sample-arguments makes values up; a server that refuses them with -32602 is right to: the
+    prompt is not judged (named in the message), never a warning."""
+    code, doc = run_check("sample-rejected", "--sample-arguments", protocol="legacy")
+    entry = next(e for e in doc["checks"] if e["id"] == "prompts.get-listed")
+    assert entry["status"] == "pass", entry
+    assert "1 refused the argument values mcpprobe made up with error -32602" in entry["message"]
+    assert entry["message"].endswith("not judged: summarize") and code == 0
+    # Another answer to made-up values is still judged: prompt-broken answers -32603.
+    _, broken = run_check("prompt-broken", "--sample-arguments", protocol="legacy")
+    assert statuses(broken)["prompts.get-listed"] == "warn"
 
 
 def test_strict_makes_a_warning_exit_1() -> None:

@@ -34,6 +34,10 @@ AUTH_BROKEN = {
     ("--prm-malformed",): ("auth.resource-metadata", "legacy"),
     ("--as-malformed", "missing-token-endpoint"): ("auth.server-metadata", "legacy"),
 }
+# mode -> the check whose request gets a bare HTTP error (no JSON-RPC response): that check's evidence
+HTTP_ERROR_ANSWERS = {"unknown-method-400": "lifecycle.unknown-method", "prompts-list-500": "listing.complete"}
+# mode -> the check that cannot judge what it did not see (tests/e2e/hostile/test_hostile_verdicts.py)
+HTTP_NOT_SEEN = {"notification-late-body": "http.notification"}
 BROKEN_IDS = {check_id for check_id, *_ in HTTP_BROKEN.values()} | {check_id for check_id, _ in AUTH_BROKEN.values()}
 
 
@@ -51,7 +55,28 @@ def statuses(doc: dict) -> dict[str, str]:
 def test_every_http_mode_is_tested() -> None:
     from tests.fixtures.check_http_server import MODES
 
-    assert set(HTTP_BROKEN) == set(MODES) - {"ok"}
+    assert set(HTTP_BROKEN) | set(HTTP_ERROR_ANSWERS) | set(HTTP_NOT_SEEN) == set(MODES) - {"ok", "static-token"}
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+@pytest.mark.parametrize(("mode", "status", "said"), [("unknown-method-400", 400, "not found"),
+                                                      ("prompts-list-500", 500, "prompt store offline")])
+def test_a_bare_http_400_to_a_checks_request_fails_that_check_not_the_connection(
+        protocol: str, mode: str, status: int, said: str) -> None:
+    """The Go SDK answers an unknown method with a bare HTTP 400: the check that sent it fails with
+    the status and the body as evidence (exit 1), instead of an error that ends as exit 5. The same
+    for a request made for the check by a listing it asked for (prompts/list: a bare 500)."""
+    with http_server([PY, str(HTTP_SERVER), mode]) as url:
+        code, doc = run_check(url, protocol)
+    check_id = HTTP_ERROR_ANSWERS[mode]
+    found = statuses(doc)
+    assert found[check_id] == "fail", doc["checks"]
+    assert {cid: s for cid, s in found.items() if cid != check_id and s in BAD} == {}
+    entry = next(e for e in doc["checks"] if e["id"] == check_id)
+    assert f"HTTP {status}" in entry["message"] and said in entry["message"]
+    assert entry["detail"]["httpStatus"] == status and "exitCode" not in entry["detail"]
+    assert f"HTTP {status}" in entry["evidence"][-1]["received"]
+    assert code == 1
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern", "2025-03-26"])
@@ -161,3 +186,35 @@ def test_the_well_known_uri_alone_is_enough_from_2025_11_25() -> None:
         _, new = run_check(url, "2025-11-25")
     assert statuses(old)["auth.challenge"] == "fail"
     assert statuses(new)["auth.challenge"] == "pass"
+
+
+def test_a_server_protected_by_a_static_token_is_warned_not_failed() -> None:
+    """A 401 with no sign of OAuth (no resource_metadata, no metadata at any well-known URI): the
+    authorization page's MUSTs bind servers that do its OAuth; the page itself is "Implementations
+    using an HTTP-based transport SHOULD conform to this specification" (authorization is OPTIONAL).
+    So a warning that quotes it, never a MUST failure; with the token, the server is checked as any."""
+    from tests.fixtures.check_http_server import STATIC_TOKEN
+
+    for protocol in ("legacy", "2025-06-18", "modern"):
+        with http_server([PY, str(HTTP_SERVER), "static-token"]) as url:
+            code, doc = run_check(url, protocol)
+        found = statuses(doc)
+        assert found == {"auth.challenge": "warn", "auth.resource-metadata": "warn",
+                         "auth.server-metadata": "skipped"}, doc["checks"]
+        for entry in doc["checks"][:2]:
+            assert "SHOULD conform to this specification" in entry["message"], entry
+        assert code == 7  # the connection stopped at the 401: the auth code, and no MUST failed (not 1)
+    with http_server([PY, str(HTTP_SERVER), "static-token"]) as url:
+        code, doc = run_check(url, "legacy", "--header", f"Authorization: Bearer {STATIC_TOKEN}")
+    found = statuses(doc)
+    assert code == 0 and not {cid: s for cid, s in found.items() if s in BAD}, doc["checks"]
+    assert {found["auth.challenge"], found["auth.resource-metadata"]} == {"skipped"}  # credentials accepted
+
+
+def test_an_oauth_server_that_breaks_a_must_still_fails() -> None:
+    """The static-token leniency needs no sign of OAuth: a server that serves its metadata but leaves
+    resource_metadata out of its 401 fails at 2025-06-18 (the MUST of that revision), as before."""
+    with http_server([PY, str(AUTH_SERVER), "--prm-at", "path"]) as url:
+        _, doc = run_check(url, "2025-06-18")
+    entry = next(e for e in doc["checks"] if e["id"] == "auth.challenge")
+    assert entry["status"] == "fail" and "SHOULD conform" not in entry["message"]

@@ -384,3 +384,14 @@ def test_install_examples_name_no_placeholder_address_and_the_wheel_that_builds(
     assert blocks
     for block in blocks:
         assert list(yaml.safe_load_all(block)), block
+
+
+def test_the_crash_on_start_example_shows_the_hint_printed_today() -> None:
+    """docs/commands/probe.md's crash-on-start example quotes the `hint:` line mcpprobe prints now."""
+    from tests.conftest import fixture_cmd, run_cli
+
+    result = run_cli(["probe", "--", *fixture_cmd("crash-on-start")])
+    assert result.exit_code == 4
+    hints = [line for line in result.stderr.splitlines() if line.startswith("hint: ")]
+    assert hints, result.stderr
+    assert hints[0] in _read(DOCS / "commands" / "probe.md")

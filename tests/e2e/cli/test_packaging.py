@@ -67,3 +67,15 @@ def test_docs_command_in_a_checkout() -> None:
     wrong = run_cli(["docs", "exit-code"])
     assert wrong.exit_code == 2 and "did you mean exit-codes" in wrong.stderr
     assert run_cli(["docs", "probe"]).stdout == (ROOT / "docs" / "commands" / "probe.md").read_text(encoding="utf-8")
+
+
+def test_the_topic_list_names_every_page_that_comes_with_mcpprobe() -> None:
+    """Every page under docs/ can be reached by a name the list shows: a command page whose short name
+    is taken by another topic (`exporter`) is listed as `commands/NAME`."""
+    listed = {line.split()[0] for line in run_cli(["docs"]).stdout.splitlines() if line.strip()}
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        relative = page.relative_to(ROOT / "docs").with_suffix("").as_posix()
+        short = relative.removeprefix("commands/")
+        text = page.read_text(encoding="utf-8")
+        shown = [name for name in (short, relative) if name in listed and run_cli(["docs", name]).stdout == text]
+        assert shown, f"{relative} is not listed by `mcpprobe docs`"

@@ -540,3 +540,34 @@ def test_expect_and_baseline_modules(tmp_path: Path) -> None:
         _, _, text = get(f"{url}/probe?target=broken&module=drift")
         assert value(text, "mcpprobe_exit_code") == 2 and value(text, "mcpprobe_stage", stage="config") == 1, text
         assert value(text, "mcpprobe_findings_by_code", code="baseline-invalid") == 1
+
+
+# ----- readiness and liveness for a kubelet -----
+
+
+def test_ready_and_live_answer_a_kubelet_with_one_probe_per_interval(tmp_path: Path) -> None:
+    """/ready is 200 for a server whose probe succeeds and 503 with the reason for one that fails (here
+    a declared list answered -32601: reached, so /live is 200); a server that cannot start is 503 on
+    both; an unknown target is 404 and starts nothing; a load module is refused. A kubelet polling
+    every fraction of a second costs each server one probe per min_interval."""
+    servers = {"healthy": _recording(tmp_path, "healthy"),
+               "failing": _recording(tmp_path, "failing", "method-not-found"), "dead": _server("crash-on-start")}
+    modules = "min_interval: 300\nmodules:\n  probe: {check: probe}\n  soak: {check: load, work: [\"list tools\"]}\n"
+    with exporter(tmp_path, servers, modules) as url:
+        for _ in range(5):  # kubelet-like polling, faster than any cache period
+            code, _, text = get(f"{url}/ready?target=healthy")
+            assert code == 200 and text.startswith("ready: healthy (probe, exit 0"), text
+            assert get(f"{url}/live?target=healthy")[0] == 200
+            code, _, text = get(f"{url}/ready?target=failing")
+            assert code == 503 and text.startswith("not ready: failing (probe, exit 1") and "method-not-found" in text
+            assert get(f"{url}/live?target=failing")[0] == 200
+            code, _, text = get(f"{url}/ready?target=dead")
+            assert code == 503 and "connection-failed" in text and "\n" not in text.rstrip("\n"), text
+            assert get(f"{url}/live?target=dead")[0] == 503
+        assert _starts(tmp_path, "healthy") == 1 and _starts(tmp_path, "failing") == 1
+        code, _, text = get(f"{url}/ready?target=nobody")
+        assert code == 404 and "unknown target" in text
+        assert get(f"{url}/ready?target=https://example.com/mcp")[0] == 404
+        assert get(f"{url}/ready")[0] == 400 and get(f"{url}/ready?target=healthy&url=x")[0] == 400
+        code, _, text = get(f"{url}/ready?target=healthy&module=soak")
+        assert code == 400 and "load run" in text

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import time
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,94 +17,28 @@ from typing import Any
 import pytest
 
 from tests.e2e.exporter.test_exporter import _server, _write, exporter, get
+from tests.prometheus import eventually, needs_prometheus, query
+from tests.prometheus import prometheus as run_prometheus
 
-PROMETHEUS = shutil.which("prometheus")
-pytestmark = pytest.mark.skipif(
-    PROMETHEUS is None, reason="needs the prometheus binary (Debian: apt-get install prometheus; .ci/run does)")
-
-
-def _listening_on(log: Path) -> str | None:
-    """The address Prometheus says it bound (it logs the real one when given port 0), or None yet."""
-    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if entry.get("msg") == "Listening on" and entry.get("component") == "web":
-            return str(entry["address"])
-    return None
+pytestmark = needs_prometheus
 
 
 @contextmanager
 def prometheus(tmp_path: Path, exporter_url: str) -> Iterator[str]:
+    """Prometheus scraping the exporter's /probe every 3 s (multi-target relabeling, targets from its
+    /sd) and its own /metrics."""
     address = exporter_url.split("://", 1)[1]
-    config = {
-        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [
-            {"job_name": "mcp", "metrics_path": "/probe", "scrape_interval": "3s", "scrape_timeout": "3s",
-             "http_sd_configs": [{"url": f"{exporter_url}/sd", "refresh_interval": "1s"}],
-             "relabel_configs": [
-                 {"source_labels": ["__address__"], "target_label": "__param_target"},
-                 {"source_labels": ["__param_target"], "target_label": "instance"},
-                 {"target_label": "__address__", "replacement": address},
-             ]},
-            {"job_name": "mcpprobe-exporter", "static_configs": [{"targets": [address]}]},
-        ],
-    }
-    (tmp_path / "prometheus.yml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
-    # Port 0, and the port read back from Prometheus' log: a port picked here and bound there later
-    # could be taken in between by another test worker.
-    log_path = tmp_path / "prometheus.log"
-    log = log_path.open("w")
-    proc = subprocess.Popen([str(PROMETHEUS), f"--config.file={tmp_path / 'prometheus.yml'}",
-                             "--web.listen-address=127.0.0.1:0", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                             "--log.level=info", "--log.format=json"],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = ""
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, log_path.read_text()
-            if not url and (address := _listening_on(log_path)):
-                url = f"http://{address}"
-            if url:
-                try:
-                    if get(f"{url}/-/ready", timeout=5)[0] == 200:
-                        break
-                except OSError:
-                    pass
-            time.sleep(0.2)
-        else:
-            pytest.fail("prometheus did not become ready: " + log_path.read_text()[-2000:])
+    with run_prometheus(tmp_path, [
+        {"job_name": "mcp", "metrics_path": "/probe", "scrape_interval": "3s", "scrape_timeout": "3s",
+         "http_sd_configs": [{"url": f"{exporter_url}/sd", "refresh_interval": "1s"}],
+         "relabel_configs": [
+             {"source_labels": ["__address__"], "target_label": "__param_target"},
+             {"source_labels": ["__param_target"], "target_label": "instance"},
+             {"target_label": "__address__", "replacement": address},
+         ]},
+        {"job_name": "mcpprobe-exporter", "static_configs": [{"targets": [address]}]},
+    ]) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        log.close()
-
-
-def query(url: str, expr: str) -> list[dict[str, Any]]:
-    code, _, body = get(f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": expr}), timeout=20)
-    assert code == 200, body
-    data = json.loads(body)
-    assert data["status"] == "success", data
-    return data["data"]["result"]
-
-
-def eventually(url: str, expr: str, check: Any, seconds: float = 90) -> list[dict[str, Any]]:
-    """Poll the query until `check(result)` holds; bounded, generous for a loaded machine."""
-    deadline = time.monotonic() + seconds
-    result: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        result = query(url, expr)
-        if check(result):
-            return result
-        time.sleep(0.5)
-    pytest.fail(f"{expr}: still {result} after {seconds} s")
 
 
 def by_server(result: list[dict[str, Any]]) -> dict[str, float]:

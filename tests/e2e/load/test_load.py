@@ -107,6 +107,32 @@ def test_histogram_rows_never_read_the_same() -> None:
     assert duration(45_630) == "45.6 ms" and duration(45_630, 1) == "45.63 ms"
 
 
+def test_samples_stay_evenly_spaced_and_bounded_however_long_the_run() -> None:
+    from mcpprobe.load.sampler import KEEP, Sample, Samples
+
+    samples, t = Samples(0.25), 0.0
+    for _ in range(KEEP * 3):  # taken as the runner takes them: one every `period`, which grows
+        samples.add(Sample(t, 1, 1, 1, 1, True))
+        t += samples.period
+    assert len(samples.kept) <= KEEP and samples.period == 8.0 and samples.kept[0].t == 0
+    gaps = {round(b.t - a.t, 6) for a, b in zip(samples.kept, samples.kept[1:], strict=False)}
+    assert gaps == {8.0}  # thinned five times: evenly spaced still, from the run's start
+
+
+def test_a_histogram_read_back_from_its_buckets_is_the_same() -> None:
+    histogram = Histogram()
+    for value in (3, 255, 256, 1_000, 40_000, 40_001, 9_999_999):
+        histogram.record(value)
+    again = Histogram()
+    for bucket in histogram.to_json()["buckets"]:
+        again.add_bucket(bucket["fromUs"], bucket["toUs"], bucket["count"])
+    again.bound(histogram.minimum, histogram.maximum)
+    assert again.counts == histogram.counts and [again.quantile(q) for q in (0.1, 0.5, 0.9)] == [
+        histogram.quantile(q) for q in (0.1, 0.5, 0.9)]
+    with pytest.raises(ValueError):
+        again.add_bucket(256, 257, 1)  # not a bucket of the layout ([256, 258) is)
+
+
 def test_slo_syntax() -> None:
     assert parse("p99<50ms").value == pytest.approx(0.05)
     assert parse("p99.9 <= 2s").metric == "p99.9"
@@ -313,28 +339,44 @@ def test_connections_are_sessions_of_their_own(tmp_path: Path) -> None:
     assert methods.count("initialize") == 3 and methods.count("tools/list") == 60
 
 
+def test_a_named_server_is_labelled_by_its_name_in_json_openmetrics_and_html(tmp_path: Path) -> None:
+    """`load -s NAME` names the server as `probe` and `check` do: its config name (and file) in the JSON
+    document, the `server` label of the metrics, the page's title; not the command that started it."""
+    config = tmp_path / "servers.yaml"
+    config.write_text(json.dumps({"servers": {"steady": {"command": PY, "args": [str(LOAD)]}}}))
+    base = ["load", "--config", str(config), "-s", "steady", "--list", "tools", "--requests", "5"]
+    document = run_cli([*base, "--json"])
+    assert document.exit_code == 0, document.stderr
+    assert checked(document.json)["server"] == {"name": "steady", "source": str(config)}
+    metrics = run_cli([*base, "--format", "openmetrics"]).stdout
+    samples = [line for line in metrics.splitlines() if line.startswith("mcpprobe_load_")]
+    assert samples and all('server="steady"' in line for line in samples), samples[:3]
+    page = run_cli([*base, "--format", "html"]).stdout
+    assert "<title>mcpprobe load: steady</title>" in page and str(LOAD) not in page.split("</header>")[0]
+
+
 # ----- the server's resources, and what the client spent -----
 
 
 def test_a_server_that_leaks_memory_per_call_is_flagged() -> None:
-    code, doc, _ = load(["--call", "leak", "--rate", "50", "--duration", "4", "--interval", "0.25"],
-                        "--leak-kib", "256")
+    # An 8 s soak at 50/s with the default --interval (a row a second): the samples do not follow it.
+    code, doc, _ = load(["--call", "leak", "--rate", "50", "--duration", "8"], "--leak-kib", "200")
     assert code == 0, "a leak is a warning: the run itself worked"
     leaks = [f for f in doc["findings"] if f["code"] == "server-leak"]
     assert len(leaks) == 1 and leaks[0]["detail"]["resource"] == "memory"
-    assert leaks[0]["detail"]["bytesPerRequest"] > 128 * 1024
+    assert leaks[0]["detail"]["bytesPerRequest"] > 100 * 1024 and len(doc["serverSamples"]) >= 24
     assert doc["serverSamples"][-1]["rssBytes"] > doc["serverSamples"][0]["rssBytes"] + 30 * 2**20
 
 
 def test_a_server_that_does_not_leak_is_not_flagged() -> None:
-    code, doc, _ = load(["--call", "work", "--rate", "50", "--duration", "4", "--interval", "0.25"])
-    assert code == 0 and "server-leak" not in codes(doc) and len(doc["serverSamples"]) >= 12
+    code, doc, _ = load(["--call", "work", "--rate", "50", "--duration", "8"])
+    assert code == 0 and "server-leak" not in codes(doc) and len(doc["serverSamples"]) >= 24
 
 
 @pytest.mark.interop
 def test_server_everything_is_not_flagged(everything: Path) -> None:
     result = run_cli(["load", "--json", "--call", "get-sum a=1 b=2", "--rate", "300", "--duration", "6",
-                      "--interval", "0.25", "--", "node", str(everything)])
+                      "--", "node", str(everything)])
     assert result.exit_code == 0, result.stderr
     doc = result.json
     assert doc["overall"]["ok"] == 1800 and "server-leak" not in result.codes()

@@ -63,8 +63,9 @@ def test_check_in_sarif() -> None:
     listing = next(rule for rule in rules if rule["id"] == "listing.complete")
     # A true address: the specification's section the check holds the server to (the negotiated
     # revision's), and the help quotes its words, for code scanning, which shows the help, not the link.
-    assert listing["helpUri"] == ("https://modelcontextprotocol.io/specification/2025-11-25/server/tools"
-                                  "#listing-tools")
+    # (listing.complete lists every kind: pagination's page names the four list methods.)
+    assert listing["helpUri"] == ("https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/"
+                                  "pagination#operations-supporting-pagination")
     assert "> Servers that support tools **MUST** declare the `tools` capability" in listing["help"]["markdown"]
     assert "mcpprobe docs checks/listing" in listing["help"]["text"]
 

@@ -39,7 +39,8 @@ def _doc(*, version: str = "1.0.0", name: str = "io.github.example/fixture-full"
 
 def _wheel(directory: Path) -> Path:
     """A wheel of a one-module package whose console script starts the fixture server with its
-    arguments (and, first, notes in $SJ_STARTED that it was started)."""
+    arguments (and, first, notes in $SJ_STARTED that it was started, and writes its argv and
+    environment as JSON to $SJ_ENV)."""
     module = (
         "import os, sys\n\n\n"
         "def main():\n"
@@ -47,6 +48,11 @@ def _wheel(directory: Path) -> Path:
         "    if mark:\n"
         "        with open(mark, 'a') as handle:\n"
         "            handle.write(' '.join(sys.argv[1:]) + '\\n')\n"
+        "    seen = os.environ.get('SJ_ENV')\n"
+        "    if seen:\n"
+        "        import json\n"
+        "        with open(seen, 'w') as handle:\n"
+        "            json.dump({'argv': sys.argv[1:], 'env': dict(os.environ)}, handle)\n"
         f"    os.execv({PY!r}, [{PY!r}, {str(FIXTURE)!r}, *sys.argv[1:]])\n"
     )
     info = f"mcpprobe_sj_fixture-{PACKAGE_VERSION}.dist-info"
@@ -330,7 +336,8 @@ def test_on_a_terminal_the_command_is_shown_and_asked_about(tmp_path, venv_bin):
     # The command and the environment's names each on a line of their own, not after a written "\n".
     assert "\\n" not in shown, shown
     assert f"  {venv_bin / PACKAGE} full" in shown.splitlines()
-    assert "  with environment variables: SJ_STARTED" in shown.splitlines()
+    assert "  with environment variables:" in shown.splitlines()
+    assert f"    SJ_STARTED={started}" in shown.splitlines()  # the value too: it can change what runs
     assert not started.exists()
     code, shown = run_in_pty(["probe", "--server-json", file], env=_path_env(venv_bin), typed="y\n")
     assert code == 0, shown

@@ -232,16 +232,20 @@ def test_subscribe_and_log_messages(tmp_path: Path) -> None:
     assert_only_declared(record, "res-updates")
 
 
-def test_a_log_level_the_server_does_not_let_set_is_a_notice_not_an_error() -> None:
+def test_a_log_level_the_server_does_not_let_set_is_a_note_not_an_error() -> None:
     """`logging` is declared by servers that send log messages; the specification says a client MAY
-    send logging/setLevel, and obliges no server to answer it. -32601 there is said once, and the
-    messages the server sends are shown."""
-    code, events, _ = run_watch(["--count", "2", "--log-level", "debug", "--protocol", "legacy",
+    send logging/setLevel, and obliges no server to answer it. -32601 there is the not-implemented
+    note every command gives for an optional part left out (info), said once, and the messages the
+    server sends are shown."""
+    # --count counts the note (a finding event) and the two log messages
+    code, events, _ = run_watch(["--count", "3", "--log-level", "debug", "--protocol", "legacy",
                                  *stdio("fixedlevel")])
     assert code == 0
     assert of(events, "error") == []
-    (notice,) = [e for e in of(events, "notice") if e["code"] == "log-level-unavailable"]
-    assert "-32601" in notice["message"] and "optional" in notice["message"]
+    (note,) = [e for e in of(events, "finding") if e["code"] == "not-implemented"]
+    assert note["severity"] == "info" and note["detail"]["method"] == "logging/setLevel"
+    assert "answered logging/setLevel with -32601" in note["message"] and "optional part" in note["message"]
+    assert [e for e in of(events, "notice") if e["code"] == "log-level-unavailable"] == []
     assert [e["data"] for e in of(events, "log")] == ["tick 1", "tick 2"]
 
 

@@ -257,3 +257,109 @@ def test_a_long_list_of_names_is_cut():
 
     assert listed([f"n{i:02}" for i in range(40)]) == ", ".join(f"n{i:02}" for i in range(30)) + " and 10 more"
     assert listed(["b", "a c", "", "d,e"]) == "'', 'a c', b, 'd,e'"
+
+
+# ----- what runs is what is shown (docs/server-json.md, "What runs is what is shown") -----
+
+from mcpprobe.fleet.serverjson_env import STEERING, identifier_problem, shown_environment, steering  # noqa: E402
+
+
+def _npm_with_env(*env: dict) -> dict:
+    return {"registryType": "npm", "identifier": "@scope/server", "version": "1.2.3", "transport": {"type": "stdio"},
+            "environmentVariables": list(env)}
+
+
+@pytest.mark.parametrize("name", ["NODE_OPTIONS", "npm_config_registry", "NPM_CONFIG_USERCONFIG",
+                                  "Npm_Config_Registry", "PIP_INDEX_URL", "UV_DEFAULT_INDEX", "PIPX_DEFAULT_PYTHON",
+                                  "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "LD_PRELOAD", "LD_LIBRARY_PATH",
+                                  "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "NODE_PATH", "DOTNET_STARTUP_HOOKS",
+                                  "NUGET_PACKAGES", "CORECLR_PROFILER_PATH", "DOCKER_HOST", "DOCKER_CONFIG", "PATH",
+                                  "HOME", "BASH_ENV", "HTTPS_PROXY", "https_proxy", "NODE_EXTRA_CA_CERTS"])
+def test_a_steering_variable_the_file_sets_is_refused_unless_allowed(name):
+    doc = _doc(_npm_with_env({"name": name, "value": "/tmp/evil"}))
+    with pytest.raises(UsageProblem) as refused:
+        build(doc, "f", environ={}, which=_which("npx"))
+    message = str(refused.value)
+    assert "$.packages[0].environmentVariables[0]" in message
+    assert f'{name}="/tmp/evil"' in message and f"--allow-env {name}" in message
+    launch = build(doc, "f", environ={}, which=_which("npx"), allow_env=[name])
+    assert launch.env == ((name, "/tmp/evil"),)
+
+
+@pytest.mark.parametrize("name", ["API_KEY", "NODE_ENV", "DEBUG", "LOG_LEVEL", "PYTHONUNBUFFERED", "MODE", "ENV",
+                                  "GITHUB_TOKEN", "NO_PROXY"])
+def test_an_ordinary_variable_is_not_steering(name):
+    assert steering(name) is None
+    launch = build(_doc(_npm_with_env({"name": name, "default": "x"})), "f", environ={}, which=_which("npx"))
+    assert launch.env == ((name, "x"),)
+
+
+def test_the_users_own_value_for_a_steering_variable_is_theirs():
+    """-e and the user's environment are the user's choice; only the file's value or default is refused."""
+    doc = _doc(_npm_with_env({"name": "NODE_OPTIONS", "default": "--require=/tmp/evil.js"}))
+    assert build(doc, "f", environ={"NODE_OPTIONS": "--max-old-space-size=64"},
+                 which=_which("npx")).env == (("NODE_OPTIONS", "--max-old-space-size=64"),)
+    assert build(doc, "f", environ={}, cli_env={"NODE_OPTIONS": "--trace-warnings"},
+                 which=_which("npx")).env == (("NODE_OPTIONS", "--trace-warnings"),)
+    with pytest.raises(UsageProblem, match="--allow-env NODE_OPTIONS"):
+        build(doc, "f", environ={}, which=_which("npx"))  # the default is the file's
+
+
+def test_every_refused_variable_is_named_at_once_and_a_secret_value_is_not_shown():
+    doc = _doc(_npm_with_env({"name": "NODE_OPTIONS", "value": "--require=/x.js"},
+                             {"name": "npm_config_registry", "value": "s3cr3t-registry", "isSecret": True}))
+    with pytest.raises(UsageProblem) as refused:
+        build(doc, "f", environ={}, which=_which("npx"))
+    message = str(refused.value)
+    assert "--allow-env NODE_OPTIONS --allow-env npm_config_registry" in message
+    assert "s3cr3t-registry" not in message and "npm_config_registry=a secret value" in message
+    assert "nothing was started" in message
+
+
+def test_every_steering_rule_says_why():
+    assert all(rule.why and (rule.names or rule.prefixes) for rule in STEERING)
+
+
+@pytest.mark.parametrize("name", ["HARMLESS=1 PATH", "A B", "1ABC", "X-Y", "NAME=", "Ä", "X\n"])
+def test_an_environment_name_that_is_not_a_posix_name_is_refused(name):
+    doc = {"name": "io.github.example/weather", "description": "d", "version": "1.0.0",
+           "packages": [_npm_with_env({"name": name, "value": "/tmp/evil"})]}
+    with pytest.raises(UsageProblem, match=r"environmentVariables\[0\]\.name: .* is not an environment variable name"):
+        check(doc, "f")
+
+
+@pytest.mark.parametrize(("registry", "identifier"), [
+    ("npm", "--call=touch /tmp/pwned"), ("npm", "-y"), ("npm", ".hidden"), ("npm", "_under"), ("npm", "a b"),
+    ("npm", "@scope/--x"), ("npm", "x" * 215), ("pypi", "--spec"), ("pypi", "-x"), ("pypi", "a b"), ("pypi", "x-"),
+    ("oci", "--privileged"), ("oci", "-v=/:/host"), ("oci", "Upper/Case"), ("oci", "img name"),
+    ("nuget", "--add-source"), ("nuget", "-x"), ("nuget", "a..b"),
+])
+def test_an_identifier_outside_its_registrys_grammar_is_refused(registry, identifier):
+    assert identifier_problem(registry, identifier) is not None
+    package = {"registryType": registry, "identifier": identifier, "version": "1.0.0", "transport": {"type": "stdio"}}
+    doc = {"name": "io.github.example/weather", "description": "d", "version": "1.0.0", "packages": [package]}
+    with pytest.raises(UsageProblem, match=r"\$\.packages\[0\]\.identifier"):
+        check(doc, "f")
+
+
+@pytest.mark.parametrize(("registry", "identifier"), [
+    ("npm", "@modelcontextprotocol/server-everything"), ("npm", "JSONStream"), ("npm", "a.b_c-d~e"),
+    ("pypi", "mcp-server-time"), ("pypi", "Zope.Interface"), ("pypi", "a"),
+    ("oci", "ghcr.io/github/github-mcp-server"), ("oci", "docker.io/library/alpine:3.20"), ("oci", "mcp/time"),
+    ("oci", "localhost:5000/a/b@sha256:" + "0" * 64), ("nuget", "Microsoft.Extensions.AI"), ("nuget", "Knapcode.X_Y-Z"),
+])
+def test_real_identifiers_follow_their_grammar(registry, identifier):
+    assert identifier_problem(registry, identifier) is None
+
+
+@pytest.mark.parametrize("version", ["-1.0.0", "--help", "1.0 0", "1.0\n"])
+def test_a_version_that_is_not_one_is_refused(version):
+    package = {"registryType": "npm", "identifier": "x", "version": version, "transport": {"type": "stdio"}}
+    doc = {"name": "io.github.example/weather", "description": "d", "version": "1.0.0", "packages": [package]}
+    with pytest.raises(UsageProblem, match=r"\$\.packages\[0\]\.version"):
+        check(doc, "f")
+
+
+def test_shown_environment_quotes_values_and_masks_secrets():
+    assert shown_environment([("A", "1"), ("B", "two words"), ("K", "s3cr3t")], ["K"]) == [
+        "A=1", "B='two words'", "K=[redacted]"]

@@ -349,7 +349,8 @@ def _watch_ended() -> WatchEnded:
 
 def _loaded() -> Loaded:
     """A load run of two operations, with intervals, server samples, an SLO met and one missed."""
-    from mcpprobe.load.run import LoadOutcome, Plan, Stats
+    from mcpprobe.load.figures import Stats
+    from mcpprobe.load.run import LoadOutcome, Plan
     from mcpprobe.load.sampler import Sample
     from mcpprobe.load.slo import parse
     from mcpprobe.load.work import Spec
@@ -614,6 +615,137 @@ def test_check_for_people_shows_the_session_s_findings_and_the_deciding_exchange
     assert "1 check: 1 fail" in text
     assert "…(1 earlier exchange; --json shows it)" in text
     assert all(len(line) <= width for line in text.splitlines())
+
+
+def _checked_everything() -> Checked:
+    """A run shaped as server-everything's over stdio: mostly passes, in the catalogue's order, a
+    warning and a failure among them (the failure late), and many checks `n/a` or `skipped` for a
+    handful of reasons, one reason shared by eight checks."""
+    from mcpprobe.check.catalogue import BY_ID, Status
+    from mcpprobe.check.context import Result
+    from mcpprobe.check.runner import CheckOutcome
+
+    def result(check_id: str, status: Status, message: str, evidence: list | None = None) -> Result:
+        check = BY_ID[check_id]
+        return Result(check, status, check.level_for("2025-11-25"), message, check.spec_url("2025-11-25"),
+                      evidence or [])
+
+    old = "not part of protocol 2025-11-25"
+    results = [
+        result("lifecycle.ping", Status.PASS, "ping answered with an empty result in 2 ms"),
+        result("lifecycle.request-id-echo", Status.PASS, "ping answered with both ids, each echoed exactly"),
+        result("pagination.invalid-cursor", Status.WARN, "tools/list with a cursor it never issued was answered "
+               "with a result, not error -32602",
+               [{"sent": '{"method": "tools/list", "params": {"cursor": "x"}}', "received": '{"result": {}}'}]),
+        result("listing.complete", Status.PASS, "every declared kind listed to the end"),
+        result("tools.name-rules", Status.PASS, "all 13 tool names follow the naming rules"),
+        result("tools.call-named", Status.SKIPPED, "no tool named with --call; nothing sent"),
+        result("resources.template-expands", Status.SKIPPED, "the server did not declare 'resources'; nothing sent"),
+        result("resources.subscribe", Status.SKIPPED, "the server did not declare 'resources'; nothing sent"),
+        *(result(check_id, Status.NA, old) for check_id in (
+            "tasks.ext-unknown-task", "tasks.ext-unknown-task-cancel", "tasks.ext-unknown-task-update",
+            "tasks.ext-undeclared-client", "tasks.ext-no-legacy-capability", "tasks.ext-no-tasks-result",
+            "tasks.ext-undeclared-listen", "tasks.ext-created-task-resolves")),
+        *(result(check_id, Status.NA, "applies to http only, not stdio") for check_id in (
+            "http.origin", "http.protocol-version", "http.session-delete")),
+        result("lifecycle.cancel-in-flight", Status.FAIL, "after tools/list was cancelled, ping got no answer within "
+               "10 s: the session did not survive the cancellation",
+               [{"sent": '{"method": "tools/list", "id": "mcpprobe-cancel-1"}'},
+                {"sent": '{"method": "ping"}', "received": "no answer within 10 s"}]),
+        result("lifecycle.unknown-method", Status.PASS, "answered with error -32601 (Method not found)"),
+        result("lifecycle.result-type", Status.NA, old),
+        result("lifecycle.stdout-clean", Status.PASS, "every line on stdout was a JSON-RPC message"),
+    ]
+    outcome = CheckOutcome("check", snapshot=_snapshot("everything"), results=results)
+    return Checked([Report(_member("everything"), outcome, elapsed=0.3)], False)
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+def test_check_for_people_leads_with_failures_and_says_each_reason_once(width):
+    """What failed and warned comes first, each with its evidence and link; the passes are one
+    wrapped line of ids; `skipped` and `n/a` one line per reason (a reason shared by nine checks is
+    said once); then one tally line."""
+    text = renderer(Format.HUMAN)(_checked_everything(), View(width=width, now=NOW)).text()
+    _check(f"check-human-layout-{width}.out", text)
+    lines = text.splitlines()
+    assert all(len(line) <= width for line in lines)
+    heads = [line.split()[0] for line in lines if line.startswith(("pass ", "fail ", "warn ", "skipped ", "n/a "))]
+    assert heads == ["fail", "warn", "pass", "skipped", "skipped", "n/a", "n/a"]
+    assert next(line for line in lines if line.startswith("fail")).split()[1] == "lifecycle.cancel-in-flight"
+    words = " ".join(text.split())  # a reason may wrap
+    assert words.count("not part of protocol 2025-11-25") == 1
+    assert words.count("the server did not declare 'resources'") == 1
+    unwrapped = "".join(line.strip() for line in lines)  # the link folds on a narrow terminal
+    assert 'sent {"method": "ping"}' in text and BY_ID_URL("lifecycle.cancel-in-flight") in unwrapped
+    assert lines[-1] == "23 checks: 6 pass, 1 fail, 1 warn, 3 skipped, 12 n/a"
+    for check_id in ("lifecycle.ping", "lifecycle.stdout-clean"):  # every pass is named, once
+        assert words.count(check_id) == 1
+
+
+def BY_ID_URL(check_id: str) -> str:  # noqa: N802
+    from mcpprobe.check.catalogue import BY_ID
+
+    return BY_ID[check_id].spec_url("2025-11-25")
+
+
+@pytest.mark.parametrize("width", [60, 100])
+def test_check_for_people_with_v_lists_every_check_on_its_own_line(width):
+    """-v: problems first still, then each pass, skip and n/a on a line of its own with its message."""
+    from dataclasses import replace
+
+    subject = replace(_checked_everything(), every=True)
+    text = renderer(Format.HUMAN)(subject, View(width=width, now=NOW)).text()
+    _check(f"check-human-layout-v-{width}.out", text)
+    heads = [line.split()[0] for line in text.splitlines()
+             if line.startswith(("pass ", "fail ", "warn ", "skipped ", "n/a "))]
+    assert heads == ["fail", "warn", *["pass"] * 6, *["skipped"] * 3, *["n/a"] * 12]
+    assert text.count("not part of protocol 2025-11-25") == 9
+
+
+def test_check_junit_has_each_check_s_level_status_and_link_as_properties():
+    """A warning's test case passes without --strict: its properties still say it warned, at which
+    level, and where the rule is."""
+    import xml.etree.ElementTree as ET
+
+    from mcpprobe.check.catalogue import BY_ID
+
+    subject = _checked_everything()
+    root = ET.fromstring(renderer(Format.JUNIT)(subject, View(now=NOW)).text())
+    cases = {case.get("name"): case for case in root.iter("testcase")}
+    results = subject.reports[0].outcome.results
+    assert set(cases) == {"connection", *(r.check.id for r in results)}
+    for result in results:
+        case = cases[result.check.id]
+        assert list(case)[0].tag == "properties"  # first, as JUnit readers expect
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert properties == {"level": result.level.value, "status": result.status.value,
+                              "specUrl": BY_ID[result.check.id].spec_url("2025-11-25")}
+    warned = cases["pagination.invalid-cursor"]
+    assert warned.find("failure") is None and warned.find("properties/property[@name='status']").get("value") == "warn"
+
+
+def test_check_html_headline_and_heading_count_what_failed_and_warned():
+    """The headline says "1 failure, 1 warning" (or "2 warnings"), never "ok" above a warning; the
+    Checks heading tallies pass, warn and fail; the rows put what failed and warned first; an id
+    may break after its dots only (a <wbr>), and nothing tells the browser to break it anywhere."""
+    from dataclasses import replace
+
+    from mcpprobe.check.catalogue import Status
+
+    subject = _checked_everything()
+    page = renderer(Format.HTML)(subject, View(now=NOW)).text()
+    assert "<title>MCP server everything: 1 failure, 1 warning</title>" in page
+    assert '<span class="tally"><span class="ok">6 pass</span> · <span class="warn">1 warn</span> · ' \
+           '<span class="bad">1 fail</span>' in page
+    rows = re.findall(r'<tr data-check="([^"]+)">', page)
+    assert rows[:2] == ["lifecycle.cancel-in-flight", "pagination.invalid-cursor"] and len(rows) == 23
+    assert '<code class="id">lifecycle.<wbr>cancel-in-flight</code>' in page
+    assert "break-all" not in page
+    outcome = subject.reports[0].outcome
+    warned = replace(outcome, results=[replace(r, status=Status.WARN) if r.status is Status.FAIL else r
+                                       for r in outcome.results])
+    page = renderer(Format.HTML)(Checked([Report(_member("everything"), warned, elapsed=0.3)]), View(now=NOW)).text()
+    assert "<title>MCP server everything: 2 warnings</title>" in page and ": ok<" not in page
 
 
 SARIF_SCHEMA = Path(__file__).parents[2] / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"

@@ -38,6 +38,8 @@ def test_json_on_a_terminal_is_indented_and_the_same_document():
         doc.pop(volatile)
         expected.pop(volatile)
     doc["ms"] = expected["ms"] = 0
+    for step in [*doc.get("negotiation", []), *expected.get("negotiation", [])]:
+        step["ms"] = 0  # how long each negotiating request took: a timing too
     assert doc == expected
 
 
