@@ -13,7 +13,6 @@ import anyio
 import httpx2 as httpx
 
 from mcpprobe.errors import ConnectionFailed, ProbeError, ProtocolFailure, seconds
-from mcpprobe.safety.peer import visible_ascii
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.decode import decode_message
 from mcpprobe.wire.http import DRAIN_SECONDS, SNIPPET, HttpBase
@@ -442,7 +441,7 @@ def _is_error_object(error: Any) -> bool:
 def _checked_session_id(value: str) -> str:
     """The spec allows only visible ASCII (0x21 to 0x7E) in a session id; anything else could
     not be sent back in a header as it was received."""
-    if visible_ascii(value):
+    if value and all("\x21" <= c <= "\x7e" for c in value):
         return value
     raise ProtocolFailure(
         f"initialize: the server's Mcp-Session-Id {value!r} is not visible ASCII (0x21 to 0x7E), as the spec "
