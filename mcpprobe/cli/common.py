@@ -234,7 +234,10 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
     """
     import anyio
 
+    from mcpprobe.signals import begin, noted_on
     from mcpprobe.wire.stdio import reap_all
+
+    begin()
 
     async def main() -> Result | None:
         result: list[Result] = []
@@ -245,6 +248,7 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
         async with anyio.create_task_group() as group:
             async def on_signal() -> None:
                 with listening, anyio.open_signal_receiver(*signals) as received:
+                    noted_on(signals)  # also seen by work that holds the loop (mcpprobe.signals)
                     first = True
                     async for _ in received:
                         if not first:

@@ -1134,6 +1134,23 @@ def _workload_jwt(private: str, audience: str, **claims: Any) -> str:
     return jwt.encode(body, private, algorithm="ES256")
 
 
+def test_a_jwt_bearer_grant_with_a_400_digit_expires_in_is_kept_without_an_expiry(config_home: Path,
+                                                                                   tmp_path: Path) -> None:
+    """The token endpoint's expires_in of 400 digits ended `auth login --grant jwt-bearer` with exit 70
+    (OverflowError in float()); it goes through the one reader of expires_in: no known expiry, said."""
+    _, public, private = _key_pair(tmp_path, "ec")
+    log = tmp_path / "requests.jsonl"
+    with auth_server("--workload-key", str(public), "--log", str(log), "--token-ttl", "9" * 400) as url:
+        assertion = _workload_jwt(private, url.rsplit("/", 1)[0])
+        result = login(url, "--grant", "jwt-bearer", "--assertion-env", "WORKLOAD_JWT", "--json",
+                       env={"WORKLOAD_JWT": assertion})
+        assert [e["path"] for e in _logged(log)].count("/token") == 1  # the answer was given
+        assert result.exit_code == 0, result.stderr
+        assert "Traceback" not in result.stderr
+        record = stored(url)
+        assert record.expires_at is None  # no known expiry: renewed when the server refuses it
+
+
 def test_jwt_bearer_grant_with_the_workloads_own_jwt(config_home: Path, tmp_path: Path) -> None:
     """Workload identity federation (SEP-1933): the JWT from --assertion-env goes to the token endpoint
     as exactly grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer with assertion=<the JWT> and the

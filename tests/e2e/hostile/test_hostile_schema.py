@@ -232,3 +232,48 @@ def test_ctrl_c_during_a_pathological_validation(tmp_path, listeners):
     assert doc["interrupted"] is True and doc["sent"] is False
     assert "tools/call" not in record.read_text()
     assert took < 8, f"Ctrl-C took {took:.1f} s to end the run"  # the validation alone would take 9 more
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_schema_checks_of_check_ends_the_run(tmp_path, sig):
+    """Four tools whose inputSchema takes seconds to check against its meta-schema (HOSTILE_BIG):
+    the check ran in the event loop's thread, and a signal waited for all of them (32 s, then exit 0
+    and "pass"). Now the check stops at the signal: exit 130 and the interrupted document, at once."""
+    record = tmp_path / "methods.txt"
+    argv = [PY, "-m", "mcpprobe", "check", "--json", "--only", "tools.input-schema", "--timeout", "60",
+            "--env", f"HOSTILE_RECORD={record}", "--env", "HOSTILE_BIG=20000", "--", PY, str(SERVER)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while "tools/list" not in (record.read_text() if record.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "tools/list" in record.read_text()
+        time.sleep(1.5)  # inside the first schema's check, which alone takes 10 s (its budget)
+        assert proc.poll() is None, "the schema checks ended before the signal: the test proves nothing"
+        proc.send_signal(sig)
+        signalled = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err, err
+    assert proc.returncode == 130, (proc.returncode, out[-500:], err[-500:])
+    doc = json.loads(out)
+    assert doc["command"] == "check" and doc["exitCode"] == 130 and doc["error"]["code"] == "interrupted"
+    assert took < 8, f"the signal took {took:.1f} s to end the run"  # the checks alone would take 38 more
+
+
+def test_each_schema_check_of_check_is_bounded_by_timeout():
+    """--timeout 1 and four schemas that each take seconds: about 1 s each (it was a fixed 10 s each)."""
+    started = time.monotonic()
+    proc = subprocess.run([PY, "-m", "mcpprobe", "check", "--json", "--only", "tools.input-schema", "--timeout", "1",
+                           "--env", "HOSTILE_BIG=20000", "--", PY, str(SERVER)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    took = time.monotonic() - started
+    doc = json.loads(proc.stdout)
+    [result] = [r for r in doc["checks"] if r["id"] == "tools.input-schema"]
+    assert result["status"] == "warn", result
+    assert result["message"].count("validating took longer than 1 s") == 4, result["message"]
+    assert took < 4 * 1 + GRACE, took
