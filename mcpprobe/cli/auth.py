@@ -346,7 +346,10 @@ def _check_url(url: str, *, proxies: bool = False) -> None:
     environment's proxy variables usable too."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # an unclosed [ (an IPv6 host), ...
+        raise click.UsageError(f"{url!r} is not a URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise click.UsageError(f"{url!r} is not an http(s) URL: authentication applies to HTTP servers")
     from mcpprobe.wire.target import check_http_url

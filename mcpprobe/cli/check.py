@@ -58,13 +58,15 @@ def _patterns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
 def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[NamedCall, ...]:
     """Each --call parsed once, here, before connecting."""
     from mcpprobe.check.calls import parse_call
+    from mcpprobe.errors import UsageProblem
 
     calls = []
     for value in values:
         try:
             calls.append(parse_call(value))
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), ctx, param) from None
+        except (ValueError, UsageProblem) as exc:  # a bad quote, no tool, a bad KEY=VALUE: name the option
+            message = exc.message if isinstance(exc, UsageProblem) else str(exc)
+            raise click.BadParameter(f"{value!r}: {message}", ctx, param) from None
     return tuple(calls)
 
 
@@ -89,8 +91,8 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
               help="Call this tool (repeatable) through call's catalogue, argument and confirmation checks; check "
                    "never calls a tool otherwise.")
 @click.option("-y", "--yes", is_flag=True,
-              help="With --call: do not ask before calling a tool not marked read-only. With --server-json: run "
-                   "the package's command without asking.")
+              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs "
+                   "this). With --server-json: run the package's command without asking.")
 @click.option("--sample-arguments", is_flag=True,
               help="Also expand prompts with required arguments, with values from completion/complete or the "
                    "arguments' names.")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpprobe.cli.common import CONTEXT, command_line, run_operation, session_extras, trace_checked
+from mcpprobe.cli.common import CONTEXT, Confirmation, command_line, run_operation, session_extras, trace_checked
 from mcpprobe.cli.options import (
     TargetCommand,
     connection_options,
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from mcpprobe.wire.target import Settings
 
 _WEIGHT_ONLY = re.compile(r"^@\d+$")
-_URL = re.compile(r"^https?://", re.IGNORECASE)
 MAX_CONCURRENCY = 10_000
 OPEN_LOOP_IN_FLIGHT = 100  # --rate without --concurrency: requests allowed in flight at once
 
@@ -134,12 +133,11 @@ def _run(inv: ServerInvocation, plan: Plan, session_hooks: SessionHooks,
             live.clear()
 
 
-def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
-    """--ping takes an optional @WEIGHT: a URL right after it is the server's, not its value."""
+def _ping_weight(ping: str | None) -> str | None:
+    """--ping takes nothing, or @WEIGHT (a URL right after it is the server's: the edge gives it its
+    value, mcpprobe.cli.edge.optional_values)."""
     if ping is None or _WEIGHT_ONLY.match(ping):
-        return ping, rest
-    if _URL.match(ping):
-        return "@1", (ping, *rest)
+        return ping
     raise click.BadParameter(f"{ping!r}: --ping takes nothing, or @WEIGHT", param_hint="'--ping'")
 
 
@@ -219,7 +217,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @click.option("--call", "calls", multiple=True, metavar="'TOOL [KEY=VALUE]... [@WEIGHT]'",
               help="Call TOOL (repeatable). Checked as `call` checks it: listed, arguments valid by its "
-                   "inputSchema; a tool not marked read-only needs --yes.")
+                   "inputSchema; a tool not marked read-only needs --yes, or a yes on a terminal.")
 @click.option("--read", "reads", multiple=True, metavar="'URI [@WEIGHT]'",
               help="Read a resource (repeatable); it must be listed or match a template unless --force.")
 @click.option("--list", "lists", multiple=True, metavar="'KIND [@WEIGHT]'",
@@ -250,7 +248,8 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.option("--slo", "slos", multiple=True, metavar="'METRIC<VALUE'",
               help="An objective (repeatable): p50/p90/p99/p99.9/max/mean<DURATION (us, ms, s), errors<N% or "
                    "errors<=N, throughput>N/s. A missed one is a finding, exit 1.")
-@click.option("-y", "--yes", is_flag=True, help="Call tools that are not marked read-only.")
+@click.option("-y", "--yes", is_flag=True,
+              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs this).")
 @click.option("--start-at", "start_at", default=None, metavar="TIME", callback=_start_time,
               help="Connect, then wait until TIME to begin (UTC ISO 8601 such as 2026-12-04T05:00:00Z, or Unix "
                    "seconds): workers on several machines begin together. A TIME passed begins at once.")
@@ -291,8 +290,8 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
 
     Exit: 0 the run worked (request errors are figures, not failures); 1 an --slo missed;
     2 usage (bad --slo); 3 refused (a check of the operation failed, a tool not read-only
-    without --yes); 4 connection lost; 5, 6, 7 as for every command; 130 Ctrl-C, with what
-    was measured so far.
+    not confirmed: no yes on a terminal, no --yes); 4 connection lost; 5, 6, 7 as for every
+    command; 130 Ctrl-C, with what was measured so far.
 
     \b
     Examples:
@@ -303,13 +302,14 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
       mcpprobe load --merge worker-*.json
     """
     from mcpprobe.cli.invocation import resolve
+    from mcpprobe.cli.output import stderr_console
     from mcpprobe.load.run import Plan
 
     if merge:
         if calls or reads or lists or prompts or ping or ctx.meta.get("server_command") or named.names:
             raise click.UsageError("--merge combines load documents: give their files, and no server or work")
         return _merged(url, output)
-    ping, url = _ping_value(ping, url)
+    ping = _ping_weight(ping)
     specs = _specs(calls, reads, lists, prompts, ping)
     objectives = _slos(slos)
     if concurrency is not None and concurrency > MAX_CONCURRENCY:
@@ -320,7 +320,9 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
                                  param_hint="'--connections'")
     plan = Plan(specs=specs, requests=requests, duration=duration,
                 concurrency=concurrency or (OPEN_LOOP_IN_FLIGHT if rate else 1), rate=rate, warmup=warmup,
-                connections=connections, interval=interval, slos=objectives, yes=yes, start_at=start_at)
+                connections=connections, interval=interval, slos=objectives, yes=yes, start_at=start_at,
+                confirmer=Confirmation(stderr_console(inv.redactor), inv.redactor, inv.output.as_json, yes=yes,
+                                       repeated=True))
     metrics = None if metrics_listen is None else _live_metrics(metrics_listen, metrics_linger, run_id, worker)
     inv.tell("loading the server")
     with session_extras(inv) as (session_hooks, trace):

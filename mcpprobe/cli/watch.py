@@ -34,6 +34,7 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, ToolArguments], ...]:
     """Each --call 'TOOL KEY=VALUE ...' as (TOOL, its arguments), parsed before connecting."""
     import shlex
 
+    from mcpprobe.errors import UsageProblem
     from mcpprobe.operations.arguments import ToolArguments
 
     calls = []
@@ -44,7 +45,10 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, ToolArguments], ...]:
             raise click.BadParameter(f"{value!r}: {exc}", param_hint="'--call'") from None
         if not words:
             raise click.BadParameter("expects a tool name, then its KEY=VALUE arguments", param_hint="'--call'")
-        calls.append((words[0], ToolArguments.parse(words[1:])))
+        try:
+            calls.append((words[0], ToolArguments.parse(words[1:])))
+        except UsageProblem as exc:  # a bad KEY=VALUE: name the option, as check and load do
+            raise click.BadParameter(f"{value!r}: {exc.message}", param_hint="'--call'") from None
     return tuple(calls)
 
 
@@ -180,7 +184,8 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Emit, session
                    "in the same value, as for `call`; the same checks apply: the tool must be listed, the "
                    "arguments must match its inputSchema, and a tool not marked read-only needs --yes (or a yes "
                    "on a terminal). Refused on the first connection: exit 3, nothing sent.")
-@click.option("-y", "--yes", is_flag=True, help="With --call: do not ask before calling a tool not marked read-only.")
+@click.option("-y", "--yes", is_flag=True,
+              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs this).")
 @server_options(many=False)
 @output_options(json_help="Print one JSON object per event (NDJSON), flushed as it happens (docs/json-output.md).")
 @connection_options
