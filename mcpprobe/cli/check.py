@@ -22,9 +22,9 @@ from mcpprobe.cli.common import (
 )
 from mcpprobe.cli.options import (
     TargetCommand,
-    _positive,
     connection_options,
     output_options,
+    positive,
     server_json_options,
     server_options,
 )
@@ -74,7 +74,7 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @server_options(many=True)
 @click.option("--all", "all_servers", is_flag=True, help="Check every server found in the configs (a fleet).")
-@click.option("--concurrency", type=int, default=4, show_default=True, metavar="N", callback=_positive,
+@click.option("--concurrency", type=int, default=4, show_default=True, metavar="N", callback=positive,
               help="How many servers of a fleet are checked at once.")
 @click.option("--only", multiple=True, metavar="ID|FAMILY", callback=_patterns,
               help="Run only these checks: ids (lifecycle.ping) or families (lifecycle); repeatable or "
@@ -96,7 +96,7 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @click.option("--sample-arguments", is_flag=True,
               help="Also expand prompts with required arguments, with values from completion/complete or the "
                    "arguments' names.")
-@click.option("--rate", type=float, default=None, metavar="N", callback=_positive,
+@click.option("--rate", type=float, default=None, metavar="N", callback=positive,
               help="Send at most N requests a second (default: one at a time, as fast as answered).")
 @server_json_options(yes_option=False)
 @output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML, Format.SARIF)

@@ -17,10 +17,10 @@ import click
 from mcpprobe.cli.common import CONTEXT, Confirmation, command_line, run_operation, session_extras, trace_checked
 from mcpprobe.cli.options import (
     TargetCommand,
-    _not_negative,
-    _positive,
     connection_options,
+    not_negative,
     output_options,
+    positive,
     server_options,
 )
 from mcpprobe.render.interface import OFFERED
@@ -226,23 +226,23 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="Expand a prompt (repeatable), checked as `get-prompt` checks it.")
 @click.option("--ping", is_flag=False, flag_value="@1", default=None, metavar="[@WEIGHT]",
               help="Send ping (protocols before 2026-07-28). @WEIGHT, as for the others, weighs it in the mix.")
-@click.option("--requests", "requests", type=int, default=None, metavar="N", callback=_positive,
+@click.option("--requests", "requests", type=int, default=None, metavar="N", callback=positive,
               help="Stop after N measured requests (warm-up not counted).")
-@click.option("--duration", type=float, default=None, metavar="SECONDS", callback=_positive,
+@click.option("--duration", type=float, default=None, metavar="SECONDS", callback=positive,
               help="Stop starting requests after SECONDS of measuring; those in flight finish (within --timeout). "
                    "Default 10 when --requests is not given either; with both, whichever comes first.")
-@click.option("--concurrency", type=int, default=None, metavar="C", callback=_positive,
+@click.option("--concurrency", type=int, default=None, metavar="C", callback=positive,
               help="Closed loop: C requests in flight at all times (default 1). With --rate: at most C in flight "
                    f"(default {OPEN_LOOP_IN_FLIGHT}).")
-@click.option("--rate", type=float, default=None, metavar="PER_SECOND", callback=_positive,
+@click.option("--rate", type=float, default=None, metavar="PER_SECOND", callback=positive,
               help="Open loop: start requests at this rate whether or not earlier ones were answered; latency "
                    "counts from when each was due (no coordinated omission).")
-@click.option("--warmup", type=float, default=0.0, show_default=True, metavar="SECONDS", callback=_not_negative,
+@click.option("--warmup", type=float, default=0.0, show_default=True, metavar="SECONDS", callback=not_negative,
               help="Send load for SECONDS before measuring; those requests are not counted.")
-@click.option("--connections", type=int, default=1, show_default=True, metavar="K", callback=_positive,
+@click.option("--connections", type=int, default=1, show_default=True, metavar="K", callback=positive,
               help="HTTP only: spread the load over K sessions, each with its own handshake (or, in 2026-07-28, "
                    "its own connection).")
-@click.option("--interval", type=float, default=1.0, show_default=True, metavar="SECONDS", callback=_positive,
+@click.option("--interval", type=float, default=1.0, show_default=True, metavar="SECONDS", callback=positive,
               help="The length of a row of the figures over time. A stdio server's memory is sampled four times a "
                    "second, or at this interval if shorter.")
 @click.option("--slo", "slos", multiple=True, metavar="'METRIC<VALUE'",
@@ -258,7 +258,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -
                    "any free one, said on stderr), labelled with --run-id and --worker, for Prometheus to add up "
                    "over workers. The last figures stay served until scraped once, at most --metrics-linger.")
 @click.option("--metrics-linger", type=float, default=30.0, show_default=True, metavar="SECONDS",
-              callback=_not_negative, help="With --metrics-listen: how long the ended run waits for a last scrape.")
+              callback=not_negative, help="With --metrics-listen: how long the ended run waits for a last scrape.")
 @click.option("--run-id", default=None, metavar="ID", help="The run label of the live metrics (default: random).")
 @click.option("--worker", default=None, metavar="NAME",
               help="The worker label of the live metrics (default: this machine's name and mcpprobe's pid).")
