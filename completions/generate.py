@@ -18,8 +18,9 @@ HERE = Path(__file__).resolve().parent
 
 def scripts() -> dict[str, str]:
     from mcpprobe.cli.bundled import COMPLETION_FILES, completion_script
+    from mcpprobe.cli.main import cli
 
-    return {name: completion_script(shell) for shell, name in COMPLETION_FILES.items()}
+    return {name: completion_script(shell, cli) for shell, name in COMPLETION_FILES.items()}
 
 
 def main(argv: list[str]) -> int:

@@ -28,6 +28,10 @@ from mcpprobe.errors import REPORT_HINT, bug_message
 from mcpprobe.testhooks import crash_point
 
 TRACEBACK = "mcpprobe.traceback"
+# The named sections of a command's help, in this order after its own options, the same in every
+# command: the shared options (mcpprobe.cli.options) say which section they belong to.
+SECTIONS = ("Server", "Connection", "Authorization", "TLS and network", "Output")
+SECTION = "mcpprobe_section"  # the attribute of a click.Parameter naming its section
 # The context settings of every command: -h as well as --help, and help text up to 100 columns wide.
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -117,6 +121,19 @@ class EdgeCommand(click.Command):
         except BaseException as exc:  # noqa: BLE001 - the edge: every exception ends here
             settle(ctx, exc)
             raise  # pragma: no cover - settle never returns
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command's own options first, then the shared ones in SECTIONS, each named, in the same
+        order in every command (a command's help was its own options lost among 25 shared ones)."""
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
+            if record is not None:
+                groups.setdefault(getattr(param, SECTION, "Options"), []).append(record)
+        for title in ("Options", *SECTIONS):
+            if groups.get(title):
+                with formatter.section(title):
+                    formatter.write_dl(groups[title])
 
     def invoke(self, ctx: click.Context) -> None:
         try:

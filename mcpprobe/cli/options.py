@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
 from mcpprobe.auth.settings import ENV_NAME_HELP
-from mcpprobe.cli.edge import EdgeCommand
+from mcpprobe.cli.edge import SECTION, EdgeCommand
 from mcpprobe.render.interface import OFFERED, Format
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 # A command's callback, whatever options the decorators below have turned into values: its exit code.
 Callback = Callable[..., int]
 Number = TypeVar("Number", int, float)  # what a numeric option's callback checks and gives back
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])  # a command callback, its options added
 
 # mcpprobe.wire.target.TRANSPORTS (a test keeps them equal): importing that module (dataclasses, url
 # parsing, regexes) is 4-8 ms that --help and completion do not need.
@@ -113,6 +114,20 @@ def _complete_protocols(ctx: click.Context, param: click.Parameter, incomplete: 
     return [CompletionItem(value, help=said[value]) for value in protocols.ACCEPTED if value.startswith(incomplete)]
 
 
+def sectioned(func: Decorated, decorators: Sequence[Callable[[Any], Any]], section: str,
+              elsewhere: dict[str, str] | None = None) -> Decorated:
+    """`decorators` (click options) applied to `func`, each option put in help `section` (or the one
+    `elsewhere` names for it, by parameter name): `mcpprobe.cli.edge.EdgeCommand.format_options`."""
+    before = {id(param) for param in getattr(func, "__click_params__", [])}
+    wrapped: Any = func
+    for decorator in reversed(decorators):
+        wrapped = decorator(wrapped)
+    for param in getattr(wrapped, "__click_params__", []):
+        if id(param) not in before:
+            setattr(param, SECTION, (elsewhere or {}).get(param.name or "", section))
+    return cast("Decorated", wrapped)
+
+
 def connection_options(func: Callback) -> Callback:
     """--transport, headers/env/cwd, protocol, timeouts, limits, stderr handling, --force, and the
     authentication options. The command receives them as `connection` (a Connection: how to reach
@@ -171,9 +186,8 @@ def connection_options(func: Callback) -> Callback:
         click.option("--force", is_flag=True,
                      help="Send requests even for capabilities the server did not declare (labelled as forced)."),
     ]
-    for decorator in reversed(decorators):
-        typed = decorator(typed)
-    return auth_options(typed)
+    return auth_options(sectioned(typed, decorators, "Connection",
+                                  {"headers": "TLS and network", "insecure": "TLS and network"}))
 
 
 def auth_options(func: Callback) -> Callback:
@@ -223,9 +237,7 @@ def auth_options(func: Callback) -> Callback:
                           "revocation) on plain http:// at a host that is not this machine, with a warning; "
                           "without it, a terminal asks and anything else is refused (exit 7)."),
     ]
-    for decorator in reversed(decorators):
-        typed = decorator(typed)
-    return typed
+    return sectioned(typed, decorators, "Authorization")
 
 
 def _complete_servers(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
@@ -265,11 +277,11 @@ def server_options(*, many: bool) -> Callable[[Callback], Callback]:
                 named = NamedServers((server,) if server else (), config_files)
                 return func(*args, named=named, **rest)
 
-        return click.option(
+        return sectioned(typed, [click.option(
             "-s", "--server", "servers" if many else "server", multiple=many, metavar="NAME",
             shell_complete=_complete_servers,
             help="A server named in a config file (see `mcpprobe servers`)"
-                 + (" (repeatable: several make a fleet)." if many else "."))(CONFIG_OPTION(typed))
+                 + (" (repeatable: several make a fleet)." if many else ".")), CONFIG_OPTION], "Server")
 
     return decorate
 
@@ -328,9 +340,7 @@ def output_options(*formats: Format, json_help: str | None = None) -> Callable[[
             click.option("-v", "--verbose", is_flag=True,
                          help="Tell on stderr what mcpprobe does: configs read, servers started, results."),
         ]
-        for decorator in reversed(decorators):
-            settled = decorator(settled)
-        return settled
+        return sectioned(settled, decorators, "Output")
 
     return decorate
 
@@ -417,8 +427,6 @@ def server_json_options(*, yes_option: bool) -> Callable[[Callable[..., Any]], C
             # usage error then suggests the '--' that was forgotten).
             decorators.append(click.option("--yes", "launch_yes", is_flag=True,
                                            help="With --server-json: run the package's command without asking."))
-        for decorator in reversed(decorators):
-            typed = decorator(typed)
-        return typed
+        return sectioned(typed, decorators, "Server")
 
     return decorate
