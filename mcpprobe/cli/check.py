@@ -189,7 +189,8 @@ def _interrupted(member: Member, outcome: CheckOutcome) -> Report:
 
     outcome.interrupted = True
     if outcome.error is None:
-        outcome.error = Interrupted(f"interrupted after {len(outcome.results)} checks; the others did not run")
+        done = len(outcome.results)
+        outcome.error = Interrupted(f"interrupted after {done} check{'' if done == 1 else 's'}; the others did not run")
     return Report(member, outcome)
 
 
