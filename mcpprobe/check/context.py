@@ -63,6 +63,9 @@ class CheckOptions:
     calls: tuple[NamedCall, ...] = ()  # --call 'TOOL K=V ...'
     rate: float | None = None  # requests per second at most
     confirmer: Confirmer | None = None  # for --call: the preview, the question, --yes
+    # Each server's outcome, added when its run begins and filled as its checks end: what an interrupted
+    # run had checked (the command shows it, exit 130). None: not kept.
+    started: list[Any] | None = None
 
 
 def inert(value: Any, limit: int = EVIDENCE_CHARS) -> str:

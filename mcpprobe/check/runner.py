@@ -134,6 +134,11 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
             raised = exc
             verdict = Verdict(Status.ERROR, f"could not be completed: {exc.message}",
                               detail={"exitCode": int(exc.exit_code)})
+        if arrived():
+            # A signal came while the check held the event loop (its schema checks stopped at it): what
+            # it says was cut short by the signal, no verdict, and is not kept; the loop acts on the
+            # signal now, and cancels the run here, before anything else is judged or sent.
+            await anyio.sleep(SIGNAL_GRACE)
         verdict = http_evidence(ctx, verdict, raised)  # an HTTP error answer is the server's, not a lost connection
         status = verdict.status
         if status is Status.FAIL and level is not Level.MUST:
@@ -143,10 +148,6 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
                               (time.perf_counter() - started) * 1000, omitted))
         if ended_by is None and session.conn.closed_error is not None:
             ended_by = results[-1]
-        if arrived():
-            # A signal came while the check held the event loop (its schema checks stopped at it): the
-            # loop acts on it now, and cancels the run here, before anything else is judged or sent.
-            await anyio.sleep(SIGNAL_GRACE)
     return ctx
 
 
@@ -187,6 +188,8 @@ async def check(target: Target, settings: Settings, *, options: CheckOptions | N
     not declared sends nothing, whatever the command line says."""
     options = options or CheckOptions()
     outcome = CheckOutcome("check", strict=options.strict)
+    if options.started is not None:
+        options.started.append(outcome)
 
     async def body(session: Session) -> None:
         ctx = await run_checks(session, options, outcome.results)

@@ -33,8 +33,9 @@ from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:
     from mcpprobe.check.context import CheckOptions, NamedCall
+    from mcpprobe.check.runner import CheckOutcome
     from mcpprobe.cli.invocation import CommandLine, Connection, FleetInvocation, NamedServers, Output, ServerJsonChoice
-    from mcpprobe.fleet.probe import Report
+    from mcpprobe.fleet.probe import Member, Report
     from mcpprobe.safety.redact import Redactor
     from mcpprobe.wire.target import Settings
 
@@ -144,15 +145,17 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
 
 def _run(fleet: FleetInvocation, options: CheckOptions, concurrency: int, line: CommandLine) -> int:
     import functools
+    from dataclasses import replace
 
     from mcpprobe.check.runner import check
     from mcpprobe.fleet.probe import Extras, run
 
     fmt, many, members = line.output.format, fleet.many, list(fleet.members)
     trace = open_trace(fleet)
+    started: list[CheckOutcome] = []  # each server's outcome as its checks end (an interruption shows it)
     extras = Extras(trace=trace, stderr_writer=server_stderr_writer(fleet),
                     say=fleet.say if line.output.verbose else None, label_traces=many, traceback=line.traceback,
-                    operation=functools.partial(check, options=options), command="check")
+                    operation=functools.partial(check, options=replace(options, started=started)), command="check")
     show = None
     spinner = None
     if not many:
@@ -172,9 +175,23 @@ def _run(fleet: FleetInvocation, options: CheckOptions, concurrency: int, line: 
         spinner.start()
     reports = run_fleet(run, members, many=many, spinner=spinner, trace=trace, show=show, command="check",
                         concurrency=concurrency, extras=extras)
+    if reports is None and started:  # one server, interrupted: the checks it had finished, and exit 130
+        reports = [_interrupted(members[0], started[0])]
     shown = show.code if show is not None else None
     code = shown if shown is not None else _emit(reports, fmt, many, fleet.redactor, line.output.verbose)
     return trace_checked(trace, line.output, code)
+
+
+def _interrupted(member: Member, outcome: CheckOutcome) -> Report:
+    """The report of a server whose checks were interrupted: the results it had, and the interruption."""
+    from mcpprobe.errors import Interrupted
+    from mcpprobe.fleet.probe import Report
+
+    outcome.interrupted = True
+    if outcome.error is None:
+        done = len(outcome.results)
+        outcome.error = Interrupted(f"interrupted after {done} check{'' if done == 1 else 's'}; the others did not run")
+    return Report(member, outcome)
 
 
 def _emit(reports: list[Report] | None, fmt: Format, many: bool, redactor: Redactor, every: bool = False) -> int:

@@ -16,6 +16,7 @@ from mcpprobe.client.kinds import LIST_KINDS, identity
 from mcpprobe.findings import Finding, Severity
 from mcpprobe.lint import rules
 from mcpprobe.safety.sanitize import truncate, visible
+from mcpprobe.signals import arrived
 
 EVIDENCE_CHARS = 120  # how much of the matched text a finding quotes
 
@@ -252,18 +253,23 @@ def estimate_tokens(instructions: str | None, listings: Mapping[str, Listing]) -
 
 
 def lint(instructions: str | None, listings: Mapping[str, Listing], settings: LintSettings) -> list[Finding]:
-    """Every lint finding of one server's catalogue."""
+    """Every lint finding of one server's catalogue. It runs in the event loop's thread: at a signal that
+    ends the run (mcpprobe.signals) it stops between two items, so that the loop can act on it at once."""
     found: list[Finding] = []
     tools = listings.get("tools")
     own_tools: dict[str, str] = {}
     if tools is not None:
         for tool in tools.items:
+            if arrived():
+                return found
             name = identity("tools", tool)
             if name is not None:
                 own_tools[name] = ""
             found.extend(annotation_findings(tool, settings))
     references = References(own_tools, settings, server="")
     for text in texts(instructions, listings):
+        if arrived():
+            return found
         found.extend(text_findings(text, settings))
         references.add(text)
     found.extend(references.flush())

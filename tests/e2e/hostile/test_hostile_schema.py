@@ -238,9 +238,10 @@ def test_ctrl_c_during_a_pathological_validation(tmp_path, listeners):
 def test_a_signal_during_the_schema_checks_of_check_ends_the_run(tmp_path, sig):
     """Four tools whose inputSchema takes seconds to check against its meta-schema (HOSTILE_BIG):
     the check ran in the event loop's thread, and a signal waited for all of them (32 s, then exit 0
-    and "pass"). Now the check stops at the signal: exit 130 and the interrupted document, at once."""
+    and "pass"). Now the check stops at the signal: exit 130, at once, and the document has the checks
+    that had finished before it (lifecycle.ping), not the one it stopped."""
     record = tmp_path / "methods.txt"
-    argv = [PY, "-m", "mcpprobe", "check", "--json", "--only", "tools.input-schema", "--timeout", "60",
+    argv = [PY, "-m", "mcpprobe", "check", "--json", "--only", "lifecycle.ping,tools.input-schema", "--timeout", "60",
             "--env", f"HOSTILE_RECORD={record}", "--env", "HOSTILE_BIG=20000", "--", PY, str(SERVER)]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
@@ -262,6 +263,8 @@ def test_a_signal_during_the_schema_checks_of_check_ends_the_run(tmp_path, sig):
     assert proc.returncode == 130, (proc.returncode, out[-500:], err[-500:])
     doc = json.loads(out)
     assert doc["command"] == "check" and doc["exitCode"] == 130 and doc["error"]["code"] == "interrupted"
+    assert [(c["id"], c["status"]) for c in doc["checks"]] == [("lifecycle.ping", "pass")]
+    assert doc["summary"]["pass"] == 1 and "interrupted after 1 check;" in doc["error"]["message"]
     assert took < 8, f"the signal took {took:.1f} s to end the run"  # the checks alone would take 38 more
 
 
