@@ -366,7 +366,7 @@ def test_the_demo_servers_documents_match_the_schema(case: str, validator: Draft
 # ----- installing mcpprobe, as the CI and Kubernetes examples do -----
 
 
-@pytest.mark.parametrize("page", ["ci.md", "exporter.md"])
+@pytest.mark.parametrize("page", ["ci.md", "exporter.md", "load-ci-matrix.yml"])
 def test_install_examples_name_no_placeholder_address_and_the_wheel_that_builds(page: str) -> None:
     """mcpprobe has no public address: the examples install the wheel `pip wheel --no-deps -w dist .`
     builds in its clone (named after pyproject.toml's version), and their YAML stays YAML."""
@@ -380,7 +380,7 @@ def test_install_examples_name_no_placeholder_address_and_the_wheel_that_builds(
     wheels = set(re.findall(r"mcpprobe-[^\s'/]+?-py3-none-any\.whl", text))
     assert wheels == {f"mcpprobe-{version}-py3-none-any.whl"}, wheels
     assert "pip wheel --no-deps -w dist ." in text
-    blocks = [block.split("```", 1)[0] for block in text.split("```yaml\n")[1:]]
+    blocks = [block.split("```", 1)[0] for block in text.split("```yaml\n")[1:]] if page.endswith(".md") else [text]
     assert blocks
     for block in blocks:
         assert list(yaml.safe_load_all(block)), block

@@ -159,3 +159,37 @@ def test_the_documented_indexed_job_runs_workers_whose_documents_merge(tmp_path:
             assert done.returncode == 0, done.stderr
     merged = run_cli(["load", "--merge", "--json", str(tmp_path / "worker-0.json"), str(tmp_path / "worker-1.json")])
     assert merged.exit_code == 0 and merged.json["overall"]["requests"] == 40
+
+
+def test_the_documented_ci_matrix_runs_workers_whose_documents_merge(tmp_path: Path) -> None:
+    """docs/load-ci-matrix.yml is a GitHub Actions workflow whose load job is a matrix and whose merge job
+    needs it; its `mcpprobe` steps, run here by sh in one directory as the jobs would run them (a
+    shorter run, a local server), write documents that its merge step combines."""
+    import os
+
+    import yaml
+
+    workflow = yaml.safe_load((ROOT / "docs" / "load-ci-matrix.yml").read_text())
+    load_job, merge_job = workflow["jobs"]["load"], workflow["jobs"]["merge"]
+    workers = load_job["strategy"]["matrix"]["worker"]
+    assert merge_job["needs"] == "load" and len(workers) > 1
+    run_steps = [step for step in load_job["steps"] if "mcpprobe load" in step.get("run", "")]
+    merge_steps = [step["run"] for step in merge_job["steps"] if "mcpprobe load --merge" in step.get("run", "")]
+    assert len(run_steps) == 1 and merge_steps
+
+    def sh(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        script = script.replace("mcpprobe ", f"{PY} -m mcpprobe ", 1).replace("--duration 60", "--requests 10")
+        return subprocess.run(["sh", "-c", script], env={**os.environ, **env}, cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120)
+
+    with fixture_http("full") as url:
+        for worker in workers[:2]:
+            step = run_steps[0]
+            env = {"MCP_URL": url, **{k: v.replace("${{ matrix.worker }}", str(worker))
+                                      for k, v in step.get("env", {}).items()}}
+            done = sh(step["run"], env)
+            assert done.returncode == 0, done.stderr
+    for script in merge_steps:
+        done = sh(script, {})
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "load.html").read_text().startswith("<!DOCTYPE html>")
