@@ -656,7 +656,13 @@ CHECKS: tuple[Check, ...] = (
           revisions=_AUTH, transports=("http", "sse"), sections=_AUTH_DISCOVERY_SECTIONS,
           how="Judges the server's answer to the connection when it is HTTP 401 (with no token, or a refused one); "
               "sends nothing of its own. 2025-06-18: the Bearer challenge must carry `resource_metadata`. 2025-11-25 "
-              "on: that, or the metadata served at a well-known URI (RFC 9728). The MUSTs bind a server that does "
+              "on: that, or the metadata served at a well-known URI (RFC 9728). A `resource_metadata` that is no "
+              "absolute http(s) URL (empty, a relative reference such as `/.well-known/...`, another scheme, one "
+              "that does not parse) never passes: RFC 9728 section 5.1 defines it as \"The URL of the protected "
+              "resource metadata\", and clients \"MUST ... use the resource metadata URL from the parsed "
+              "WWW-Authenticate headers when present\" (2025-11-25 on). 2025-06-18, or no metadata at a well-known "
+              "URI either: fail; 2025-11-25 on with the metadata at a well-known URI (the MUST met that way): "
+              "warn. The MUSTs bind a server that does "
               "the specification's OAuth: a 401 with no sign of it (no `resource_metadata`, no metadata document "
               "at any well-known URI; a static bearer token, say) is a warning quoting \"SHOULD conform\", never a "
               "failure. No 401: n/a without credentials (authorization is OPTIONAL), skipped with them."),

@@ -203,3 +203,32 @@ def test_an_oauth_server_that_breaks_a_must_still_fails() -> None:
         _, doc = run_check(url, "2025-06-18")
     entry = next(e for e in doc["checks"] if e["id"] == "auth.challenge")
     assert entry["status"] == "fail" and "SHOULD conform" not in entry["message"]
+
+
+@pytest.mark.parametrize(("protocol", "expected"), [("2025-06-18", "fail"), ("2025-11-25", "warn"), ("modern", "warn")])
+def test_a_resource_metadata_that_is_not_a_url_never_passes(protocol: str, expected: str) -> None:
+    """The challenge names `/.well-known/oauth-protected-resource/mcp`, a relative reference, not "The
+    URL of the protected resource metadata" (RFC 9728 section 5.1); the document is served at that
+    well-known URI. auth.challenge passed for any string before. 2025-06-18 makes the header the way
+    (MUST): fail. 2025-11-25 on, the well-known URI meets "MUST implement one of the following discovery
+    mechanisms", but clients "MUST ... use the resource metadata URL from the parsed WWW-Authenticate
+    headers when present": a warning that says so. The metadata itself is fine (auth.resource-metadata
+    passes)."""
+    with http_server([PY, str(AUTH_SERVER), "--resource-metadata", "/.well-known/oauth-protected-resource/mcp",
+                      "--prm-at", "path"]) as url:
+        code, doc = run_check(url, protocol)
+    found = statuses(doc)
+    entry = next(e for e in doc["checks"] if e["id"] == "auth.challenge")
+    assert found == {"auth.challenge": expected, "auth.resource-metadata": "pass", "auth.server-metadata": "pass"}
+    assert "is not a URL (it is a relative reference" in entry["message"]
+    assert "The URL of the protected resource metadata" in entry["message"]
+    assert code == 7  # the connection stopped at the 401, as for every command
+
+
+def test_a_resource_metadata_that_is_not_a_url_and_no_metadata_anywhere_fails() -> None:
+    """Neither discovery mechanism: the header names no URL, and no well-known URI serves the metadata."""
+    with http_server([PY, str(AUTH_SERVER), "--resource-metadata", "metadata", "--prm-at", "none"]) as url:
+        _, doc = run_check(url, "2025-11-25")
+    entry = next(e for e in doc["checks"] if e["id"] == "auth.challenge")
+    assert entry["status"] == "fail" and "neither discovery mechanism" in entry["message"], entry
+    assert "SHOULD conform" not in entry["message"]  # resource_metadata is a sign of OAuth: no leniency
