@@ -170,11 +170,16 @@ CHECKS: tuple[Check, ...] = (
            ("2025-11-25 and later", "Error responses **MUST** include the same ID as the request they correspond "
                                     "to ... **MUST** include an `error` field with a `code` and `message`"),
            (_JSONRPC, "When a rpc call is made, the Server MUST reply with a Response ... -32601 Method not found: "
-                      "The method does not exist / is not available.")),
+                      "The method does not exist / is not available."),
+           ("2026-07-28, streamable HTTP", "If the server does not implement the requested RPC method, it **MUST** "
+                                           "respond with `404 Not Found` and a JSON-RPC error with code `-32601` "
+                                           "(`Method not found`).")),
           sections=_RESPONSES,
           methods=("mcpprobe/no-such-method",),
           how="Sends `mcpprobe/no-such-method`. Error -32601 passes; another error code is a warning; a result "
-              "or no answer fails."),
+              "or no answer fails. In 2026-07-28 over streamable HTTP the answer's HTTP status is judged too: "
+              "-32601 with any status but 404 fails (basic/transports/streamable-http, \"Protocol Version "
+              "Header\"); earlier revisions name no status for it."),
     Check("lifecycle.invalid-params", "prompts/get without a name gets -32602", Level.SHOULD,
           "server/prompts#error-handling",
           (("all", "Servers **SHOULD** return standard JSON-RPC errors for common failure cases: Invalid prompt "
