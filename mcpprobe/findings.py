@@ -32,6 +32,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "protocol-violation": (Severity.WARNING, "the server sent a message that breaks JSON-RPC or MCP rules"),
     "number-out-of-range": (Severity.WARNING, "a number from the server past the range mcpprobe can use; "
                                               "written as null or replaced by a default"),
+    "peer-data-dropped": (Severity.INFO, "more than mcpprobe keeps in a run came from the server; the rest was "
+                                         "counted, not kept"),
     "cookie-dropped": (Severity.WARNING, "an HTTP server set more or larger cookies than a browser keeps "
                                          "(RFC 6265 6.1); the excess was dropped, not sent back"),
     "batch-not-allowed": (Severity.ERROR, "a JSON-RPC batch where the negotiated protocol version forbids them"),

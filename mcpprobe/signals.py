@@ -9,12 +9,19 @@ to the sweep. `interrupt_on_signals` makes both raise KeyboardInterrupt there in
 one edge (`mcpprobe.cli.edge`) turns into the interruption. A signal the user ignored (`nohup`
 ignores SIGHUP) stays ignored, and a handler someone else installed stays theirs.
 
+While an operation runs, work that holds the event loop (checking a tool's schema against its
+meta-schema, in the loop's own thread) would keep the loop from ever seeing a signal. So the
+operation's handlers are wrapped (`noted_on`): a signal also sets a flag that such work looks at
+between its steps (`arrived()`, mcpprobe.safety.validation), stops at, and so hands the loop back.
+
 Standard library only: the console script installs it before anything is imported.
 """
 
 from __future__ import annotations
 
 import signal
+import threading
+from typing import Any
 
 ENDING = (signal.SIGTERM, signal.SIGHUP)
 
@@ -50,3 +57,38 @@ def _install() -> None:
                 signal.signal(sig, _as_ctrl_c)
         except ValueError:  # not the main thread
             return
+
+
+_arrived = threading.Event()
+
+
+def arrived() -> bool:
+    """Whether a signal that ends the run has come since the operation began (`noted_on`): work that
+    holds the event loop stops at it, so that the loop can act on the signal."""
+    return _arrived.is_set()
+
+
+def begin() -> None:
+    """An operation begins: no signal has come for it yet."""
+    _arrived.clear()
+
+
+def noted_on(signals: Any) -> None:
+    """Wrap the current handlers of `signals` (the event loop's, which only wake the loop) so that a
+    signal is also noted for `arrived()`. Python runs a handler in the main thread between two steps
+    of whatever runs there, the loop busy or not. Only the main thread can set handlers."""
+    for sig in signals:
+        try:
+            previous = signal.getsignal(sig)
+            signal.signal(sig, _noting(previous))
+        except (ValueError, TypeError):  # not the main thread, or a handler Python did not install
+            return
+
+
+def _noting(previous: Any) -> Any:
+    def noted(sig: int, frame: Any) -> None:
+        _arrived.set()
+        if callable(previous):
+            previous(sig, frame)
+
+    return noted

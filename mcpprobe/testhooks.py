@@ -3,6 +3,7 @@ a real bug or a slow machine would take without replacing any of the code around
 
 `MCPPROBE_TEST_CRASH=PHASE` raises `RuntimeError` at that phase:
 
+- `parse`: while the command's line is read (where click runs the options' callbacks);
 - `command`: in the command, before anything is started (outside the event loop);
 - `operation`: inside the operation, once the server is connected (inside the event loop, so the
   exception arrives wrapped in an exception group, as a real bug there would);
@@ -34,7 +35,7 @@ from __future__ import annotations
 import os
 import time
 
-PHASES = ("command", "operation", "progress", "keepalive", "subscriptions", "relist", "router")
+PHASES = ("parse", "command", "operation", "progress", "keepalive", "subscriptions", "relist", "router")
 VARIABLE = "MCPPROBE_TEST_CRASH"
 INTERRUPT_PHASES = ("imports", "load")
 INTERRUPT_VARIABLE = "MCPPROBE_TEST_INTERRUPT"

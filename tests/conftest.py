@@ -239,27 +239,33 @@ def _cache_lock(name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-@pytest.fixture(scope="session")
-def everything() -> Path:
-    """Path to server-everything's dist/index.js, installed from the npm registry on first use."""
+def _npm_package(package: str, version: str, prefix: Path, entry: str, what: str) -> Path:
+    """`entry` (a path under node_modules) of `package@version`, installed from the npm registry on first
+    use into `prefix` in the cache (one install for all test workers: a lock); skipped without node and npm."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("node and npm are needed for the reference server @modelcontextprotocol/server-everything")
-    prefix = _cache_dir() / "npm"
-    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if entry.exists():
-        return entry
-    with _cache_lock("npm"):
-        if not entry.exists():
+        pytest.skip(f"node and npm are needed for {what} {package}")
+    path = prefix / "node_modules" / entry
+    if path.exists():
+        return path
+    with _cache_lock(prefix.name):
+        if not path.exists():
             prefix.mkdir(parents=True, exist_ok=True)
             proc = subprocess.run(
                 [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-                 f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION}"],
+                 f"{package}@{version}"],
                 capture_output=True, text=True, timeout=600,
             )
-            if proc.returncode != 0 or not entry.exists():
-                pytest.fail(f"npm install of server-everything failed: {proc.stderr[-2000:]}")
-    return entry
+            if proc.returncode != 0 or not path.exists():
+                pytest.fail(f"npm install of {package} failed: {proc.stderr[-2000:]}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def everything() -> Path:
+    """Path to server-everything's dist/index.js, installed from the npm registry on first use."""
+    return _npm_package("@modelcontextprotocol/server-everything", EVERYTHING_VERSION, _cache_dir() / "npm",
+                        "@modelcontextprotocol/server-everything/dist/index.js", "the reference server")
 
 
 FILESYSTEM_VERSION = "2026.8.31"
@@ -269,24 +275,9 @@ FILESYSTEM_VERSION = "2026.8.31"
 def filesystem() -> Path:
     """Path to server-filesystem's dist/index.js (stdio only: `node index.js DIR`), installed from the
     npm registry on first use, in a prefix of its own."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed for the reference server @modelcontextprotocol/server-filesystem")
-    prefix = _cache_dir() / f"npm-filesystem-{FILESYSTEM_VERSION}"
-    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
-    if entry.exists():
-        return entry
-    with _cache_lock(prefix.name):
-        if not entry.exists():
-            prefix.mkdir(parents=True, exist_ok=True)
-            proc = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-                 f"@modelcontextprotocol/server-filesystem@{FILESYSTEM_VERSION}"],
-                capture_output=True, text=True, timeout=600,
-            )
-            if proc.returncode != 0 or not entry.exists():
-                pytest.fail(f"npm install of server-filesystem failed: {proc.stderr[-2000:]}")
-    return entry
+    return _npm_package("@modelcontextprotocol/server-filesystem", FILESYSTEM_VERSION,
+                        _cache_dir() / f"npm-filesystem-{FILESYSTEM_VERSION}",
+                        "@modelcontextprotocol/server-filesystem/dist/index.js", "the reference server")
 
 
 TS_SERVER_VERSION = "2.0.0"
@@ -297,23 +288,9 @@ def ts_sdk2() -> Path:
     """The npm prefix of the TypeScript SDK 2.x server package (@modelcontextprotocol/server), installed
     on first use in a prefix of its own: `node tests/fixtures/ts_sdk2_server.cjs PREFIX` is a dual-era
     server on it."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node and npm are needed for the TypeScript SDK 2.x package @modelcontextprotocol/server")
     prefix = _cache_dir() / f"npm-ts-server-{TS_SERVER_VERSION}"
-    entry = prefix / "node_modules" / "@modelcontextprotocol" / "server" / "dist" / "stdio.cjs"
-    if entry.exists():
-        return prefix
-    with _cache_lock(prefix.name):
-        if not entry.exists():
-            prefix.mkdir(parents=True, exist_ok=True)
-            proc = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-                 f"@modelcontextprotocol/server@{TS_SERVER_VERSION}"],
-                capture_output=True, text=True, timeout=600,
-            )
-            if proc.returncode != 0 or not entry.exists():
-                pytest.fail(f"npm install of @modelcontextprotocol/server failed: {proc.stderr[-2000:]}")
+    _npm_package("@modelcontextprotocol/server", TS_SERVER_VERSION, prefix,
+                 "@modelcontextprotocol/server/dist/stdio.cjs", "the TypeScript SDK 2.x package")
     return prefix
 
 

@@ -25,7 +25,7 @@ from mcpprobe.auth.contact import Contact, contact
 from mcpprobe.auth.diagnosis import Diagnosis
 from mcpprobe.auth.discovery import authorization_servers, canonical_resource, moved_from, resource_matches, supports
 from mcpprobe.auth.store import TokenRecord
-from mcpprobe.auth.tokens import LoginFailed, token_request
+from mcpprobe.auth.tokens import LoginFailed, expiry, token_request
 
 JWT_BEARER_GRANT = "jwt-bearer"  # --grant's name for it: the last part of RFC 7523's grant type URN
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"  # RFC 7523 2.1
@@ -91,10 +91,11 @@ async def jwt_bearer(url: str, opts: Any, found: Diagnosis, first: Contact) -> t
                           + (f" (WWW-Authenticate: {check.challenge})" if check.challenge else ""),
                           detail={"status": check.status, "wwwAuthenticate": check.challenge, "method": check.method})
     now = time.time()
-    expires_in = data.get("expires_in")
+    # Through the one reader of expires_in (tokens.expiry): a 400-digit one ended the run (OverflowError).
+    expires_at, problem = expiry(now, data.get("expires_in"))
     record = TokenRecord(
         server_url=url, access_token=token, refresh_token=data.get("refresh_token"),
-        expires_at=now + float(expires_in) if isinstance(expires_in, int | float) else None,
+        expires_at=expires_at, problem=problem,
         scope=data.get("scope") or scope, grant=JWT_BEARER_GRANT, token_endpoint=endpoint, issuer=offer["issuer"],
         resource=resource,
         client={"registration": "pre-registered" if opts.client_id else "none", "client_id": opts.client_id,

@@ -584,12 +584,15 @@ CHECKS: tuple[Check, ...] = (
                                         "request with HTTP 405 Method Not Allowed"),
            ("2025-03-26 to 2025-11-25", "The server **MAY** terminate the session at any time, after which it "
                                         "**MUST** respond to requests containing that session ID with HTTP 404 Not "
-                                        "Found.")),
+                                        "Found."),
+           ("2025-03-26 to 2025-11-25", "The session ID **MUST** only contain visible ASCII characters (ranging "
+                                        "from 0x21 to 0x7E).")),
           revisions=_SESSION_REVISIONS, transports=("http",),
           how="Opens a second session of its own (`initialize`, `notifications/initialized`), so that the run's "
               "lives on, and sends DELETE with its id. 405 passes (the server does not let clients end sessions). "
               "A 2xx, then `ping` with the ended session's id: 404 passes, anything else fails. Another answer to "
-              "DELETE is a warning. Without sessions: skipped."),
+              "DELETE is a warning. A session id that is not visible ASCII fails, and is never sent back. Without "
+              "sessions: skipped."),
     Check("http.get-stream", "GET answers an event stream or 405", Level.MUST,
           "basic/transports#listening-for-messages-from-the-server",
           (("2025-03-26 to 2025-11-25", "The server **MUST** either return `Content-Type: text/event-stream` in "

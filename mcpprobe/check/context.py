@@ -16,7 +16,9 @@ import anyio
 
 from mcpprobe.check.catalogue import Check, Level, Status
 from mcpprobe.errors import ProbeError, ProtocolFailure, RpcError
+from mcpprobe.findings import Finding
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
+from mcpprobe.safety.validation import bounded_by
 
 if TYPE_CHECKING:
     from mcpprobe.client.catalog import Listing
@@ -27,7 +29,16 @@ if TYPE_CHECKING:
 EVIDENCE_CHARS = 400  # of each message shown as evidence
 EVIDENCE_FIRST = 4  # exchanges kept per check: the first ones (what was set up) ...
 EVIDENCE_LAST = 8  # ... and the last ones (where the verdict was decided); the count between is told
-MAX_ANSWERS = 10_000  # results kept for lifecycle.result-type
+# What a run keeps of what the server sends, whatever it sends (docs/security.md, "One memory budget"):
+MAX_ANSWERS = 10_000  # answers kept, each as its summary, for lifecycle.result-type and listing.cache-hints
+MAX_SENT_IDS = 10_000  # ids of requests sent and not yet answered: only their answers are kept
+MAX_NOTIFICATION_METHODS = 256  # distinct notification methods kept (listing.stable asks which came)
+MAX_METHOD_CHARS = 200  # a longer method name is counted, not kept: no MCP method is near it
+SUMMARY_KEYS = 8  # keys of a result named in a summary (its first ones, sorted)
+SUMMARY_CHARS = 64  # of each key and text kept in a summary
+KEPT_FIELDS = ("resultType", "ttlMs", "cacheScope")  # the values the checks judge
+# The keys by which listing.cache-hints knows a cacheable result (its CACHEABLE; a test keeps them equal).
+CACHEABLE = ("supportedVersions", "tools", "resources", "resourceTemplates", "prompts", "contents")
 
 
 @dataclass(frozen=True)
@@ -142,30 +153,81 @@ class CheckContext:
     def __init__(self, session: Session, options: CheckOptions) -> None:
         self.session = session
         self.options = options
+        bounded_by(session.settings.timeout)  # each schema check of the run: --timeout at most
         self._listings: dict[str, Listing] = {}
         self._listing_lock = anyio.Lock()
         self._interval = 1.0 / options.rate if options.rate else 0.0
         self._last_sent = 0.0
         self._exchanges: list[Exchange] = []
         self._listed: list[str] = []  # the kinds the check running now asked `listing` for
-        self.notifications: list[tuple[str, float]] = []  # (method, monotonic time) of each one seen
-        self.results_seen: list[tuple[str, dict[str, Any]]] = []  # (method, result) of every answer
+        # Each notification method seen (its first MAX_NOTIFICATION_METHODS, each at most
+        # MAX_METHOD_CHARS long), with the time it was last seen; the others are only counted.
+        self._notified: dict[str, float] = {}
+        self.results_seen = Tally()  # how many results each method gave; the results are not kept
+        # What was counted and not kept, by kind: a finding at the end of the run (`kept_findings`).
+        self.dropped: dict[str, int] = {}
         session.conn.notification_handlers.append(self._on_notification)
-        # Every answer on the wire, listings' pages too (they do not go through `request`).
-        self.answers: list[tuple[Any, dict[str, Any]]] = []  # (id, result) of each result received
+        # Every answer on the wire to a request mcpprobe sent, listings' pages too (they do not go
+        # through `request`), each as its summary (`summary`): never the result itself, which may
+        # be megabytes. An answer to an id never sent is the connection's protocol-violation, not kept.
+        self.answers: list[tuple[Any, dict[str, Any]]] = []  # (id, summary of the result)
+        self._sent: dict[Any, None] = {}
         outer = session.conn.tracer
 
         def tracer(direction: str, message: Any) -> None:
-            if direction == "recv" and isinstance(message, dict) and isinstance(message.get("result"), dict) \
-                    and len(self.answers) < MAX_ANSWERS:
-                self.answers.append((message.get("id"), message["result"]))
+            if isinstance(message, dict) and "id" in message and _key(message["id"]) is not None:
+                if direction == "send" and "method" in message:
+                    self._expect(message["id"])
+                elif direction == "recv" and "method" not in message:
+                    self._answered(message)
             if outer is not None:
                 outer(direction, message)
 
         session.conn.tracer = tracer
 
+    def _expect(self, request_id: Any) -> None:
+        sent = self._sent
+        sent[_key(request_id)] = None
+        if len(sent) > MAX_SENT_IDS:
+            del sent[next(iter(sent))]
+            self._drop("request ids", 1)
+
+    def _answered(self, message: dict[str, Any]) -> None:
+        key = _key(message["id"])
+        if key not in self._sent:
+            self._drop("answers to requests never sent", 1)
+            return
+        del self._sent[key]
+        if not isinstance(message.get("result"), dict):
+            return
+        if len(self.answers) >= MAX_ANSWERS:
+            self._drop("answers", 1)
+            return
+        self.answers.append((message["id"], summary(message["result"])))
+
+    def _drop(self, what: str, count: int) -> None:
+        self.dropped[what] = self.dropped.get(what, 0) + count
+
     def _on_notification(self, method: str, params: dict[str, Any]) -> None:
-        self.notifications.append((method, time.monotonic()))
+        notified = self._notified
+        if method in notified or (len(method) <= MAX_METHOD_CHARS and len(notified) < MAX_NOTIFICATION_METHODS):
+            notified[method] = time.monotonic()
+        else:
+            self._drop("notifications", 1)
+
+    @property
+    def notifications(self) -> list[tuple[str, float]]:
+        """(method, monotonic time it was last seen) of each notification method kept."""
+        return list(self._notified.items())
+
+    def kept_findings(self) -> list[Finding]:
+        """What the run counted and did not keep, as one `peer-data-dropped` finding (none if nothing)."""
+        if not self.dropped:
+            return []
+        told = ", ".join(f"{count} {what}" for what, count in sorted(self.dropped.items()))
+        return [Finding("peer-data-dropped", f"more than mcpprobe keeps in a run came from the server: {told} "
+                        "were counted and not kept (the checks judged what was kept)", kind="server",
+                        detail={"dropped": dict(sorted(self.dropped.items()))})]
 
     @property
     def version(self) -> str:
@@ -243,7 +305,7 @@ class CheckContext:
         async def answer() -> Exchange:
             try:
                 exchange.result = await call.result()
-                self.results_seen.append((method, exchange.result))
+                self.results_seen.append((method, None))
             except ProbeError as exc:
                 exchange.error = exc
             exchange.ms = (time.perf_counter() - started) * 1000
@@ -273,6 +335,56 @@ class CheckContext:
         """A request every server of the era must answer and that changes nothing: `ping`, or in
         2026-07-28 (which has no ping) `server/discover`."""
         return ("server/discover", None) if self.modern else ("ping", None)
+
+
+class Tally:
+    """How many results each method gave: `append((method, result))` counts, and keeps nothing of the result."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def append(self, item: tuple[str, Any]) -> None:
+        method = item[0] if len(item[0]) <= MAX_METHOD_CHARS else "(a longer method name)"
+        if method in self.counts or len(self.counts) < MAX_NOTIFICATION_METHODS:
+            self.counts[method] = self.counts.get(method, 0) + 1
+
+    def __len__(self) -> int:
+        return sum(self.counts.values())
+
+
+def _key(request_id: Any) -> Any:
+    """A request id as mcpprobe sent it, for matching answers: a float is not the integer sent (1.0 is
+    not 1), a bool not a number. None for an id that is neither a string nor an integer."""
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    return (type(request_id).__name__, request_id)
+
+
+def _short(value: Any) -> Any:
+    """A value of a summary: numbers, booleans and null as they are, a text cut to SUMMARY_CHARS, an object
+    or array as its compact JSON cut as short (a text, never the value)."""
+    if value is None or isinstance(value, bool | float | int):
+        return value  # an int has at most 4,300 digits (the JSON reader's limit): a few hundred bytes
+    if isinstance(value, str):
+        return value[:SUMMARY_CHARS]
+    return truncate(json_dumps(value, default=str)[:SUMMARY_CHARS * 2], SUMMARY_CHARS)
+
+
+def summary(result: dict[str, Any]) -> dict[str, Any]:
+    """What the checks of the whole run judge of one result, and no more: the fields they read
+    (KEPT_FIELDS), cut short; which of the cacheable keys it has; and its first SUMMARY_KEYS keys
+    (sorted, each cut short), for a message. A value it stands in for is None."""
+    import heapq
+
+    kept: dict[str, Any] = {key: None for key in heapq.nsmallest(SUMMARY_KEYS, result)}
+    kept = {key[:SUMMARY_CHARS]: None for key in kept}
+    for key in CACHEABLE:
+        if key in result:
+            kept[key] = None
+    for key in KEPT_FIELDS:
+        if key in result:
+            kept[key] = _short(result[key])
+    return kept
 
 
 def http_error_status(error: ProbeError | None) -> int | None:

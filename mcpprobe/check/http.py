@@ -20,6 +20,7 @@ import anyio
 from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed, skipped, warned
 from mcpprobe.client.era import META_VERSION
 from mcpprobe.exitcodes import ExitCode
+from mcpprobe.safety.peer import visible_ascii
 
 FOREIGN_ORIGIN = "http://mcpprobe-foreign-origin.invalid"  # RFC 2606: a name that can never be anyone's
 UNSUPPORTED_VERSION = "1999-01-01"
@@ -286,6 +287,9 @@ async def session_delete(ctx: CheckContext) -> Verdict:
     if session is None:
         return _verdict(raw, errored(f"a second initialize got {opened.described()} and no session id; "
                                      "nothing to delete"))
+    if not visible_ascii(session):  # "The session ID MUST only contain visible ASCII characters": never sent back
+        return _verdict(raw, failed(f"a second initialize got the session id {inert(session, 80)}, which is not "
+                                    "visible ASCII (0x21 to 0x7E) as the specification requires; not sent back"))
     await raw.post("notifications/initialized", None, notification=True, headers={"Mcp-Session-Id": session})
     deleted = await raw.send("DELETE", headers={"Mcp-Session-Id": session, "Content-Type": None})
     if deleted.status is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpprobe.check.context import CheckContext, Verdict, answer_text, failed, inert, passed, skipped, warned
-from mcpprobe.check.reading import _broken
+from mcpprobe.check.reading import broken_answer
 from mcpprobe.client.obligations import not_implemented
 from mcpprobe.errors import INVALID_PARAMS, METHOD_NOT_FOUND, RequestTimeout, RpcError, seconds
 
@@ -42,7 +42,7 @@ async def complete(ctx: CheckContext) -> Verdict:
         return skipped("no prompt argument or template variable to complete; nothing sent")
     ref, name = found
     exchange = await ctx.request("completion/complete", {"ref": ref, "argument": {"name": name, "value": ""}})
-    broken = _broken(exchange)
+    broken = broken_answer(exchange)
     if broken is not None:
         return broken
     what = f"{inert(ref.get('name') or ref.get('uri'), 80)} {inert(name, 40)}"
@@ -61,7 +61,7 @@ async def complete(ctx: CheckContext) -> Verdict:
 
 async def set_level(ctx: CheckContext) -> Verdict:
     exchange = await ctx.request("logging/setLevel", {"level": "info"})
-    broken = _broken(exchange)
+    broken = broken_answer(exchange)
     if broken is not None:
         return broken
     if exchange.result is not None:
@@ -78,7 +78,7 @@ async def set_level(ctx: CheckContext) -> Verdict:
 
 async def tasks_list(ctx: CheckContext) -> Verdict:
     exchange = await ctx.request("tasks/list", {})
-    broken = _broken(exchange)
+    broken = broken_answer(exchange)
     if broken is not None:
         return broken
     if exchange.result is not None and isinstance(exchange.result.get("tasks"), list):
@@ -95,7 +95,7 @@ async def unknown_task(ctx: CheckContext) -> Verdict:
 async def _get_unknown_task(ctx: CheckContext, params: dict[str, Any]) -> Verdict:
     """tasks/get of a task id no server issued: -32602, in the experimental tasks and the extension alike."""
     exchange = await ctx.request("tasks/get", params)
-    broken = _broken(exchange)
+    broken = broken_answer(exchange)
     if broken is not None:
         return broken
     if exchange.rpc_code == INVALID_PARAMS:
@@ -130,7 +130,7 @@ async def _acknowledged_unknown(ctx: CheckContext, method: str, params: dict[str
     """tasks/cancel or tasks/update of the unknown task id, the extension declared: -32602 passes
     (SHOULD); an acknowledgement, or another answer, warns."""
     exchange = await ctx.request(method, _declaring(params))
-    broken = _broken(exchange)
+    broken = broken_answer(exchange)
     if broken is not None:
         return broken
     if exchange.rpc_code == INVALID_PARAMS:
@@ -151,7 +151,7 @@ async def ext_undeclared(ctx: CheckContext) -> Verdict:
     wrong = []
     for method, params in sent:
         exchange = await ctx.request(method, params)
-        broken = _broken(exchange)
+        broken = broken_answer(exchange)
         if broken is not None:
             return broken
         if exchange.rpc_code != MISSING_CAPABILITY:
@@ -166,7 +166,7 @@ async def ext_no_tasks_result(ctx: CheckContext) -> Verdict:
     # mcpprobe's gate knows tasks/result only as the 2025-11-25 method of the `tasks` capability,
     # which a server of the extension must not declare: sent as a removed method.
     exchange = await ctx.request("tasks/result", _declaring({"taskId": UNKNOWN_TASK}), removed=True)
-    broken = _broken(exchange)
+    broken = broken_answer(exchange)
     if broken is not None:
         return broken
     if exchange.rpc_code == METHOD_NOT_FOUND:
@@ -236,7 +236,7 @@ async def ext_undeclared_listen(ctx: CheckContext) -> Verdict:
                       "acknowledged without the taskIds (declined) instead of answered with error -32021; mcpprobe "
                       "cancelled it (notifications/cancelled)")
     exchange = answered[0]
-    broken = _broken(exchange)
+    broken = broken_answer(exchange)
     if broken is not None:
         return broken
     if exchange.rpc_code == MISSING_CAPABILITY:

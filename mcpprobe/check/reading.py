@@ -14,7 +14,7 @@ UNKNOWN_PATH = "mcpprobe-no-such-resource-5f1c"
 TEXTUAL = ("text/", "application/json", "application/xml", "application/yaml", "application/javascript")
 
 
-def _broken(exchange: Exchange) -> Verdict | None:
+def broken_answer(exchange: Exchange) -> Verdict | None:
     """The exchange met a transport failure, not an answer: the check cannot judge."""
     if exchange.result is None and exchange.rpc_code is None and not timed_out(exchange):
         return could_not_run(exchange)
@@ -43,7 +43,7 @@ async def read_listed(ctx: CheckContext) -> Verdict:
         return skipped("no resources listed; nothing to read")
     problems = []
     for item, exchange in reads:
-        broken = _broken(exchange)
+        broken = broken_answer(exchange)
         if broken is not None:
             return broken
         uri = inert(item.get("uri"), 80)
@@ -108,7 +108,7 @@ async def template_expands(ctx: CheckContext) -> Verdict:
         except (ValueError, ProbeError):
             continue
         exchange = await ctx.request("resources/read", {"uri": uri})
-        broken = _broken(exchange)
+        broken = broken_answer(exchange)
         if broken is not None:
             return broken
         if exchange.result is not None and isinstance(exchange.result.get("contents"), list):
@@ -123,7 +123,7 @@ async def unknown_uri(ctx: CheckContext) -> Verdict:
 
     uri = await _unknown_uri(ctx)
     exchange = await ctx.request("resources/read", {"uri": uri})
-    broken = _broken(exchange)
+    broken = broken_answer(exchange)
     if broken is not None:
         return broken
     code = exchange.rpc_code
@@ -168,14 +168,14 @@ async def subscribe(ctx: CheckContext) -> Verdict:
     if uri is None:
         return skipped("no resources listed; nothing to subscribe to")
     on = await ctx.request("resources/subscribe", {"uri": uri})
-    broken = _broken(on)
+    broken = broken_answer(on)
     if broken is not None:
         return broken
     if on.result is None:
         return failed(f"resources/subscribe {inert(uri, 80)} was answered with {answer_text(on)}, although "
                       "resources.subscribe is declared")
     off = await ctx.request("resources/unsubscribe", {"uri": uri})
-    broken = _broken(off)
+    broken = broken_answer(off)
     if broken is not None:
         return broken
     if off.result is None:
@@ -222,7 +222,7 @@ async def get_listed(ctx: CheckContext) -> Verdict:
         if values:
             params["arguments"] = values
         exchange = await ctx.request("prompts/get", params)
-        broken = _broken(exchange)
+        broken = broken_answer(exchange)
         if broken is not None:
             return broken
         done += 1

@@ -33,6 +33,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from mcpprobe.check.catalogue import BY_ID, CHECKS, FAMILIES, Check, Level, Status, selected
 from mcpprobe.check.context import CheckContext, CheckOptions, Result, Verdict, http_evidence
 from mcpprobe.client.capabilities import declared, extension
@@ -40,12 +42,14 @@ from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.errors import ProbeError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.operations.outcome import Outcome, guarded
+from mcpprobe.signals import arrived
 
 if TYPE_CHECKING:
     from mcpprobe.client.session import Session
     from mcpprobe.wire.target import Settings, Target
 
 CheckFunction = Callable[[CheckContext], Awaitable[Verdict]]
+SIGNAL_GRACE = 5.0  # at most, for the event loop to act on a signal that came while a check held it
 LATE = ("lifecycle.cancel-in-flight", "lifecycle.unknown-method", "lifecycle.invalid-params")
 LAST = ("listing.cache-hints", "lifecycle.result-type", "lifecycle.stdin-close-exit", "lifecycle.stdout-clean")
 ORDER = (*LATE, *LAST)
@@ -139,6 +143,10 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
                               (time.perf_counter() - started) * 1000, omitted))
         if ended_by is None and session.conn.closed_error is not None:
             ended_by = results[-1]
+        if arrived():
+            # A signal came while the check held the event loop (its schema checks stopped at it): the
+            # loop acts on it now, and cancels the run here, before anything else is judged or sent.
+            await anyio.sleep(SIGNAL_GRACE)
     return ctx
 
 
@@ -183,6 +191,7 @@ async def check(target: Target, settings: Settings, *, options: CheckOptions | N
     async def body(session: Session) -> None:
         ctx = await run_checks(session, options, outcome.results)
         outcome.listings.update(ctx.listings())
+        outcome.findings.extend(ctx.kept_findings())
 
     await guarded(outcome, target, replace(settings, force=False), body, session_hooks=session_hooks,
                    on_ready=on_ready)

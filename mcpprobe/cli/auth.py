@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from mcpprobe.cli.edge import CONTEXT, EdgeGroup
-from mcpprobe.cli.options import _positive, auth_options
+from mcpprobe.cli.options import auth_options, positive
 from mcpprobe.exitcodes import ExitCode
 
 if TYPE_CHECKING:
@@ -69,9 +69,9 @@ def auth_group() -> None:
                    "supports them.")
 @click.option("--callback-port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Port of the loopback redirect listener on 127.0.0.1 (0: any free port).")
-@click.option("--login-timeout", type=float, default=300.0, show_default=True, metavar="SECONDS", callback=_positive,
+@click.option("--login-timeout", type=float, default=300.0, show_default=True, metavar="SECONDS", callback=positive,
               help="How long to wait for the browser's redirect.")
-@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS", callback=_positive,
+@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS", callback=positive,
               help="Limit for each HTTP request.")
 @click.option("-H", "--header", "headers", multiple=True, metavar="'NAME: VALUE'",
               help="Another header the MCP server needs (repeatable); never Authorization.")
@@ -245,7 +245,7 @@ def status_command(url: str | None, as_json: bool) -> int:
 @click.option("--client-secret-env", metavar="VAR", default=None,
               help="The secret of a pre-registered confidential client, for the revocation request "
                    "(the name of an environment variable, not the value).")
-@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS", callback=_positive,
+@click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS", callback=positive,
               help="Limit for all the revocation requests together.")
 @click.option("--allow-http-authorization", is_flag=True,
               help="Send the revocation to an endpoint on plain http:// at a host that is not this machine (warned "
@@ -346,7 +346,10 @@ def _check_url(url: str, *, proxies: bool = False) -> None:
     environment's proxy variables usable too."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # an unclosed [ (an IPv6 host), ...
+        raise click.UsageError(f"{url!r} is not a URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise click.UsageError(f"{url!r} is not an http(s) URL: authentication applies to HTTP servers")
     from mcpprobe.wire.target import check_http_url

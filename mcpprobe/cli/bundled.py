@@ -11,6 +11,10 @@ import site
 import sys
 import sysconfig
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import click
 
 CHECKOUT = Path(__file__).resolve().parents[2]  # the repository, for a checkout
 SHARE = Path("share") / "mcpprobe"
@@ -58,11 +62,11 @@ def title(page: Path) -> str:
     return page.stem
 
 
-def completion_script(shell: str) -> str:
-    """The completion script for `shell` (bash, zsh, fish), as completions/ holds it."""
+def completion_script(shell: str, cli: click.Command) -> str:
+    """The completion script of the `cli` group (mcpprobe's root, handed in by the command that asks,
+    so that this module does not import the group that imports it) for `shell` (bash, zsh, fish), as
+    completions/ holds it."""
     from click.shell_completion import get_completion_class
-
-    from mcpprobe.cli.main import cli
 
     cls = get_completion_class(shell)
     if cls is None:

@@ -22,9 +22,9 @@ from mcpprobe.cli.common import (
 )
 from mcpprobe.cli.options import (
     TargetCommand,
-    _positive,
     connection_options,
     output_options,
+    positive,
     server_json_options,
     server_options,
 )
@@ -58,13 +58,15 @@ def _patterns(ctx: click.Context, param: click.Parameter, values: tuple[str, ...
 def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[NamedCall, ...]:
     """Each --call parsed once, here, before connecting."""
     from mcpprobe.check.calls import parse_call
+    from mcpprobe.errors import UsageProblem
 
     calls = []
     for value in values:
         try:
             calls.append(parse_call(value))
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), ctx, param) from None
+        except (ValueError, UsageProblem) as exc:  # a bad quote, no tool, a bad KEY=VALUE: name the option
+            message = exc.message if isinstance(exc, UsageProblem) else str(exc)
+            raise click.BadParameter(f"{value!r}: {message}", ctx, param) from None
     return tuple(calls)
 
 
@@ -72,7 +74,7 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @server_options(many=True)
 @click.option("--all", "all_servers", is_flag=True, help="Check every server found in the configs (a fleet).")
-@click.option("--concurrency", type=int, default=4, show_default=True, metavar="N", callback=_positive,
+@click.option("--concurrency", type=int, default=4, show_default=True, metavar="N", callback=positive,
               help="How many servers of a fleet are checked at once.")
 @click.option("--only", multiple=True, metavar="ID|FAMILY", callback=_patterns,
               help="Run only these checks: ids (lifecycle.ping) or families (lifecycle); repeatable or "
@@ -89,12 +91,12 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
               help="Call this tool (repeatable) through call's catalogue, argument and confirmation checks; check "
                    "never calls a tool otherwise.")
 @click.option("-y", "--yes", is_flag=True,
-              help="With --call: do not ask before calling a tool not marked read-only. With --server-json: run "
-                   "the package's command without asking.")
+              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs "
+                   "this). With --server-json: run the package's command without asking.")
 @click.option("--sample-arguments", is_flag=True,
               help="Also expand prompts with required arguments, with values from completion/complete or the "
                    "arguments' names.")
-@click.option("--rate", type=float, default=None, metavar="N", callback=_positive,
+@click.option("--rate", type=float, default=None, metavar="N", callback=positive,
               help="Send at most N requests a second (default: one at a time, as fast as answered).")
 @server_json_options(yes_option=False)
 @output_options(Format.HUMAN, Format.JSON, Format.JUNIT, Format.HTML, Format.SARIF)

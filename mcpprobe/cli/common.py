@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -137,14 +138,15 @@ def with_scheme(word: str) -> str:
 
 
 class Confirmation:
-    """How a tools/call is shown and confirmed on the terminal (`call`, `watch --call`, `check --call`):
+    """How a tools/call is shown and confirmed on the terminal (`call`, `watch --call`, `check --call`,
+    `load --call`):
     the confirming part of an invocation's hooks (mcpprobe.operations.input.Confirmer). The preview
     goes to stderr (with --json only when a question follows); the question is asked only on a
     terminal, and not when stdin is taken by `--args -`; the server's text in them with `redactor`'s
     secrets masked."""
 
     def __init__(self, err: Console, redactor: Redactor, as_json: bool, *, yes: bool = False,
-                 stdin_taken: bool = False) -> None:
+                 stdin_taken: bool = False, repeated: bool = False) -> None:
         from mcpprobe.render.cells import Safe
         from mcpprobe.render.invoke import is_terminal
 
@@ -153,6 +155,7 @@ class Confirmation:
         self.as_json = as_json
         self.yes = yes
         self.interactive = is_terminal(sys.stdin) and is_terminal(sys.stderr) and not stdin_taken
+        self.repeated = repeated  # `load`: the question says the tool is called over and over
 
     def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str, server: dict[str, Any]) -> None:
         if not self.as_json or how == "prompt":
@@ -163,11 +166,17 @@ class Confirmation:
     def ask(self, tool: dict[str, Any], arguments: dict[str, Any]) -> bool:
         from mcpprobe.render.invoke import confirm_question
 
-        try:
-            return click.confirm(confirm_question(tool, self.safe), default=False, err=True)
-        except click.Abort:  # end of input (Ctrl-D): what follows starts on a line of its own
-            click.echo(err=True)
-            raise
+        # One question at a time on the terminal: `check --call` over several servers asks from each.
+        with _ASKING:
+            try:
+                return click.confirm(confirm_question(tool, self.safe, repeated=self.repeated), default=False,
+                                     err=True)
+            except click.Abort:  # end of input (Ctrl-D): what follows starts on a line of its own
+                click.echo(err=True)
+                raise
+
+
+_ASKING = threading.Lock()
 
 
 CANCELLING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -225,7 +234,10 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
     """
     import anyio
 
+    from mcpprobe.signals import begin, noted_on
     from mcpprobe.wire.stdio import reap_all
+
+    begin()
 
     async def main() -> Result | None:
         result: list[Result] = []
@@ -236,6 +248,7 @@ def run_operation(operation: Callable[..., Awaitable[Result]], *args: Any,
         async with anyio.create_task_group() as group:
             async def on_signal() -> None:
                 with listening, anyio.open_signal_receiver(*signals) as received:
+                    noted_on(signals)  # also seen by work that holds the loop (mcpprobe.signals)
                     first = True
                     async for _ in received:
                         if not first:

@@ -67,4 +67,4 @@ def completion_command(shell: str) -> None:
     """
     from mcpprobe.cli.bundled import completion_script
 
-    click.echo(completion_script(shell), nl=False)
+    click.echo(completion_script(shell, click.get_current_context().find_root().command), nl=False)

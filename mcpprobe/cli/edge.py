@@ -6,7 +6,11 @@ raises is settled in `EdgeCommand.invoke`, once:
 - `UsageProblem` (bad input found after parsing): click's usage error, exit 2;
 - Ctrl-C (KeyboardInterrupt, or click's Abort at a prompt): "interrupted", exit 130;
 - any other exception is a bug in mcpprobe: exit 70 (not 1, which means findings) with one line that
-  says so and how to report it. `mcpprobe --traceback COMMAND ...` shows the stack instead.
+  says so and how to report it. `mcpprobe --traceback COMMAND ...` shows the stack instead, and
+  exits 70 all the same.
+
+The same holds while the command line is read (click's parsing, an option's callback) and while a
+group finds and loads its command: nothing raised in mcpprobe reaches Python's own handler.
 
 An exception from inside the event loop arrives wrapped in an exception group; it is judged by
 what it wraps. Light at import time: click and the standard library only.
@@ -14,6 +18,7 @@ what it wraps. Light at import time: click and the standard library only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -36,8 +41,82 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
+def settle(ctx: click.Context, exc: BaseException) -> None:
+    """An exception that reached the edge, as an exit code: raises click's Exit or UsageError (or the
+    exception itself, when it is click's own), never returns. Used while the command line is read
+    (click's parsing, option callbacks), while the command runs, and while a group finds its command."""
+    # Imported here, not at the top: `mcpprobe --help` loads this module and needs neither.
+    from mcpprobe.errors import UsageProblem
+    from mcpprobe.exitcodes import ExitCode
+
+    leaf = _leaf(exc)
+    if isinstance(leaf, UsageProblem):
+        from mcpprobe.safety.sanitize import visible
+
+        # It can quote a config file anyone may have written (a name, a variable): inert.
+        raise click.UsageError(visible(leaf.message, multiline=True), ctx=ctx) from None
+    if isinstance(leaf, KeyboardInterrupt | click.Abort):
+        ctx.exit(_interrupted(ctx))
+    if isinstance(leaf, click.exceptions.Exit | click.ClickException | SystemExit):
+        raise leaf from None
+    if not isinstance(leaf, Exception):  # GeneratorExit and the like: not ours to judge
+        raise exc
+    if ctx.meta.get(TRACEBACK):
+        _say_stack(exc)
+    else:
+        _say_bug(leaf)
+    ctx.exit(int(ExitCode.SOFTWARE))
+
+
+_URL_LIKE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def optional_values(command: click.Command, args: list[str]) -> list[str]:
+    """The command line with every option whose value may be left out (`--lint[=MODE]`,
+    `--ping[=@WEIGHT]`: click's `is_flag=False, flag_value=...`) given its value when a URL follows
+    it: `--lint URL` is `--lint=on URL`, the URL the server's, never the option's value. (click
+    already leaves an option's value out before `--` or another option.) Stops at `--`; the value
+    of an option that takes one is passed over, whatever it looks like."""
+    optional: dict[str, str] = {}  # the option's name -> its value when left out
+    taking: dict[str, int] = {}  # an option that takes values -> how many words
+    for param in command.params:
+        if not isinstance(param, click.Option):
+            continue
+        if getattr(param, "_flag_needs_value", False):
+            optional.update(dict.fromkeys(param.opts, str(param.flag_value)))
+        elif not param.is_flag and not param.count:
+            taking.update(dict.fromkeys(param.opts, max(param.nargs, 1)))
+    if not optional:
+        return args
+    words, index = list(args), 0
+    while index < len(words):
+        word = words[index]
+        if word == "--":
+            break
+        if word in taking:
+            index += 1 + taking[word]
+            continue
+        if word in optional and index + 1 < len(words) and _URL_LIKE.match(words[index + 1]):
+            words[index] = f"{word}={optional[word]}" if word.startswith("--") else f"{word}{optional[word]}"
+        index += 1
+    return words
+
+
 class EdgeCommand(click.Command):
-    """A command whose callback returns its exit code; its exceptions are settled here."""
+    """A command whose callback returns its exit code; its exceptions are settled here, those of
+    reading its command line (option callbacks) too."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if any("\x00" in word for word in args):  # never from a shell; click's file checks would fail on it
+            raise click.UsageError("a word of the command line holds a NUL character", ctx=ctx)
+        try:
+            crash_point("parse")
+            return super().parse_args(ctx, optional_values(self, args))
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise  # click's own; Ctrl-C while reading is the group's (interrupted_early: the --json document too)
+        except BaseException as exc:  # noqa: BLE001 - the edge: every exception ends here
+            settle(ctx, exc)
+            raise  # pragma: no cover - settle never returns
 
     def invoke(self, ctx: click.Context) -> None:
         try:
@@ -48,24 +127,7 @@ class EdgeCommand(click.Command):
         except click.Abort:  # Ctrl-C or end of input at a prompt
             ctx.exit(_interrupted(ctx))
         except BaseException as exc:  # noqa: BLE001 - the edge: every exception ends here
-            # Imported here, not at the top: `mcpprobe --help` loads this module and needs neither.
-            from mcpprobe.errors import UsageProblem
-            from mcpprobe.exitcodes import ExitCode
-
-            leaf = _leaf(exc)
-            if isinstance(leaf, UsageProblem):
-                from mcpprobe.safety.sanitize import visible
-
-                # It can quote a config file anyone may have written (a name, a variable): inert.
-                raise click.UsageError(visible(leaf.message, multiline=True), ctx=ctx) from None
-            if isinstance(leaf, KeyboardInterrupt | click.Abort):
-                ctx.exit(_interrupted(ctx))
-            if isinstance(leaf, click.exceptions.Exit | click.ClickException | SystemExit):
-                raise leaf from None
-            if not isinstance(leaf, Exception) or ctx.meta.get(TRACEBACK):
-                raise
-            _say_bug(leaf)
-            ctx.exit(int(ExitCode.SOFTWARE))
+            settle(ctx, exc)
         if code is not None:
             ctx.exit(int(code))
         return None
@@ -88,11 +150,24 @@ class EdgeGroup(click.Group):
         ctx.meta.setdefault(_WORDS, words)
         return ctx
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the edge: every exception ends here
+            settle(ctx, exc)
+            raise  # pragma: no cover - settle never returns
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # a command's own invoke settles it; this is before that
             raise click.exceptions.Exit(interrupted_early(ctx.meta.get(_WORDS, []))) from None
+        except (click.exceptions.Exit, click.ClickException, SystemExit, click.Abort):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - finding or loading the command: a bug, settled
+            settle(ctx, exc)
 
 
 _WORDS = "mcpprobe.words"  # the command line's words after the program name
@@ -135,6 +210,19 @@ def _say_bug(exc: BaseException) -> None:
     # CLI reads the run's secrets from the global (mcpprobe.safety.redact.active): an exception
     # that reached the edge came from anywhere, carrying no invocation, and this is the last line.
     click.echo(visible(redact.active()(f"mcpprobe: {bug_message(exc)} ({REPORT_HINT})")), err=True)
+
+
+def _say_stack(exc: BaseException) -> None:
+    """--traceback: the whole stack (an exception group with all it holds), inert and redacted as
+    the one line is, then the one line; the exit code of a bug all the same."""
+    import traceback
+
+    from mcpprobe.safety import redact
+    from mcpprobe.safety.sanitize import visible
+
+    text = "".join(traceback.format_exception(exc))
+    click.echo(visible(redact.active()(text), multiline=True), err=True, nl=False)
+    _say_bug(_leaf(exc))
 
 
 Decorated = TypeVar("Decorated", bound=Callable[..., Any])

@@ -194,8 +194,8 @@ _elicit_option = click.option(
               help="All arguments as one JSON object: inline, from a file (@args.json) or from stdin (-). "
                    "KEY=VALUE pairs are applied on top.")
 @click.option("-y", "--yes", is_flag=True,
-              help="Do not ask before calling a tool that is not marked read-only (nor, with --server-json, before "
-                   "running the package's command).")
+              help="Call a tool that is not marked read-only without asking (without a terminal, such a call needs "
+                   "it); with --server-json, also run the package's command without asking.")
 @click.option("--task/--no-task", "as_task", default=None,
               help="2025-11-25: run the tool as a task when its execution.taskSupport is 'optional' ('required' "
                    "always runs as one). 2026-07-28: the tasks extension is declared on the call whenever the "
@@ -216,8 +216,9 @@ def call_command(ctx: click.Context, tool: str, rest: tuple[str, ...], args_spec
     Arguments are KEY=VALUE, coerced by the tool's inputSchema (integer, number, boolean,
     null, arrays and objects as JSON), KEY:=JSON for a literal JSON value, or --args.
     They are validated before sending: an invalid argument is exit 3, and nothing is sent.
-    A tool not marked readOnlyHint asks for confirmation on a terminal (--yes skips it);
-    annotations are the server's own, unverified claims.
+    A tool not marked readOnlyHint is called after a yes on a terminal, or with --yes; with
+    neither (no terminal), it is refused (exit 3), as in watch, load and check --call.
+    Annotations are the server's own, unverified claims.
 
     A tool with execution.taskSupport 'required' (or 'optional', with --task) runs as a task:
     tasks/get is polled at the server's pollInterval until the task ends, then tasks/result

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mcpprobe.cli.common import CONTEXT, command_line, run_operation, session_extras, trace_checked
+from mcpprobe.cli.common import CONTEXT, Confirmation, command_line, run_operation, session_extras, trace_checked
 from mcpprobe.cli.options import (
     TargetCommand,
-    _not_negative,
-    _positive,
     connection_options,
+    not_negative,
     output_options,
+    positive,
     server_options,
 )
 from mcpprobe.render.interface import OFFERED
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from mcpprobe.wire.target import Settings
 
 _WEIGHT_ONLY = re.compile(r"^@\d+$")
-_URL = re.compile(r"^https?://", re.IGNORECASE)
 MAX_CONCURRENCY = 10_000
 OPEN_LOOP_IN_FLIGHT = 100  # --rate without --concurrency: requests allowed in flight at once
 
@@ -134,12 +133,11 @@ def _run(inv: ServerInvocation, plan: Plan, session_hooks: SessionHooks,
             live.clear()
 
 
-def _ping_value(ping: str | None, rest: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
-    """--ping takes an optional @WEIGHT: a URL right after it is the server's, not its value."""
+def _ping_weight(ping: str | None) -> str | None:
+    """--ping takes nothing, or @WEIGHT (a URL right after it is the server's: the edge gives it its
+    value, mcpprobe.cli.edge.optional_values)."""
     if ping is None or _WEIGHT_ONLY.match(ping):
-        return ping, rest
-    if _URL.match(ping):
-        return "@1", (ping, *rest)
+        return ping
     raise click.BadParameter(f"{ping!r}: --ping takes nothing, or @WEIGHT", param_hint="'--ping'")
 
 
@@ -219,7 +217,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @click.option("--call", "calls", multiple=True, metavar="'TOOL [KEY=VALUE]... [@WEIGHT]'",
               help="Call TOOL (repeatable). Checked as `call` checks it: listed, arguments valid by its "
-                   "inputSchema; a tool not marked read-only needs --yes.")
+                   "inputSchema; a tool not marked read-only needs --yes, or a yes on a terminal.")
 @click.option("--read", "reads", multiple=True, metavar="'URI [@WEIGHT]'",
               help="Read a resource (repeatable); it must be listed or match a template unless --force.")
 @click.option("--list", "lists", multiple=True, metavar="'KIND [@WEIGHT]'",
@@ -228,29 +226,30 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -
               help="Expand a prompt (repeatable), checked as `get-prompt` checks it.")
 @click.option("--ping", is_flag=False, flag_value="@1", default=None, metavar="[@WEIGHT]",
               help="Send ping (protocols before 2026-07-28). @WEIGHT, as for the others, weighs it in the mix.")
-@click.option("--requests", "requests", type=int, default=None, metavar="N", callback=_positive,
+@click.option("--requests", "requests", type=int, default=None, metavar="N", callback=positive,
               help="Stop after N measured requests (warm-up not counted).")
-@click.option("--duration", type=float, default=None, metavar="SECONDS", callback=_positive,
+@click.option("--duration", type=float, default=None, metavar="SECONDS", callback=positive,
               help="Stop starting requests after SECONDS of measuring; those in flight finish (within --timeout). "
                    "Default 10 when --requests is not given either; with both, whichever comes first.")
-@click.option("--concurrency", type=int, default=None, metavar="C", callback=_positive,
+@click.option("--concurrency", type=int, default=None, metavar="C", callback=positive,
               help="Closed loop: C requests in flight at all times (default 1). With --rate: at most C in flight "
                    f"(default {OPEN_LOOP_IN_FLIGHT}).")
-@click.option("--rate", type=float, default=None, metavar="PER_SECOND", callback=_positive,
+@click.option("--rate", type=float, default=None, metavar="PER_SECOND", callback=positive,
               help="Open loop: start requests at this rate whether or not earlier ones were answered; latency "
                    "counts from when each was due (no coordinated omission).")
-@click.option("--warmup", type=float, default=0.0, show_default=True, metavar="SECONDS", callback=_not_negative,
+@click.option("--warmup", type=float, default=0.0, show_default=True, metavar="SECONDS", callback=not_negative,
               help="Send load for SECONDS before measuring; those requests are not counted.")
-@click.option("--connections", type=int, default=1, show_default=True, metavar="K", callback=_positive,
+@click.option("--connections", type=int, default=1, show_default=True, metavar="K", callback=positive,
               help="HTTP only: spread the load over K sessions, each with its own handshake (or, in 2026-07-28, "
                    "its own connection).")
-@click.option("--interval", type=float, default=1.0, show_default=True, metavar="SECONDS", callback=_positive,
+@click.option("--interval", type=float, default=1.0, show_default=True, metavar="SECONDS", callback=positive,
               help="The length of a row of the figures over time. A stdio server's memory is sampled four times a "
                    "second, or at this interval if shorter.")
 @click.option("--slo", "slos", multiple=True, metavar="'METRIC<VALUE'",
               help="An objective (repeatable): p50/p90/p99/p99.9/max/mean<DURATION (us, ms, s), errors<N% or "
                    "errors<=N, throughput>N/s. A missed one is a finding, exit 1.")
-@click.option("-y", "--yes", is_flag=True, help="Call tools that are not marked read-only.")
+@click.option("-y", "--yes", is_flag=True,
+              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs this).")
 @click.option("--start-at", "start_at", default=None, metavar="TIME", callback=_start_time,
               help="Connect, then wait until TIME to begin (UTC ISO 8601 such as 2026-12-04T05:00:00Z, or Unix "
                    "seconds): workers on several machines begin together. A TIME passed begins at once.")
@@ -259,7 +258,7 @@ def _start_time(ctx: click.Context, param: click.Parameter, value: str | None) -
                    "any free one, said on stderr), labelled with --run-id and --worker, for Prometheus to add up "
                    "over workers. The last figures stay served until scraped once, at most --metrics-linger.")
 @click.option("--metrics-linger", type=float, default=30.0, show_default=True, metavar="SECONDS",
-              callback=_not_negative, help="With --metrics-listen: how long the ended run waits for a last scrape.")
+              callback=not_negative, help="With --metrics-listen: how long the ended run waits for a last scrape.")
 @click.option("--run-id", default=None, metavar="ID", help="The run label of the live metrics (default: random).")
 @click.option("--worker", default=None, metavar="NAME",
               help="The worker label of the live metrics (default: this machine's name and mcpprobe's pid).")
@@ -291,8 +290,8 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
 
     Exit: 0 the run worked (request errors are figures, not failures); 1 an --slo missed;
     2 usage (bad --slo); 3 refused (a check of the operation failed, a tool not read-only
-    without --yes); 4 connection lost; 5, 6, 7 as for every command; 130 Ctrl-C, with what
-    was measured so far.
+    not confirmed: no yes on a terminal, no --yes); 4 connection lost; 5, 6, 7 as for every
+    command; 130 Ctrl-C, with what was measured so far.
 
     \b
     Examples:
@@ -303,13 +302,14 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
       mcpprobe load --merge worker-*.json
     """
     from mcpprobe.cli.invocation import resolve
+    from mcpprobe.cli.output import stderr_console
     from mcpprobe.load.run import Plan
 
     if merge:
         if calls or reads or lists or prompts or ping or ctx.meta.get("server_command") or named.names:
             raise click.UsageError("--merge combines load documents: give their files, and no server or work")
         return _merged(url, output)
-    ping, url = _ping_value(ping, url)
+    ping = _ping_weight(ping)
     specs = _specs(calls, reads, lists, prompts, ping)
     objectives = _slos(slos)
     if concurrency is not None and concurrency > MAX_CONCURRENCY:
@@ -320,7 +320,9 @@ def load_command(ctx: click.Context, url: tuple[str, ...], calls: tuple[str, ...
                                  param_hint="'--connections'")
     plan = Plan(specs=specs, requests=requests, duration=duration,
                 concurrency=concurrency or (OPEN_LOOP_IN_FLIGHT if rate else 1), rate=rate, warmup=warmup,
-                connections=connections, interval=interval, slos=objectives, yes=yes, start_at=start_at)
+                connections=connections, interval=interval, slos=objectives, yes=yes, start_at=start_at,
+                confirmer=Confirmation(stderr_console(inv.redactor), inv.redactor, inv.output.as_json, yes=yes,
+                                       repeated=True))
     metrics = None if metrics_listen is None else _live_metrics(metrics_listen, metrics_linger, run_id, worker)
     inv.tell("loading the server")
     with session_extras(inv) as (session_hooks, trace):

@@ -88,13 +88,13 @@ def _finite(value: Number) -> Number:
     return value
 
 
-def _positive(ctx: click.Context, param: click.Parameter, value: Number | None) -> Number | None:
+def positive(ctx: click.Context, param: click.Parameter, value: Number | None) -> Number | None:
     if value is not None and _finite(value) <= 0:
         raise click.BadParameter("must be greater than 0")
     return value
 
 
-def _not_negative(ctx: click.Context, param: click.Parameter, value: Number | None) -> Number | None:
+def not_negative(ctx: click.Context, param: click.Parameter, value: Number | None) -> Number | None:
     if value is not None and _finite(value) < 0:
         raise click.BadParameter("must not be negative")
     return value
@@ -151,17 +151,17 @@ def connection_options(func: Callback) -> Callback:
                      help="Protocol era or exact version. auto: try server/discover (2026-07-28), fall back to "
                           "initialize on any error or silence."),
         click.option("--timeout", type=float, default=30.0, show_default=True, metavar="SECONDS",
-                     envvar="MCPPROBE_TIMEOUT", callback=_positive, help="Per-request timeout."),
+                     envvar="MCPPROBE_TIMEOUT", callback=positive, help="Per-request timeout."),
         click.option("--connect-timeout", type=float, default=10.0, show_default=True, metavar="SECONDS",
-                     callback=_positive, help="Limit for connecting plus the handshake (never more than --timeout)."),
+                     callback=positive, help="Limit for connecting plus the handshake (never more than --timeout)."),
         click.option("--discover-timeout", type=float, default=2.0, show_default=True, metavar="SECONDS",
-                     callback=_positive,
+                     callback=positive,
                      help="How long --protocol auto waits for server/discover before also sending "
                           "initialize; a later discover answer still counts."),
-        click.option("--max-pages", type=int, default=1000, show_default=True, callback=_positive,
+        click.option("--max-pages", type=int, default=1000, show_default=True, callback=positive,
                      help="Stop following nextCursor after this many pages (reported as list-incomplete)."),
         click.option("--max-message-size", type=int, default=64 * 1024 * 1024, show_default=True,
-                     metavar="BYTES", callback=_positive, help="Largest single message accepted from the server."),
+                     metavar="BYTES", callback=positive, help="Largest single message accepted from the server."),
         click.option("--root", "roots", multiple=True, metavar="PATH|URI",
                      help="Declare the roots capability and answer roots/list with these (repeatable)."),
         click.option("--server-stderr", type=click.Choice(["tail", "live", "quiet"]), default="tail",

@@ -30,9 +30,9 @@ from mcpprobe.cli.edge import EdgeCommand
 from mcpprobe.cli.options import (
     CONFIG_OPTION,
     TargetCommand,
-    _positive,
     connection_options,
     output_options,
+    positive,
     server_json_options,
     server_options,
 )
@@ -196,7 +196,7 @@ def _check_fleet_baselines(fleet: FleetInvocation, template: str) -> None:
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
 @server_options(many=True)
 @click.option("--all", "all_servers", is_flag=True, help="Probe every server found in the configs (a fleet).")
-@click.option("--concurrency", type=int, default=8, show_default=True, metavar="N", callback=_positive,
+@click.option("--concurrency", type=int, default=8, show_default=True, metavar="N", callback=positive,
               help="How many servers of a fleet are probed at once.")
 @click.option("--list-servers", is_flag=True, help="Show the named servers and the files they come from, and exit.")
 @click.option("--expect", "expect_file", type=click.Path(dir_okay=False), metavar="FILE.yaml",
@@ -214,7 +214,7 @@ def _check_fleet_baselines(fleet: FleetInvocation, template: str) -> None:
               default=None, help="Also vet the text the server gives the model, offline (lint-* findings, "
                                  "`mcpprobe docs findings`); warnings never change the exit code, with "
                                  "--lint=strict they are errors (exit 1). With a fleet, also fleet-* findings.")
-@click.option("--token-budget", type=int, default=None, metavar="N", callback=_positive,
+@click.option("--token-budget", type=int, default=None, metavar="N", callback=positive,
               help="With --lint: a lint-token-budget warning when the catalogue is estimated at more than N "
                    "tokens (characters of its JSON / 4).")
 @server_json_options(yes_option=True)

@@ -17,10 +17,10 @@ import click
 from mcpprobe.cli.common import CONTEXT, Confirmation, command_line, session_extras, trace_checked
 from mcpprobe.cli.options import (
     TargetCommand,
-    _not_negative,
-    _positive,
     connection_options,
+    not_negative,
     output_options,
+    positive,
     server_options,
 )
 from mcpprobe.exitcodes import ExitCode
@@ -34,6 +34,7 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, ToolArguments], ...]:
     """Each --call 'TOOL KEY=VALUE ...' as (TOOL, its arguments), parsed before connecting."""
     import shlex
 
+    from mcpprobe.errors import UsageProblem
     from mcpprobe.operations.arguments import ToolArguments
 
     calls = []
@@ -44,7 +45,10 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, ToolArguments], ...]:
             raise click.BadParameter(f"{value!r}: {exc}", param_hint="'--call'") from None
         if not words:
             raise click.BadParameter("expects a tool name, then its KEY=VALUE arguments", param_hint="'--call'")
-        calls.append((words[0], ToolArguments.parse(words[1:])))
+        try:
+            calls.append((words[0], ToolArguments.parse(words[1:])))
+        except UsageProblem as exc:  # a bad KEY=VALUE: name the option, as check and load do
+            raise click.BadParameter(f"{value!r}: {exc.message}", param_hint="'--call'") from None
     return tuple(calls)
 
 
@@ -154,23 +158,23 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Emit, session
 
 @click.command("watch", cls=TargetCommand, context_settings=CONTEXT)
 @click.argument("url", nargs=-1, metavar="[URL] [-- COMMAND [ARGS]...]")
-@click.option("--poll", type=float, default=None, metavar="SECONDS", callback=_positive,
+@click.option("--poll", type=float, default=None, metavar="SECONDS", callback=positive,
               help="Re-list, every SECONDS, the kinds whose capability promises no change notifications.")
 @click.option("--subscribe", "subscribe", multiple=True, metavar="URI",
               help="Subscribe to updates of this resource (repeatable). Needs resources.subscribe (else exit 3); "
                    "the URI must be listed or match a template unless --force.")
 @click.option("--log-level", type=click.Choice(LEVELS), default=None,
               help="Set the server's logging level (where 'logging' is declared) and show its log messages.")
-@click.option("--settle", type=float, default=0.2, show_default=True, metavar="SECONDS", callback=_not_negative,
+@click.option("--settle", type=float, default=0.2, show_default=True, metavar="SECONDS", callback=not_negative,
               help="How long a burst of change notifications must be quiet before the one re-list it causes "
                    "(never more than max(1, 5 x SECONDS) after the burst began).")
-@click.option("--keepalive", type=float, default=15.0, show_default=True, metavar="SECONDS", callback=_positive,
+@click.option("--keepalive", type=float, default=15.0, show_default=True, metavar="SECONDS", callback=positive,
               help="How often to ping an HTTP server that offers no GET event stream, to notice that it went away.")
 @click.option("--no-reconnect", is_flag=True,
               help="Exit (code 4) when the connection drops, instead of reconnecting with backoff.")
-@click.option("--duration", type=float, default=None, metavar="SECONDS", callback=_positive,
+@click.option("--duration", type=float, default=None, metavar="SECONDS", callback=positive,
               help="Stop after watching for SECONDS (exit 0), counted from the end of the first listing.")
-@click.option("--count", type=int, default=None, metavar="N", callback=_positive,
+@click.option("--count", type=int, default=None, metavar="N", callback=positive,
               help="Stop after N events (not counting snapshot, notice, subscribed, call and end events).")
 @click.option("--exit-on-change", is_flag=True,
               help="Exit 1 at the first change to a list or to the capabilities (a CI drift guard).")
@@ -180,7 +184,8 @@ def _run_watch(inv: ServerInvocation, options: WatchOptions, emit: Emit, session
                    "in the same value, as for `call`; the same checks apply: the tool must be listed, the "
                    "arguments must match its inputSchema, and a tool not marked read-only needs --yes (or a yes "
                    "on a terminal). Refused on the first connection: exit 3, nothing sent.")
-@click.option("-y", "--yes", is_flag=True, help="With --call: do not ask before calling a tool not marked read-only.")
+@click.option("-y", "--yes", is_flag=True,
+              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs this).")
 @server_options(many=False)
 @output_options(json_help="Print one JSON object per event (NDJSON), flushed as it happens (docs/json-output.md).")
 @connection_options

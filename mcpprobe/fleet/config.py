@@ -159,7 +159,13 @@ def discover(config_files: list[str] | tuple[str, ...] = (), *, cwd: Path | None
     for item in paths:
         path, project = item if isinstance(item, tuple) else (item, None)
         label = f"{path} (local scope of {project})" if project is not None else str(path)
-        if not path.is_file():
+        try:
+            is_file = path.is_file()
+        except (OSError, ValueError) as exc:  # a name too long for the file system, a NUL: no such file either
+            if explicit and project is None:
+                raise ConfigError(f"--config {path}: {getattr(exc, 'strerror', None) or exc}") from None
+            is_file = False
+        if not is_file:
             if explicit and project is None:
                 raise ConfigError(f"--config {path}: no such file")
             found.files.append((label, "missing"))

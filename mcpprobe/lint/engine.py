@@ -140,14 +140,30 @@ def annotation_findings(tool: dict[str, Any], settings: LintSettings) -> list[Fi
                                       f"{where}: readOnlyHint and {hint} are both true", "tools",
                                       Severity.WARNING, settings, {"item": name, "annotations": [
                                           "readOnlyHint", hint]}))
-        words = _words(name)
-        destructive = [word for word in words if word in rules.DESTRUCTIVE_WORDS]
-        # The first word is the verb of a tool name; "get_delete_log" reads, "delete_file" does not.
-        if destructive and words and words[0] in rules.DESTRUCTIVE_WORDS and words[0] not in rules.READ_WORDS:
+        action = action_word(_words(name))
+        if action is not None and action in rules.DESTRUCTIVE_WORDS and action not in rules.READ_WORDS:
             found.append(_finding("lint-annotation-vs-name",
-                                  f"{where}: readOnlyHint is true but the name says {words[0]!r}", "tools",
-                                  Severity.WARNING, settings, {"item": name, "word": words[0]}))
+                                  f"{where}: readOnlyHint is true but the name says {action!r}", "tools",
+                                  Severity.WARNING, settings, {"item": name, "word": action}))
     return found
+
+
+def action_word(words: list[str]) -> str | None:
+    """The word of a tool name that says what it does, by its role, not its place. A name that begins
+    with a verb reads as one ("get_delete_log" gets; "delete_file", "update_list" change). A name that
+    ends with a verb no noun is spelled like (`TRAILING_VERBS`) was named namespace first, and that verb
+    says what it does ("deploy_app_logs_get" gets; "files_delete" deletes); its first word is a
+    namespace. None when neither end of the name is a known verb."""
+    if not words:
+        return None
+    first, last = words[0], words[-1]
+    if first in rules.READ_WORDS:
+        return first
+    if len(words) > 1 and last in rules.TRAILING_VERBS:
+        return last
+    if first in rules.DESTRUCTIVE_WORDS:
+        return first
+    return None
 
 
 _WORD = re.compile(r"[\w\-.]+")
@@ -167,24 +183,62 @@ def mentioned(text: str) -> set[str]:
     return {word for word in words if word and _distinct(word)} | set(_CODE.findall(text))
 
 
-def reference_findings(own: str, others: Mapping[str, str], text: Text, settings: LintSettings, *,
-                       server: str | None = None) -> list[Finding]:
-    """Text of one tool that names other tools (`others`: tool name -> the server offering it)."""
-    found = []
-    for name in sorted(mentioned(text.value)):
-        offered_by = others.get(name)
-        if offered_by is None or name == own:
-            continue
-        if offered_by == server:
-            message = f"{text.where} names another tool of this server: {visible(name)}"
-            code, severity = "lint-names-tool", Severity.INFO
-        else:
-            message = f"{text.where} names {visible(offered_by)}'s tool {visible(name)}"
-            code, severity = "fleet-names-foreign-tool", Severity.WARNING
-        found.append(_finding(code, message, text.kind, severity, settings,
-                              {**_detail(text, None), "names": name, **({"server": offered_by}
-                                                                        if offered_by != server else {})}))
-    return found
+REFERENCE_SAMPLE = 5  # names (and fields) a reference finding quotes; the rest are counted
+
+
+class References:
+    """Tool texts that name other tools (`others`: tool name -> the server offering it), gathered per
+    tool: one finding per tool (and per server whose tools it names), counting how many it names, with
+    a sample. So the findings grow with the catalogue, not with its square (1000 tools that each name
+    all the others made 999,000 findings). `add` each text in order: a tool's texts come together."""
+
+    def __init__(self, others: Mapping[str, str], settings: LintSettings, *, server: str | None = None) -> None:
+        self.others, self.settings, self.server = others, settings, server
+        self.found: list[Finding] = []
+        self._tool: str | None = None
+        self._kind = "tools"
+        self._named: dict[str, tuple[list[str], set[str]]] = {}  # offered by -> (fields, names)
+
+    def add(self, text: Text) -> None:
+        if text.kind != "tools" or text.item is None:
+            return
+        if text.item != self._tool:
+            self.flush()
+            self._tool, self._kind = text.item, text.kind
+        for name in mentioned(text.value):
+            offered_by = self.others.get(name)
+            if offered_by is None or name == text.item:
+                continue
+            fields, names = self._named.setdefault(offered_by, ([], set()))
+            if text.field not in fields:
+                fields.append(text.field)
+            names.add(name)
+
+    def flush(self) -> list[Finding]:
+        """The findings of the tool gathered so far; every finding so far."""
+        tool, server = self._tool, self.server
+        for offered_by, (fields, names) in sorted(self._named.items()):
+            assert tool is not None
+            sample = sorted(names)[:REFERENCE_SAMPLE]
+            more = len(names) - len(sample)
+            listed = ", ".join(map(visible, sample)) + (f" and {more} more" if more else "")
+            where = f"tool {visible(tool)} " + ", ".join(fields[:3]) + (f" and {len(fields) - 3} more fields"
+                                                                        if len(fields) > 3 else "")
+            if offered_by == server:
+                code, severity = "lint-names-tool", Severity.INFO
+                what = (f"another tool of this server: {listed}" if len(names) == 1
+                        else f"{len(names)} other tools of this server: {listed}")
+            else:
+                code, severity = "fleet-names-foreign-tool", Severity.WARNING
+                what = (f"{visible(offered_by)}'s tool {listed}" if len(names) == 1
+                        else f"{len(names)} of {visible(offered_by)}'s tools: {listed}")
+            detail: dict[str, Any] = {"item": tool, "field": fields[0], "fields": fields[:REFERENCE_SAMPLE],
+                                      "names": sample, "count": len(names)}
+            if offered_by != server:
+                detail["server"] = offered_by
+            self.found.append(_finding(code, f"{where} names {what}", self._kind, severity, self.settings, detail))
+        self._named = {}
+        return self.found
 
 
 def estimate_tokens(instructions: str | None, listings: Mapping[str, Listing]) -> int:
@@ -208,10 +262,11 @@ def lint(instructions: str | None, listings: Mapping[str, Listing], settings: Li
             if name is not None:
                 own_tools[name] = ""
             found.extend(annotation_findings(tool, settings))
+    references = References(own_tools, settings, server="")
     for text in texts(instructions, listings):
         found.extend(text_findings(text, settings))
-        if text.kind == "tools" and text.item is not None:
-            found.extend(reference_findings(text.item, own_tools, text, settings, server=""))
+        references.add(text)
+    found.extend(references.flush())
     tokens = estimate_tokens(instructions, listings)
     method = f"characters of the catalogue's JSON / {rules.CHARS_PER_TOKEN}"
     if settings.token_budget is not None and tokens > settings.token_budget:
@@ -246,7 +301,8 @@ def fleet_lint(servers: Mapping[str, Mapping[str, Listing]], settings: LintSetti
                 "tools", Severity.WARNING, settings, {"item": name, "servers": by}))
     for server, listings in servers.items():
         foreign = {name: by[0] for name, by in offered.items() if server not in by}
+        references = References(foreign, settings, server=server)
         for text in texts(None, {"tools": listings["tools"]} if "tools" in listings else {}):
-            if text.item is not None:
-                found[server].extend(reference_findings(text.item, foreign, text, settings, server=server))
+            references.add(text)
+        found[server].extend(references.flush())
     return found

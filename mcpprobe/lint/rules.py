@@ -35,6 +35,12 @@ _THE_USER = r"(?:the\s+)?(?:user|human|operator|person)s?"
 _SENSITIVE = (r"~/\.ssh\b|\bid_(?:rsa|ed25519|ecdsa)\b|\.aws/credentials|\.netrc\b|/etc/(?:passwd|shadow)\b"
               r"|\.config/gcloud|\bmcp\.json\b|claude_desktop_config\.json|\.env\b(?!ironment)")
 
+# Tags of markup aimed at a model. In lowercase and alone, <secret> is a placeholder ("token=<secret>"),
+# not markup: a lowercase tag counts only with its closing tag; a capitalised or shouted one always.
+_TAGS = r"important|system|instructions?|secret|hidden|admin|critical|override"
+_SHOUTED = "|".join(f"{t.upper()}|{t.capitalize()}" for t in ("important", "system", "instruction", "instructions",
+                                                               "secret", "hidden", "admin", "critical", "override"))
+
 TEXT_RULES: tuple[TextRule, ...] = (
     TextRule(
         "lint-override-instructions",
@@ -72,7 +78,9 @@ TEXT_RULES: tuple[TextRule, ...] = (
         "poisoned tools move data out."),
     TextRule(
         "lint-shouting-markup",
-        _rx(r"<\s*/?\s*(?:important|system|instructions?|secret|hidden|admin|critical|override)\s*>",
+        _rx(rf"<\s*/?\s*(?-i:{_SHOUTED})\s*>",  # <IMPORTANT>, </System>: written to be noticed
+            rf"<\s*/\s*(?:{_TAGS})\s*>",  # a closing tag is never a placeholder
+            rf"<\s*(?P<tag>{_TAGS})\s*>(?:.|\n){{0,2000}}?<\s*/\s*(?P=tag)\s*>",  # a lowercase element: paired
             r"\[\s*(?:system|important|instructions?)\s*\]",
             r"\bIMPORTANT\s*:"),
         Severity.WARNING,
@@ -99,6 +107,11 @@ DESTRUCTIVE_WORDS = frozenset({
 })
 READ_WORDS = frozenset({"get", "list", "read", "search", "find", "show", "describe", "fetch", "query", "view",
                         "lookup", "count", "check", "inspect", "stat", "cat", "head", "tail"})
+
+# Verbs that end a tool name named namespace first ("deploy_app_logs_get", "files_delete"): words no
+# noun is spelled like, so that "update_list" (a list updated) is not taken for a listing.
+TRAILING_VERBS = frozenset({"get", "read", "fetch", "describe", "lookup", "delete", "remove", "erase", "purge",
+                            "overwrite", "insert", "rename", "upload", "uninstall"})
 
 ANNOTATION_RATIONALE = ("ToolAnnotations: readOnlyHint true means the tool does not modify its environment; "
                         "destructiveHint and idempotentHint are meaningful only when readOnlyHint is false. "

@@ -14,7 +14,7 @@ import resource
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -32,6 +32,9 @@ from mcpprobe.load.slo import Slo
 from mcpprobe.load.work import Operation, Spec, interleave, prepare
 from mcpprobe.operations.outcome import Outcome, guarded
 from mcpprobe.wire.target import Settings, Target
+
+if TYPE_CHECKING:
+    from mcpprobe.operations.input import Confirmer
 
 DEFAULT_DURATION = 10.0  # seconds, when neither --requests nor --duration is given
 MAX_ROWS = 10_000  # interval rows and server samples kept; later ones are counted, not kept
@@ -56,6 +59,8 @@ class Plan:
     slos: tuple[Slo, ...] = ()
     yes: bool = False
     start_at: float | None = None  # --start-at: the wall-clock time (epoch seconds) the load begins, once connected
+    # Who confirms a tool not marked read-only (a person at a terminal); None: only --yes.
+    confirmer: Confirmer | None = field(default=None, compare=False, repr=False)
 
     @property
     def bounded_duration(self) -> float | None:
@@ -454,7 +459,7 @@ async def run_load(target: Target, settings: Settings, plan: Plan, *, on_tick: A
     began = time.perf_counter()
 
     async def body(session: Session) -> None:
-        operations, findings = await prepare(session, plan.specs, yes=plan.yes)
+        operations, findings = await prepare(session, plan.specs, yes=plan.yes, confirmer=plan.confirmer)
         outcome.findings.extend(findings)
         pid = session.conn.transport.info.detail.get("pid") if session.conn.transport.info.kind == "stdio" else None
         async with AsyncExitStack() as stack:

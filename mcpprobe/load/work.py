@@ -4,11 +4,12 @@ against the server before the first request, then sent as often as the schedule 
 Each kind is checked exactly as its own command checks it (mcpprobe.operations.checks): `--call` through call's
 catalog, argument and confirmation checks; `--read` through read's (listed, or matching a template);
 `--get-prompt` through get-prompt's; `--list KIND` needs the kind's capability; `--ping` exists only
-before 2026-07-28. One difference: a tool not marked read-only is never called without `--yes`, on a
-terminal or not, for a load run calls it thousands of times. Nothing is sent until every operation
-passed its checks. A tool is called by `call`'s rule (mcpprobe.operations.invoke.task_rule): in the
-2026-07-28 era the call declares the tasks extension when the server declared it, and a task it
-answers is followed to its end, the whole round trip counted as the request.
+before 2026-07-28. A tool not marked read-only is confirmed by `call`'s rule too (a yes on a terminal,
+or `--yes`; with neither, refused), the question saying that a load run calls it over and over.
+Nothing is sent until every operation passed its checks. A tool is called by `call`'s rule
+(mcpprobe.operations.invoke.task_rule): in the 2026-07-28 era the call declares the tasks extension
+when the server declared it, and a task it answers is followed to its end, the whole round trip
+counted as the request.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from mcpprobe.findings import Finding
 
 if TYPE_CHECKING:
     from mcpprobe.operations.arguments import ToolArguments
+    from mcpprobe.operations.input import Confirmer
 
 KINDS = ("call", "read", "list", "get-prompt", "ping")
 LISTABLE = ("tools", "resources", "templates", "prompts")
@@ -103,7 +105,8 @@ class Operation:
     follow: Callable[[Session, dict[str, Any], float], Awaitable[dict[str, Any]]] | None = None
 
 
-async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tuple[list[Operation], list[Finding]]:
+async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool,
+                  confirmer: Confirmer | None = None) -> tuple[list[Operation], list[Finding]]:
     """Check every operation against the server (Refused, exit 3, with nothing sent: as the operation's
     own command would refuse it) and build its request once."""
     from mcpprobe.client.catalog import LIST_KINDS, Listing, list_kind
@@ -140,11 +143,7 @@ async def prepare(session: Session, specs: tuple[Spec, ...], *, yes: bool) -> tu
             capability(method)
             tool, arguments = await checked_arguments(session, outcome, await listing("tools"), spec.subject,
                                                       spec.tool_arguments or ToolArguments())
-            await confirm_call(session, outcome, tool, arguments, Unattended(yes=yes))
-            if outcome.confirmation == "non-interactive":
-                raise Refused(f"tool {spec.subject!r} is not marked read-only (readOnlyHint), and a load run calls it "
-                              "over and over: pass --yes to call it anyway. Nothing was sent.",
-                              code="not-confirmed", severity="error")
+            await confirm_call(session, outcome, tool, arguments, confirmer or Unattended(yes=yes))
             params = {"name": spec.subject, "arguments": arguments}
             if task_rule(session, outcome, tool, None):  # as `call` decides, with neither --task nor --no-task
                 if not session.era.tasks_extension:

@@ -77,7 +77,9 @@ async def check_schema(session: Session, outcome: InvokeOutcome, instance: Any, 
 
 
 def confirmation_needed(tool: dict[str, Any], *, yes: bool, interactive: bool) -> str:
-    """How a call is confirmed: 'read-only', '--yes', 'prompt' (ask first) or 'non-interactive'."""
+    """The one rule of "may mcpprobe call this tool?" (`call`, `watch --call`, `load --call`,
+    `check --call`): 'read-only' (marked `readOnlyHint: true`: called), '--yes' (called), 'prompt'
+    (a person at a terminal is asked first) or 'non-interactive' (refused: nobody to ask, no --yes)."""
     annotations = got if isinstance(got := tool.get("annotations"), dict) else {}
     if annotations.get("readOnlyHint") is True:
         return "read-only"
@@ -186,12 +188,22 @@ def checked_prompt(session: Session, outcome: InvokeOutcome, listing: Listing, n
     return names
 
 
+def not_confirmed(tool: dict[str, Any]) -> Refused:
+    """The refusal of a tool not marked read-only, with no terminal to ask on and no --yes."""
+    return Refused(f"tool {tool.get('name')!r} is not marked read-only (readOnlyHint: true), and there is no "
+                   "terminal to ask on: pass --yes to call it. Nothing was sent.", code="not-confirmed",
+                   detail={"tool": tool.get("name"), "confirmation": "non-interactive"})
+
+
 async def confirm_call(session: Session, outcome: InvokeOutcome, tool: dict[str, Any], arguments: dict[str, Any],
                        confirmer: Confirmer) -> None:
-    """The confirmation of every tools/call: a tool not marked read-only needs --yes, or a yes on a
-    terminal. Raises Refused (not-confirmed) otherwise; nothing is sent."""
+    """The confirmation of every tools/call (`confirmation_needed`): a tool not marked read-only
+    needs --yes, or a yes on a terminal. Raises Refused (not-confirmed, exit 3) otherwise, with
+    nothing sent: a no at the question, or no terminal to ask on and no --yes."""
     how = confirmation_needed(tool, yes=confirmer.yes, interactive=confirmer.interactive)
     outcome.confirmation = how
+    if how == "non-interactive":
+        raise not_confirmed(tool)
     confirmer.on_preview(tool, arguments, how, session.snapshot.server_info or {})
     if how == "prompt":
         if not await _ask(confirmer.ask, tool, arguments):

@@ -55,6 +55,9 @@ class TaskRun:
     status: str = "working"
     status_message: str | None = None
     ttl: int | None = None
+    # A ttl the server sent that mcpprobe could not read (401 digits) is not "no ttl", a wait for ever:
+    # the run's --timeout (ms) bounds the wait instead; `ttl` stays None, as the server's was unusable.
+    stand_in: int | None = None
     poll_interval: int | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     polls: int = 0
@@ -192,8 +195,12 @@ class TaskCall:
                 "protocol-violation", f"task {run.task_id} went from {run.status} to {status}: terminal "
                 "statuses must not change", kind="tools", detail={"from": run.status, "to": status, "via": via}))
             return
-        if "ttl" in task and (isinstance(task["ttl"], int) or task["ttl"] is None):
+        ttl = task.get("ttl")
+        # Any number, not only an int: a ttl of 1e400 (read as infinity) ignored left no ttl, a wait for ever.
+        if "ttl" in task and (ttl is None or isinstance(ttl, int | float) and not isinstance(ttl, bool)):
             run.ttl = self._milliseconds(task["ttl"], "ttl", via, None) if task["ttl"] is not None else None
+            run.stand_in = int(self.session.settings.timeout * 1000) \
+                if task["ttl"] is not None and run.ttl is None else None
         if isinstance(task.get("pollInterval"), int | float):
             run.poll_interval = self._milliseconds(task["pollInterval"], "pollInterval", via, run.poll_interval)
         changed = not run.history or (status, message) != (run.status, run.status_message)
@@ -217,9 +224,11 @@ class TaskCall:
         if any(f.code == "number-out-of-range" and f.detail.get("field") == name for f in self.findings):
             return default  # said once: every later answer repeats it
         said = shown(value)
+        timeout = seconds(self.session.settings.timeout)
+        taken = f"none, and the wait bounded by --timeout ({timeout} s)" if name == "ttl" else "not given"
         self.findings.append(Finding(
             "number-out-of-range", f"{via}: the task's {name} ({said}) is not a number of milliseconds from 0 to "
-            f"{MAX_MS}; taken as {'none' if name == 'ttl' else 'not given'}", kind="tools",
+            f"{MAX_MS}; taken as {taken}", kind="tools",
             detail={"field": name, "via": via, "sample": said}))
         return default
 
@@ -250,7 +259,21 @@ class TaskCall:
     def _expires(self) -> float | None:
         run = self.run
         assert run is not None
-        return None if run.ttl is None else run.created_at + run.ttl / 1000
+        limit = run.ttl if run.ttl is not None else run.stand_in
+        return None if limit is None else run.created_at + limit / 1000
+
+    def _expired(self) -> RequestTimeout:
+        """The wait for the task is over: its ttl, or --timeout standing in for one mcpprobe could not read."""
+        run = self.run
+        assert run is not None
+        if run.ttl is None and run.stand_in is not None:
+            return RequestTimeout(
+                f"task {run.task_id} was still {run.status} after --timeout ({seconds(run.stand_in / 1000)} s), "
+                "which bounds the wait for a task whose ttl mcpprobe could not read; mcpprobe stopped waiting",
+                detail={"method": "tasks/get", "taskId": run.task_id, "ttl": None, "timeout": run.stand_in / 1000})
+        return RequestTimeout(
+            f"task {run.task_id} was still {run.status} when its ttl of {seconds((run.ttl or 0) / 1000)} s "
+            f"ran out; mcpprobe stopped waiting", detail={"method": "tasks/get", "taskId": run.task_id, "ttl": run.ttl})
 
     async def follow(self) -> dict[str, Any]:
         """Poll to a terminal (or input_required) status, then fetch the result. Cancels the task
@@ -267,11 +290,8 @@ class TaskCall:
                 with anyio.move_on_after(wait):
                     await self.wake.wait()
                 self.wake = anyio.Event()
-                if expires is not None and run.ttl is not None and time.monotonic() >= expires:
-                    raise RequestTimeout(
-                        f"task {run.task_id} was still {run.status} when its ttl of {seconds(run.ttl / 1000)} s "
-                        f"ran out; mcpprobe stopped waiting",
-                        detail={"method": "tasks/get", "taskId": run.task_id, "ttl": run.ttl})
+                if expires is not None and time.monotonic() >= expires:
+                    raise self._expired()
                 answer = await self.session.request("tasks/get", {"taskId": run.task_id})
                 last = time.monotonic()
                 run.polls += 1

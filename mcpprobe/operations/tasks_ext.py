@@ -219,10 +219,7 @@ class ExtensionTask(TaskCall):
                     wait = min(wait, max(0.0, expires - time.monotonic()))
                 await anyio.sleep(wait)
                 if expires is not None and time.monotonic() >= expires:
-                    raise RequestTimeout(
-                        f"task {run.task_id} was still {run.status} when its ttl of {seconds((run.ttl or 0) / 1000)} s "
-                        "ran out; mcpprobe stopped waiting",
-                        detail={"method": "tasks/get", "taskId": run.task_id, "ttl": run.ttl})
+                    raise self._expired()
                 answer = await self.session.request("tasks/get", declaring({"taskId": run.task_id}))
                 last = time.monotonic()
                 run.polls += 1

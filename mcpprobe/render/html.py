@@ -94,14 +94,14 @@ tbody th code.id{white-space:normal}code.id wbr{display:inline}
 """.strip() + "\n" + WATERFALL_CSS
 
 
-def _policy(css: str) -> str:
+def page_policy(css: str) -> str:
     digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
     return (f"default-src 'none'; style-src 'sha256-{digest}'; img-src 'none'; font-src 'none'; "
             "script-src 'none'; connect-src 'none'; media-src 'none'; object-src 'none'; frame-src 'none'; "
             "base-uri 'none'; form-action 'none'")
 
 
-class _Page:
+class Page:
     """Text made safe for the page: secrets masked, then inert, then escaped."""
 
     def __init__(self, redact: Redact) -> None:
@@ -171,7 +171,7 @@ def _kind_cell(listing: Any, negotiated: bool) -> tuple[str, str]:
     return listing.state, "bad"
 
 
-def _protocol(page: _Page, outcome: Any) -> str:
+def _protocol(page: Page, outcome: Any) -> str:
     snapshot = outcome.snapshot
     if not _negotiated(outcome):
         return '<span class="muted">not negotiated</span>'
@@ -191,7 +191,7 @@ def _anchor(index: int) -> str:
     return f"server-{index + 1}"
 
 
-def _summary(page: _Page, reports: list[Any]) -> list[str]:
+def _summary(page: Page, reports: list[Any]) -> list[str]:
     total = len(reports)
     healthy = sum(1 for r in reports if r.exit_code == ExitCode.OK)
     overall = worst([r.exit_code for r in reports]) if reports else ExitCode.OK
@@ -250,7 +250,7 @@ def _drift_cell(report: Any) -> str:
     return "<span>" + ", ".join(parts) + "</span>"
 
 
-def _server(page: _Page, index: int, report: Any) -> list[str]:
+def _server(page: Page, index: int, report: Any) -> list[str]:
     outcome = report.outcome
     snapshot = outcome.snapshot
     heading = f"{_anchor(index)}-title"
@@ -290,7 +290,7 @@ def _server(page: _Page, index: int, report: Any) -> list[str]:
     out.extend(_timing(page, index, report))
     if getattr(outcome, "results", None):
         out.extend(_checks(page, index, outcome.results))
-    out.extend(_findings(page, outcome.all_findings(), heading))
+    out.extend(findings_block(page, outcome.all_findings(), heading))
     if report.checks:
         out.extend(_expectations(page, report.checks))
     if report.drift is not None:
@@ -306,7 +306,7 @@ def _server(page: _Page, index: int, report: Any) -> list[str]:
     return out
 
 
-def _capabilities(page: _Page, capabilities: dict[str, Any]) -> str:
+def _capabilities(page: Page, capabilities: dict[str, Any]) -> str:
     from mcpprobe.client.capabilities import sub_capabilities
 
     if not capabilities:
@@ -344,7 +344,7 @@ def _kinds(outcome: Any) -> list[str]:
     return out
 
 
-def _timing(page: _Page, index: int, report: Any) -> list[str]:
+def _timing(page: Page, index: int, report: Any) -> list[str]:
     """The waterfall of the session's phases (connect, discover/initialize, each list), as inline SVG."""
     label = visible(page.redact(report.member.label))
     drawing = waterfall_svg(report.outcome.timings, label, f"{_anchor(index)}-timing")
@@ -353,7 +353,7 @@ def _timing(page: _Page, index: int, report: Any) -> list[str]:
     return ["<h3>Timing</h3>", drawing]
 
 
-def _findings(page: _Page, found: list[Any], heading: str) -> list[str]:
+def findings_block(page: Page, found: list[Any], heading: str) -> list[str]:
     counts = _counts(found)
     names = {Severity.ERROR: ("error", "errors"), Severity.WARNING: ("warning", "warnings"),
              Severity.INFO: ("info", "info")}
@@ -386,7 +386,7 @@ CHECK_CSS = {"pass": "ok", "fail": "bad", "warn": "warn", "error": "bad", "skipp
 ORDER = ("fail", "error", "warn", "pass", "skipped", "n/a")  # rows: what failed and warned first
 
 
-def _checks(page: _Page, index: int, results: list[Any]) -> list[str]:
+def _checks(page: Page, index: int, results: list[Any]) -> list[str]:
     """`check --format html`: a tally in the heading, then one row per check (what failed and warned
     first), its status, level, message, evidence and spec link. An id breaks only after its `.` (a
     <wbr>) and its `-` (a hyphen's own break), never inside a word."""
@@ -415,7 +415,7 @@ def _checks(page: _Page, index: int, results: list[Any]) -> list[str]:
     return out
 
 
-def _expectations(page: _Page, checks: list[Any]) -> list[str]:
+def _expectations(page: Page, checks: list[Any]) -> list[str]:
     out = ["<h3>Expectations</h3>", _table(["expectation", "result", "message"])]
     for check in checks:
         if check.ok is None:
@@ -431,7 +431,7 @@ def _expectations(page: _Page, checks: list[Any]) -> list[str]:
     return out
 
 
-def _drift(page: _Page, drift: Any) -> list[str]:
+def _drift(page: Page, drift: Any) -> list[str]:
     out = [f'<h3>Changes since the baseline</h3><p class="muted">Baseline <span class="mono">'
            f"{page.text(drift.baseline)}</span></p>"]
     if not drift.changes:
@@ -456,7 +456,7 @@ def _drift(page: _Page, drift: Any) -> list[str]:
     return out
 
 
-def _catalog(page: _Page, outcome: Any) -> list[str]:
+def _catalog(page: Page, outcome: Any) -> list[str]:
     out = ["<h3>Items</h3>"]
     for kind in KINDS:
         key = KINDS[kind].identity
@@ -481,14 +481,14 @@ def render_html(reports: list[Any], *, redact: Redact, generated: datetime | Non
     """The whole page for `reports` (fleet.Report), one server or many; `redact` masks the run's secrets."""
     from mcpprobe import __version__
 
-    page = _Page(redact)
+    page = Page(redact)
     when = (generated or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     total = len(reports)
     healthy = sum(1 for r in reports if r.exit_code == ExitCode.OK)
     title = f"MCP servers: {healthy} of {total} ok" if total != 1 else (
         f"MCP server {page.text(reports[0].member.label, 80)}: {escape(_verdict(reports[0]))}")
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f'<meta http-equiv="Content-Security-Policy" content="{_policy(CSS)}">',
+             f'<meta http-equiv="Content-Security-Policy" content="{page_policy(CSS)}">',
              '<meta name="referrer" content="no-referrer">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              '<meta name="color-scheme" content="light dark">',

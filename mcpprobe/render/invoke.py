@@ -122,9 +122,14 @@ def render_preview(err: Console, tool: dict[str, Any], arguments: dict[str, Any]
         err.print(Text("  confirmed by --yes", style="dim"))
 
 
-def confirm_question(tool: dict[str, Any], safe: Safe) -> str:
+def confirm_question(tool: dict[str, Any], safe: Safe, *, repeated: bool = False) -> str:
+    """The question before a tool not marked read-only is called; `repeated` (`load`): it is called
+    over and over."""
     annotations = _object(tool.get("annotations"))
     warning = " It claims to be destructive." if annotations.get("destructiveHint", True) is True else ""
+    if repeated:
+        return (f"Tool {safe(tool.get('name', '?'))!r} is not marked read-only.{warning} A load run calls it "
+                "over and over. Call it?")
     return f"Tool {safe(tool.get('name', '?'))!r} is not marked read-only.{warning} Call it?"
 
 

@@ -344,9 +344,9 @@ def render_openmetrics(outcome: LoadOutcome, *, now: float, named: tuple[str, st
 
 
 def _labels(labels: dict[str, str]) -> str:
-    from mcpprobe.render.openmetrics import _escape
+    from mcpprobe.render.openmetrics import escape_label
 
-    return "{" + ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items()) + "}"
+    return "{" + ",".join(f'{k}="{escape_label(str(v))}"' for k, v in labels.items()) + "}"
 
 
 def _number(value: float) -> str:
@@ -370,15 +370,15 @@ def render_load_html(outcome: LoadOutcome, *, redact: Redact, generated: datetim
     """One self-contained page: the table, the histogram and the interval chart as inline SVG (no script,
     nothing fetched), the server's memory, the SLOs and the findings; `redact` masks the run's secrets."""
     from mcpprobe import __version__
-    from mcpprobe.render.html import CSS, _findings, _Page, _policy
+    from mcpprobe.render.html import CSS, Page, findings_block, page_policy
 
-    page = _Page(redact)
+    page = Page(redact)
     css = CSS + "\n" + SVG_CSS
     target = named[0] if named else outcome.snapshot.target if outcome.snapshot is not None else "?"
     code = int(outcome.exit_code)
     title = f"mcpprobe load: {page.text(target, 80)}"
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             f'<meta http-equiv="Content-Security-Policy" content="{_policy(css)}">',
+             f'<meta http-equiv="Content-Security-Policy" content="{page_policy(css)}">',
              '<meta name="referrer" content="no-referrer">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              '<meta name="color-scheme" content="light dark">',
@@ -406,7 +406,7 @@ def render_load_html(outcome: LoadOutcome, *, redact: Redact, generated: datetim
             parts.append("<h3>SLOs</h3><ul>" + "".join(
                 f"<li class=\"{'ok' if s['met'] else 'bad'}\">{'met' if s['met'] else 'missed'}: "
                 f"{page.text(s['slo'])}</li>" for s in outcome.slos) + "</ul>")
-    parts.extend(_findings(page, outcome.all_findings(), "Findings"))
+    parts.extend(findings_block(page, outcome.all_findings(), "Findings"))
     parts.append("<footer>Finding codes: docs/findings.md of mcpprobe. This page loads nothing from the network."
                  "</footer></main></body></html>")
     return "\n".join(parts)

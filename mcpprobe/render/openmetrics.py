@@ -38,14 +38,14 @@ FAMILIES = (
 )
 
 
-def _escape(value: str) -> str:
+def escape_label(value: str) -> str:
     """A label value: inert on a terminal first (server text: no escape sequences, no lone
     surrogates, no CR; `sanitize.visible`), then escaped as the exposition format requires."""
     return visible(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _labels(labels: dict[str, str]) -> str:
-    return "{" + ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items()) + "}"
+    return "{" + ",".join(f'{k}="{escape_label(str(v))}"' for k, v in labels.items()) + "}"
 
 
 def _number(value: float) -> str:

@@ -110,3 +110,9 @@ def is_loopback_host(host: str | None) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def visible_ascii(value: str) -> bool:
+    """Whether `value` is one or more visible ASCII characters (0x21 to 0x7E): what an MCP session id
+    must be ("The session ID MUST only contain visible ASCII characters"), and so what may be sent back."""
+    return bool(value) and all("\x21" <= c <= "\x7e" for c in value)

@@ -25,11 +25,13 @@ import json
 import re
 import threading
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
 
 from mcpprobe.safety.schema_messages import json_message, json_value, shorten
+from mcpprobe.signals import arrived
 
 DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 MAX_DEPTH = 100  # JSON nesting of a schema; jsonschema itself needs about 160 to run out of stack
@@ -98,6 +100,10 @@ class _Budget:
     seconds: float
     stop: threading.Event = field(default_factory=threading.Event)
     deadline: float = 0.0
+    # Stop at a signal that ends the run (mcpprobe.signals): for work in the event loop's own thread
+    # (`schema_problem`), which would otherwise keep the loop from acting on it. A validation on a
+    # thread of its own (`validate_async`) is told to stop by its caller instead.
+    signals: bool = False
 
     def __post_init__(self) -> None:
         self.deadline = time.monotonic() + self.seconds
@@ -106,7 +112,7 @@ class _Budget:
         return self.deadline - time.monotonic()
 
     def check(self) -> None:
-        if self.stop.is_set():
+        if self.stop.is_set() or (self.signals and arrived()):
             raise _Stopped()
         if time.monotonic() > self.deadline:
             raise UnusableSchema(f"validating took longer than {self.seconds:g} s; stopped", "too-slow",
@@ -114,6 +120,15 @@ class _Budget:
 
 
 _local = threading.local()
+# The budget of a schema check in the caller's thread (`schema_problem`): BUDGET_SECONDS, or the run's
+# --timeout when shorter (`bounded_by`). A context variable: each run (each task) has its own.
+_schema_seconds: ContextVar[float] = ContextVar("schema_seconds", default=BUDGET_SECONDS)
+
+
+def bounded_by(timeout: float) -> None:
+    """Schema checks from here on, in this task and the tasks it starts, take at most `timeout`
+    seconds each (never more than BUDGET_SECONDS)."""
+    _schema_seconds.set(min(BUDGET_SECONDS, max(timeout, 0.01)))
 
 
 def _tick() -> None:
@@ -238,7 +253,26 @@ def _bounded(cls: Any) -> Any:
     keywords = {name: _checked(fn) for name, fn in cls.VALIDATORS.items()}
     if "uniqueItems" in keywords:
         keywords["uniqueItems"] = _checked(_unique_items)
-    return extend(cls, validators=keywords)
+    bounded = extend(cls, validators=keywords)
+    from attrs import fields
+    from jsonschema.validators import validator_for
+
+    carried = [(field.alias, field.name) for field in fields(bounded) if field.init]
+
+    def evolve_bounded(self: Any, **changes: Any) -> Any:
+        """jsonschema's `evolve` picks the validator of a subschema by its `$schema`: the meta-schemas
+        all name theirs, so checking a schema against its meta-schema went on in the plain validator,
+        off the clock (a tool's schema of 20,000 properties held the run 30 s past a 1 s budget).
+        The same dialect stays on this class, and so on the clock."""
+        schema = changes.setdefault("schema", self.schema)
+        chosen = validator_for(schema, default=bounded)
+        for alias, name in carried:
+            if alias not in changes:
+                changes[alias] = getattr(self, name)
+        return (bounded if chosen is cls else chosen)(**changes)
+
+    bounded.evolve = evolve_bounded
+    return bounded
 
 
 @cache
@@ -284,6 +318,7 @@ def _document(schema: Any) -> dict[int, str]:
         node, parts = stack.pop()
         if not isinstance(node, dict | list):
             continue
+        _tick()
         if len(parts) >= MAX_DEPTH:
             raise UnusableSchema(f"the schema is nested more than {MAX_DEPTH} levels deep "
                                  f"(at {_pointer(parts[:8])}/...)", "too-deep", limit=MAX_DEPTH)
@@ -344,6 +379,7 @@ def precheck(schema: Any, cls: Any) -> bool:
     embedded_dialect = False
     stack: list[tuple[Any, Any]] = [(schema, resolver)]
     while stack:
+        _tick()  # the walk is on the budget's clock too: it grows faster than the schema
         node, resolver = stack.pop()
         if not isinstance(node, dict) or id(node) in edges or id(node) not in where:
             continue  # a boolean schema, one already seen, or a bundled meta-schema
@@ -524,12 +560,16 @@ def schema_problem(schema: Any) -> tuple[str, str] | None:
     """Why `schema` is not a valid schema of its dialect (2020-12 by default), as (reason, message),
     or None. "invalid-schema": its dialect's meta-schema rejects it; any other reason says mcpprobe
     could not judge it (an unknown dialect, a reference it does not follow, a pattern it cannot run).
-    Runs in the caller's thread: the meta-schema check is bounded by the same budget."""
+    Runs in the caller's thread, bounded by the run's budget (`bounded_by`: --timeout, at most
+    BUDGET_SECONDS); once a signal has come ("interrupted") it stops at its next step and hands the
+    event loop back, which then ends the run."""
     if isinstance(schema, bool):
         return None
     if not isinstance(schema, dict):
         return "invalid-schema", "the schema is not an object"
-    _local.budget = _Budget(BUDGET_SECONDS, threading.Event())
+    if arrived():
+        return "interrupted", "not checked: the run was interrupted"
+    _local.budget = _Budget(_schema_seconds.get(), threading.Event(), signals=True)
     try:
         cls = _validator_class(schema)
         if _prechecked(schema, cls):
@@ -538,7 +578,7 @@ def schema_problem(schema: Any) -> tuple[str, str] | None:
     except UnusableSchema as exc:
         return exc.reason, str(exc)
     except _Stopped:
-        return "too-slow", "checking it took too long"
+        return "interrupted", "not checked: the run was interrupted"
     except Exception as exc:  # noqa: BLE001 - jsonschema on a hostile schema: no verdict, never a crash
         return "unjudged", f"jsonschema could not check it: {type(exc).__name__}"
     finally:

@@ -115,10 +115,11 @@ class Watcher:
                 error = ConnectionFailed("the connection ended")
             if self.capabilities is None or isinstance(error, Refused | AuthFailed | HttpForbidden | UsageProblem) or (
                     not established and isinstance(error, ProtocolFailure) and error.code == "unsupported-version"):
-                # Nothing was ever watched, or retrying cannot help: end with the stage's own code.
+                # Nothing was ever watched, or retrying cannot help: end with the stage's own code
+                # (stopped first, so that --count cannot count this event and end with 0 instead).
+                events.stop("error", error.exit_code, error)
                 events.emit("error", "server", code=error.code, message=error.message,
                             exitCode=int(error.exit_code))
-                events.stop("error", error.exit_code, error)
                 return
             self.lists.connection_lost()
             if not self.options.reconnect:

@@ -195,14 +195,22 @@ class _Flag:
 class _Queued(_Pending):
     """A request of `Connection.enqueue`, its own `done`: setting it calls back at once, in the reader's
     turn, with the request out of the pending table: no future, no task woken, no timer per request,
-    one object."""
+    one object.
+
+    `done` is a property, never an attribute that refers to the object itself: such a reference cycle
+    keeps every answered request, and its result (megabytes, for a large answer), alive until the
+    cycle collector happens to run, so that a load's memory grew with the number of answers."""
 
     __slots__ = ("_fired", "_conn", "_id", "_on_answer")
+
+    @property
+    def done(self) -> _Queued:
+        return self
 
     def __init__(self, conn: Connection, request_id: int, method: str, deadline: float,
                  on_answer: Callable[[int, _Pending], None]) -> None:
         # _Pending's fields set here, not through its __init__: one call less per request of a load.
-        self.method, self.deadline, self.progress_token, self.done = method, deadline, None, self
+        self.method, self.deadline, self.progress_token = method, deadline, None
         self.answered, self.result, self.error = 0.0, None, None
         self.latest, self.extended = math.inf, False
         self._fired = False
@@ -702,8 +710,15 @@ class Connection:
 
     def _resolve(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
+        # mcpprobe sends string and integer ids only: a float (9007199254740991.0) is equal to the integer
+        # sent, but it is not that id echoed (JSON-RPC: "the same value"; MCP: a string or an integer).
         pending = self._pending.get(request_id) if _hashable(request_id) else None
         if pending is None or pending.done.is_set():
+            if pending is None and isinstance(request_id, float) and request_id in self._pending:
+                unsent = _short_json(request_id, self.redact)
+                self._anomaly(f"a response to a request that was never sent (id {unsent}: a number with a fraction "
+                              "or an exponent, not the integer id mcpprobe sent)", message)
+                return
             if _hashable(request_id) and self._abandoned.answered(request_id):
                 return  # a late answer to a request we gave up on: expected, not a violation
             unsent = _short_json(request_id, self.redact)
@@ -746,7 +761,8 @@ class Connection:
 
 
 def _hashable(value: Any) -> bool:
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+    """An id that may be one mcpprobe sent: a string or an integer (never a float, nor a bool)."""
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def _short_json(value: Any, redact: Redactor, limit: int = 200) -> str:

@@ -133,7 +133,10 @@ def root_uri(text: str) -> str:
         return text
     from pathlib import Path
 
-    return Path(text).expanduser().resolve().as_uri()
+    try:
+        return Path(text).expanduser().resolve().as_uri()
+    except (RuntimeError, OSError, ValueError) as exc:  # `~nobody-here`: no such user's home; a path too long
+        raise UsageProblem(f"--root {text!r}: {exc}") from None
 
 
 def check_http_url(url: str, *, proxies: bool = True) -> None:

@@ -131,7 +131,7 @@ def test_old_sdk_server_over_stdio(mcp1):
 
 
 def test_old_sdk_server_call(mcp1):
-    result = run_cli(["call", "add", "a=2", "b=3", "--json", "--", str(mcp1), str(MCP1_SERVER)])
+    result = run_cli(["call", "add", "a=2", "b=3", "--json", "--yes", "--", str(mcp1), str(MCP1_SERVER)])
     assert result.exit_code == 0, result.stderr
     assert result.json["result"]["content"] == [{"type": "text", "text": "5"}]
     assert result.json["era"] == "legacy"
@@ -185,7 +185,7 @@ def test_fastmcp2_probe(fastmcp2, transport):
 def test_fastmcp2_list_and_call(fastmcp2, transport):
     with _fastmcp_http(fastmcp2, transport) as url:
         listed = run_cli(["list", "tools", "--json", url])
-        called = run_cli(["call", "echo", "text=hé", "--json", url])
+        called = run_cli(["call", "echo", "text=hé", "--json", "--yes", url])
     assert listed.exit_code == 0, listed.stderr
     assert [item["name"] for item in listed.json["items"]] == ["add", "echo"]
     assert called.exit_code == 0, called.stderr
@@ -211,7 +211,7 @@ def test_fastmcp4_slow_start_over_stdio(fastmcp4):
 
 
 def test_fastmcp4_slow_start_call(fastmcp4):
-    result = run_cli(["call", "add", "a=2", "b=3", "--json", "--", *_slow_fastmcp4(fastmcp4)])
+    result = run_cli(["call", "add", "a=2", "b=3", "--json", "--yes", "--", *_slow_fastmcp4(fastmcp4)])
     assert result.exit_code == 0, result.stderr
     assert result.json["era"] == "modern"
     assert result.json["structuredContent"] == {"result": 5}
@@ -221,7 +221,7 @@ def test_fastmcp4_slow_start_call(fastmcp4):
 def test_fastmcp4_over_http(fastmcp4, transport):
     with _fastmcp_http(fastmcp4, transport) as url:
         probed = run_cli(["probe", "--json", url])
-        called = run_cli(["call", "add", "a=2", "b=3", "--json", url])
+        called = run_cli(["call", "add", "a=2", "b=3", "--json", "--yes", url])
         prompt = run_cli(["get-prompt", "greet", "name=Ada", "--json", url])
         read = run_cli(["read", "note://greeting", "--json", url])
     doc = probed.json

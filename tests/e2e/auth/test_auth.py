@@ -654,7 +654,7 @@ def test_login_when_only_calls_are_protected_uses_the_resource_metadata(config_h
         data = json.loads(result.stdout)["login"]
         assert data["why"].startswith("protected resource metadata at ") and data["notNeeded"] is False
         assert stored(url).access_token
-        call = run_cli(["call", "--json", "whoami", url])
+        call = run_cli(["call", "--yes", "--json", "whoami", url])
         assert call.exit_code == 0, call.stdout + call.stderr
 
 
@@ -725,7 +725,7 @@ def test_a_token_that_expires_mid_session_is_refreshed_once_and_masked(config_ho
     with auth_server("--token-uses", "6") as url:
         assert login(url).exit_code == 0
         before = stored(url)
-        result = run_cli(["call", "--json", "--protocol", "legacy", "whoami", url])
+        result = run_cli(["call", "--yes", "--json", "--protocol", "legacy", "whoami", url])
         after = stored(url)
         assert result.exit_code == 0, result.stdout + result.stderr
         assert after.access_token != before.access_token and after.refresh_token != before.refresh_token
@@ -788,18 +788,19 @@ def test_client_credentials_step_up_on_a_call_once(config_home: Path, monkeypatc
         done = login(url, "--client-id", "ci", "--client-secret-env", "CI_SECRET", env=env)
         assert done.exit_code == 0, done.stderr
         assert stored(url).scope == "mcp:read"
-        refused = run_cli(["call", "--json", "--protocol", "legacy", "whoami", url])
+        refused = run_cli(["call", "--yes", "--json", "--protocol", "legacy", "whoami", url])
         assert refused.exit_code == 7
         assert finding(refused.json, "auth-insufficient-scope")["detail"]["scope"] == "mcp:read mcp:write"
         monkeypatch.setenv("CI_SECRET", CLIENT_SECRET)
-        called = run_cli(["call", "--json", "--protocol", "legacy", "--client-id", "ci", "--client-secret-env",
+        called = run_cli(["call", "--yes", "--json", "--protocol", "legacy", "--client-id", "ci", "--client-secret-env",
                           "CI_SECRET", "whoami", url])
         assert called.exit_code == 0, called.stdout
         assert set(stored(url).scope.split()) == {"mcp:read", "mcp:write"}
         assert CLIENT_SECRET not in called.stdout + called.stderr
     with auth_server("--client", f"ci:{CLIENT_SECRET}", "--call-scope", "mcp:never") as url:
         assert login(url, "--client-id", "ci", "--client-secret-env", "CI_SECRET", env=env).exit_code == 0
-        bounded = run_cli(["call", "--json", "--protocol", "legacy", "--client-id", "ci", "--client-secret-env",
+        bounded = run_cli(["call", "--yes", "--json", "--protocol", "legacy", "--client-id", "ci",
+                           "--client-secret-env",
                            "CI_SECRET", "whoami", url])
         assert bounded.exit_code == 7  # one step-up, still refused: no loop
 
@@ -817,13 +818,13 @@ def test_code_flow_step_up_on_a_call_in_the_browser_once(config_home: Path, monk
         first = stored(url)
         assert first.scope == "mcp:read"
         monkeypatch.delenv("BROWSER", raising=False)
-        refused = run_subprocess(["call", "--json", "--protocol", "legacy", "whoami", url])
+        refused = run_subprocess(["call", "--yes", "--json", "--protocol", "legacy", "whoami", url])
         assert refused.exit_code == 7, refused.stdout
         assert finding(refused.json, "auth-insufficient-scope")["detail"]["scope"] == "mcp:read mcp:write"
         assert "/authorize?" not in refused.stderr
         monkeypatch.setenv("BROWSER", HEADLESS_BROWSER)
         for mode in (["--json"], []):
-            called = run_subprocess(["call", "--protocol", "legacy", *mode, "whoami", url])
+            called = run_subprocess(["call", "--yes", "--protocol", "legacy", *mode, "whoami", url])
             assert called.exit_code == 0, called.stdout + called.stderr
             assert called.stderr.count("/authorize?") == 1 - (mode != ["--json"])  # stepped up once, then stored
             after = stored(url)
@@ -832,7 +833,7 @@ def test_code_flow_step_up_on_a_call_in_the_browser_once(config_home: Path, monk
                 assert secret not in called.stdout + called.stderr
     with auth_server("--call-scope", "mcp:never") as url:
         assert login(url).exit_code == 0
-        bounded = run_subprocess(["call", "--json", "--protocol", "legacy", "whoami", url])
+        bounded = run_subprocess(["call", "--yes", "--json", "--protocol", "legacy", "whoami", url])
         assert bounded.exit_code == 7, bounded.stdout
         assert bounded.stderr.count("/authorize?") == 1  # one step-up, still refused: no loop
         assert finding(bounded.json, "auth-insufficient-scope")
@@ -847,7 +848,7 @@ def test_code_flow_step_up_sends_the_targets_other_headers(config_home: Path,
     with auth_server("--call-scope", "mcp:write", "--gateway-header", "X-Api-Key:k1") as url:
         assert login(url, *gateway).exit_code == 0
         monkeypatch.setenv("BROWSER", HEADLESS_BROWSER)
-        called = run_subprocess(["call", "--json", "--protocol", "legacy", *gateway, "whoami", url])
+        called = run_subprocess(["call", "--yes", "--json", "--protocol", "legacy", *gateway, "whoami", url])
         assert called.exit_code == 0, called.stdout + called.stderr
         assert called.stderr.count("/authorize?") == 1
         assert set(stored(url).scope.split()) == {"mcp:read", "mcp:write"}
@@ -1140,7 +1141,7 @@ def test_a_command_follows_the_server_to_its_new_authorization_server(
         assert not [e for e in _logged(new_log) if e["path"] == "/register"]
 
         monkeypatch.setenv("BROWSER", HEADLESS_BROWSER)
-        called = run_subprocess(["call", "--json", "--protocol", "legacy", "whoami", url])
+        called = run_subprocess(["call", "--yes", "--json", "--protocol", "legacy", "whoami", url])
         assert called.exit_code == 0, called.stdout + called.stderr
         assert called.stderr.count("/authorize?") == 1
         assert f"now names the authorization server {new_issuer}" in called.stderr
@@ -1176,6 +1177,23 @@ def _workload_jwt(private: str, audience: str, **claims: Any) -> str:
     body = {"iss": "https://platform.example", "sub": "system:serviceaccount:ci:probe", "aud": audience,
             "iat": now, "exp": now + 300, "jti": f"jti-{now}", **claims}
     return jwt.encode(body, private, algorithm="ES256")
+
+
+def test_a_jwt_bearer_grant_with_a_400_digit_expires_in_is_kept_without_an_expiry(config_home: Path,
+                                                                                   tmp_path: Path) -> None:
+    """The token endpoint's expires_in of 400 digits ended `auth login --grant jwt-bearer` with exit 70
+    (OverflowError in float()); it goes through the one reader of expires_in: no known expiry, said."""
+    _, public, private = _key_pair(tmp_path, "ec")
+    log = tmp_path / "requests.jsonl"
+    with auth_server("--workload-key", str(public), "--log", str(log), "--token-ttl", "9" * 400) as url:
+        assertion = _workload_jwt(private, url.rsplit("/", 1)[0])
+        result = login(url, "--grant", "jwt-bearer", "--assertion-env", "WORKLOAD_JWT", "--json",
+                       env={"WORKLOAD_JWT": assertion})
+        assert [e["path"] for e in _logged(log)].count("/token") == 1  # the answer was given
+        assert result.exit_code == 0, result.stderr
+        assert "Traceback" not in result.stderr
+        record = stored(url)
+        assert record.expires_at is None  # no known expiry: renewed when the server refuses it
 
 
 def test_jwt_bearer_grant_with_the_workloads_own_jwt(config_home: Path, tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ HTTP_BROKEN = {
     "notification-200": ("http.notification", "fail", ("legacy", "modern")),
     "method-header-ignored": ("http.method-header", "fail", ("modern",)),
     "name-header-ignored": ("http.name-header", "fail", ("modern",)),
+    "session-space": ("http.session-delete", "fail", ("legacy",)),
 }
 # auth_server.py flags -> (check id, the revision judged by)
 AUTH_BROKEN = {
@@ -128,6 +129,20 @@ def test_the_unknown_session_id_is_quoted_as_json_not_python() -> None:
     with http_server([PY, str(HTTP_SERVER), "session-unchecked"]) as url:
         _, doc = run_check(url, "legacy", "--only", "http.unknown-session")
     assert 'with the session id "mcpprobe-unknown-session-0000", never issued' in doc["checks"][0]["message"]
+
+
+def test_a_session_id_outside_visible_ascii_is_never_sent_back(tmp_path: Path) -> None:
+    """The second session's id has a space in it ("The session ID MUST only contain visible ASCII
+    characters"): http.session-delete fails saying so, and no request carries it back (it was sent
+    back on the notification, the DELETE and the ping)."""
+    record = tmp_path / "http.jsonl"
+    with http_server([PY, str(HTTP_SERVER), "session-space"], env={"CHECK_HTTP_RECORD": str(record)}) as url:
+        _, doc = run_check(url, "legacy", "--only", "http.session-delete")
+    [result] = doc["checks"]
+    assert result["status"] == "fail" and "not visible ASCII" in result["message"], result
+    entries = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [e for e in entries if e["method"] == "initialize"][1:]  # the second session was issued
+    assert not [e for e in entries if (e.get("session") or "").startswith("spaced ")], entries
 
 
 def test_origin_is_unsafe_and_not_sent_without_unsafe(tmp_path: Path) -> None:

@@ -251,7 +251,7 @@ def test_a_refused_list_tasks_matches_the_schema(validator: Draft202012Validator
 
 
 INVOCATIONS = {
-    "call-ok": (["call", "echo", "message=hi"], 0),
+    "call-ok": (["call", "echo", "message=hi", "--yes"], 0),  # echo: not marked read-only
     "call-refused": (["call", "no_such_tool"], 3),
     "read-ok": (["read", "fixture://readme"], 0),
     "get-prompt-ok": (["get-prompt", "greet", "name=Ada"], 0),

@@ -131,6 +131,7 @@ def test_never_answering_server_ends_within_timeout_plus_a_second():
 # that went away, Ctrl-C. A bug is forced with the documented test hook (mcpprobe/testhooks.py).
 EDGE_CASES = [
     # (id, args before the target, scenario, crash phase, expected exit)
+    ("bug-reading-the-command-line", ["list", "tools"], "full", "parse", 70),
     ("bug-in-command", ["list", "tools"], "full", "command", 70),
     ("bug-in-operation", ["list", "tools"], "full", "operation", 70),
     ("bug-in-probe", ["probe"], "full", "operation", 70),
@@ -161,13 +162,22 @@ def test_a_bug_in_one_member_of_a_fleet_is_70_and_the_others_are_probed(tmp_path
     assert {doc["error"]["code"] for doc in docs} == {"internal-error"}
 
 
-@pytest.mark.parametrize("command", [["list", "tools"], ["probe"]])
-def test_traceback_shows_the_stack_of_a_bug(command):
-    env = {**os.environ, "MCPPROBE_TEST_CRASH": "operation"}
+@pytest.mark.parametrize("phase", ["operation", "command", "parse"])
+@pytest.mark.parametrize("command", [["list", "tools"], ["probe"], ["call", "echo", "message=hi", "--yes"]])
+def test_traceback_shows_the_stack_of_a_bug_and_still_exits_70(command, phase):
+    # Inside the event loop the bug arrives in an exception group: the stack shows the group, the
+    # exit code is a bug's all the same (not Python's 1, which CI would read as "a MUST failed").
+    env = {**os.environ, "MCPPROBE_TEST_CRASH": phase}
     proc = subprocess.run([PY, "-m", "mcpprobe", "--traceback", *command, "--", *fixture_cmd("full")],
                           capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
     assert "Traceback" in proc.stderr and "crash_point" in proc.stderr
-    assert proc.returncode != 0
+    assert proc.returncode == 70, proc.stderr[-2000:]
+    assert f"internal error: RuntimeError: crash requested by MCPPROBE_TEST_CRASH={phase}" in proc.stderr
+    # MCPPROBE_TRACEBACK=1 is the same switch
+    env["MCPPROBE_TRACEBACK"] = "1"
+    proc = subprocess.run([PY, "-m", "mcpprobe", *command, "--", *fixture_cmd("full")],
+                          capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    assert "Traceback" in proc.stderr and proc.returncode == 70, proc.stderr[-2000:]
 
 
 @pytest.mark.parametrize("scenario, expected", [("full", 0), ("method-not-found", 1), ("crash-on-start", 4)],
@@ -244,3 +254,15 @@ def test_http_503_is_an_unavailable_server_with_its_retry_after(header, seconds)
     assert "HTTP 503 Service Unavailable" in error["message"]
     assert error["detail"]["status"] == 503 and error["detail"]["retryAfter"] == seconds
     assert ("retry after 30 s" in error["message"]) is (seconds == 30)
+
+
+@pytest.mark.parametrize("command", [["check", "--call"], ["watch", "--call"], ["load", "--call"]])
+def test_a_bad_pair_in_a_call_option_is_a_usage_error_not_a_traceback(command):
+    # Raised in the option's callback, while click reads the command line: it once escaped the edge as
+    # a Python traceback with exit 1, which CI reads as "a MUST failed".
+    proc = subprocess.run([PY, "-m", "mcpprobe", *command, "execute_sql sql=SELECT 1", "--", PY, "-c", "pass"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "Invalid value for '--call': 'execute_sql sql=SELECT 1': expected KEY=VALUE or KEY:=JSON, got '1'" \
+        in proc.stderr

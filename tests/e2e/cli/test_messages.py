@@ -87,7 +87,7 @@ def test_structured_content_is_shown_once_and_as_exact_json() -> None:
 
     from tests.conftest import fixture_cmd
 
-    result = run_cli(["call", "locate", "--force", "--protocol", "legacy", "--", *fixture_cmd("tools-only")])
+    result = run_cli(["call", "locate", "--force", "--yes", "--protocol", "legacy", "--", *fixture_cmd("tools-only")])
     assert result.exit_code == 0, result.stderr
     out = result.stdout
     assert out.count("table.txt") == 1, out  # the text block that repeats it is not printed again

@@ -98,7 +98,7 @@ def test_a_refusal_after_the_handshake_still_sends_nothing(tmp_path, args, scena
 
 
 @pytest.mark.parametrize("args, sent", [
-    (["call", "echo", "message=hi", "--json"], "tools/call"),
+    (["call", "echo", "message=hi", "--json", "--yes"], "tools/call"),
     (["read", "fixture://readme", "--json"], "resources/read"),
     (["get-prompt", "greet", "name=Ada", "--json"], "prompts/get"),
     (["watch", "--json", "--duration", "0.5"], "tools/list"),

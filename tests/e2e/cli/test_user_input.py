@@ -230,3 +230,19 @@ def test_a_stdio_target_is_shown_as_a_shell_would_take_it_back():
     result = run_cli(["probe", "--json", "--", "sh", "-c", script])
     assert result.exit_code == 0, result.stderr
     assert result.json["target"] == f"sh -c '{script}'"
+
+
+# ----- found by the property test over every command line (test_command_lines.py): each was exit 70 -----
+
+
+def test_a_root_under_a_home_that_does_not_exist():
+    _usage_error(["call", "echo", "--root", "~no-such-user-here", URL], "--root '~no-such-user-here'")
+
+
+@pytest.mark.parametrize("command", [["auth", "login"], ["auth", "logout"], ["auth", "status"]])
+def test_an_auth_url_that_does_not_parse(command):
+    _usage_error([*command, "https://[::1"], "'https://[::1' is not a URL")
+
+
+def test_a_config_name_too_long_for_the_file_system(tmp_path: Path) -> None:
+    _usage_error(["servers", "--config", "a" * 300], "--config " + "a" * 300)

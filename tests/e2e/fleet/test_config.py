@@ -203,7 +203,7 @@ if sys.platform == "win32":  # pragma: no cover
     pytest.skip("POSIX paths in these tests", allow_module_level=True)
 
 
-@pytest.mark.parametrize("args", [["call", "echo", "message=hi"], ["read", "fixture://readme"],
+@pytest.mark.parametrize("args", [["call", "echo", "message=hi", "--yes"], ["read", "fixture://readme"],
                                   ["get-prompt", "summary"], ["watch", "--duration", "1", "--json"]])
 def test_every_server_command_takes_a_named_server(tmp_path, args):
     config = tmp_path / "mcpprobe.yaml"

@@ -55,7 +55,7 @@ def test_a_stdio_server_that_stops_reading_during_a_big_argument(tmp_path):
     args_file = tmp_path / "args.json"
     args_file.write_text(json.dumps({"text": "x" * 2_000_000}))
     command, marker = _server("deaf")
-    result, elapsed = _timed(["call", "echo", "--args", f"@{args_file}", "--json", "--protocol", "legacy",
+    result, elapsed = _timed(["call", "--yes", "echo", "--args", f"@{args_file}", "--json", "--protocol", "legacy",
                               "--timeout", str(TIMEOUT), "--", *command])
     assert result.exit_code == 6, result.stderr
     assert result.json["exitCode"] == 6
@@ -107,7 +107,8 @@ def test_an_http_server_that_never_answers_the_initialized_notification():
 def test_an_http_server_that_never_answers_the_cancellation_notice():
     # tools/call times out; the POST of notifications/cancelled then hangs too.
     with _http("hang-cancelled") as url:
-        result, elapsed = _timed(["call", "echo", "--json", "--protocol", "legacy", "--timeout", str(TIMEOUT), url])
+        result, elapsed = _timed(["call", "--yes", "echo", "--json", "--protocol", "legacy", "--timeout", str(TIMEOUT),
+                                  url])
     assert result.exit_code == 6, result.stderr
     assert result.json["exitCode"] == 6
     assert elapsed < TIMEOUT + GRACE
@@ -138,7 +139,7 @@ def test_a_legacy_sse_stream_that_never_names_its_endpoint():
 COMMANDS = {
     "probe": ["probe", "--json"],
     "list": ["list", "tools", "--json"],
-    "call": ["call", "echo", "--json"],
+    "call": ["call", "--yes", "echo", "--json"],
     "watch": ["watch", "--json", "--duration", "2"],
 }
 
@@ -167,7 +168,7 @@ def test_a_reply_nested_too_deep_is_output_not_a_crash(command, depth):
 # ----- Ctrl-C while a slow server shuts down -----
 
 @pytest.mark.parametrize("presses", [1, 2])
-@pytest.mark.parametrize("command, code", [(["list", "tools"], 0), (["probe"], 0), (["call", "echo"], 130)])
+@pytest.mark.parametrize("command, code", [(["list", "tools"], 0), (["probe"], 0), (["call", "--yes", "echo"], 130)])
 def test_ctrl_c_while_a_slow_server_shuts_down(tmp_path, command, code, presses):
     """The result is complete; the server ignores EOF and SIGTERM for 6 s; Ctrl-C then ends
     mcpprobe cleanly (docs/exit-codes.md): a result printed before the shutdown (probe, list) keeps

@@ -206,7 +206,7 @@ def test_an_sse_retry_of_401_digits_is_a_finding_and_the_default_wait(tmp_path: 
 
 def test_a_number_past_a_double_is_null_with_a_finding(tmp_path: Path) -> None:
     with _peer(tmp_path) as peer:
-        result, _ = _timed(["call", "big", "--json", "--timeout", "10", f"{peer}/mcp/huge"])
+        result, _ = _timed(["call", "--yes", "big", "--json", "--timeout", "10", f"{peer}/mcp/huge"])
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)  # valid JSON: no Infinity
     assert doc["result"]["structuredContent"] == {"big": None, "small": 1}
@@ -217,7 +217,7 @@ def test_a_number_past_a_double_is_null_with_a_finding(tmp_path: Path) -> None:
 def test_a_tasks_ttl_or_poll_interval_out_of_range_is_a_finding_and_a_default(tmp_path: Path, mode: str,
                                                                               field: str) -> None:
     with _peer(tmp_path) as peer:
-        result, _ = _timed(["call", "job", "--json", "--timeout", "10", f"{peer}/mcp/{mode}"])
+        result, _ = _timed(["call", "--yes", "job", "--json", "--timeout", "10", f"{peer}/mcp/{mode}"])
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     # Said once however many answers repeat it (1e400 is also noted where each message is read).
@@ -235,7 +235,7 @@ def test_a_tasks_ttl_or_poll_interval_out_of_range_is_a_finding_and_a_default(tm
 
 def test_a_flood_of_big_progress_notifications_keeps_only_the_latest(tmp_path: Path) -> None:
     with _peer(tmp_path) as peer:
-        result, _ = _timed(["call", "slow", "--json", "--timeout", "20", f"{peer}/mcp/progress-flood"])
+        result, _ = _timed(["call", "--yes", "slow", "--json", "--timeout", "20", f"{peer}/mcp/progress-flood"])
     assert result.exit_code == 0, result.stderr
     progress = json.loads(result.stdout)["progress"]
     assert len(progress) == 100 and progress[-1]["progress"] == 300, [p["progress"] for p in progress][:5]
@@ -245,7 +245,7 @@ def test_a_flood_of_big_progress_notifications_keeps_only_the_latest(tmp_path: P
 
 def test_progress_for_ever_extends_a_call_to_ten_times_its_timeout_and_no_more(tmp_path: Path) -> None:
     with _peer(tmp_path, lifetime=60) as peer:
-        result, elapsed = _timed(["call", "slow", "--json", "--timeout", "1", f"{peer}/mcp/progress-forever"],
+        result, elapsed = _timed(["call", "--yes", "slow", "--json", "--timeout", "1", f"{peer}/mcp/progress-forever"],
                                  limit=50)
     assert result.exit_code == 6, result.stderr
     assert 9 <= elapsed < 10 + GRACE, elapsed
@@ -254,7 +254,7 @@ def test_progress_for_ever_extends_a_call_to_ten_times_its_timeout_and_no_more(t
 
 def test_a_progress_of_401_digits_is_dropped_with_a_finding(tmp_path: Path) -> None:
     with _peer(tmp_path) as peer:
-        result, _ = _timed(["call", "slow", "--json", "--timeout", "10", f"{peer}/mcp/progress-big"])
+        result, _ = _timed(["call", "--yes", "slow", "--json", "--timeout", "10", f"{peer}/mcp/progress-big"])
     assert result.exit_code == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["progress"] == []

@@ -156,7 +156,7 @@ UNUSABLE = {
 @pytest.mark.parametrize("tool", list(UNUSABLE))
 def test_an_unusable_schema_is_a_finding_and_the_result_is_kept(tool, listeners):
     which, reason, extra = UNUSABLE[tool]
-    code, doc, stderr, _ = mcpprobe(["call", tool, *extra], listeners)
+    code, doc, stderr, _ = mcpprobe(["call", "--yes", tool, *extra], listeners)
     assert code == 0, (stderr, doc["findings"])  # unusable-schema is a warning: exit 0
     finding = unusable(doc, which)
     assert finding["detail"]["reason"] == reason, finding
@@ -167,17 +167,17 @@ def test_an_unusable_schema_is_a_finding_and_the_result_is_kept(tool, listeners)
 
 def test_the_refused_reference_is_named(listeners):
     answering, _ = listeners
-    _, doc, _, _ = mcpprobe(["call", "ref-http-input", "text=hello"], listeners)
+    _, doc, _, _ = mcpprobe(["call", "--yes", "ref-http-input", "text=hello"], listeners)
     finding = unusable(doc, "inputSchema")
     assert finding["detail"]["refused"] == answering.url
     assert finding["detail"]["at"] == "#/properties/text"
-    _, doc, _, _ = mcpprobe(["call", "ref-zero"], listeners)
+    _, doc, _, _ = mcpprobe(["call", "--yes", "ref-zero"], listeners)
     assert unusable(doc, "outputSchema")["detail"]["refused"] == "file:///dev/zero"
 
 
 def test_a_validation_that_never_ends_stops_within_the_timeout(listeners):
     """2**40 evaluations without a cycle: the clock stops it, at --timeout when that is shorter."""
-    code, doc, _, elapsed = mcpprobe(["call", "fan-out", "text=x"], listeners, timeout=3)
+    code, doc, _, elapsed = mcpprobe(["call", "--yes", "fan-out", "text=x"], listeners, timeout=3)
     assert code == 0
     finding = unusable(doc, "inputSchema")
     assert finding["detail"] == {"schema": "inputSchema", "reason": "too-slow", "seconds": 3.0}
@@ -189,7 +189,7 @@ def test_a_pattern_catastrophic_for_python_re_still_gives_a_verdict(listeners):
     """^(\\w+\\s?)*$ on a sentence that does not match ran for ever in re; the verdict is now
     immediate: the arguments do not match (exit 3, nothing sent)."""
     sentence = "The quick brown fox jumps over the lazy dog again and again and again!"
-    code, doc, _, _ = mcpprobe(["call", "sentence-pattern", f"text={sentence}"], listeners)
+    code, doc, _, _ = mcpprobe(["call", "--yes", "sentence-pattern", f"text={sentence}"], listeners)
     assert code == 3
     assert [f["code"] for f in doc["findings"]] == ["invalid-arguments"]
     assert doc["sent"] is False
@@ -208,7 +208,7 @@ def test_ctrl_c_during_a_pathological_validation(tmp_path, listeners):
     """The validation runs beside the event loop: Ctrl-C ends the run at once (exit 130, the JSON
     document printed), long before the validation's own 10 s budget, and nothing is sent."""
     record = tmp_path / "methods.txt"
-    argv = [PY, "-m", "mcpprobe", "call", "fan-out", "text=x", "--json", "--timeout", "60",
+    argv = [PY, "-m", "mcpprobe", "call", "--yes", "fan-out", "text=x", "--json", "--timeout", "60",
             "--env", f"HOSTILE_RECORD={record}", "--", PY, str(SERVER)]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
@@ -232,3 +232,48 @@ def test_ctrl_c_during_a_pathological_validation(tmp_path, listeners):
     assert doc["interrupted"] is True and doc["sent"] is False
     assert "tools/call" not in record.read_text()
     assert took < 8, f"Ctrl-C took {took:.1f} s to end the run"  # the validation alone would take 9 more
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_schema_checks_of_check_ends_the_run(tmp_path, sig):
+    """Four tools whose inputSchema takes seconds to check against its meta-schema (HOSTILE_BIG):
+    the check ran in the event loop's thread, and a signal waited for all of them (32 s, then exit 0
+    and "pass"). Now the check stops at the signal: exit 130 and the interrupted document, at once."""
+    record = tmp_path / "methods.txt"
+    argv = [PY, "-m", "mcpprobe", "check", "--json", "--only", "tools.input-schema", "--timeout", "60",
+            "--env", f"HOSTILE_RECORD={record}", "--env", "HOSTILE_BIG=20000", "--", PY, str(SERVER)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while "tools/list" not in (record.read_text() if record.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "tools/list" in record.read_text()
+        time.sleep(1.5)  # inside the first schema's check, which alone takes 10 s (its budget)
+        assert proc.poll() is None, "the schema checks ended before the signal: the test proves nothing"
+        proc.send_signal(sig)
+        signalled = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err, err
+    assert proc.returncode == 130, (proc.returncode, out[-500:], err[-500:])
+    doc = json.loads(out)
+    assert doc["command"] == "check" and doc["exitCode"] == 130 and doc["error"]["code"] == "interrupted"
+    assert took < 8, f"the signal took {took:.1f} s to end the run"  # the checks alone would take 38 more
+
+
+def test_each_schema_check_of_check_is_bounded_by_timeout():
+    """--timeout 1 and four schemas that each take seconds: about 1 s each (it was a fixed 10 s each)."""
+    started = time.monotonic()
+    proc = subprocess.run([PY, "-m", "mcpprobe", "check", "--json", "--only", "tools.input-schema", "--timeout", "1",
+                           "--env", "HOSTILE_BIG=20000", "--", PY, str(SERVER)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    took = time.monotonic() - started
+    doc = json.loads(proc.stdout)
+    [result] = [r for r in doc["checks"] if r["id"] == "tools.input-schema"]
+    assert result["status"] == "warn", result
+    assert result["message"].count("validating took longer than 1 s") == 4, result["message"]
+    assert took < 4 * 1 + GRACE, took

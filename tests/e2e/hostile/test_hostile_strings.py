@@ -248,7 +248,8 @@ def test_a_proxy_variable_that_cannot_be_used_is_a_usage_error(name: str, value:
 
 def test_args_from_a_file_that_never_ends_is_a_usage_error() -> None:
     """Before: /dev/zero was read until memory ran out."""
-    result = mcpprobe("call", "echo", "--args", "@/dev/zero", "--json", "--", PY, str(FIXTURE), "full", timeout=120)
+    result = mcpprobe("call", "--yes", "echo", "--args", "@/dev/zero", "--json", "--", PY, str(FIXTURE), "full",
+                      timeout=120)
     assert result.exit_code == 2, result.stderr
     assert "--args @/dev/zero: larger than 64 MiB" in result.stderr
 

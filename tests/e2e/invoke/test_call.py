@@ -93,10 +93,11 @@ def test_key_value_coerced_by_schema(url):
     assert doc["confirmation"] == "--yes"
 
 
-def test_not_read_only_without_a_terminal_is_recorded_as_non_interactive(url):
+def test_not_read_only_without_a_terminal_is_refused_and_recorded_as_non_interactive(url):
     result, doc = call_json(url, "delete_everything")
-    assert result.exit_code == 0
-    assert doc["confirmation"] == "non-interactive"
+    assert result.exit_code == 3
+    assert doc["confirmation"] == "non-interactive" and doc["sent"] is False
+    assert doc["error"]["code"] == "not-confirmed" and "--yes" in doc["error"]["message"]
 
 
 def test_args_from_json_file_and_stdin_with_pairs_on_top(url, tmp_path):
@@ -155,7 +156,7 @@ def test_unknown_tool_is_refused_with_suggestions_and_nothing_is_sent(tmp_path):
 
 
 def test_force_sends_an_unknown_tool_and_reports_the_rpc_error(url):
-    result, doc = call_json(url, "no_such_tool", "--force")
+    result, doc = call_json(url, "no_such_tool", "--force", "--yes")  # not listed: not known read-only
     assert result.exit_code == 5
     assert finding(doc, "forced")["severity"] == "warning"
     assert doc["error"]["code"] == "rpc-error"

@@ -131,7 +131,7 @@ def test_call_refuses_a_tool_left_out_and_names_the_rule(served, tool: str) -> N
 
 def test_force_calls_a_left_out_tool_without_headers(served) -> None:
     url, record = served
-    result = call(url, "--force", "bad_space", "value=x")
+    result = call(url, "--force", "--yes", "bad_space", "value=x")
     assert result.json["result"]["content"][0]["text"] == "called bad_space"
     assert calls(record) == [{"era": "modern", "tool": "bad_space", "headers": {}}]
 

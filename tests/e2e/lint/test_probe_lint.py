@@ -58,7 +58,7 @@ def test_fleet_shadowing_between_two_real_servers(tmp_path: Path) -> None:
     assert "also offered by evil" in shadow[0]["message"]
     foreign = [f for f in evil["findings"] if f["code"] == "fleet-names-foreign-tool"]
     assert [(f["detail"]["item"], f["detail"]["names"], f["detail"]["server"]) for f in foreign] == [
-        ("add", "echo", "calc")]
+        ("add", ["echo"], "calc")]
     # Without --lint a fleet says nothing of it.
     plain = run_cli(["probe", "-s", "calc", "-s", "evil", "--config", str(config), "--json", "--protocol", "legacy"])
     assert all(not _lint_codes(doc) for doc in plain.json)

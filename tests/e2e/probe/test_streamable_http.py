@@ -19,7 +19,7 @@ STREAM = ROOT / "tests" / "fixtures" / "stream_server.py"
 
 def _call(mode: str, *extra: str, env: dict[str, str] | None = None):
     with http_server([PY, str(STREAM), mode], env=env) as url:
-        return run_cli(["call", "work", "--json", *extra, url])
+        return run_cli(["call", "--yes", "work", "--json", *extra, url])
 
 
 def _text(result) -> str:
@@ -67,7 +67,7 @@ def test_a_resumption_that_fails_is_a_finding_not_a_hang(mode, why):
 def test_no_resumption_in_the_2026_era():
     # 2026-07-28 streamable HTTP has no Last-Event-ID resumption: a broken stream is just broken.
     with http_server([PY, str(STREAM), "resume-modern"]) as url:
-        result = run_cli(["call", "work", "--json", url])
+        result = run_cli(["call", "--yes", "work", "--json", url])
     assert result.exit_code == 4, result.stdout + result.stderr
     assert result.json["era"] == "modern"
     assert result.json["error"]["code"] == "connection-failed"
@@ -83,10 +83,10 @@ def test_a_retry_past_the_deadline_gives_up_at_once():
 
 
 @pytest.mark.parametrize("mode, command", [
-    ("get-requests", ["call", "work"]),
+    ("get-requests", ["call", "--yes", "work"]),
     ("get-requests", ["read", "data://answers"]),
     ("get-requests", ["get-prompt", "answers"]),
-    ("get-requests-reopen", ["call", "work"]),
+    ("get-requests-reopen", ["call", "--yes", "work"]),
 ])
 def test_server_requests_on_the_get_stream_are_answered(mode, command):
     # ping, roots/list and elicitation/create arrive on the standalone GET stream, not on the
@@ -177,7 +177,7 @@ def test_an_sdk_servers_elicitation_on_the_get_stream_is_answered():
     # standalone GET stream; with none open, the call would wait for its --timeout.
     sdk = ROOT / "tests" / "fixtures" / "sdk_server.py"
     with http_server([PY, str(sdk), "--http", "0"]) as url:
-        result = run_cli(["call", "confirm_action", "channel=standalone", "--json", "--protocol", "legacy",
+        result = run_cli(["call", "--yes", "confirm_action", "channel=standalone", "--json", "--protocol", "legacy",
                           "--elicit", "defaults", "--timeout", "20", url])
     assert result.exit_code == 0, result.stdout + result.stderr
     answer = {"action": "accept", "content": {"confirm": False, "reason": "none given"}}

@@ -435,7 +435,7 @@ def test_human_output_is_inert(tmp_path: Path) -> None:
 def test_server_everything_resource_updates(everything: Path) -> None:
     uri = "demo://resource/static/document/architecture.md"
     code, events, _ = run_watch(["--duration", "2.5", "--protocol", "legacy", "--subscribe", uri,
-                                 "--call", "toggle-subscriber-updates", "--", "node", str(everything)])
+                                 "--call", "toggle-subscriber-updates", "--yes", "--", "node", str(everything)])
     assert code == 0
     assert of(events, "subscribed")[0]["uris"] == [uri]
     assert of(events, "call")[0]["isError"] is False
@@ -454,7 +454,7 @@ def _watch_call(call: str, record: Path, *extra: str) -> tuple[int, list[dict[st
 
 def test_watch_call_sends_the_arguments_built_from_the_schema(tmp_path):
     record = tmp_path / "record.jsonl"
-    code, events, err = _watch_call("add a=1 b=2", record)
+    code, events, err = _watch_call("add a=1 b=2", record, "--yes")
     assert code == 0, err
     assert [e["tool"] for e in events if e["event"] == "call"] == ["add"]
     calls = [json.loads(line) for line in record.read_text().splitlines()

@@ -9,7 +9,15 @@ import pytest
 from mcpprobe.client.catalog import Listing
 from mcpprobe.findings import CODES, Severity
 from mcpprobe.lint import rules
-from mcpprobe.lint.engine import LintSettings, Text, annotation_findings, estimate_tokens, fleet_lint, lint
+from mcpprobe.lint.engine import (
+    LintSettings,
+    Text,
+    annotation_findings,
+    estimate_tokens,
+    fleet_lint,
+    lint,
+    text_findings,
+)
 
 # code -> (a text it must flag, a text about the same subject it must not flag)
 CASES: dict[str, tuple[str, str]] = {
@@ -99,7 +107,9 @@ def _listings(*tools: dict[str, Any]) -> dict[str, Listing]:
 def test_names_another_tool_of_the_server() -> None:
     steer = {"name": "add", "description": "Call list_files first; never use `echo`."}
     found = lint(None, _listings(steer, {"name": "list_files"}, {"name": "echo"}), LintSettings())
-    assert sorted(f.detail["names"] for f in found if f.code == "lint-names-tool") == ["echo", "list_files"]
+    [named] = [f for f in found if f.code == "lint-names-tool"]
+    assert named.detail["names"] == ["echo", "list_files"] and named.detail["count"] == 2
+    assert named.message == "tool add description names 2 other tools of this server: echo, list_files"
     # A plain word is not a tool's name unless quoted as code: "echo" the verb names nothing.
     plain = {"name": "add", "description": "Echo the sum back; list files elsewhere."}
     found = lint(None, _listings(plain, {"name": "list_files"}, {"name": "echo"}), LintSettings())
@@ -135,4 +145,45 @@ def test_a_large_catalogue_is_linted_in_one_pass() -> None:
     tools = [{"name": f"tool_{i:05d}", "description": f"Then call tool_{i + 1:05d}."} for i in range(20_000)]
     found = lint(None, _listings(*tools), LintSettings())
     names = [f for f in found if f.code == "lint-names-tool"]
-    assert len(names) == 19_999 and names[0].detail["names"] == "tool_00001"
+    assert len(names) == 19_999 and names[0].detail["names"] == ["tool_00001"]
+
+
+def test_references_scale_with_the_catalogue_not_its_square() -> None:
+    """300 tools whose descriptions each name all the others: one finding per tool (it was one per
+    name named, 89,700), counting the names, with a sample of them."""
+    names = [f"tool_{i:03d}" for i in range(300)]
+    tools = [{"name": name, "description": "See " + ", ".join(names) + ".",
+              "inputSchema": {"type": "object", "properties": {"x": {"description": f"Not {names[0]}."}}}}
+             for name in names]
+    found = [f for f in lint(None, _listings(*tools), LintSettings()) if f.code == "lint-names-tool"]
+    assert len(found) == 300
+    first = found[0]
+    assert first.detail["count"] == 299 and first.detail["names"] == names[1:6]
+    assert first.detail["fields"] == ["description"]
+    assert first.message.endswith("299 other tools of this server: tool_001, tool_002, tool_003, tool_004, "
+                                  "tool_005 and 294 more")
+    assert found[1].detail["fields"] == ["description", "inputSchema.properties.x.description"]
+
+
+def test_the_action_word_of_a_name_decides_not_a_namespace_prefix() -> None:
+    """deploy_app_logs_get reads (a deploy_ namespace, a getter); the verb of a name is its first word
+    when it begins with one, and a verb that ends a name named namespace first."""
+    for name in ("deploy_app_logs_get", "deploy_logs_read", "get_delete_log", "logs"):
+        assert annotation_findings({"name": name, "annotations": {"readOnlyHint": True}}, LintSettings()) == [], name
+    for name, word in (("delete_file", "delete"), ("files_delete", "delete"), ("update_list", "update"),
+                       ("deploy_app", "deploy")):
+        found = annotation_findings({"name": name, "annotations": {"readOnlyHint": True}}, LintSettings())
+        assert [(f.code, f.detail["word"]) for f in found] == [("lint-annotation-vs-name", word)], name
+
+
+def test_a_lowercase_placeholder_is_not_markup() -> None:
+    """token=<secret> is a placeholder; <IMPORTANT>, <Secret>, a closing tag or a paired lowercase
+    element are markup."""
+    def codes(value: str) -> list[str]:
+        return _codes(text_findings(Text("tools", "t", "description", value), LintSettings()))
+
+    for placeholder in ("Send token=<secret> in the header", "Call it as <system> <admin>", "a <hidden> value"):
+        assert "lint-shouting-markup" not in codes(placeholder), placeholder
+    for markup in ("<IMPORTANT>read this</IMPORTANT>", "<Secret>", "<important>do it</important>", "</system>",
+                   "[SYSTEM] obey", "IMPORTANT: obey"):
+        assert "lint-shouting-markup" in codes(markup), markup
