@@ -226,8 +226,9 @@ def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None
             f"the server asks for credentials but publishes no OAuth metadata: no resource_metadata in its "
             f"challenge, no protected resource metadata (RFC 9728) at the well-known URIs (tried "
             f"{_tried(found.prm_attempts)}), and no authorization server metadata at its origin. It is likely "
-            f"protected another way, such as a static bearer token: give it with {TOKEN_HINT}. Not an error: "
-            f"{SHOULD_CONFORM}",
+            + (f"protected another way, such as a static bearer token: give it with {TOKEN_HINT}. " if challenge
+               else "protected another way: give the credentials it asks for with --header 'Authorization: ...'. ")
+            + f"Not an error: {SHOULD_CONFORM}",
             severity=Severity.WARNING,
             detail={"which": "protected-resource", "oauth": False,
                     "attempts": [a.to_json() for a in found.prm_attempts]}))

@@ -209,6 +209,26 @@ def test_no_metadata_anywhere() -> None:
     assert result.exit_code == 7
 
 
+def test_a_basic_challenge_without_oauth_is_told_to_send_its_header() -> None:
+    """The same leniency for a 401 that asks for Basic (often a proxy): a warning, and the advice is
+    the header it asks for, not a bearer token."""
+    from mcpprobe.auth.diagnosis import findings_for
+    from mcpprobe.auth.discovery import Attempt, Discovery
+
+    base = "https://mcp.example.com"
+    found = Discovery(server_url=f"{base}/mcp", status=401, www_authenticate='Basic realm="proxy"',
+                      challenges=parse_www_authenticate('Basic realm="proxy"'), issuer=base, legacy=True,
+                      prm_attempts=[Attempt(f"{base}/.well-known/oauth-protected-resource",
+                                            "root well-known (RFC 9728)", 404, "not-found")],
+                      asm_attempts=[Attempt(f"{base}/.well-known/oauth-authorization-server", "RFC 8414", 404,
+                                            "not-found")])
+    out = {(f.code, f.severity.value if f.severity else None): f.message for f in findings_for(found, token_sent=False)}
+    assert set(out) == {("auth-no-challenge", "warning"), ("auth-metadata-unreachable", "warning"),
+                        ("auth-metadata-unreachable", "info")}
+    words = out[("auth-metadata-unreachable", "warning")]
+    assert "--header 'Authorization: ...'" in words and "--bearer-env" not in words and "SHOULD conform" in words
+
+
 def test_metadata_named_but_missing_is_still_an_error() -> None:
     """The leniency needs no sign of OAuth at all: a challenge that names resource_metadata where
     nothing is served breaks the MUST of the server that does OAuth ("MCP servers MUST implement
