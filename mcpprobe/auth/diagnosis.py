@@ -27,6 +27,13 @@ from mcpprobe.auth.discovery import (
 from mcpprobe.findings import Finding, Severity
 
 LOGIN_HINT = "mcpprobe auth login {url}"
+TOKEN_HINT = "--bearer-env VAR, or --header 'Authorization: Bearer ...'"
+# The level of the whole authorization page, in every revision that has it: "Authorization is
+# **OPTIONAL** for MCP implementations. When supported: Implementations using an HTTP-based transport
+# **SHOULD** conform to this specification." Its MUSTs bind a server that does the specification's
+# OAuth; one protected another way (a static bearer token) meets only that SHOULD.
+SHOULD_CONFORM = ("authorization is OPTIONAL in MCP, and \"Implementations using an HTTP-based transport SHOULD "
+                  "conform to this specification\"")
 
 
 @dataclass
@@ -92,9 +99,23 @@ def data_for(found: Discovery, *, token_sent: bool) -> dict[str, Any]:
     return data
 
 
+def without_oauth(found: Discovery) -> bool:
+    """Whether the server shows no sign of the specification's authorization: no `resource_metadata`
+    in its challenge, and neither protected resource metadata nor authorization server metadata (not
+    even a malformed document) at any URI tried. Such a server is protected another way (a static
+    bearer token, a key), which MCP allows: its metadata missing is no error (`SHOULD_CONFORM`)."""
+    challenge = found.bearer
+    if challenge is not None and challenge.get("resource_metadata") is not None:
+        return False
+    if found.prm is not None or found.asm is not None or found.timed_out:
+        return False  # (a diagnosis that ran out of time cannot say nothing is published)
+    return not any(a.result in ("ok", "malformed", "timeout") for a in (*found.prm_attempts, *found.asm_attempts))
+
+
 def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None = None) -> list[Finding]:
     out: list[Finding] = []
     url = found.server_url
+    no_oauth = without_oauth(found)
     challenge = found.bearer
     params = dict(challenge.params) if challenge else {}
     error = params.get("error")
@@ -116,6 +137,8 @@ def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None
         # As the header writes them (RFC 9110 auth-param, a quoted-string), not as Python would.
         shown = ", ".join(f"{k}={_quoted(v)}" for k, v in params.items()) or "no parameters"
         sent = "a bearer token was sent" if token_sent else (
+            f"no credentials were sent: the server publishes no OAuth metadata, so give the token it expects "
+            f"({TOKEN_HINT})" if no_oauth else
             f"no credentials were sent: log in with {LOGIN_HINT.format(url=url)}, or give a token (--bearer-env)")
         out.append(Finding(
             "auth-challenge", f"HTTP {found.status}: the server asks for {challenge.scheme} ({shown}); {sent}",
@@ -128,8 +151,10 @@ def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None
             "auth-invalid-token",
             f"the server rejected the bearer token{why}"
             + (f": error={error}" if error and not why else "")
-            + f"; it may be expired, revoked, or issued for another resource. Log in again: "
-              f"{LOGIN_HINT.format(url=url)}",
+            + (f"; check the token given ({TOKEN_HINT}): the server publishes no OAuth metadata, so no login "
+               "can get another" if no_oauth else
+               f"; it may be expired, revoked, or issued for another resource. Log in again: "
+               f"{LOGIN_HINT.format(url=url)}"),
             detail={"error": error, "errorDescription": description}))
     moved = moved_from(token_issuer, found.prm["authorization_servers"]) if found.prm else None
     if found.status == 401 and token_sent and moved:
@@ -195,7 +220,19 @@ def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None
             out.append(Finding(
                 "auth-metadata-malformed", f"protected resource metadata at {attempt.url} is unusable: {attempt.note}",
                 detail={"which": "protected-resource", "url": attempt.url, "problem": attempt.note}))
-    if found.prm is None:
+    if found.prm is None and no_oauth:
+        out.append(Finding(
+            "auth-metadata-unreachable",
+            f"the server asks for credentials but publishes no OAuth metadata: no resource_metadata in its "
+            f"challenge, no protected resource metadata (RFC 9728) at the well-known URIs (tried "
+            f"{_tried(found.prm_attempts)}), and no authorization server metadata at its origin. It is likely "
+            + (f"protected another way, such as a static bearer token: give it with {TOKEN_HINT}. " if challenge
+               else "protected another way: give the credentials it asks for with --header 'Authorization: ...'. ")
+            + f"Not an error: {SHOULD_CONFORM}",
+            severity=Severity.WARNING,
+            detail={"which": "protected-resource", "oauth": False,
+                    "attempts": [a.to_json() for a in found.prm_attempts]}))
+    elif found.prm is None:
         out.append(Finding(
             "auth-metadata-unreachable",
             f"no protected resource metadata (RFC 9728) for {url}: tried {_tried(found.prm_attempts)}. An MCP server "
@@ -216,7 +253,9 @@ def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None
             "auth-metadata-unreachable",
             f"no usable authorization server metadata for issuer {found.issuer} (RFC 8414 or OpenID Connect "
             f"discovery): tried {_tried(found.asm_attempts)}"
-            + (" (the time limit ran out)" if found.timed_out else ""),
+            + (" (the time limit ran out)" if found.timed_out else "")
+            + ("; no sign of OAuth anywhere, so a note, not an error" if no_oauth else ""),
+            severity=Severity.INFO if no_oauth else Severity.ERROR,
             detail={"which": "authorization-server", "issuer": found.issuer,
                     "attempts": [a.to_json() for a in found.asm_attempts]}))
         return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpprobe.auth.discovery import challenge_url_problem
 from mcpprobe.check.catalogue import Status
 from mcpprobe.check.context import CheckContext, Verdict, failed, inert, passed
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, LATEST_MODERN, MODERN_VERSIONS
@@ -81,10 +82,14 @@ def challenge(data: dict[str, Any], version: str) -> Verdict:
     evidence = [{"sent": "the connection's first request", "received": inert(f"HTTP 401; WWW-Authenticate: {raw}"
                                                                                if raw else "HTTP 401; no "
                                                                                "WWW-Authenticate"), "ms": 0.0}]
-    if isinstance(bearer.get("resource_metadata"), str):
-        return Verdict(Status.PASS, f"the 401 names its protected resource metadata: resource_metadata="
-                                    f"{inert(bearer['resource_metadata'], 120)}", evidence)
     found_at = prm.get("url") if prm.get("document") is not None else None
+    named = bearer.get("resource_metadata")
+    if isinstance(named, str):
+        problem = challenge_url_problem(named)
+        if problem is None:
+            return Verdict(Status.PASS, f"the 401 names its protected resource metadata: resource_metadata="
+                                        f"{inert(named, 120)}", evidence)
+        return _not_a_url(named, problem, found_at, version, evidence + _evidence(prm.get("attempts") or []))
     if found_at and version not in HEADER_ONLY:
         return Verdict(Status.PASS, f"the 401 has no resource_metadata, but the metadata is at the well-known URI "
                                     f"{inert(found_at, 120)}, which protocol {version} allows instead", evidence)
@@ -94,6 +99,31 @@ def challenge(data: dict[str, Any], version: str) -> Verdict:
     if not uses_oauth(data):
         return _not_oauth(f"the 401 carries {what}, and no protected resource metadata is served", evidence)
     return Verdict(Status.FAIL, f"the 401 carries {what}{where}", evidence)
+
+
+def _not_a_url(named: str, problem: str, found_at: str | None, version: str,
+               evidence: list[dict[str, Any]]) -> Verdict:
+    """A `resource_metadata` that is no URL (mcpprobe.auth.discovery.challenge_url_problem: empty, a
+    relative reference, another scheme, one that does not parse). RFC 9728 section 5.1 defines it as
+    "The URL of the protected resource metadata", and MCP clients "MUST ... use the resource metadata
+    URL from the parsed WWW-Authenticate headers when present" (2025-11-25 on), so a client that
+    follows the specification cannot get past it. 2025-06-18: the header is the only way, and it
+    "MUST" indicate "the location of the resource server metadata URL": fail. 2025-11-25 on: "MUST
+    implement one of the following discovery mechanisms": the well-known URI meets it when the
+    metadata is served there (a warning: the MUST is kept, the header misleads); else neither is (fail)."""
+    said = f"the 401's resource_metadata {inert(named, 120)} is not a URL ({problem}); RFC 9728 (section 5.1) " \
+           "defines it as \"The URL of the protected resource metadata\""
+    if version in HEADER_ONLY:
+        return Verdict(Status.FAIL, f"{said}, and protocol {version} makes that header the way to \"indicate the "
+                                    "location of the resource server metadata URL\" (MUST)", evidence)
+    if found_at:
+        return Verdict(Status.WARN, f"{said}; the metadata is served at the well-known URI {inert(found_at, 120)}, "
+                                    f"which meets the MUST of protocol {version} (one of two discovery mechanisms), "
+                                    "but clients \"MUST ... use the resource metadata URL from the parsed "
+                                    "WWW-Authenticate headers when present\", so the header misleads them",
+                       evidence)
+    return Verdict(Status.FAIL, f"{said}, and no metadata is served at a well-known URI either: neither discovery "
+                                f"mechanism of protocol {version} is implemented (MUST)", evidence)
 
 
 def resource_metadata(data: dict[str, Any], version: str) -> Verdict:

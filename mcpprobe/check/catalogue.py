@@ -170,11 +170,16 @@ CHECKS: tuple[Check, ...] = (
            ("2025-11-25 and later", "Error responses **MUST** include the same ID as the request they correspond "
                                     "to ... **MUST** include an `error` field with a `code` and `message`"),
            (_JSONRPC, "When a rpc call is made, the Server MUST reply with a Response ... -32601 Method not found: "
-                      "The method does not exist / is not available.")),
+                      "The method does not exist / is not available."),
+           ("2026-07-28, streamable HTTP", "If the server does not implement the requested RPC method, it **MUST** "
+                                           "respond with `404 Not Found` and a JSON-RPC error with code `-32601` "
+                                           "(`Method not found`).")),
           sections=_RESPONSES,
           methods=("mcpprobe/no-such-method",),
           how="Sends `mcpprobe/no-such-method`. Error -32601 passes; another error code is a warning; a result "
-              "or no answer fails."),
+              "or no answer fails. In 2026-07-28 over streamable HTTP the answer's HTTP status is judged too: "
+              "-32601 with any status but 404 fails (basic/transports/streamable-http, \"Protocol Version "
+              "Header\"); earlier revisions name no status for it."),
     Check("lifecycle.invalid-params", "prompts/get without a name gets -32602", Level.SHOULD,
           "server/prompts#error-handling",
           (("all", "Servers **SHOULD** return standard JSON-RPC errors for common failure cases: Invalid prompt "
@@ -659,7 +664,13 @@ CHECKS: tuple[Check, ...] = (
           revisions=_AUTH, transports=("http", "sse"), sections=_AUTH_DISCOVERY_SECTIONS,
           how="Judges the server's answer to the connection when it is HTTP 401 (with no token, or a refused one); "
               "sends nothing of its own. 2025-06-18: the Bearer challenge must carry `resource_metadata`. 2025-11-25 "
-              "on: that, or the metadata served at a well-known URI (RFC 9728). The MUSTs bind a server that does "
+              "on: that, or the metadata served at a well-known URI (RFC 9728). A `resource_metadata` that is no "
+              "absolute http(s) URL (empty, a relative reference such as `/.well-known/...`, another scheme, one "
+              "that does not parse) never passes: RFC 9728 section 5.1 defines it as \"The URL of the protected "
+              "resource metadata\", and clients \"MUST ... use the resource metadata URL from the parsed "
+              "WWW-Authenticate headers when present\" (2025-11-25 on). 2025-06-18, or no metadata at a well-known "
+              "URI either: fail; 2025-11-25 on with the metadata at a well-known URI (the MUST met that way): "
+              "warn. The MUSTs bind a server that does "
               "the specification's OAuth: a 401 with no sign of it (no `resource_metadata`, no metadata document "
               "at any well-known URI; a static bearer token, say) is a warning quoting \"SHOULD conform\", never a "
               "failure. No 401: n/a without credentials (authorization is OPTIONAL), skipped with them."),

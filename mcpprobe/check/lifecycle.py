@@ -60,10 +60,35 @@ async def ping(ctx: CheckContext) -> Verdict:
     return could_not_run(exchange)
 
 
+UNKNOWN_METHOD = "mcpprobe/no-such-method"
+# 2026-07-28, basic/transports/streamable-http, "Protocol Version Header": the status is judged too.
+UNKNOWN_OVER_HTTP = ("\"If the server does not implement the requested RPC method, it MUST respond with 404 Not "
+                     "Found and a JSON-RPC error with code -32601 (Method not found)\" (protocol 2026-07-28, "
+                     "streamable HTTP)")
+
+
 async def unknown_method(ctx: CheckContext) -> Verdict:
-    exchange = await ctx.request("mcpprobe/no-such-method", {})
+    statuses: list[int] = []  # the HTTP status of each answer to it, over streamable HTTP in 2026-07-28
+    stop = None
+    watch = getattr(ctx.session.conn.transport, "watch_responses", None)
+    if ctx.modern and ctx.session.snapshot.transport == "http" and watch is not None:
+        async def seen(response: Any) -> None:
+            if response.request.headers.get("mcp-method") == UNKNOWN_METHOD:
+                statuses.append(response.status_code)
+
+        stop = watch(seen)
+    try:
+        exchange = await ctx.request(UNKNOWN_METHOD, {})
+    finally:
+        if stop is not None:
+            stop()
+    if exchange.rpc_code == METHOD_NOT_FOUND and statuses and statuses[-1] != 404:
+        return failed(f"{UNKNOWN_METHOD} was answered with error -32601 (Method not found), but with HTTP "
+                      f"{statuses[-1]}, not 404: {UNKNOWN_OVER_HTTP}", httpStatus=statuses[-1])
     if exchange.rpc_code == METHOD_NOT_FOUND:
-        return passed("mcpprobe/no-such-method was answered with error -32601 (Method not found)")
+        with_404 = " and HTTP 404" if statuses else ""
+        return passed(f"mcpprobe/no-such-method was answered with error -32601 (Method not found){with_404}",
+                      **({"httpStatus": 404} if statuses else {}))
     if exchange.rpc_code is not None:
         return warned(f"mcpprobe/no-such-method was answered with {answer_text(exchange)}; JSON-RPC 2.0 names "
                       "-32601 (Method not found) for a method that does not exist")

@@ -93,6 +93,15 @@ class HttpBase:
     def set_protocol_version(self, version: str) -> None:
         self._protocol_version = version
 
+    def watch_responses(self, hook: Callable[[httpx.Response], Any]) -> Callable[[], None]:
+        """Await `hook(response)` on each response to the connection's own requests (its status and
+        headers; `response.request` is what it answers), until the function returned is called: for
+        `check`, which judges the HTTP status of an answer the connection reads as JSON-RPC. Before the
+        transport has started nothing is watched."""
+        hooks = self._client.event_hooks["response"] if self._client is not None else []
+        hooks.append(hook)
+        return lambda: hooks.remove(hook) if hook in hooks else None
+
     def stderr_tail(self, lines: int = 20) -> list[StderrEntry]:
         return []
 

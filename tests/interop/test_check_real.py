@@ -84,6 +84,22 @@ def test_fastmcp4_over_stdio_passes_in_the_modern_era() -> None:
     assert (code, _bad(doc)) == (0, {})
 
 
+def test_fastmcp4_over_http_passes_in_the_modern_era() -> None:
+    """In 2026-07-28 over streamable HTTP lifecycle.unknown-method judges the HTTP status too: "If the
+    server does not implement the requested RPC method, it **MUST** respond with `404 Not Found` and a
+    JSON-RPC error with code `-32601`". FastMCP 4.2.3 does (404, -32601), so no new failure."""
+    from tests.interop.test_real_servers import _fastmcp_http
+
+    python = python_server_env("fastmcp-4.2.3")
+    with _fastmcp_http(python, "http") as url:
+        result = run_cli(["check", "--json", "--level", "may", "--connect-timeout", "60", "--timeout", "60", url])
+    doc = checked(json.loads(result.stdout))
+    assert doc["protocolVersion"] == "2026-07-28" and doc["transport"] == "http"
+    assert (result.exit_code, _bad(doc)) == (0, {})
+    entry = next(c for c in doc["checks"] if c["id"] == "lifecycle.unknown-method")
+    assert entry["status"] == "pass" and entry["detail"]["httpStatus"] == 404, entry
+
+
 def test_python_sdk_1_2_breaks_the_cancellation_rule() -> None:
     """mcp 1.2.1 (protocol 2024-11-05) ends its process on a `notifications/cancelled` that arrives
     after it answered the request, the race the 2024-11-05 text names: "cancellation notifications

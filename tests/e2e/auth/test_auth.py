@@ -191,10 +191,75 @@ def test_no_protected_resource_metadata_falls_back_to_the_origin() -> None:
 
 
 def test_no_metadata_anywhere() -> None:
+    """No resource_metadata in the challenge and no metadata at any well-known URI: from outside, a
+    server protected without the specification's OAuth (a static token), which MCP allows:
+    "Authorization is OPTIONAL ... Implementations using an HTTP-based transport SHOULD conform to
+    this specification". So a warning that quotes it and says how to give a token, never an error
+    that the server "must publish" its metadata (it was two errors before)."""
     with auth_server("--prm-at", "none", "--as-doc", "none") as url:
+        result, doc = probe_json(url)
+    which = {f["detail"]["which"]: f for f in doc["findings"] if f["code"] == "auth-metadata-unreachable"}
+    assert {k: f["severity"] for k, f in which.items()} == {"protected-resource": "warning",
+                                                             "authorization-server": "info"}
+    words = which["protected-resource"]["message"]
+    assert "SHOULD conform to this specification" in words and "--bearer-env" in words and "must" not in words
+    assert which["protected-resource"]["detail"]["oauth"] is False
+    assert "--bearer-env" in finding(doc, "auth-challenge")["message"]
+    assert [f["code"] for f in doc["findings"] if f["severity"] == "error"] == ["auth-required"]
+    assert result.exit_code == 7
+
+
+def test_a_basic_challenge_without_oauth_is_told_to_send_its_header() -> None:
+    """The same leniency for a 401 that asks for Basic (often a proxy): a warning, and the advice is
+    the header it asks for, not a bearer token."""
+    from mcpprobe.auth.diagnosis import findings_for
+    from mcpprobe.auth.discovery import Attempt, Discovery
+
+    base = "https://mcp.example.com"
+    found = Discovery(server_url=f"{base}/mcp", status=401, www_authenticate='Basic realm="proxy"',
+                      challenges=parse_www_authenticate('Basic realm="proxy"'), issuer=base, legacy=True,
+                      prm_attempts=[Attempt(f"{base}/.well-known/oauth-protected-resource",
+                                            "root well-known (RFC 9728)", 404, "not-found")],
+                      asm_attempts=[Attempt(f"{base}/.well-known/oauth-authorization-server", "RFC 8414", 404,
+                                            "not-found")])
+    out = {(f.code, f.severity.value if f.severity else None): f.message for f in findings_for(found, token_sent=False)}
+    assert set(out) == {("auth-no-challenge", "warning"), ("auth-metadata-unreachable", "warning"),
+                        ("auth-metadata-unreachable", "info")}
+    words = out[("auth-metadata-unreachable", "warning")]
+    assert "--header 'Authorization: ...'" in words and "--bearer-env" not in words and "SHOULD conform" in words
+
+
+def test_metadata_named_but_missing_is_still_an_error() -> None:
+    """The leniency needs no sign of OAuth at all: a challenge that names resource_metadata where
+    nothing is served breaks the MUST of the server that does OAuth ("MCP servers MUST implement
+    OAuth 2.0 Protected Resource Metadata")."""
+    with auth_server("--prm-at", "none", "--as-doc", "none", "--resource-metadata",
+                     "http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp") as url:
         _, doc = probe_json(url)
     which = {f["detail"]["which"]: f["severity"] for f in doc["findings"] if f["code"] == "auth-metadata-unreachable"}
     assert which == {"protected-resource": "error", "authorization-server": "error"}
+
+
+@pytest.mark.parametrize("command", [["probe"], ["list", "tools"]])
+def test_a_static_token_server_exit_codes(command: list[str]) -> None:
+    """A server protected by a static bearer token, no OAuth (tests/fixtures/check_http_server.py,
+    static-token): without the token, exit 7 with findings that say how to give one and no error but
+    the 401 itself; with it, exit 0. (Before: exit 7 as now, but with two error findings saying the
+    server must publish metadata, and advice to `auth login`, which cannot work there.)"""
+    from tests.fixtures.check_http_server import STATIC_TOKEN
+
+    server = ROOT / "tests" / "fixtures" / "check_http_server.py"
+    with http_server([PY, str(server), "static-token"]) as url:
+        refused = run_cli([*command, "--json", url])
+        human = run_cli([*command, url])
+        let_in = run_cli([*command, "--json", "--header", f"Authorization: Bearer {STATIC_TOKEN}", url])
+    assert refused.exit_code == human.exit_code == 7, refused.stderr
+    doc = refused.json
+    assert doc["error"]["code"] == "auth-required"
+    assert [f["code"] for f in doc["findings"] if f["severity"] == "error"] == ["auth-required"]
+    assert "auth login" not in " ".join(f["message"] for f in doc["findings"])
+    assert "--bearer-env" in human.stdout and "SHOULD conform" in human.stdout and "Traceback" not in human.stderr
+    assert let_in.exit_code == 0, let_in.stderr
 
 
 def test_advertised_resource_metadata_url_that_fails_is_a_warning() -> None:

@@ -38,6 +38,8 @@ AUTH_BROKEN = {
 HTTP_ERROR_ANSWERS = {"unknown-method-400": "lifecycle.unknown-method", "prompts-list-500": "listing.complete"}
 # mode -> the check that cannot judge what it did not see (tests/e2e/hostile/test_hostile_verdicts.py)
 HTTP_NOT_SEEN = {"notification-late-body": "http.notification"}
+# mode -> the check that judges the HTTP status of a JSON-RPC answer (2026-07-28 only)
+HTTP_STATUS_JUDGED = {"unknown-method-200": "lifecycle.unknown-method"}
 BROKEN_IDS = {check_id for check_id, *_ in HTTP_BROKEN.values()} | {check_id for check_id, _ in AUTH_BROKEN.values()}
 
 
@@ -55,7 +57,8 @@ def statuses(doc: dict) -> dict[str, str]:
 def test_every_http_mode_is_tested() -> None:
     from tests.fixtures.check_http_server import MODES
 
-    assert set(HTTP_BROKEN) | set(HTTP_ERROR_ANSWERS) | set(HTTP_NOT_SEEN) == set(MODES) - {"ok", "static-token"}
+    assert set(HTTP_BROKEN) | set(HTTP_ERROR_ANSWERS) | set(HTTP_NOT_SEEN) | set(HTTP_STATUS_JUDGED) \
+        == set(MODES) - {"ok", "static-token"}
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])
@@ -218,3 +221,55 @@ def test_an_oauth_server_that_breaks_a_must_still_fails() -> None:
         _, doc = run_check(url, "2025-06-18")
     entry = next(e for e in doc["checks"] if e["id"] == "auth.challenge")
     assert entry["status"] == "fail" and "SHOULD conform" not in entry["message"]
+
+
+@pytest.mark.parametrize(("protocol", "expected"), [("2025-06-18", "fail"), ("2025-11-25", "warn"), ("modern", "warn")])
+def test_a_resource_metadata_that_is_not_a_url_never_passes(protocol: str, expected: str) -> None:
+    """The challenge names `/.well-known/oauth-protected-resource/mcp`, a relative reference, not "The
+    URL of the protected resource metadata" (RFC 9728 section 5.1); the document is served at that
+    well-known URI. auth.challenge passed for any string before. 2025-06-18 makes the header the way
+    (MUST): fail. 2025-11-25 on, the well-known URI meets "MUST implement one of the following discovery
+    mechanisms", but clients "MUST ... use the resource metadata URL from the parsed WWW-Authenticate
+    headers when present": a warning that says so. The metadata itself is fine (auth.resource-metadata
+    passes)."""
+    with http_server([PY, str(AUTH_SERVER), "--resource-metadata", "/.well-known/oauth-protected-resource/mcp",
+                      "--prm-at", "path"]) as url:
+        code, doc = run_check(url, protocol)
+    found = statuses(doc)
+    entry = next(e for e in doc["checks"] if e["id"] == "auth.challenge")
+    assert found == {"auth.challenge": expected, "auth.resource-metadata": "pass", "auth.server-metadata": "pass"}
+    assert "is not a URL (it is a relative reference" in entry["message"]
+    assert "The URL of the protected resource metadata" in entry["message"]
+    assert code == 7  # the connection stopped at the 401, as for every command
+
+
+def test_a_resource_metadata_that_is_not_a_url_and_no_metadata_anywhere_fails() -> None:
+    """Neither discovery mechanism: the header names no URL, and no well-known URI serves the metadata."""
+    with http_server([PY, str(AUTH_SERVER), "--resource-metadata", "metadata", "--prm-at", "none"]) as url:
+        _, doc = run_check(url, "2025-11-25")
+    entry = next(e for e in doc["checks"] if e["id"] == "auth.challenge")
+    assert entry["status"] == "fail" and "neither discovery mechanism" in entry["message"], entry
+    assert "SHOULD conform" not in entry["message"]  # resource_metadata is a sign of OAuth: no leniency
+
+
+def test_an_unknown_method_answered_with_200_fails_in_2026_07_28_only() -> None:
+    """2026-07-28, basic/transports/streamable-http: "If the server does not implement the requested RPC
+    method, it MUST respond with 404 Not Found and a JSON-RPC error with code -32601 (Method not
+    found)." The fixture answers -32601 with HTTP 200: that fails lifecycle.unknown-method there, with
+    the status as evidence, and nothing else; in 2025-11-25, which has no such rule, it passes (the ok
+    mode, which answers 404 in 2026-07-28, passes in both: test_a_right_http_server_passes_every_check)."""
+    with http_server([PY, str(HTTP_SERVER), "unknown-method-200"]) as url:
+        code, doc = run_check(url, "modern")
+        old_code, old = run_check(url, "legacy")
+    found = statuses(doc)
+    entry = next(e for e in doc["checks"] if e["id"] == "lifecycle.unknown-method")
+    assert found["lifecycle.unknown-method"] == "fail", entry
+    assert {cid: s for cid, s in found.items() if cid != "lifecycle.unknown-method" and s in BAD} == {}
+    assert "HTTP 200, not 404" in entry["message"] and "MUST respond with 404 Not Found" in entry["message"]
+    assert entry["detail"]["httpStatus"] == 200 and code == 1
+    assert statuses(old)["lifecycle.unknown-method"] == "pass" and old_code == 0
+    assert "httpStatus" not in next(e for e in old["checks"] if e["id"] == "lifecycle.unknown-method")["detail"]
+    with http_server([PY, str(HTTP_SERVER), "ok"]) as url:
+        _, right = run_check(url, "modern")
+    entry = next(e for e in right["checks"] if e["id"] == "lifecycle.unknown-method")
+    assert entry["status"] == "pass" and entry["detail"]["httpStatus"] == 404 and "HTTP 404" in entry["message"]
