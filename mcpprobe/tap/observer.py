@@ -1,0 +1,107 @@
+"""The observer: the relay's copies in, record entries, findings and live lines out, on its own thread.
+
+`offer` is what the relay calls after each write: it puts the copy in a bounded queue and returns at
+once. When the queue is full the copy is dropped and counted (the newlines in it: the messages lost
+to judging), the framer of that direction resynchronises at the next newline, and a `skipped` event
+goes into the record. Nothing the observer does (a slow disk, a bug in a rule) can reach the relay:
+a failure in judging stops judging, said once on the live view, and the relay goes on.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from mcpprobe.findings import Finding
+from mcpprobe.safety.redact import Redactor
+from mcpprobe.tap.frames import LineFramer, Oversize
+from mcpprobe.tap.judge import Judge
+from mcpprobe.tap.record import C2S, S2C, RecordWriter, message_entry
+
+QUEUE_ITEMS = 256  # copies of at most relay.CHUNK bytes each: 16 MiB at most held
+FRAME_LIMIT = 8 * 1024 * 1024  # a line longer than this is judged by its size and digest only
+
+Live = Callable[[dict[str, Any], list[Finding]], None]
+
+
+class Observer:
+    def __init__(self, judge: Judge, redactor: Redactor, *, writer: RecordWriter | None, live: Live | None,
+                 cut: int, offset: float = 0.0) -> None:
+        self.judge = judge
+        self._redact = redactor
+        self._writer = writer
+        self._live = live
+        self._cut = cut
+        self._queue: queue.Queue[tuple[str, float, bytes, int]] = queue.Queue(QUEUE_ITEMS)
+        self._dropped = {C2S: 0, S2C: 0}  # messages lost since the last copy taken, per direction
+        self._framers = {C2S: LineFramer(FRAME_LIMIT), S2C: LineFramer(FRAME_LIMIT)}
+        self._index = 0
+        self.tally = {C2S: 0, S2C: 0}  # messages seen, per direction
+        self._start = time.monotonic() - offset
+        self.failure: str | None = None
+        self._thread = threading.Thread(target=self._run, name="tap-observer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    # ----- the relay's side: never waits -----
+
+    def offer(self, direction: str, data: bytes) -> None:
+        try:
+            self._queue.put_nowait((direction, time.monotonic(), data, self._dropped[direction]))
+            self._dropped[direction] = 0
+        except queue.Full:
+            self._dropped[direction] += data.count(b"\n") or 1
+
+    # ----- the observer's side -----
+
+    def event(self, entry: dict[str, Any]) -> None:
+        """A connection event, from the thread that runs the relay (before start, or after stop)."""
+        self._handle(entry)
+
+    def stop(self, timeout: float) -> None:
+        """Let the observer finish what is queued (at most `timeout` seconds), then end its framers."""
+        self._queue.put(("", 0.0, b"", 0))
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while True:
+            direction, at, data, dropped = self._queue.get()
+            if not direction:
+                for name, framer in self._framers.items():
+                    last = framer.end()
+                    if last is not None:
+                        self._line(name, time.monotonic(), last)
+                return
+            if self.failure is not None:
+                continue
+            try:
+                if dropped:
+                    self._framers[direction].gap()
+                    self._handle({"event": "skipped", "t": round(at - self._start, 6), "dir": direction,
+                                  "messages": dropped})
+                if not data:
+                    continue
+                for line in self._framers[direction].feed(data):
+                    self._line(direction, at, line)
+            except Exception as exc:  # noqa: BLE001 - a bug in judging must never reach the relay
+                self.failure = f"{type(exc).__name__}: {exc}"
+
+    def _line(self, direction: str, at: float, line: bytes | Oversize) -> None:
+        entry = message_entry(self._index, at - self._start, direction, line, self._redact, self._cut)
+        self._index += 1
+        self.tally[direction] += 1
+        self._handle(entry)
+
+    def _handle(self, entry: dict[str, Any]) -> None:
+        if self._writer is not None:
+            self._writer.write(entry)
+        found = self.judge.feed(entry)
+        if self._live is not None:
+            self._live(entry, found)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self._start
