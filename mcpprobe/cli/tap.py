@@ -60,7 +60,8 @@ def _positive_size(ctx: click.Context, param: click.Parameter, value: int) -> in
 @click.option("--replay", "replay_path", metavar="FILE",
               help="Judge a record offline and show it again, instead of running a server.")
 @click.option("--report", "report", metavar="FILE",
-              help="Write the report at the end to FILE (default: to stderr, or to --log's file).")
+              help="Write the report at the end to FILE (default: to stderr, or to --log's file; with --replay, "
+                   "to stdout).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="human", show_default=True,
               help="The report's format.")
 @click.option("--log", "log", metavar="FILE",
@@ -96,7 +97,7 @@ def tap_command(record: str | None, replay_path: str | None, report: str | None,
     live = None if quiet else say
     try:
         if replay_path is not None:
-            return _replay(replay_path, live, not events_only, TapFormat(fmt), report, say)
+            return _replay(replay_path, live, not events_only, TapFormat(fmt), report or "-", say)
         from mcpprobe.tap.session import redactor_for
 
         redactor = redactor_for(list(command))
@@ -111,6 +112,9 @@ def _emit_report(text: str, report: str | None, say: Callable[[str], None]) -> b
 
     if report is None:
         say(text.rstrip("\n"))
+        return True
+    if report == "-":  # --replay's default: no host there, stdout is the user's
+        click.echo(text, nl=False)
         return True
     try:
         write_file(report, text.encode("utf-8", "backslashreplace"), private=True)

@@ -1,8 +1,12 @@
 """The stdio relay: the server as a child process, its stdin and stdout copied byte for byte.
 
 Two threads copy: the host's stdin to the server's stdin, the server's stdout to the host's stdout,
-each a read of what is there (up to `CHUNK` bytes) and a write of exactly those bytes, then a copy
-handed to `observe`, which must never wait (the observer's bounded queue: `observer.Observer`). The
+each a read of what is there (up to `CHUNK` bytes) and a write of exactly those bytes. Between the two,
+the same bytes object is handed to `observe`, which never waits (`put_nowait` on the observer's bounded
+queue: `observer.Observer`) and never changes what is written: handed before the write, so that the
+copies are queued in causal order (a request always before the answer it caused, whichever thread runs
+first), which the judge needs; handed after, a thread switch between the write and the hand-over could
+queue an answer before its request. The
 server's stderr is the host's stderr itself (inherited): untouched. SIGINT, SIGTERM and SIGHUP sent
 to mcpprobe are sent on to the server's process group, and mcpprobe exits with the server's status
 (128 + N for a server ended by signal N, as a shell says it).
@@ -147,11 +151,11 @@ class StdioRelay:
                     continue
                 if not data:
                     break
+                self.observe("c2s", data)
                 try:
                     _write_all(server_in, data)
                 except OSError:  # the server closed its stdin, or exited: nothing more to give it
                     break
-                self.observe("c2s", data)
         except OSError:
             pass
         finally:
@@ -170,12 +174,12 @@ class StdioRelay:
                 break
             if not data:
                 break
+            self.observe("s2c", data)
             if not self.host_gone:
                 try:
                     _write_all(self._out, data)
                 except OSError:  # the host went away: keep reading, so that the server never blocks
                     self.host_gone = True
-            self.observe("s2c", data)
         self.observe("s2c", b"")  # the end of the server's stdout
 
     def _end_group(self, pgid: int) -> None:
