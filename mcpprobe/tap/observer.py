@@ -71,6 +71,10 @@ class Observer:
         while True:
             direction, at, data, dropped = self._queue.get()
             if not direction:
+                for name, lost in self._dropped.items():  # dropped after the last copy taken
+                    if lost and self.failure is None:
+                        self._handle({"event": "skipped", "t": round(time.monotonic() - self._start, 6),
+                                      "dir": name, "messages": lost})
                 for name, framer in self._framers.items():
                     last = framer.end()
                     if last is not None:
