@@ -123,3 +123,23 @@ def test_help_does_not_print_to_stdout_of_a_host() -> None:
     proc = subprocess.run([*TAP, "--help"], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0 and "-- COMMAND" in proc.stdout or "COMMAND" in proc.stdout
     assert sys.executable
+
+
+def test_typescript_sdk_host_sees_the_same_bytes_as_the_server(tmp_path: Path, everything: Path) -> None:
+    """The TypeScript SDK's client (a small Node script) as the host: identical transcripts, no finding."""
+    modules = everything.parents[3]
+    client, server = tmp_path / "client", tmp_path / "server"
+    report = tmp_path / "report.json"
+    proc = subprocess.run(
+        ["node", str(FIXTURES / "ts_host.cjs"), str(modules), PY, str(FIXTURES / "tee.py"), str(client), "--",
+         *TAP, "--quiet", "--report", str(report), "--format", "json", "--",
+         PY, str(FIXTURES / "tee.py"), str(server), "--", "node", str(everything), "stdio"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "ok " in proc.stderr
+    sent, got = (Path(str(client) + ".in")).read_bytes(), (Path(str(server) + ".in")).read_bytes()
+    answered, read = (Path(str(server) + ".out")).read_bytes(), (Path(str(client) + ".out")).read_bytes()
+    assert sent and answered
+    assert sent == got
+    assert answered == read
+    assert json.loads(report.read_text())["findings"] == []
