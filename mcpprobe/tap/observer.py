@@ -1,7 +1,9 @@
 """The observer: the relay's copies in, record entries, findings and live lines out, on its own thread.
 
-`offer` is what the relay calls after each write: it puts the copy in a bounded queue and returns at
-once. When the queue is full the copy is dropped and counted (the newlines in it: the messages lost
+`offer` is what the relay calls for each piece it relays: it appends the copy to a bounded queue (a deque:
+one append, no lock, no wake-up of another thread) and returns at once; the observer's thread takes what
+is queued every millisecond, in batches. When the queue is full the copy is dropped and counted (the
+newlines in it: the messages lost
 to judging), the framer of that direction resynchronises at the next newline, and a `skipped` event
 goes into the record. Nothing the observer does (a slow disk, a bug in a rule) can reach the relay:
 a failure in judging stops judging, said once on the live view, and the relay goes on.
@@ -9,9 +11,9 @@ a failure in judging stops judging, said once on the live view, and the relay go
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +24,7 @@ from mcpprobe.tap.judge import Judge
 from mcpprobe.tap.record import C2S, S2C, RecordWriter, message_entry
 
 QUEUE_ITEMS = 256  # copies of at most relay.CHUNK bytes each: 16 MiB at most held
+POLL_SECONDS = 0.001  # how often the observer looks for copies when there were none
 FRAME_LIMIT = 8 * 1024 * 1024  # a line longer than this is judged by its size and digest only
 
 Live = Callable[[dict[str, Any], list[Finding]], None]
@@ -35,7 +38,8 @@ class Observer:
         self._writer = writer
         self._live = live
         self._cut = cut
-        self._queue: queue.Queue[tuple[str, float, bytes, int]] = queue.Queue(QUEUE_ITEMS)
+        self._queue: deque[tuple[str, float, bytes, int]] = deque()
+        self._stopping = False
         self._dropped = {C2S: 0, S2C: 0}  # messages lost since the last copy taken, per direction
         self._framers = {C2S: LineFramer(FRAME_LIMIT), S2C: LineFramer(FRAME_LIMIT)}
         self._index = 0
@@ -50,10 +54,10 @@ class Observer:
     # ----- the relay's side: never waits -----
 
     def offer(self, direction: str, data: bytes) -> None:
-        try:
-            self._queue.put_nowait((direction, time.monotonic(), data, self._dropped[direction]))
+        if len(self._queue) < QUEUE_ITEMS:  # one producer per direction: at most one past the bound
+            self._queue.append((direction, time.monotonic(), data, self._dropped[direction]))
             self._dropped[direction] = 0
-        except queue.Full:
+        else:
             self._dropped[direction] += data.count(b"\n") or 1
 
     # ----- the observer's side -----
@@ -64,22 +68,19 @@ class Observer:
 
     def stop(self, timeout: float) -> None:
         """Let the observer finish what is queued (at most `timeout` seconds), then end its framers."""
-        self._queue.put(("", 0.0, b"", 0))
+        self._stopping = True
         self._thread.join(timeout)
 
     def _run(self) -> None:
         while True:
-            direction, at, data, dropped = self._queue.get()
-            if not direction:
-                for name, lost in self._dropped.items():  # dropped after the last copy taken
-                    if lost and self.failure is None:
-                        self._handle({"event": "skipped", "t": round(time.monotonic() - self._start, 6),
-                                      "dir": name, "messages": lost})
-                for name, framer in self._framers.items():
-                    last = framer.end()
-                    if last is not None:
-                        self._line(name, time.monotonic(), last)
-                return
+            try:
+                direction, at, data, dropped = self._queue.popleft()
+            except IndexError:
+                if self._stopping:
+                    self._end()
+                    return
+                time.sleep(POLL_SECONDS)
+                continue
             if self.failure is not None:
                 continue
             try:
@@ -93,6 +94,21 @@ class Observer:
                     self._line(direction, at, line)
             except Exception as exc:  # noqa: BLE001 - a bug in judging must never reach the relay
                 self.failure = f"{type(exc).__name__}: {exc}"
+
+    def _end(self) -> None:
+        if self.failure is not None:
+            return
+        try:
+            for name, lost in self._dropped.items():  # dropped after the last copy taken
+                if lost:
+                    self._handle({"event": "skipped", "t": round(time.monotonic() - self._start, 6), "dir": name,
+                                  "messages": lost})
+            for name, framer in self._framers.items():
+                last = framer.end()
+                if last is not None:
+                    self._line(name, time.monotonic(), last)
+        except Exception as exc:  # noqa: BLE001 - as above
+            self.failure = f"{type(exc).__name__}: {exc}"
 
     def _line(self, direction: str, at: float, line: bytes | Oversize) -> None:
         entry = message_entry(self._index, at - self._start, direction, line, self._redact, self._cut)

@@ -37,6 +37,7 @@ DRAIN_SECONDS = 2.0  # after the server exits, how long its stdout may still be 
 TERM_SECONDS = 2.0  # after SIGTERM to what is left of the group, before SIGKILL
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PR_SET_PDEATHSIG = 1
+SWITCH_SECONDS = 0.0002
 
 Observe = Callable[[str, bytes], None]
 
@@ -121,6 +122,10 @@ class StdioRelay:
         previous = {sig: signal.getsignal(sig) for sig in FORWARDED}
         for sig in FORWARDED:
             signal.signal(sig, self._forward)
+        # The observer's thread holds the interpreter's lock while it judges; a relay thread back from a read
+        # waits for it at most this long (the default, 5 ms, would be the tap's latency under load).
+        previous_interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_SECONDS)
         up = threading.Thread(target=self._up, args=(process.stdin.fileno(),), name="tap-up", daemon=True)
         down = threading.Thread(target=self._down, args=(process.stdout.fileno(),), name="tap-down", daemon=True)
         up.start()
@@ -129,6 +134,7 @@ class StdioRelay:
             status = process.wait()
             down.join(DRAIN_SECONDS)
         finally:
+            sys.setswitchinterval(previous_interval)
             for sig, handler in previous.items():
                 with contextlib.suppress(TypeError, ValueError):
                     signal.signal(sig, handler)
