@@ -4,8 +4,8 @@
 
 A closed-loop client (standard library, newline-delimited JSON-RPC) against a small stdio server
 (tests/fixtures/tap/mini_server.py, or the command after `--`: any server with an `echo` tool taking
-`message`, such as `node .../server-everything/dist/index.js stdio`), once direct and once through `mcpprobe tap --quiet -- SERVER`,
-alternately `--rounds` times:
+`message`, such as `node .../server-everything/dist/index.js stdio`), once direct and once through
+`mcpprobe tap --quiet -- SERVER`, alternately `--rounds` times:
 
 1. latency: one request at a time (`tools/call echo`, with `--payload` bytes of argument), `--requests`
    of them after 200 to warm up; p50 and p95 of each, and the difference of the p50s (the target: at
@@ -38,8 +38,8 @@ class Client:
     def __init__(self, command: list[str]) -> None:
         self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
         self.next_id = 0
-        self.call({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
-                  "initialize")
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+        self.call(hello, "initialize")
         self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
 
     def send(self, line: bytes) -> None:
