@@ -143,3 +143,29 @@ def test_typescript_sdk_host_sees_the_same_bytes_as_the_server(tmp_path: Path, e
     assert sent == got
     assert answered == read
     assert json.loads(report.read_text())["findings"] == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="escaped descendants are found through /proc")
+def test_a_descendant_that_left_the_group_does_not_outlive_the_tap(tmp_path: Path) -> None:
+    proc = subprocess.Popen([*TAP, "--quiet", "--", PY, str(FIXTURES / "escaping_server.py"), str(tmp_path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None and proc.stdin is not None
+    assert b"up" in proc.stdout.readline()
+    child = int((tmp_path / "pid").read_text())
+    assert _alive(child)
+    proc.stdin.close()  # the host goes: the server exits on EOF, its daemon would stay
+    proc.wait(30)
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_a_record_that_cannot_be_written_is_exit_2_and_no_server_starts(tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    proc = subprocess.run([*TAP, "--record", str(tmp_path / "no" / "such" / "dir" / "r.jsonl"), "--", "sh", "-c",
+                           f"touch {marker}"], input=b"", capture_output=True, timeout=60, cwd=ROOT)
+    assert proc.returncode == 2
+    assert b"cannot write the record" in proc.stderr and b"Traceback" not in proc.stderr
+    assert proc.stdout == b""
+    assert not marker.exists()
