@@ -49,7 +49,12 @@ WHOLE = {"client-stale-list", "client-relist-storm", "client-first-page-only", "
 
 
 def _key(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):  # past 64 bits, a lone surrogate: JSON all the same
+        import json
+
+        return json.dumps(value, default=str)
 
 
 def _declared(capabilities: Any, name: str) -> Any:
@@ -188,14 +193,15 @@ class Judge:
         client = direction == "c2s"
         if "msg" not in entry:
             text = entry.get("text")
-            if isinstance(text, str) and not text.strip() and "cut" not in entry:
+            text = text if isinstance(text, str) else ""
+            if not text.strip() and "cut" not in entry:
                 return  # a blank line: no message, nothing wrong enough to say
             if client:
                 self._emit("client-protocol-violation", "client: wrote a line to the server's stdin that is not "
-                                                        "JSON", [index], extra={"sample": (text or "")[:200]})
+                                                        "JSON", [index], extra={"sample": text[:200]})
             else:
                 self._emit("non-protocol-output", "server: wrote a line to stdout that is not JSON-RPC", [index],
-                           extra={"sample": (text or "")[:200]})
+                           extra={"sample": text[:200]})
             return
         message = entry["msg"]
         if isinstance(message, list):
@@ -269,7 +275,7 @@ class Judge:
             self._emit("client-protocol-violation", f"client: request id {key} used again in the same session",
                        [index], ids=[rid])
         self._remember(conn.issued_c, key)
-        conn.pending_c[key] = _Request(method, index, params)
+        self._pending(conn, conn.pending_c, key, _Request(method, index, params))
         self._uses(conn, index, method, params)
         conn.last_client_request = index
 
@@ -304,7 +310,7 @@ class Judge:
                                                                "list_changed the server had not declared",
                            [note, index], kind=list_kind)
         elif list_kind is not None and isinstance(cursor, str):
-            conn.cursors.pop((method, cursor), None)
+            conn.cursors.pop((method, cursor[:1000]), None)
         for kind, stale in conn.stale.items():
             if kind != list_kind:
                 stale[1] = True
@@ -364,7 +370,7 @@ class Judge:
             return
         key = _key(rid)
         self._remember(conn.issued_s, key)
-        conn.pending_s[key] = _Request(method, index, message.get("params"))
+        self._pending(conn, conn.pending_s, key, _Request(method, index, message.get("params")))
 
     def _server_notification(self, conn: _Connection, index: int, message: dict[str, Any], method: str,
                              entry: dict[str, Any]) -> None:
@@ -419,10 +425,10 @@ class Judge:
             return
         cursor = request.params.get("cursor") if isinstance(request.params, dict) else None
         if isinstance(error, dict):
-            if isinstance(cursor, str) and (request.method, cursor) in conn.cursor_given:
+            if isinstance(cursor, str) and (request.method, cursor[:1000]) in conn.cursor_given:
                 self._emit("server-pagination-broken", f"server: {request.method} refused the cursor it gave "
                                                        f"itself ({error.get('code')})",
-                           [conn.cursor_given[(request.method, cursor)], request.index, index], ids=[rid],
+                           [conn.cursor_given[(request.method, cursor[:1000])], request.index, index], ids=[rid],
                            kind=list_kind)
             elif error.get("code") == -32601 and request.method in OBLIGED \
                     and _declared(conn.server_caps, OBLIGED[request.method]) is not None:
@@ -441,8 +447,11 @@ class Judge:
                                                    "with the same cursor again", [request.index, index], ids=[rid],
                        kind=list_kind)
         else:
-            conn.cursors[(request.method, next_cursor)] = (index, list_kind)
-            conn.cursor_given[(request.method, next_cursor)] = index
+            if len(conn.cursor_given) >= MAX_IDS:  # memory bounded: past this, pagination is not judged
+                conn.gap = True
+                return
+            conn.cursors[(request.method, next_cursor[:1000])] = (index, list_kind)
+            conn.cursor_given[(request.method, next_cursor[:1000])] = index
 
     def _initialized(self, conn: _Connection, index: int, result: Any, rid: Any) -> None:
         conn.init_answered = True
@@ -461,6 +470,15 @@ class Judge:
         conn.version = version if isinstance(version, str) else None
 
     # ----- findings -----
+
+    @staticmethod
+    def _pending(conn: _Connection, pending: dict[str, _Request], key: str, request: _Request) -> None:
+        """A request in flight, remembered; past MAX_IDS unanswered, the oldest is forgotten and the rules that
+        need every request are no longer applied to this connection (an answer to it would look unknown)."""
+        pending[key] = request
+        if len(pending) > MAX_IDS:
+            del pending[next(iter(pending))]
+            conn.gap = True
 
     @staticmethod
     def _remember(ids: OrderedDict[str, None], key: str) -> None:

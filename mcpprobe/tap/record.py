@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -63,7 +64,11 @@ def secrets_of(command: list[str], environ: dict[str, str]) -> list[str]:
 def _kept(part: Any) -> dict[str, Any]:
     if not isinstance(part, dict):
         return {}
-    return {key: part[key] for key in _KEPT_KEYS if key in part and len(orjson.dumps(part[key])) <= 4096}
+    return {key: part[key] for key in _KEPT_KEYS if key in part and _length(part[key]) <= 4096}
+
+
+def _length(value: Any) -> int:
+    return len(json.dumps(value, default=str))
 
 
 def _envelope(message: Any, size: int, digest: str) -> dict[str, Any]:
@@ -72,7 +77,7 @@ def _envelope(message: Any, size: int, digest: str) -> dict[str, Any]:
         return {"cut": {"size": size, "sha256": digest}}
     kept: dict[str, Any] = {key: message[key] for key in ("jsonrpc", "id", "method") if key in message}
     error = message.get("error")
-    if error is not None and len(orjson.dumps(error)) <= 4096:
+    if error is not None and _length(error) <= 4096:
         kept["error"] = error
     for part in ("result", "params"):
         if part in message:
@@ -93,8 +98,8 @@ def message_entry(index: int, t: float, direction: str, line: bytes | Oversize, 
     entry["size"] = len(line)
     body = line.rstrip(b"\r\n")
     try:
-        message = orjson.loads(body)
-    except orjson.JSONDecodeError:
+        message = _loads(body)
+    except ValueError:
         entry["text"] = _text(body, redactor)
         entry["sha256"] = hashlib.sha256(line).hexdigest()
         return entry
@@ -102,12 +107,32 @@ def message_entry(index: int, t: float, direction: str, line: bytes | Oversize, 
         text = body.decode("utf-8", "replace")
         masked = redactor(text)
         if masked != text:
-            with contextlib.suppress(orjson.JSONDecodeError):
-                message = orjson.loads(masked)
+            with contextlib.suppress(ValueError):
+                message = _loads(masked.encode("utf-8", "surrogatepass"))
     if len(line) > cut:
         message = _envelope(message, len(line), hashlib.sha256(line).hexdigest())
     entry["msg"] = message
     return entry
+
+
+def _loads(data: bytes) -> Any:
+    """JSON, fast; what orjson refuses but JSON allows (an escaped lone surrogate, NaN as Python's json reads
+    it, nesting past orjson's limit) through the standard library. ValueError for what is not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _dumps(entry: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE)
+    except (TypeError, orjson.JSONEncodeError):  # a lone surrogate from a peer: \uXXXX, as JSON allows
+        return json.dumps(entry, ensure_ascii=True, default=str).encode("ascii") + b"\n"
 
 
 def _text(data: bytes, redactor: Redactor) -> str:
@@ -136,8 +161,8 @@ class RecordWriter:
         if self.error is not None:
             return
         try:
-            self._handle.write(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
-        except (OSError, TypeError) as exc:
+            self._handle.write(_dumps(entry))
+        except (OSError, ValueError, RecursionError) as exc:
             self.error = getattr(exc, "strerror", None) or str(exc)
 
     def close(self) -> None:
@@ -162,8 +187,8 @@ def read_record(path: str) -> Iterator[dict[str, Any]]:
             if not raw.strip():
                 continue
             try:
-                entry = orjson.loads(raw)
-            except orjson.JSONDecodeError:
+                entry = _loads(raw)
+            except ValueError:
                 raise RecordError(f"{path}, line {number}: not JSON: not a record of mcpprobe tap") from None
             if not isinstance(entry, dict) or not ("event" in entry or "dir" in entry):
                 raise RecordError(f"{path}, line {number}: not an entry of a record of mcpprobe tap") from None
