@@ -40,6 +40,8 @@ SERVER_CAPABILITY = {
 # A server request -> the client capability it needs.
 CLIENT_CAPABILITY = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation",
                      "roots/list": "roots"}
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPS = "io.modelcontextprotocol/clientCapabilities"
 OBLIGED = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources"}
 # Rules that need every message of the connection: not applied after a gap.
 WHOLE = {"client-stale-list", "client-relist-storm", "client-first-page-only", "client-cache-after-reconnect",
@@ -89,6 +91,7 @@ class _Connection:
     version: str | None = None
     init_id: str | None = None
     init_answered: bool = False
+    modern: bool = False  # the 2026-07-28 era: server/discover and _meta, no initialize
     initialized: bool = False
     gap: bool = False
     pending_c: dict[str, _Request] = field(default_factory=dict)
@@ -252,14 +255,26 @@ class Judge:
     def _client_request(self, conn: _Connection, index: int, message: dict[str, Any], method: str) -> None:
         rid = message.get("id")
         params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if method == "server/discover" or (isinstance(meta, dict) and META_VERSION in meta):
+            # The 2026-07-28 era: no initialize handshake; each request says its version and the client's
+            # capabilities, and server/discover answers the server's.
+            conn.modern = True
+            if isinstance(meta, dict):
+                if isinstance(meta.get(META_VERSION), str):
+                    conn.version = meta[META_VERSION]
+                if isinstance(meta.get(META_CLIENT_CAPS), dict):
+                    conn.client_caps = meta[META_CLIENT_CAPS]
         if method == "initialize":
             if conn.init_id is not None:  # a new initialize on the same stream: a new connection
                 self._close()
                 conn = self._open()
             conn.client_caps = params.get("capabilities") if isinstance(params, dict) else None
             conn.init_id = _key(rid)
-        elif method != "ping":
-            if conn.init_id is None or not conn.init_answered:
+        elif method != "ping" and method != "server/discover":
+            if conn.modern and conn.init_id is None:
+                pass  # no handshake in this era
+            elif conn.init_id is None or not conn.init_answered:
                 self._emit("client-before-handshake", f"client: {method} before the server answered initialize",
                            [index], ids=[rid])
             elif not conn.initialized:
@@ -350,6 +365,9 @@ class Judge:
             return
         error = message.get("error")
         needed = CLIENT_CAPABILITY.get(request.method)
+        url_mode = isinstance(request.params, dict) and request.params.get("mode") == "url"
+        if url_mode and not isinstance(_declared(_declared(conn.client_caps, "elicitation") or {}, "url"), dict):
+            return  # a mode the client did not declare: refusing it is no contradiction
         if isinstance(error, dict) and error.get("code") == -32601 and needed is not None \
                 and _declared(conn.client_caps, needed) is not None:
             self._emit("client-declared-unhandled", f"client: declared `{needed}`, then answered "
@@ -419,6 +437,10 @@ class Judge:
         result = message.get("result")
         if request.method == "initialize":
             self._initialized(conn, index, result, rid)
+            return
+        if request.method == "server/discover":
+            if isinstance(result, dict) and isinstance(result.get("capabilities"), dict):
+                conn.server_caps = result["capabilities"]
             return
         list_kind = LIST_KIND.get(request.method)
         if list_kind is None:

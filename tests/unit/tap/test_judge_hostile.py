@@ -68,3 +68,47 @@ def test_json_that_orjson_refuses_is_still_a_message_and_is_recorded(tmp_path: A
     assert writer.error is None
     (back,) = list(read_record(path))
     assert back["msg"]["params"]["data"] == "\ud800"
+
+
+def _run(*entries: dict[str, Any]) -> list[str]:
+    judge = Judge()
+    judge.feed({"event": "start"})
+    for i, entry in enumerate(entries):
+        judge.feed({"i": i, "t": 0.0, **entry})
+    judge.finish()
+    return [f.code for f in judge.findings]
+
+
+def test_the_2026_era_without_initialize_is_no_handshake_fault() -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    assert _run(
+        {"dir": "c2s", "msg": {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}},
+        {"dir": "s2c", "msg": {"jsonrpc": "2.0", "id": 1, "result": {"supportedVersions": ["2026-07-28"],
+                                                                     "capabilities": {"tools": {}}}}},
+        {"dir": "c2s", "msg": {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}},
+        {"dir": "s2c", "msg": {"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}},
+    ) == []
+    # ... but a kind the discover result did not declare is still the client's fault
+    assert _run(
+        {"dir": "c2s", "msg": {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}},
+        {"dir": "s2c", "msg": {"jsonrpc": "2.0", "id": 1, "result": {"capabilities": {"tools": {}}}}},
+        {"dir": "c2s", "msg": {"jsonrpc": "2.0", "id": 2, "method": "prompts/list", "params": {"_meta": meta}}},
+    ) == ["client-undeclared-capability"]
+
+
+def test_refusing_an_elicitation_mode_not_declared_is_no_fault() -> None:
+    start = [
+        {"dir": "c2s", "msg": {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                               "params": {"capabilities": {"elicitation": {"form": {}}}}}},
+        {"dir": "s2c", "msg": {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-11-25",
+                                                                     "capabilities": {}, "serverInfo": {}}}},
+        {"dir": "c2s", "msg": {"jsonrpc": "2.0", "method": "notifications/initialized"}},
+    ]
+    refused = {"dir": "c2s", "msg": {"jsonrpc": "2.0", "id": "e", "error": {"code": -32601, "message": "no"}}}
+    url = {"dir": "s2c", "msg": {"jsonrpc": "2.0", "id": "e", "method": "elicitation/create",
+                                 "params": {"mode": "url", "url": "https://example.com", "message": "m"}}}
+    form = {"dir": "s2c", "msg": {"jsonrpc": "2.0", "id": "e", "method": "elicitation/create",
+                                  "params": {"message": "m", "requestedSchema": {}}}}
+    assert _run(*start, url, refused) == []
+    assert _run(*start, form, refused) == ["client-declared-unhandled"]
