@@ -120,6 +120,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "client-first-page-only": (Severity.WARNING, "the client read a list's first page and ignored nextCursor"),
     "client-cache-after-reconnect": (Severity.WARNING, "after a reconnect the client used a list it did not re-read"),
     "client-acts-on-undeclared-change": (Severity.INFO, "the client re-listed after a list_changed never declared"),
+    "client-protocol-version-header": (Severity.ERROR, "over HTTP, a request without the negotiated "
+                                                       "MCP-Protocol-Version header"),
     "client-protocol-violation": (Severity.WARNING, "the client sent a message that breaks JSON-RPC or MCP rules"),
     "server-undeclared-capability": (Severity.ERROR, "the server sent a request or notification for a capability "
                                                      "that was not negotiated"),

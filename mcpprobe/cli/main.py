@@ -60,7 +60,7 @@ COMMANDS: dict[str, Entry] = {
     "servers": Entry("mcpprobe.cli.probe", "servers_command",
                      "Show every named server found in the config files, and the file it came from."),
     "tap": Entry("mcpprobe.cli.tap", "tap_command",
-                 "Sit between a host and its stdio server: relay every byte, record, and judge both sides."),
+                 "Sit between a host and its server (stdio or HTTP): relay every byte, record, and judge both sides."),
     "watch": Entry("mcpprobe.cli.watch", "watch_command",
                    "Stay connected and report what changes, live, until stopped."),
 }

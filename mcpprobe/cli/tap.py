@@ -70,16 +70,26 @@ def _positive_size(ctx: click.Context, param: click.Parameter, value: int) -> in
 @click.option("--events-only", is_flag=True, help="The live view shows events and findings, not every message.")
 @click.option("--cut", "cut", type=int, default=256 * 1024, show_default=True, callback=_positive_size,
               metavar="BYTES", help="A message longer than this is recorded as its envelope, size and SHA-256.")
+@click.option("--listen", "listen", metavar="HOST:PORT",
+              help="Tap an HTTP server instead: listen here (loopback only) and proxy to the URL given.")
+@click.option("--allow-remote", is_flag=True,
+              help="Let --listen bind an address other than loopback (anyone who reaches it reaches the server).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def tap_command(record: str | None, replay_path: str | None, report: str | None, fmt: str, log: str | None,
-                quiet: bool, events_only: bool, cut: int, command: tuple[str, ...]) -> int:
-    """Sit between a host and its stdio server: relay every byte, record, and judge both sides.
+                quiet: bool, events_only: bool, cut: int, listen: str | None, allow_remote: bool,
+                command: tuple[str, ...]) -> int:
+    """Sit between a host and its server (stdio or HTTP): relay every byte, record, and judge both sides.
 
     Put it in the host's config in place of the server's command:
 
     \b
       mcpprobe tap --record /tmp/everything.jsonl -- npx -y @modelcontextprotocol/server-everything
       mcpprobe tap --replay /tmp/everything.jsonl --format json
+
+    Over HTTP, a reverse proxy on loopback; point the host at it:
+
+    \b
+      mcpprobe tap --listen 127.0.0.1:8080 https://example.com/mcp
 
     The host sees the server as before, byte for byte; stdout carries only the server's messages.
     The exit code is the server's (128+N if signal N ended it; 127 command not found, 126 cannot
@@ -88,6 +98,16 @@ def tap_command(record: str | None, replay_path: str | None, report: str | None,
     from mcpprobe.safety import redact
     from mcpprobe.tap.report import TapFormat
 
+    if listen is not None:
+        if replay_path is not None or len(command) != 1 or not command[0].startswith(("http://", "https://")):
+            raise click.UsageError("--listen HOST:PORT takes one server URL: mcpprobe tap --listen 127.0.0.1:8080 "
+                                   "https://example.com/mcp")
+        say, close = _writer(log)
+        try:
+            return _http(listen, allow_remote, command[0], record, cut, None if quiet else say, not events_only,
+                         TapFormat(fmt), report, say)
+        finally:
+            close()
     if replay_path is not None and command:
         raise click.UsageError("give either --replay FILE or a server command after '--', not both")
     if replay_path is None and not command:
@@ -170,3 +190,41 @@ def _live(command: list[str], redactor: Redactor, record: str | None, cut: int,
     _emit_report(render(fmt, findings, summary), report, say)
     sys.stderr.flush()
     return summary.exit_status if summary.exit_status is not None else 0
+
+
+def _http(listen: str, allow_remote: bool, url: str, record: str | None, cut: int,
+          live: Callable[[str], None] | None, messages: bool, fmt: object, report: str | None,
+          say: Callable[[str], None]) -> int:
+    from mcpprobe.safety import redact
+    from mcpprobe.tap.http import LOOPBACK
+    from mcpprobe.tap.report import TapFormat, render
+    from mcpprobe.tap.session import TapOptions, redactor_for, run_http
+
+    assert isinstance(fmt, TapFormat)
+    host, _, port_text = listen.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise click.BadParameter(f"{listen!r}: expected HOST:PORT, such as 127.0.0.1:8080", param_hint="'--listen'")
+    if host not in LOOPBACK:
+        if not allow_remote:
+            raise click.BadParameter(f"{host} is not a loopback address: the tap relays to your server whatever "
+                                     "reaches it; add --allow-remote to listen there anyway", param_hint="'--listen'")
+        say(f"warning: listening on {host}: anyone who can reach it reaches {url} through mcpprobe")
+    redactor = redactor_for([url])
+    redact.use(redactor)
+    if record is not None and os.path.isdir(record):
+        raise click.BadParameter(f"{record} is a directory", param_hint="'--record'")
+    options = TapOptions([url], record, cut, live, messages)
+    from mcpprobe.tap.record import RecordError
+
+    try:
+        findings, summary = run_http(options, url, host, int(port_text), redactor,
+                                     lambda where: say(f"tap: listening on {where}, relaying to {redactor(url)}"))
+    except RecordError as exc:
+        say(f"error: {exc.message}")
+        return 2
+    except OSError as exc:
+        say(f"error: {exc.strerror or exc}")
+        return 2
+    _emit_report(render(fmt, findings, summary), report, say)
+    return 0

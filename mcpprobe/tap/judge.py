@@ -44,7 +44,8 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPS = "io.modelcontextprotocol/clientCapabilities"
 OBLIGED = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources"}
 # Rules that need every message of the connection: not applied after a gap.
-WHOLE = {"client-stale-list", "client-relist-storm", "client-first-page-only", "client-cache-after-reconnect",
+WHOLE = {"client-protocol-version-header",
+         "client-stale-list", "client-relist-storm", "client-first-page-only", "client-cache-after-reconnect",
          "client-cancel-unknown", "client-before-handshake", "client-request-before-initialized",
          "client-protocol-violation", "protocol-violation", "server-pagination-broken",
          "client-declared-unhandled", "client-acts-on-undeclared-change"}
@@ -121,6 +122,7 @@ class Judge:
         self._connections = 0
         self._listed_before: set[str] = set()
         self._new: list[Finding] = []
+        self._http: dict[str, Any] | None = None  # the HTTP exchange of the message being judged
 
     # ----- entries in, findings out -----
 
@@ -139,6 +141,8 @@ class Judge:
             self._connection().gap = True
         elif "dir" in entry:
             self.messages += 1
+            http = entry.get("http")
+            self._http = http if isinstance(http, dict) else None
             self._message(entry)
         return self._new
 
@@ -151,6 +155,10 @@ class Judge:
                                       "not judged; rules needing the whole exchange were not applied there", [],
                        side="tap")
         return self._new
+
+    def reset_counts(self) -> None:
+        """Forget how many findings each code had (after a history judged quietly)."""
+        self._per_code.clear()
 
     # ----- connections -----
 
@@ -281,6 +289,7 @@ class Judge:
                 self._emit("client-request-before-initialized", f"client: {method} before "
                                                                 "notifications/initialized", [index], ids=[rid])
             self._capability(conn, index, method, params, rid)
+        self._version_header(conn, index, method, rid)
         if rid is None or not isinstance(rid, (str, int)) or isinstance(rid, bool):
             self._emit("client-protocol-violation", f"client: {method} with an id that is not a string or integer",
                        [index], ids=[rid])
@@ -293,6 +302,20 @@ class Judge:
         self._pending(conn, conn.pending_c, key, _Request(method, index, params))
         self._uses(conn, index, method, params)
         conn.last_client_request = index
+
+    def _version_header(self, conn: _Connection, index: int, method: str, rid: Any) -> None:
+        """Over HTTP, from 2025-06-18 on: the negotiated version in MCP-Protocol-Version on every request after
+        initialize."""
+        http = self._http
+        if http is None or method == "initialize" or conn.modern or not conn.init_answered:
+            return
+        if conn.version is None or conn.version < "2025-06-18":
+            return
+        sent = http.get("mcp-protocol-version")
+        if sent != conn.version:
+            said = f"MCP-Protocol-Version: {sent}" if sent else "no MCP-Protocol-Version header"
+            self._emit("client-protocol-version-header", f"client: {method} over HTTP with {said}; "
+                                                         f"{conn.version} was negotiated", [index], ids=[rid])
 
     def _capability(self, conn: _Connection, index: int, method: str, params: Any, rid: Any) -> None:
         needed = SERVER_CAPABILITY.get(method)

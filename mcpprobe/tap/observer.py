@@ -11,6 +11,7 @@ a failure in judging stops judging, said once on the live view, and the relay go
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import deque
@@ -19,7 +20,7 @@ from typing import Any
 
 from mcpprobe.findings import Finding
 from mcpprobe.safety.redact import Redactor
-from mcpprobe.tap.frames import LineFramer, Oversize
+from mcpprobe.tap.frames import HEAD_BYTES, LineFramer, Oversize
 from mcpprobe.tap.judge import Judge
 from mcpprobe.tap.record import C2S, S2C, RecordWriter, message_entry
 
@@ -38,7 +39,7 @@ class Observer:
         self._writer = writer
         self._live = live
         self._cut = cut
-        self._queue: deque[tuple[str, float, bytes, int]] = deque()
+        self._queue: deque[tuple[str, float, bytes, int, dict[str, Any] | None]] = deque()
         self._stopping = False
         self._dropped = {C2S: 0, S2C: 0}  # messages lost since the last copy taken, per direction
         self._framers = {C2S: LineFramer(FRAME_LIMIT), S2C: LineFramer(FRAME_LIMIT)}
@@ -55,10 +56,17 @@ class Observer:
 
     def offer(self, direction: str, data: bytes) -> None:
         if len(self._queue) < QUEUE_ITEMS:  # one producer per direction: at most one past the bound
-            self._queue.append((direction, time.monotonic(), data, self._dropped[direction]))
+            self._queue.append((direction, time.monotonic(), data, self._dropped[direction], None))
             self._dropped[direction] = 0
         else:
             self._dropped[direction] += data.count(b"\n") or 1
+
+    def offer_whole(self, direction: str, data: bytes, http: dict[str, Any]) -> None:
+        """One whole message (HTTP: a body, an event's data), or with direction "event" a connection event."""
+        if len(self._queue) < QUEUE_ITEMS:
+            self._queue.append((direction, time.monotonic(), data, 0, http))
+        elif direction in self._dropped:
+            self._dropped[direction] += 1
 
     # ----- the observer's side -----
 
@@ -74,7 +82,7 @@ class Observer:
     def _run(self) -> None:
         while True:
             try:
-                direction, at, data, dropped = self._queue.popleft()
+                direction, at, data, dropped, http = self._queue.popleft()
             except IndexError:
                 if self._stopping:
                     self._end()
@@ -88,6 +96,9 @@ class Observer:
                     self._framers[direction].gap()
                     self._handle({"event": "skipped", "t": round(at - self._start, 6), "dir": direction,
                                   "messages": dropped})
+                if http is not None:
+                    self._whole(direction, at, data, http)
+                    continue
                 if not data:
                     continue
                 for line in self._framers[direction].feed(data):
@@ -109,6 +120,19 @@ class Observer:
                     self._line(name, time.monotonic(), last)
         except Exception as exc:  # noqa: BLE001 - as above
             self.failure = f"{type(exc).__name__}: {exc}"
+
+    def _whole(self, direction: str, at: float, data: bytes, http: dict[str, Any]) -> None:
+        if direction == "event":
+            rest = dict(http)
+            self._handle({"event": rest.pop("event", "http"), "t": round(at - self._start, 6), "http": rest})
+            return
+        body = data if len(data) <= FRAME_LIMIT else Oversize(len(data), hashlib.sha256(data).hexdigest(),
+                                                                data[:HEAD_BYTES])
+        entry = message_entry(self._index, at - self._start, direction, body, self._redact, self._cut)
+        entry["http"] = http
+        self._index += 1
+        self.tally[direction] += 1
+        self._handle(entry)
 
     def _line(self, direction: str, at: float, line: bytes | Oversize) -> None:
         entry = message_entry(self._index, at - self._start, direction, line, self._redact, self._cut)

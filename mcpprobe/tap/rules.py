@@ -72,6 +72,10 @@ RULES: dict[str, Rule] = {
         "requestor within the same session. Responses MUST include the same ID as the request they "
         "correspond to. (stdio) The client MUST NOT write anything to the server's stdin that is not a valid "
         "MCP message."),
+    "client-protocol-version-header": Rule(
+        "client", f"{_LIFECYCLE}#version-negotiation",
+        "If using HTTP, the client MUST include the MCP-Protocol-Version: <protocol-version> HTTP header on all "
+        "subsequent requests to the MCP server."),
     # The server's side.
     "non-protocol-output": Rule(
         "server", f"{SPEC}/basic/transports#stdio",

@@ -59,29 +59,34 @@ def _count(summary: Summary, judge: Judge) -> None:
     summary.more = dict(judge.more)
 
 
+def _open_record(path: str | None, judge: Judge) -> tuple[RecordWriter | None, float, bool]:
+    """The record's writer, where its time goes on, and whether this run is a reconnect. A record appended to
+    is judged again silently first, so that the new connection is judged as a reconnect (a cached list
+    reused, ...)."""
+    if path is None:
+        return None, 0.0, False
+    offset, reconnect = 0.0, False
+    if os.path.isfile(path) and os.path.getsize(path) > 0:
+        judge.quiet = True
+        for entry in read_record(path):
+            judge.feed(entry)
+        judge.finish()
+        judge.quiet = False
+        judge.findings.clear()
+        judge.more.clear()
+        judge.reset_counts()
+        judge.skipped = 0
+        judge.messages = 0
+        offset = record_offset(path)
+        reconnect = True
+    return RecordWriter(open_private(path, append=reconnect)), offset, reconnect
+
+
 def run_live(options: TapOptions, relay: StdioRelay, redactor: Redactor) -> tuple[list[Finding], Summary]:
     """Start the server, relay until it ends; judge and record meanwhile. RecordError or OSError for a record
     that cannot be read or written (before the server starts); relay.StartFailed for a server that cannot."""
     judge = Judge()
-    writer = None
-    offset = 0.0
-    reconnect = False
-    if options.record is not None:
-        if os.path.isfile(options.record) and os.path.getsize(options.record) > 0:
-            # A record appended to: the earlier connections are judged again silently, so that this one is
-            # judged as a reconnect (a cached list reused, ...).
-            judge.quiet = True
-            for entry in read_record(options.record):
-                judge.feed(entry)
-            judge.finish()
-            judge.quiet = False
-            judge.findings.clear()
-            judge.more.clear()
-            judge.skipped = 0
-            judge.messages = 0
-            offset = record_offset(options.record)
-            reconnect = True
-        writer = RecordWriter(open_private(options.record, append=reconnect))
+    writer, offset, reconnect = _open_record(options.record, judge)
     observer = Observer(judge, redactor, writer=writer, live=_live(options.say, options.messages), cut=options.cut,
                         offset=offset)
     relay.observe = observer.offer
@@ -145,3 +150,37 @@ def replay(path: str, say: Say | None, messages: bool) -> tuple[list[Finding], S
 
 def redactor_for(command: list[str]) -> Redactor:
     return Redactor(secrets_of(command, dict(os.environ)))
+
+
+def run_http(options: TapOptions, upstream: str, host: str, port: int, redactor: Redactor,
+             ready: Callable[[str], None]) -> tuple[list[Finding], Summary]:
+    """Proxy `upstream` on host:port until SIGINT or SIGTERM; judge and record meanwhile."""
+    from mcpprobe.tap.http import Proxy, serve
+
+    judge = Judge()
+    writer, offset, reconnect = _open_record(options.record, judge)
+    observer = Observer(judge, redactor, writer=writer, live=_live(options.say, options.messages), cut=options.cut,
+                        offset=offset)
+    start = start_event([], redactor, reconnect=reconnect)
+    start["t"] = round(offset, 6)
+    start.pop("command")
+    start["transport"] = "http"
+    start["upstream"] = redactor(upstream)
+    observer.event(start)
+    observer.start()
+    proxy = Proxy(upstream, observer.offer_whole, redactor)
+    serve(host, port, proxy, ready)
+    observer.stop(FINISH_SECONDS)
+    if observer.failure is None:
+        observer.event({"event": "exit", "t": round(observer.elapsed(), 6)})
+    final = judge.finish()
+    if options.say is not None:
+        for finding in final:
+            options.say(finding_line(finding))
+    if writer is not None:
+        writer.close()
+    summary = Summary(connections=1, record=options.record, judge_failure=observer.failure,
+                      record_failure=writer.error if writer else None)
+    _count(summary, judge)
+    summary.from_client, summary.from_server = observer.tally["c2s"], observer.tally["s2c"]
+    return judge.findings, summary
