@@ -120,3 +120,16 @@ def test_legacy_sse_through_the_tap_and_ctrl_c_ends_it_with_a_stream_open(tmp_pa
     assert report["fromServer"] >= 5
     entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert any(e.get("event") == "endpoint" for e in entries)
+
+
+def test_typescript_sdk_client_over_streamable_http_through_the_tap(tmp_path: Path, upstream: str,
+                                                                     everything: Path) -> None:
+    with tapped(tmp_path, upstream) as (where, proc):
+        client = subprocess.run(["node", str(FIXTURES / "ts_host.cjs"), str(everything.parents[3]), f"{where}/mcp"],
+                                capture_output=True, text=True, timeout=90, cwd=ROOT)
+        assert client.returncode == 0, client.stderr
+        assert "ok " in client.stderr
+    assert proc.returncode == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+    assert report["fromClient"] >= 6 and report["fromServer"] >= 5
