@@ -21,7 +21,7 @@ from mcpprobe.cli.edge import CONTEXT, EdgeCommand
 if TYPE_CHECKING:
     from mcpprobe.safety.redact import Redactor
 
-FORMATS = ("human", "json", "sarif", "junit")
+FORMATS = ("human", "json", "sarif", "junit", "html")
 
 
 def _writer(path: str | None) -> tuple[Callable[[str], None], Callable[[], None]]:
@@ -153,7 +153,7 @@ def _replay(path: str, live: Callable[[str], None] | None, messages: bool, fmt: 
 
     assert isinstance(fmt, TapFormat)
     try:
-        findings, summary = replay(path, live, messages)
+        findings, summary = replay(path, live, messages, fmt is TapFormat.HTML)
     except RecordError as exc:
         from mcpprobe.safety.sanitize import visible
 
@@ -174,7 +174,7 @@ def _live(command: list[str], redactor: Redactor, record: str | None, cut: int,
     assert isinstance(fmt, TapFormat)
     if record is not None and os.path.isdir(record):
         raise click.BadParameter(f"{record} is a directory", param_hint="'--record'")
-    options = TapOptions(command, record, cut, live, messages)
+    options = TapOptions(command, record, cut, live, messages, fmt is TapFormat.HTML)
     relay = StdioRelay(command)
     try:
         findings, summary = run_live(options, relay, redactor)
@@ -214,7 +214,7 @@ def _http(listen: str, allow_remote: bool, url: str, record: str | None, cut: in
     redact.use(redactor)
     if record is not None and os.path.isdir(record):
         raise click.BadParameter(f"{record} is a directory", param_hint="'--record'")
-    options = TapOptions([url], record, cut, live, messages)
+    options = TapOptions([url], record, cut, live, messages, fmt is TapFormat.HTML)
     from mcpprobe.tap.record import RecordError
 
     try:

@@ -25,6 +25,7 @@ class TapFormat(StrEnum):
     JSON = "json"
     SARIF = "sarif"
     JUNIT = "junit"
+    HTML = "html"
 
 
 @dataclass
@@ -43,6 +44,39 @@ class Summary:
     more: dict[str, int] = field(default_factory=dict)
     judge_failure: str | None = None
     record_failure: str | None = None
+    timeline: list[tuple[float, str, str]] = field(default_factory=list)  # (t, "c2s"|"s2c"|"event"|"finding", text)
+    timeline_dropped: int = 0
+
+
+TIMELINE_MAX = 2000  # rows of the HTML report's sequence: the first ones (the handshake is where most goes wrong)
+
+
+class Timeline:
+    """The rows of the HTML report's sequence, bounded: the first TIMELINE_MAX, then only counted."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[float, str, str]] = []
+        self.dropped = 0
+
+    def add(self, entry: dict[str, Any], found: list[Finding]) -> None:
+        t = entry.get("t")
+        t = float(t) if isinstance(t, (int, float)) else 0.0
+        side = "event" if "event" in entry else str(entry.get("dir"))
+        self._row(t, side, live_line(entry).split(" ", 2)[-1])
+        for finding in found:
+            self._row(t, "finding", finding_line(finding).removeprefix("tap ! "))
+
+    def add_findings(self, found: list[Finding]) -> None:
+        """Findings of the end (of a connection, of the record), after the last row."""
+        t = self.rows[-1][0] if self.rows else 0.0
+        for finding in found:
+            self._row(t, "finding", finding_line(finding).removeprefix("tap ! "))
+
+    def _row(self, t: float, side: str, text: str) -> None:
+        if len(self.rows) < TIMELINE_MAX:
+            self.rows.append((t, side, text))
+        else:
+            self.dropped += 1
 
 
 def _size(size: Any) -> str:
@@ -108,6 +142,8 @@ def render(fmt: TapFormat, findings: list[Finding], summary: Summary) -> str:
         return _sarif(findings)
     if fmt is TapFormat.JUNIT:
         return _junit(findings)
+    if fmt is TapFormat.HTML:
+        return _html(findings, summary)
     return _human(findings, summary)
 
 
@@ -208,3 +244,46 @@ def _junit(findings: list[Finding]) -> str:
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<testsuites>\n  <testsuite name="mcpprobe tap" tests="{len(RULES)}" failures="{failures}">\n'
             + "\n".join(cases) + "\n  </testsuite>\n</testsuites>\n")
+
+
+_CSS = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}
+td,th{border-bottom:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
+.seq td{font-family:ui-monospace,monospace;font-size:12px}.c2s{color:#035}.s2c{color:#530}
+.error{background:#fdd}.warning{background:#ffd}.info{background:#eef}.event{color:#666}"""
+
+
+def _html(findings: list[Finding], summary: Summary) -> str:
+    """A page that runs nothing and loads nothing (a CSP that forbids it), every text escaped."""
+    from html import escape
+
+    def e(text: object) -> str:
+        return escape(visible(str(text)), quote=True)
+
+    rows = []
+    for f in findings:
+        severity = (f.severity or Severity.INFO).value
+        where = ", ".join(f"#{i}" for i in f.detail.get("messages") or [])
+        rows.append(f'<tr class="{severity}"><td>{severity}</td><td>{e(f.code)}</td><td>{e(f.detail.get("side"))}'
+                    f"</td><td>{e(f.message)}<br><small>{e(f.detail.get('spec', ''))} ({e(f.detail.get('source', ''))})"
+                    f"</small></td><td>{e(where)}</td></tr>")
+    sequence = []
+    for t, side, text in summary.timeline:
+        stamp = f"{t:.3f}"
+        if side == "c2s":
+            sequence.append(f'<tr class="c2s"><td>{stamp}</td><td>{e(text)} &rarr;</td><td></td></tr>')
+        elif side == "s2c":
+            sequence.append(f'<tr class="s2c"><td>{stamp}</td><td></td><td>&larr; {e(text)}</td></tr>')
+        else:
+            cls = "event" if side == "event" else text.split(" ", 1)[0]
+            sequence.append(f'<tr class="{e(cls)}"><td>{stamp}</td><td colspan="2">{e(text)}</td></tr>')
+    if summary.timeline_dropped:
+        sequence.append(f'<tr class="event"><td></td><td colspan="2">... and {summary.timeline_dropped} more</td></tr>')
+    head = _human(findings, summary).splitlines()[0]
+    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\">"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+            f"<title>mcpprobe tap</title><style>{_CSS}</style></head><body>\n<h1>mcpprobe tap</h1><p>{e(head)}</p>\n"
+            "<h2>Findings</h2>\n" + ("<table><tr><th>severity</th><th>code</th><th>side</th><th>what</th>"
+                                      "<th>messages</th></tr>\n" + "\n".join(rows) + "</table>" if rows
+                                      else "<p>No findings.</p>")
+            + "\n<h2>Sequence</h2>\n<table class=\"seq\"><tr><th>t (s)</th><th>client</th><th>server</th></tr>\n"
+            + "\n".join(sequence) + "</table>\n</body></html>\n")

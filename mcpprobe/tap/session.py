@@ -24,7 +24,7 @@ from mcpprobe.tap.record import (
     start_event,
 )
 from mcpprobe.tap.relay import StdioRelay
-from mcpprobe.tap.report import Summary, finding_line, live_line
+from mcpprobe.tap.report import Summary, Timeline, finding_line, live_line
 
 FINISH_SECONDS = 5.0  # after the server exits, how long judging may take to catch up before the report
 
@@ -38,19 +38,30 @@ class TapOptions:
     cut: int
     say: Say | None  # the live view; None: no live view
     messages: bool  # the live view shows every message, not only events and findings
+    timeline: bool = False  # keep the rows of the HTML report's sequence
 
 
-def _live(say: Say | None, messages: bool) -> Callable[[dict[str, Any], list[Finding]], None] | None:
-    if say is None:
+def _live(say: Say | None, messages: bool,
+          timeline: Timeline | None = None) -> Callable[[dict[str, Any], list[Finding]], None] | None:
+    if say is None and timeline is None:
         return None
 
     def show(entry: dict[str, Any], found: list[Finding]) -> None:
+        if timeline is not None:
+            timeline.add(entry, found)
+        if say is None:
+            return
         if messages or "event" in entry:
             say(live_line(entry))
         for finding in found:
             say(finding_line(finding))
 
     return show
+
+
+def _timed(summary: Summary, timeline: Timeline | None) -> None:
+    if timeline is not None:
+        summary.timeline, summary.timeline_dropped = timeline.rows, timeline.dropped
 
 
 def _count(summary: Summary, judge: Judge) -> None:
@@ -87,8 +98,9 @@ def run_live(options: TapOptions, relay: StdioRelay, redactor: Redactor) -> tupl
     that cannot be read or written (before the server starts); relay.StartFailed for a server that cannot."""
     judge = Judge()
     writer, offset, reconnect = _open_record(options.record, judge)
-    observer = Observer(judge, redactor, writer=writer, live=_live(options.say, options.messages), cut=options.cut,
-                        offset=offset)
+    timeline = Timeline() if options.timeline else None
+    observer = Observer(judge, redactor, writer=writer, live=_live(options.say, options.messages, timeline),
+                        cut=options.cut, offset=offset)
     relay.observe = observer.offer
     try:
         relay.start()
@@ -109,6 +121,8 @@ def run_live(options: TapOptions, relay: StdioRelay, redactor: Redactor) -> tupl
     if observer.failure is None:
         observer.event(exit_entry)
     final = judge.finish()
+    if timeline is not None:
+        timeline.add_findings(final)
     if options.say is not None:
         for finding in final:
             options.say(finding_line(finding))
@@ -117,14 +131,17 @@ def run_live(options: TapOptions, relay: StdioRelay, redactor: Redactor) -> tupl
     summary = Summary(connections=1, exit_status=ended.status, exit_signal=ended.signal, record=options.record,
                       judge_failure=observer.failure, record_failure=writer.error if writer else None)
     _count(summary, judge)
+    _timed(summary, timeline)
     summary.from_client, summary.from_server = observer.tally["c2s"], observer.tally["s2c"]
     return judge.findings, summary
 
 
-def replay(path: str, say: Say | None, messages: bool) -> tuple[list[Finding], Summary]:
+def replay(path: str, say: Say | None, messages: bool,
+           with_timeline: bool = False) -> tuple[list[Finding], Summary]:
     """Judge a record offline, showing it again on the live view as it goes. RecordError for a bad file."""
     judge = Judge()
-    show = _live(say, messages)
+    timeline = Timeline() if with_timeline else None
+    show = _live(say, messages, timeline)
     summary = Summary(record=path, replayed=True)
     for entry in read_record(path):
         found = judge.feed(entry)
@@ -144,7 +161,10 @@ def replay(path: str, say: Say | None, messages: bool) -> tuple[list[Finding], S
     if say is not None:
         for finding in final:
             say(finding_line(finding))
+    if timeline is not None:
+        timeline.add_findings(final)
     _count(summary, judge)
+    _timed(summary, timeline)
     return judge.findings, summary
 
 
@@ -159,8 +179,9 @@ def run_http(options: TapOptions, upstream: str, host: str, port: int, redactor:
 
     judge = Judge()
     writer, offset, reconnect = _open_record(options.record, judge)
-    observer = Observer(judge, redactor, writer=writer, live=_live(options.say, options.messages), cut=options.cut,
-                        offset=offset)
+    timeline = Timeline() if options.timeline else None
+    observer = Observer(judge, redactor, writer=writer, live=_live(options.say, options.messages, timeline),
+                        cut=options.cut, offset=offset)
     start = start_event([], redactor, reconnect=reconnect)
     start["t"] = round(offset, 6)
     start.pop("command")
@@ -174,6 +195,8 @@ def run_http(options: TapOptions, upstream: str, host: str, port: int, redactor:
     if observer.failure is None:
         observer.event({"event": "exit", "t": round(observer.elapsed(), 6)})
     final = judge.finish()
+    if timeline is not None:
+        timeline.add_findings(final)
     if options.say is not None:
         for finding in final:
             options.say(finding_line(finding))
@@ -182,5 +205,6 @@ def run_http(options: TapOptions, upstream: str, host: str, port: int, redactor:
     summary = Summary(connections=1, record=options.record, judge_failure=observer.failure,
                       record_failure=writer.error if writer else None)
     _count(summary, judge)
+    _timed(summary, timeline)
     summary.from_client, summary.from_server = observer.tally["c2s"], observer.tally["s2c"]
     return judge.findings, summary

@@ -68,3 +68,14 @@ def test_usage_errors(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "give the server's command after '--'" in proc.stderr
     proc = subprocess.run([*TAP, "--replay", "x", "--", "cat"], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 2 and "not both" in proc.stderr
+
+
+def test_the_html_report_live_and_replayed_shows_the_same_sequence(tmp_path: Path) -> None:
+    record, page = tmp_path / "r.jsonl", tmp_path / "tap.html"
+    _run(tmp_path, "undeclared", ["--quiet", "--record", str(record), "--format", "html", "--report", str(page)], [])
+    live = page.read_text()
+    replayed = subprocess.run([*TAP, "--replay", str(record), "--quiet", "--format", "html"], capture_output=True,
+                              text=True, timeout=60, cwd=ROOT).stdout
+    sequence = live.split("<h2>Sequence</h2>", 1)[1]
+    assert sequence == replayed.split("<h2>Sequence</h2>", 1)[1]
+    assert "prompts/list" in sequence and "client-undeclared-capability" in sequence

@@ -38,3 +38,20 @@ def test_every_format_renders_findings() -> None:
     suite = ET.fromstring(render(TapFormat.JUNIT, findings, summary)).find("testsuite")
     assert suite is not None and suite.get("failures") == "1"
     assert "\x1b" not in render(TapFormat.JUNIT, findings, summary)
+
+
+def test_the_html_report_is_inert_and_shows_the_sequence() -> None:
+    from mcpprobe.tap.report import Timeline
+
+    timeline = Timeline()
+    timeline.add({"event": "start", "t": 0.0}, [])
+    timeline.add({"i": 0, "t": 0.1, "dir": "c2s", "size": 9,
+                  "msg": {"jsonrpc": "2.0", "id": 1, "method": "<script>alert(1)</script>"}}, [])
+    timeline.add({"i": 1, "t": 0.2, "dir": "s2c", "size": 9, "text": "\x1b[2J<img src=x onerror=alert(1)>"},
+                 [_finding()])
+    summary = Summary(messages=2, timeline=timeline.rows)
+    page = render(TapFormat.HTML, [_finding()], summary)
+    assert "<script>" not in page and "<img" not in page and "\x1b" not in page
+    assert "default-src 'none'" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; id=1" in page and "&rarr;" in page and "&larr;" in page
+    assert page.count('class="warning"') == 2  # the finding in the table, and in the sequence where it came
