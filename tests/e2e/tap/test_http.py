@@ -133,3 +133,40 @@ def test_typescript_sdk_client_over_streamable_http_through_the_tap(tmp_path: Pa
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["findings"] == []
     assert report["fromClient"] >= 6 and report["fromServer"] >= 5
+
+
+def test_bodies_streams_and_headers_pass_byte_for_byte(tmp_path: Path) -> None:
+    """What the client sent is what the server got, and what the server sent (JSON with odd spacing and UTF-8,
+    an event stream in pieces with a comment and CRLF) is what the client read; Mcp-Session-Id comes back,
+    Last-Event-ID and DELETE go through."""
+    from tests.fixtures.tap.bytes_http import JSON, STREAM
+
+    folder = tmp_path / "server"
+    folder.mkdir()
+    with http_server([PY, str(FIXTURES / "bytes_http.py"), str(folder)]) as base, \
+            tapped(tmp_path, f"{base}/mcp") as (where, _proc):
+        sent = [b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26",'
+                b'"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}',
+                b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"stream": true}}']
+        answers = []
+        for body in sent:
+            request = urllib.request.Request(f"{where}/mcp", data=body, method="POST", headers={
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+            with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
+                assert answer.headers["Mcp-Session-Id"] == "s-1"
+                answers.append(answer.read())
+        request = urllib.request.Request(f"{where}/mcp", headers={"Accept": "text/event-stream",
+                                                                  "Last-Event-ID": "7", "Mcp-Session-Id": "s-1"})
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
+            assert b"notifications/message" in answer.read()
+        request = urllib.request.Request(f"{where}/mcp", method="DELETE", headers={"Mcp-Session-Id": "s-1"})
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
+            assert answer.status == 204
+    assert [(folder / f"got-{n}").read_bytes() for n in (1, 2)] == sent
+    assert answers == [JSON, b"".join(STREAM)]
+    assert (folder / "last-event-id").read_text() == "7"
+    assert (folder / "deleted").read_text() == "s-1"
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    received = [e for e in entries if e.get("dir") == "s2c"]
+    assert [e["msg"].get("id") for e in received] == [1, 2, None]
+    assert received[1]["http"]["event-id"] == "7"
