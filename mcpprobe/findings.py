@@ -114,6 +114,25 @@ CODES: dict[str, tuple[Severity, str]] = {
     "server-json-mismatch": (Severity.WARNING, "serverInfo's version (or name, as info) disagrees with --server-json"),
     # watch (mcpprobe.watch): notifications nobody promised.
     "unpromised-notification": (Severity.WARNING, "a change notification the server never promised; not acted on"),
+    # tap (mcpprobe.tap): a host and its server judged from their exchange; detail.side names the side at fault.
+    "client-undeclared-capability": (Severity.ERROR, "the client used a capability the other side did not declare"),
+    "client-subscribe-undeclared": (Severity.ERROR, "resources/subscribe without the server's resources.subscribe"),
+    "client-before-handshake": (Severity.WARNING, "a client request before the server answered initialize"),
+    "client-request-before-initialized": (Severity.WARNING, "a client request before notifications/initialized"),
+    "client-cancel-unknown": (Severity.ERROR, "the client cancelled a request it never sent, or initialize"),
+    "client-declared-unhandled": (Severity.WARNING, "the client declared a capability, then answered -32601 to it"),
+    "client-stale-list": (Severity.WARNING, "after list_changed the client went on without listing again"),
+    "client-relist-storm": (Severity.WARNING, "one re-list per list_changed in a burst: not coalesced"),
+    "client-first-page-only": (Severity.WARNING, "the client read a list's first page and ignored nextCursor"),
+    "client-cache-after-reconnect": (Severity.WARNING, "after a reconnect the client used a list it did not re-read"),
+    "client-acts-on-undeclared-change": (Severity.INFO, "the client re-listed after a list_changed never declared"),
+    "client-protocol-version-header": (Severity.ERROR, "over HTTP, a request without the negotiated "
+                                                       "MCP-Protocol-Version header"),
+    "client-protocol-violation": (Severity.WARNING, "the client sent a message that breaks JSON-RPC or MCP rules"),
+    "server-undeclared-capability": (Severity.ERROR, "the server sent a request or notification for a capability "
+                                                     "that was not negotiated"),
+    "server-pagination-broken": (Severity.ERROR, "the server refused its own cursor, or gave the same one again"),
+    "tap-skipped": (Severity.INFO, "judging fell behind the relay: messages relayed untouched but not judged"),
 }
 
 

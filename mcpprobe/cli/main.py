@@ -59,6 +59,8 @@ COMMANDS: dict[str, Entry] = {
                   "Read one resource (resources/read). The URI must be listed or match a listed template."),
     "servers": Entry("mcpprobe.cli.probe", "servers_command",
                      "Show every named server found in the config files, and the file it came from."),
+    "tap": Entry("mcpprobe.cli.tap", "tap_command",
+                 "Sit between a host and its server (stdio or HTTP): relay every byte, record, and judge both sides."),
     "watch": Entry("mcpprobe.cli.watch", "watch_command",
                    "Stay connected and report what changes, live, until stopped."),
 }

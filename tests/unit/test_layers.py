@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("mcpprobe.cli",),
     ("mcpprobe.exporter",),
     ("mcpprobe.render",),
-    ("mcpprobe.watch", "mcpprobe.fleet"),
+    ("mcpprobe.watch", "mcpprobe.fleet", "mcpprobe.tap"),
     ("mcpprobe.check", "mcpprobe.load", "mcpprobe.lint"),
     ("mcpprobe.operations",),
     ("mcpprobe.auth",),

@@ -1,0 +1,164 @@
+"""What `mcpprobe tap` costs a host: added latency per request, and throughput through the tap over direct.
+
+    python bench/tap.py [--requests 4000] [--inflight 16] [--payload 0] [--rounds 3] [--json FILE] [-- SERVER...]
+
+A closed-loop client (standard library, newline-delimited JSON-RPC) against a small stdio server
+(tests/fixtures/tap/mini_server.py, or the command after `--`: any server with an `echo` tool taking
+`message`, such as `node .../server-everything/dist/index.js stdio`), once direct and once through
+`mcpprobe tap --quiet -- SERVER`, alternately `--rounds` times:
+
+1. latency: one request at a time (`tools/call echo`, with `--payload` bytes of argument), `--requests`
+   of them after 200 to warm up; p50 and p95 of each, and the difference of the p50s (the target: at
+   most 0.5 ms added);
+2. throughput: `--inflight` requests kept in flight, `--requests` of them: requests per second, and the
+   ratio tap / direct (the target: at least 0.9).
+
+The tap judges and (with `--record`) records as it goes: `--record` measures that too. The figures of
+the best round of each are shown (the least disturbed by other load on the machine). Benchmarks are not
+tests: nothing here fails a build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = [sys.executable, str(ROOT / "tests" / "fixtures" / "tap" / "mini_server.py")]
+
+
+class Client:
+    def __init__(self, command: list[str]) -> None:
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+        self.next_id = 0
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+        self.call(hello, "initialize")
+        self.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line)
+        self.proc.stdin.flush()
+
+    def request(self, params: dict[str, object], method: str = "tools/call") -> int:
+        self.next_id += 1
+        self.send(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode()
+                  + b"\n")
+        return self.next_id
+
+    def answer(self) -> int:
+        assert self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise SystemExit("the server went away")
+            message = json.loads(line)
+            if "id" in message and "method" not in message:  # an answer, not a notification
+                return int(message["id"])
+
+    def call(self, params: dict[str, object], method: str = "tools/call") -> None:
+        rid = self.request(params, method)
+        while self.answer() != rid:
+            pass
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(30)
+
+
+def latency(command: list[str], requests: int, payload: str) -> list[float]:
+    client = Client(command)
+    params = {"name": "echo", "arguments": {"message": payload}}
+    for _ in range(200):
+        client.call(params)
+    samples = []
+    for _ in range(requests):
+        started = time.perf_counter()
+        client.call(params)
+        samples.append((time.perf_counter() - started) * 1000)
+    client.close()
+    return samples
+
+
+def throughput(command: list[str], requests: int, inflight: int, payload: str) -> float:
+    client = Client(command)
+    params = {"name": "echo", "arguments": {"message": payload}}
+    for _ in range(200):
+        client.call(params)
+    import threading
+
+    slots = threading.Semaphore(inflight)
+
+    def send_all() -> None:  # its own thread: a full pipe each way must not stall both sides
+        for _ in range(requests):
+            slots.acquire()
+            client.request(params)
+
+    started = time.perf_counter()
+    sender = threading.Thread(target=send_all, daemon=True)
+    sender.start()
+    for _ in range(requests):
+        client.answer()
+        slots.release()
+    sender.join()
+    elapsed = time.perf_counter() - started
+    client.close()
+    return requests / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=4000)
+    parser.add_argument("--inflight", type=int, default=16)
+    parser.add_argument("--payload", type=int, default=0, help="bytes of argument per request")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--record", action="store_true", help="the tap writes a record too")
+    parser.add_argument("--json", help="write the figures to this file as JSON")
+    argv = sys.argv[1:]
+    server = argv[argv.index("--") + 1:] if "--" in argv else SERVER
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    payload = "x" * args.payload
+    folder = tempfile.mkdtemp(prefix="tap-bench-")
+    tap = [sys.executable, "-m", "mcpprobe", "tap", "--quiet",
+           *(["--record", os.path.join(folder, "r.jsonl")] if args.record else []), "--", *server]
+    lat: dict[str, list[float]] = {"direct": [], "tap": []}
+    rps: dict[str, float] = {"direct": 0.0, "tap": 0.0}
+    best: dict[str, list[float]] = {}
+    for _ in range(args.rounds):
+        for name, command in (("direct", server), ("tap", tap)):
+            if args.record:
+                Path(folder, "r.jsonl").unlink(missing_ok=True)
+            samples = latency(command, args.requests, payload)
+            if name not in best or statistics.median(samples) < statistics.median(best[name]):
+                best[name] = samples
+            rps[name] = max(rps[name], throughput(command, args.requests, args.inflight, payload))
+    lat = best
+
+    def pct(samples: list[float], q: float) -> float:
+        ordered = sorted(samples)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    figures = {
+        "requests": args.requests, "inflight": args.inflight, "payload": args.payload, "record": args.record,
+        "direct_p50_ms": round(statistics.median(lat["direct"]), 4), "direct_p95_ms": round(pct(lat["direct"], .95), 4),
+        "tap_p50_ms": round(statistics.median(lat["tap"]), 4), "tap_p95_ms": round(pct(lat["tap"], .95), 4),
+        "added_p50_ms": round(statistics.median(lat["tap"]) - statistics.median(lat["direct"]), 4),
+        "direct_rps": round(rps["direct"]), "tap_rps": round(rps["tap"]),
+        "throughput_ratio": round(rps["tap"] / rps["direct"], 3),
+    }
+    for key, value in figures.items():
+        print(f"{key:18} {value}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""The HTTP tap: a reverse proxy for streamable HTTP and legacy SSE, judged as the stdio tap is.
+
+Every request to the listening address goes to the same path under the upstream URL, with its method,
+query, headers (but the hop-by-hop ones and `Host`) and body; the answer comes back with its status,
+headers and body, streamed piece by piece as it arrives (event streams too). A copy of each message goes
+to the observer, whole: the JSON body of a POST (a message or a batch), a JSON answer, each `data:` of an
+event stream (a POST's answer, the GET stream, a legacy SSE stream). The entries carry `http`: the method,
+the path, the status, and the session id, protocol version and Last-Event-ID headers; `Authorization`
+(and every credential-like header) is learnt as a secret before anything of its request is recorded, so
+it is masked in the record, the live view and the report. A body with a `Content-Encoding` is relayed
+but not judged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from mcpprobe.safety.redact import Redactor, secret_name
+from mcpprobe.wire.sse import EventParser
+
+HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
+       "transfer-encoding", "upgrade", "host", "content-length"}
+KEPT = ("mcp-session-id", "mcp-protocol-version", "last-event-id", "content-type")
+MAX_EVENT = 8 * 1024 * 1024
+GRACE_SECONDS = 2  # on Ctrl-C, how long open streams (a GET stream, an SSE stream) may take to end
+LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+
+Whole = Callable[[str, bytes, dict[str, Any]], None]
+
+
+def _headers(raw: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw]
+
+
+def _info(method: str, path: str, headers: list[tuple[str, str]], status: int | None = None) -> dict[str, Any]:
+    info: dict[str, Any] = {"method": method, "path": path[:300]}
+    if status is not None:
+        info["status"] = status
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered in KEPT:
+            info[lowered] = value[:300]
+        elif lowered == "authorization":
+            info["authorization"] = "[redacted]"
+    return info
+
+
+class Proxy:
+    """The ASGI application. `whole(direction, message_bytes, http_info)` never waits."""
+
+    def __init__(self, upstream: str, whole: Whole, redactor: Redactor) -> None:
+        import httpx2 as httpx
+
+        self.upstream = upstream.rstrip("/")
+        base = httpx.URL(upstream)
+        self._origin = f"{base.scheme}://{base.netloc.decode('ascii')}"
+        self._whole = whole
+        self._redact = redactor
+        self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30.0), follow_redirects=False)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            return
+        if scope["type"] != "http":
+            return
+        import httpx2 as httpx
+
+        method = scope["method"]
+        path = scope.get("raw_path", scope["path"].encode()).decode("latin-1")
+        query = scope.get("query_string", b"").decode("latin-1")
+        headers = _headers(scope["headers"])
+        secrets = [value for name, value in headers if secret_name(name)]
+        secrets += [value.split(None, 1)[1] for name, value in headers
+                    if name.lower() == "authorization" and len(value.split(None, 1)) == 2]
+        if secrets:
+            self._redact.learn(*secrets)
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request_info = _info(method, path, headers)
+        if body and any(n.lower() == "content-type" and "json" in v for n, v in headers):
+            self._whole("c2s", bytes(body), request_info)
+        elif method == "DELETE":
+            self._whole("event", b"", {**request_info, "event": "delete"})
+        url = self._origin + path + (f"?{query}" if query else "")
+        outgoing = [(n, v) for n, v in headers if n.lower() not in HOP]
+        try:
+            request = self._client.build_request(method, url, headers=outgoing, content=bytes(body))
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            text = f"mcpprobe tap: the upstream server could not be reached: {type(exc).__name__}\n".encode()
+            await send({"type": "http.response.start", "status": 502,
+                        "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(text)).encode())]})
+            await send({"type": "http.response.body", "body": text})
+            return
+        try:
+            answer_headers = [(k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in HOP]
+            await send({"type": "http.response.start", "status": response.status_code, "headers": answer_headers})
+            kind = response.headers.get("content-type", "")
+            judged = "content-encoding" not in response.headers
+            info = _info(method, path, [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw],
+                         response.status_code)
+            parser = EventParser(MAX_EVENT) if judged and "text/event-stream" in kind else None
+            whole = bytearray() if judged and "json" in kind else None
+            import asyncio
+
+            async def gone() -> None:  # the client went away: stop reading the server's stream too
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                await response.aclose()
+
+            watcher = asyncio.ensure_future(gone())
+            try:
+                await self._relay(response, send, parser, whole, info)
+            except (httpx.HTTPError, httpx.StreamError):
+                pass  # the server's stream broke, or was closed when the client went
+            finally:
+                watcher.cancel()
+            if whole:
+                self._whole("s2c", bytes(whole), info)
+        finally:
+            with contextlib.suppress(Exception):
+                await response.aclose()
+
+    async def _relay(self, response: Any, send: Any, parser: EventParser | None, whole: bytearray | None,
+                     info: dict[str, Any]) -> None:
+        """The answer's body to the client as it comes, and a copy of each message to the observer."""
+        async for chunk in response.aiter_raw():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if parser is not None:
+                try:
+                    for event in parser.feed(chunk):
+                        if event.event == "message" and event.data.strip():
+                            self._whole("s2c", event.data.encode("utf-8", "surrogateescape"),
+                                        {**info, **({"event-id": event.id[:200]} if event.id else {})})
+                        elif event.event == "endpoint":
+                            self._whole("event", b"", {**info, "event": "endpoint"})
+                except ValueError:
+                    parser = None  # an event past the limit: relayed, not judged
+            elif whole is not None:
+                if len(whole) + len(chunk) > MAX_EVENT:  # too large to judge: relayed only
+                    whole.clear()
+                    whole = None
+                else:
+                    whole += chunk
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+
+def serve(host: str, port: int, proxy: Proxy, ready: Callable[[str], None]) -> None:
+    """Serve until SIGINT or SIGTERM (uvicorn's own handling), then return."""
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:  # ours below: uvicorn's would raise the signal again once stopped
+            yield
+
+    config = uvicorn.Config(proxy, host=host, port=port, log_level="warning", lifespan="off", access_log=False,
+                            timeout_graceful_shutdown=GRACE_SECONDS)
+    server = _Server(config)
+
+    def stop(signum: int, frame: Any) -> None:
+        server.should_exit = True
+
+    import signal
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+
+    async def run() -> None:
+        import asyncio
+
+        task = asyncio.ensure_future(server.serve())
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            sockets = [s for srv in server.servers for s in srv.sockets]
+            bound = sockets[0].getsockname() if sockets else (host, port)
+            ready(f"http://{'[' + host + ']' if ':' in host else host}:{bound[1]}")
+        await task
+        await proxy.close()
+
+    import asyncio
+
+    try:
+        asyncio.run(run())
+    except SystemExit:  # uvicorn's answer to an address it cannot bind (said on stderr already)
+        raise OSError(f"cannot listen on {host}:{port}") from None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,559 @@
+"""Judging a record, entry by entry: the same code live (fed by the observer) and offline (`--replay`).
+
+The judge keeps the state of each connection: what each side declared, the requests in flight in both
+directions, what the client listed, which list_changed it has not acted on, the cursors it was given.
+A rule that needs the whole exchange (a response to an unknown id, a list never re-read) is not
+applied to a connection in which messages were skipped (`tap-skipped`): a gap is no evidence.
+Findings name the side at fault (`detail.side`), the messages that show it (`detail.messages`: their
+`i` in the record), and the rule's words (`detail.spec`, `detail.source`: `mcpprobe.tap.rules`).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from mcpprobe.findings import CODES, Finding, Severity
+from mcpprobe.tap.rules import RULES
+
+MAX_PER_CODE = 100  # findings kept per code; the rest are counted
+MAX_IDS = 100_000  # request ids remembered per direction (for duplicates and cancellations)
+STORM_GAP = 1.0  # list_changed notifications at most this far apart (seconds) are one burst
+STORM_MIN = 3  # a burst of at least this many notifications is a storm
+
+LIST_KIND = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
+             "resources/templates/list": "resources"}
+USE_KIND = {"tools/call": "tools", "prompts/get": "prompts", "resources/read": "resources"}
+CHANGE_KIND = {"notifications/tools/list_changed": "tools", "notifications/prompts/list_changed": "prompts",
+               "notifications/resources/list_changed": "resources"}
+# A client request -> the server capability it needs.
+SERVER_CAPABILITY = {
+    "tools/list": "tools", "tools/call": "tools",
+    "prompts/list": "prompts", "prompts/get": "prompts",
+    "resources/list": "resources", "resources/templates/list": "resources", "resources/read": "resources",
+    "resources/subscribe": "resources", "resources/unsubscribe": "resources",
+    "logging/setLevel": "logging", "completion/complete": "completions",
+}
+# A server request -> the client capability it needs.
+CLIENT_CAPABILITY = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation",
+                     "roots/list": "roots"}
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPS = "io.modelcontextprotocol/clientCapabilities"
+OBLIGED = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources"}
+# Rules that need every message of the connection: not applied after a gap.
+WHOLE = {"client-protocol-version-header",
+         "client-stale-list", "client-relist-storm", "client-first-page-only", "client-cache-after-reconnect",
+         "client-cancel-unknown", "client-before-handshake", "client-request-before-initialized",
+         "client-protocol-violation", "protocol-violation", "server-pagination-broken",
+         "client-declared-unhandled", "client-acts-on-undeclared-change"}
+
+
+def _key(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):  # past 64 bits, a lone surrogate: JSON all the same
+        import json
+
+        return json.dumps(value, default=str)
+
+
+def _declared(capabilities: Any, name: str) -> Any:
+    return capabilities.get(name) if isinstance(capabilities, dict) else None
+
+
+def _flag(capabilities: Any, name: str, flag: str) -> bool:
+    section = _declared(capabilities, name)
+    return isinstance(section, dict) and section.get(flag) is True
+
+
+@dataclass
+class _Request:
+    method: str
+    index: int
+    params: Any
+
+
+@dataclass
+class _Burst:
+    first: int  # index of its first notification
+    last_t: float
+    notifications: int = 1
+    relists: int = 0
+
+
+@dataclass
+class _Connection:
+    number: int
+    client_caps: Any = None
+    server_caps: Any = None
+    version: str | None = None
+    init_id: str | None = None
+    init_answered: bool = False
+    modern: bool = False  # the 2026-07-28 era: server/discover and _meta, no initialize
+    initialized: bool = False
+    gap: bool = False
+    pending_c: dict[str, _Request] = field(default_factory=dict)
+    pending_s: dict[str, _Request] = field(default_factory=dict)
+    issued_c: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    issued_s: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    listed: set[str] = field(default_factory=set)
+    stale: dict[str, list[Any]] = field(default_factory=dict)  # kind -> [notification index, went on]
+    bursts: dict[str, _Burst] = field(default_factory=dict)
+    undeclared_change: dict[str, int] = field(default_factory=dict)
+    cursors: dict[tuple[str, str], tuple[int, str]] = field(default_factory=dict)  # -> (response index, kind)
+    cursor_given: dict[tuple[str, str], int] = field(default_factory=dict)  # cursors the server issued
+    reused_flagged: set[str] = field(default_factory=set)
+    last_client_request: int = -1
+    said: set[tuple[str, str]] = field(default_factory=set)
+
+
+class Judge:
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self.more: dict[str, int] = {}  # code -> findings past MAX_PER_CODE
+        self.skipped = 0
+        self.messages = 0
+        self.quiet = False  # history (a record appended to): state kept, findings dropped
+        self._per_code: dict[str, int] = {}
+        self._conn: _Connection | None = None
+        self._connections = 0
+        self._listed_before: set[str] = set()
+        self._new: list[Finding] = []
+        self._http: dict[str, Any] | None = None  # the HTTP exchange of the message being judged
+
+    # ----- entries in, findings out -----
+
+    def feed(self, entry: dict[str, Any]) -> list[Finding]:
+        """Judge one record entry; the findings it gave (for the live view)."""
+        self._new = []
+        event = entry.get("event")
+        if event in ("start", "reconnect"):
+            self._close()
+            self._open()
+        elif event == "exit":
+            self._close()
+        elif event == "skipped":
+            count = entry.get("messages")
+            self.skipped += count if isinstance(count, int) else 0
+            self._connection().gap = True
+        elif "dir" in entry:
+            self.messages += 1
+            http = entry.get("http")
+            self._http = http if isinstance(http, dict) else None
+            self._message(entry)
+        return self._new
+
+    def finish(self) -> list[Finding]:
+        """The end of the record: end-of-connection rules, and what was skipped."""
+        self._new = []
+        self._close()
+        if self.skipped:
+            self._emit("tap-skipped", f"judging fell behind: {self.skipped} message(s) relayed untouched but "
+                                      "not judged; rules needing the whole exchange were not applied there", [],
+                       side="tap")
+        return self._new
+
+    def reset_counts(self) -> None:
+        """Forget how many findings each code had (after a history judged quietly)."""
+        self._per_code.clear()
+
+    # ----- connections -----
+
+    def _open(self) -> _Connection:
+        self._connections += 1
+        self._conn = _Connection(self._connections)
+        return self._conn
+
+    def _connection(self) -> _Connection:
+        return self._conn if self._conn is not None else self._open()
+
+    def _close(self) -> None:
+        conn = self._conn
+        if conn is None:
+            return
+        for kind, (index, went_on) in sorted(conn.stale.items()):
+            if went_on:
+                self._emit("client-stale-list", f"client: the server said its {kind} list changed; the client "
+                                                "went on without listing it again", [index], kind=kind)
+        for kind in sorted(conn.bursts):
+            self._storm(kind, conn.bursts[kind])
+        for (method, cursor), (index, kind) in conn.cursors.items():
+            if conn.last_client_request > index:
+                severity = Severity.WARNING if kind in ("tools", "prompts") else Severity.INFO
+                self._emit("client-first-page-only", f"client: {method} answered with nextCursor; the client never "
+                                                     "asked for the next page", [index], kind=kind,
+                           severity=severity, extra={"cursor": cursor[:200]})
+        self._listed_before |= conn.listed
+        self._conn = None
+
+    def _storm(self, kind: str, burst: _Burst) -> None:
+        if burst.notifications >= STORM_MIN and burst.relists >= burst.notifications:
+            self._emit("client-relist-storm", f"client: {burst.notifications} {kind} list_changed in a burst, and "
+                                              f"{burst.relists} re-lists: one per notification, not coalesced",
+                       [burst.first], kind=kind)
+
+    # ----- messages -----
+
+    def _message(self, entry: dict[str, Any]) -> None:
+        conn = self._connection()
+        index = entry.get("i", -1)
+        direction = entry.get("dir")
+        client = direction == "c2s"
+        if "msg" not in entry:
+            text = entry.get("text")
+            text = text if isinstance(text, str) else ""
+            if not text.strip() and "cut" not in entry:
+                return  # a blank line: no message, nothing wrong enough to say
+            if client:
+                self._emit("client-protocol-violation", "client: wrote a line to the server's stdin that is not "
+                                                        "JSON", [index], extra={"sample": text[:200]})
+            else:
+                self._emit("non-protocol-output", "server: wrote a line to stdout that is not JSON-RPC", [index],
+                           extra={"sample": text[:200]})
+            return
+        message = entry["msg"]
+        if isinstance(message, list):
+            if conn.version is not None and conn.version >= "2025-06-18":
+                self._emit("batch-not-allowed", f"{'client' if client else 'server'}: sent a JSON-RPC batch; "
+                                                f"{conn.version} has none", [index], side="client" if client else None)
+            for item in message:
+                self._one(conn, index, item, client, entry)
+            return
+        self._one(conn, index, message, client, entry)
+
+    def _one(self, conn: _Connection, index: int, message: Any, client: bool, entry: dict[str, Any]) -> None:
+        violation = "client-protocol-violation" if client else "protocol-violation"
+        who = "client" if client else "server"
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            self._emit(violation, f"{who}: a message that is not a JSON-RPC 2.0 object", [index])
+            return
+        method = message.get("method")
+        has_id = "id" in message
+        if isinstance(method, str):
+            if has_id:
+                (self._client_request if client else self._server_request)(conn, index, message, method)
+            else:
+                (self._client_notification if client else self._server_notification)(
+                    conn, index, message, method, entry)
+        elif has_id and ("result" in message or "error" in message):
+            (self._client_response if client else self._server_response)(conn, index, message)
+        else:
+            self._emit(violation, f"{who}: a message that is neither request, notification nor response", [index])
+
+    def _shape(self, index: int, message: dict[str, Any], client: bool) -> bool:
+        """Whether a response is well formed (one of result and error; an error's code and message)."""
+        violation = "client-protocol-violation" if client else "protocol-violation"
+        who = "client" if client else "server"
+        if "result" in message and "error" in message:
+            self._emit(violation, f"{who}: a response with both result and error", [index], ids=[message.get("id")])
+            return False
+        error = message.get("error")
+        if "error" in message and not (isinstance(error, dict) and type(error.get("code")) is int
+                                       and isinstance(error.get("message"), str)):
+            self._emit(violation, f"{who}: an error without an integer code and a message", [index],
+                       ids=[message.get("id")])
+            return False
+        return True
+
+    # ----- the client's messages -----
+
+    def _client_request(self, conn: _Connection, index: int, message: dict[str, Any], method: str) -> None:
+        rid = message.get("id")
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if method == "server/discover" or (isinstance(meta, dict) and META_VERSION in meta):
+            # The 2026-07-28 era: no initialize handshake; each request says its version and the client's
+            # capabilities, and server/discover answers the server's.
+            conn.modern = True
+            if isinstance(meta, dict):
+                if isinstance(meta.get(META_VERSION), str):
+                    conn.version = meta[META_VERSION]
+                if isinstance(meta.get(META_CLIENT_CAPS), dict):
+                    conn.client_caps = meta[META_CLIENT_CAPS]
+        if method == "initialize":
+            if conn.init_id is not None:  # a new initialize on the same stream: a new connection
+                self._close()
+                conn = self._open()
+            conn.client_caps = params.get("capabilities") if isinstance(params, dict) else None
+            conn.init_id = _key(rid)
+        elif method != "ping" and method != "server/discover":
+            if conn.modern and conn.init_id is None:
+                pass  # no handshake in this era
+            elif conn.init_id is None or not conn.init_answered:
+                self._emit("client-before-handshake", f"client: {method} before the server answered initialize",
+                           [index], ids=[rid])
+            elif not conn.initialized:
+                self._emit("client-request-before-initialized", f"client: {method} before "
+                                                                "notifications/initialized", [index], ids=[rid])
+            self._capability(conn, index, method, params, rid)
+        self._version_header(conn, index, method, rid)
+        if rid is None or not isinstance(rid, (str, int)) or isinstance(rid, bool):
+            self._emit("client-protocol-violation", f"client: {method} with an id that is not a string or integer",
+                       [index], ids=[rid])
+            return
+        key = _key(rid)
+        if key in conn.issued_c:
+            self._emit("client-protocol-violation", f"client: request id {key} used again in the same session",
+                       [index], ids=[rid])
+        self._remember(conn.issued_c, key)
+        self._pending(conn, conn.pending_c, key, _Request(method, index, params))
+        self._uses(conn, index, method, params)
+        conn.last_client_request = index
+
+    def _version_header(self, conn: _Connection, index: int, method: str, rid: Any) -> None:
+        """Over HTTP, from 2025-06-18 on: the negotiated version in MCP-Protocol-Version on every request after
+        initialize."""
+        http = self._http
+        if http is None or method == "initialize" or conn.modern or not conn.init_answered:
+            return
+        if conn.version is None or conn.version < "2025-06-18":
+            return
+        sent = http.get("mcp-protocol-version")
+        if sent != conn.version:
+            said = f"MCP-Protocol-Version: {sent}" if sent else "no MCP-Protocol-Version header"
+            self._emit("client-protocol-version-header", f"client: {method} over HTTP with {said}; "
+                                                         f"{conn.version} was negotiated", [index], ids=[rid])
+
+    def _capability(self, conn: _Connection, index: int, method: str, params: Any, rid: Any) -> None:
+        needed = SERVER_CAPABILITY.get(method)
+        caps = conn.server_caps
+        if needed is None or not isinstance(caps, dict):
+            return
+        if needed == "completions" and (conn.version or "") < "2025-03-26":
+            return  # no completions capability before 2025-03-26
+        if _declared(caps, needed) is None:
+            self._emit("client-undeclared-capability", f"client: {method}, but the server did not declare "
+                                                       f"`{needed}`", [index], ids=[rid], kind=_kind(needed))
+        elif method in ("resources/subscribe", "resources/unsubscribe") and not _flag(caps, "resources", "subscribe"):
+            self._emit("client-subscribe-undeclared", f"client: {method}, but the server did not declare "
+                                                      "resources.subscribe: true", [index], ids=[rid],
+                       kind="resources")
+
+    def _uses(self, conn: _Connection, index: int, method: str, params: Any) -> None:
+        """What a client request says about the client's lists: a (re-)list, a page, or a use of a list."""
+        list_kind = LIST_KIND.get(method)
+        cursor = params.get("cursor") if isinstance(params, dict) else None
+        if list_kind is not None and cursor is None:
+            conn.listed.add(list_kind)
+            conn.stale.pop(list_kind, None)
+            burst = conn.bursts.get(list_kind)
+            if burst is not None and method != "resources/templates/list":
+                burst.relists += 1
+            if list_kind in conn.undeclared_change:
+                note = conn.undeclared_change.pop(list_kind)
+                self._emit("client-acts-on-undeclared-change", f"client: listed {list_kind} again after a "
+                                                               "list_changed the server had not declared",
+                           [note, index], kind=list_kind)
+        elif list_kind is not None and isinstance(cursor, str):
+            conn.cursors.pop((method, cursor[:1000]), None)
+        for kind, stale in conn.stale.items():
+            if kind != list_kind:
+                stale[1] = True
+        use_kind = USE_KIND.get(method)
+        if (use_kind is not None and conn.number > 1 and use_kind not in conn.listed
+                and use_kind in self._listed_before and use_kind not in conn.reused_flagged):
+            conn.reused_flagged.add(use_kind)
+            self._emit("client-cache-after-reconnect", f"client: {method} after a reconnect, before listing "
+                                                       f"{use_kind} on this connection", [index], kind=use_kind)
+
+    def _client_notification(self, conn: _Connection, index: int, message: dict[str, Any], method: str,
+                             entry: dict[str, Any]) -> None:
+        params = message.get("params")
+        if method == "notifications/initialized":
+            conn.initialized = True
+        elif method == "notifications/cancelled":
+            rid = params.get("requestId") if isinstance(params, dict) else None
+            key = _key(rid)
+            if key == conn.init_id:
+                self._emit("client-cancel-unknown", "client: cancelled its initialize request", [index], ids=[rid])
+            elif key not in conn.issued_c:
+                self._emit("client-cancel-unknown", f"client: cancelled request {key}, which it never sent",
+                           [index], ids=[rid])
+        elif method == "notifications/roots/list_changed" and isinstance(conn.client_caps, dict) \
+                and not _flag(conn.client_caps, "roots", "listChanged"):
+            self._emit("client-undeclared-capability", "client: notifications/roots/list_changed without "
+                                                       "declaring roots.listChanged: true", [index])
+
+    def _client_response(self, conn: _Connection, index: int, message: dict[str, Any]) -> None:
+        if not self._shape(index, message, True):
+            return
+        key = _key(message.get("id"))
+        request = conn.pending_s.pop(key, None)
+        if request is None:
+            self._emit("client-protocol-violation", f"client: a response to id {key}, which the server did not "
+                                                    "send or was answered already", [index], ids=[message.get("id")])
+            return
+        error = message.get("error")
+        needed = CLIENT_CAPABILITY.get(request.method)
+        url_mode = isinstance(request.params, dict) and request.params.get("mode") == "url"
+        if url_mode and not isinstance(_declared(_declared(conn.client_caps, "elicitation") or {}, "url"), dict):
+            return  # a mode the client did not declare: refusing it is no contradiction
+        if isinstance(error, dict) and error.get("code") == -32601 and needed is not None \
+                and _declared(conn.client_caps, needed) is not None:
+            self._emit("client-declared-unhandled", f"client: declared `{needed}`, then answered "
+                                                    f"{request.method} with -32601 Method not found",
+                       [request.index, index], ids=[message.get("id")])
+
+    # ----- the server's messages -----
+
+    def _server_request(self, conn: _Connection, index: int, message: dict[str, Any], method: str) -> None:
+        rid = message.get("id")
+        needed = CLIENT_CAPABILITY.get(method)
+        if needed is not None and isinstance(conn.client_caps, dict) and _declared(conn.client_caps, needed) is None:
+            self._emit("server-undeclared-capability", f"server: {method}, but the client did not declare "
+                                                       f"`{needed}`", [index], ids=[rid])
+        if rid is None or not isinstance(rid, (str, int)) or isinstance(rid, bool):
+            self._emit("protocol-violation", f"server: {method} with an id that is not a string or integer",
+                       [index], ids=[rid])
+            return
+        key = _key(rid)
+        self._remember(conn.issued_s, key)
+        self._pending(conn, conn.pending_s, key, _Request(method, index, message.get("params")))
+
+    def _server_notification(self, conn: _Connection, index: int, message: dict[str, Any], method: str,
+                             entry: dict[str, Any]) -> None:
+        caps = conn.server_caps
+        kind = CHANGE_KIND.get(method)
+        if kind is not None:
+            if isinstance(caps, dict) and not _flag(caps, kind, "listChanged"):
+                self._emit("server-undeclared-capability", f"server: {method}, but it did not declare "
+                                                           f"{kind}.listChanged: true", [index], kind=kind)
+                conn.undeclared_change[kind] = index
+                return
+            listing = any(LIST_KIND.get(request.method) == kind for request in conn.pending_c.values())
+            if kind in conn.listed and not listing:  # a list in flight may hold the change already
+                conn.stale[kind] = [index, False]
+            t = entry.get("t")
+            t = float(t) if isinstance(t, (int, float)) else 0.0
+            burst = conn.bursts.get(kind)
+            if burst is not None and t - burst.last_t <= STORM_GAP:
+                burst.notifications += 1
+                burst.last_t = t
+            else:
+                if burst is not None:
+                    self._storm(kind, burst)
+                conn.bursts[kind] = _Burst(index, t)
+        elif method == "notifications/resources/updated" and isinstance(caps, dict) \
+                and not _flag(caps, "resources", "subscribe"):
+            self._emit("server-undeclared-capability", f"server: {method}, but it did not declare "
+                                                       "resources.subscribe: true", [index], kind="resources")
+        elif method == "notifications/message" and isinstance(caps, dict) and _declared(caps, "logging") is None:
+            self._emit("server-undeclared-capability", f"server: {method}, but it did not declare `logging`",
+                       [index])
+
+    def _server_response(self, conn: _Connection, index: int, message: dict[str, Any]) -> None:
+        rid = message.get("id")
+        error = message.get("error")
+        if rid is None and isinstance(error, dict):
+            return  # an error about a request whose id could not be read: allowed
+        if not self._shape(index, message, False):
+            return
+        key = _key(rid)
+        request = conn.pending_c.pop(key, None)
+        if request is None:
+            self._emit("protocol-violation", f"server: a response to id {key}, which the client did not send or "
+                                             "was answered already", [index], ids=[rid])
+            return
+        result = message.get("result")
+        if request.method == "initialize":
+            self._initialized(conn, index, result, rid)
+            return
+        if request.method == "server/discover":
+            if isinstance(result, dict) and isinstance(result.get("capabilities"), dict):
+                conn.server_caps = result["capabilities"]
+            return
+        list_kind = LIST_KIND.get(request.method)
+        if list_kind is None:
+            return
+        cursor = request.params.get("cursor") if isinstance(request.params, dict) else None
+        if isinstance(error, dict):
+            if isinstance(cursor, str) and (request.method, cursor[:1000]) in conn.cursor_given:
+                self._emit("server-pagination-broken", f"server: {request.method} refused the cursor it gave "
+                                                       f"itself ({error.get('code')})",
+                           [conn.cursor_given[(request.method, cursor[:1000])], request.index, index], ids=[rid],
+                           kind=list_kind)
+            elif error.get("code") == -32601 and request.method in OBLIGED \
+                    and _declared(conn.server_caps, OBLIGED[request.method]) is not None:
+                self._emit("method-not-found", f"server: declared `{OBLIGED[request.method]}`, then answered "
+                                               f"{request.method} with -32601", [request.index, index], ids=[rid],
+                           kind=list_kind)
+            return
+        if not isinstance(result, dict) or "nextCursor" not in result or result["nextCursor"] is None:
+            return
+        next_cursor = result["nextCursor"]
+        if not isinstance(next_cursor, str):
+            self._emit("protocol-violation", f"server: {request.method} with a nextCursor that is not a string",
+                       [index], ids=[rid], kind=list_kind)
+        elif next_cursor == cursor:
+            self._emit("server-pagination-broken", f"server: {request.method} answered cursor {next_cursor[:80]!r} "
+                                                   "with the same cursor again", [request.index, index], ids=[rid],
+                       kind=list_kind)
+        else:
+            if len(conn.cursor_given) >= MAX_IDS:  # memory bounded: past this, pagination is not judged
+                conn.gap = True
+                return
+            conn.cursors[(request.method, next_cursor[:1000])] = (index, list_kind)
+            conn.cursor_given[(request.method, next_cursor[:1000])] = index
+
+    def _initialized(self, conn: _Connection, index: int, result: Any, rid: Any) -> None:
+        conn.init_answered = True
+        if not isinstance(result, dict):
+            conn.server_caps = None  # an error: no capabilities to judge by
+            return
+        capabilities = result.get("capabilities")
+        version = result.get("protocolVersion")
+        missing = [name for name, ok in (("protocolVersion", isinstance(version, str)),
+                                         ("capabilities", isinstance(capabilities, dict)),
+                                         ("serverInfo", isinstance(result.get("serverInfo"), dict))) if not ok]
+        if missing:
+            self._emit("protocol-violation", f"server: the initialize result lacks {', '.join(missing)}", [index],
+                       ids=[rid])
+        conn.server_caps = capabilities if isinstance(capabilities, dict) else None
+        conn.version = version if isinstance(version, str) else None
+
+    # ----- findings -----
+
+    @staticmethod
+    def _pending(conn: _Connection, pending: dict[str, _Request], key: str, request: _Request) -> None:
+        """A request in flight, remembered; past MAX_IDS unanswered, the oldest is forgotten and the rules that
+        need every request are no longer applied to this connection (an answer to it would look unknown)."""
+        pending[key] = request
+        if len(pending) > MAX_IDS:
+            del pending[next(iter(pending))]
+            conn.gap = True
+
+    @staticmethod
+    def _remember(ids: OrderedDict[str, None], key: str) -> None:
+        ids[key] = None
+        if len(ids) > MAX_IDS:
+            ids.popitem(last=False)
+
+    def _emit(self, code: str, message: str, indexes: list[int], *, ids: list[Any] | None = None,
+              kind: str = "server", severity: Severity | None = None, side: str | None = None,
+              extra: dict[str, Any] | None = None) -> None:
+        conn = self._conn
+        if self.quiet or (conn is not None and conn.gap and code in WHOLE):
+            return
+        assert code in CODES and code in RULES, code
+        rule = RULES[code]
+        count = self._per_code.get(code, 0)
+        self._per_code[code] = count + 1
+        if count >= MAX_PER_CODE:
+            self.more[code] = self.more.get(code, 0) + 1
+            return
+        detail: dict[str, Any] = {"side": side or rule.side, "messages": indexes}
+        if ids:
+            detail["ids"] = ids
+        detail.update(extra or {})
+        detail["spec"] = rule.words
+        detail["source"] = rule.source
+        finding = Finding(code, message, kind=kind, severity=severity, detail=detail)
+        self.findings.append(finding)
+        self._new.append(finding)
+
+
+def _kind(capability: str) -> str:
+    return capability if capability in ("tools", "resources", "prompts") else "server"

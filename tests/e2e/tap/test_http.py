@@ -1,0 +1,172 @@
+"""The HTTP tap (`--listen`): the Python SDK's client over streamable HTTP through the tap to server-everything,
+the negotiated MCP-Protocol-Version header checked, Authorization masked, loopback only by default."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import BIND_LOOPBACK, PY, ROOT, http_server
+
+FIXTURES = ROOT / "tests" / "fixtures" / "tap"
+TAP = [PY, "-m", "mcpprobe", "tap"]
+TOKEN = "tap-bearer-secret-0123456789"
+
+
+@pytest.fixture
+def upstream(everything: Path) -> Iterator[str]:
+    env = {"PORT": "0", "NODE_OPTIONS": f"--require {BIND_LOOPBACK}", "BIND_LOOPBACK_ANNOUNCE": "1"}
+    with http_server(["node", str(everything), "streamableHttp"], env=env) as base:
+        yield f"{base}/mcp"
+
+
+@contextmanager
+def tapped(tmp_path: Path, url: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    proc = subprocess.Popen([*TAP, "--listen", "127.0.0.1:0", "--record", str(tmp_path / "r.jsonl"), "--log",
+                             str(tmp_path / "live.log"), "--report", str(tmp_path / "report.json"), "--format", "json",
+                             url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stderr is not None
+    try:
+        where = None
+        for _ in range(50):
+            text = (tmp_path / "live.log").read_text() if (tmp_path / "live.log").exists() else ""
+            if "listening on " in text:
+                where = text.split("listening on ", 1)[1].split(",", 1)[0]
+                break
+            import time
+
+            time.sleep(0.2)
+        assert where is not None, proc.stderr.read() if proc.poll() is not None else "not listening"
+        yield where, proc
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+
+
+def _post(url: str, message: dict[str, Any], headers: dict[str, str]) -> tuple[dict[str, str], bytes]:
+    request = urllib.request.Request(url, data=json.dumps(message).encode(), method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+    with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback, the test's own tap
+        return dict(answer.headers.items()), answer.read()
+
+
+def test_sdk_client_over_streamable_http_through_the_tap(tmp_path: Path, upstream: str) -> None:
+    with tapped(tmp_path, upstream) as (where, proc):
+        client = subprocess.run([PY, str(FIXTURES / "sdk_http_host.py"), f"{where}/mcp"], capture_output=True,
+                                text=True, timeout=90, cwd=ROOT)
+        assert client.returncode == 0, client.stderr
+        assert "ok " in client.stderr
+    assert proc.returncode == 0
+    assert proc.stdout is not None and proc.stdout.read() == ""
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    methods = [e["msg"].get("method") for e in entries if e.get("dir") == "c2s"]
+    assert methods[:2] == ["initialize", "notifications/initialized"] and "tools/call" in methods
+    answers = [e for e in entries if e.get("dir") == "s2c"]
+    assert any(e["msg"].get("result", {}).get("content") for e in answers)  # the call's answer, from its stream
+    assert all(e["http"]["path"] == "/mcp" for e in entries if "dir" in e)
+
+
+def test_a_request_without_the_negotiated_version_header_and_authorization_masked(tmp_path: Path,
+                                                                                   upstream: str) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    with tapped(tmp_path, upstream) as (where, _proc):
+        url = f"{where}/mcp"
+        headers, _ = _post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}, auth)
+        session = {"Mcp-Session-Id": headers.get("mcp-session-id") or headers.get("Mcp-Session-Id", ""), **auth}
+        _post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+              {**session, "MCP-Protocol-Version": "2025-06-18"})
+        _post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, session)  # no MCP-Protocol-Version
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [(f["code"], f["detail"]["side"]) for f in report["findings"]] == [
+        ("client-protocol-version-header", "client")]
+    for name in ("r.jsonl", "live.log", "report.json"):
+        assert TOKEN not in (tmp_path / name).read_text(), name
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert any(e.get("http", {}).get("authorization") == "[redacted]" for e in entries)
+
+
+def test_listen_is_loopback_only_unless_asked(tmp_path: Path) -> None:
+    proc = subprocess.run([*TAP, "--listen", "0.0.0.0:0", "http://127.0.0.1:9/mcp"], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert proc.returncode == 2
+    assert "not a loopback address" in proc.stderr and "--allow-remote" in proc.stderr
+    proc = subprocess.run([*TAP, "--listen", "127.0.0.1:0", "not-a-url"], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert proc.returncode == 2 and "takes one server URL" in proc.stderr
+
+
+def test_legacy_sse_through_the_tap_and_ctrl_c_ends_it_with_a_stream_open(tmp_path: Path, everything: Path) -> None:
+    """mcpprobe's own client over legacy SSE (a GET stream that never ends, POSTs answered on it): the probe
+    succeeds, its answers are judged from the stream, and SIGINT still ends the tap."""
+    env = {"PORT": "0", "NODE_OPTIONS": f"--require {BIND_LOOPBACK}", "BIND_LOOPBACK_ANNOUNCE": "1"}
+    with http_server(["node", str(everything), "sse"], env=env) as base, tapped(tmp_path, f"{base}/sse") as (where, _):
+        probe = subprocess.run([*[PY, "-m", "mcpprobe"], "probe", "--json", f"{where}/sse"], capture_output=True,
+                               text=True, timeout=90, cwd=ROOT)
+        assert probe.returncode == 0, probe.stderr
+        assert json.loads(probe.stdout)["kinds"]["tools"]["count"] > 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+    assert report["fromServer"] >= 5
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert any(e.get("event") == "endpoint" for e in entries)
+
+
+def test_typescript_sdk_client_over_streamable_http_through_the_tap(tmp_path: Path, upstream: str,
+                                                                     everything: Path) -> None:
+    with tapped(tmp_path, upstream) as (where, proc):
+        client = subprocess.run(["node", str(FIXTURES / "ts_host.cjs"), str(everything.parents[3]), f"{where}/mcp"],
+                                capture_output=True, text=True, timeout=90, cwd=ROOT)
+        assert client.returncode == 0, client.stderr
+        assert "ok " in client.stderr
+    assert proc.returncode == 0
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+    assert report["fromClient"] >= 6 and report["fromServer"] >= 5
+
+
+def test_bodies_streams_and_headers_pass_byte_for_byte(tmp_path: Path) -> None:
+    """What the client sent is what the server got, and what the server sent (JSON with odd spacing and UTF-8,
+    an event stream in pieces with a comment and CRLF) is what the client read; Mcp-Session-Id comes back,
+    Last-Event-ID and DELETE go through."""
+    from tests.fixtures.tap.bytes_http import JSON, STREAM
+
+    folder = tmp_path / "server"
+    folder.mkdir()
+    with http_server([PY, str(FIXTURES / "bytes_http.py"), str(folder)]) as base, \
+            tapped(tmp_path, f"{base}/mcp") as (where, _proc):
+        sent = [b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26",'
+                b'"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}',
+                b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"stream": true}}']
+        answers = []
+        for body in sent:
+            request = urllib.request.Request(f"{where}/mcp", data=body, method="POST", headers={
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+            with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
+                assert answer.headers["Mcp-Session-Id"] == "s-1"
+                answers.append(answer.read())
+        request = urllib.request.Request(f"{where}/mcp", headers={"Accept": "text/event-stream",
+                                                                  "Last-Event-ID": "7", "Mcp-Session-Id": "s-1"})
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
+            assert b"notifications/message" in answer.read()
+        request = urllib.request.Request(f"{where}/mcp", method="DELETE", headers={"Mcp-Session-Id": "s-1"})
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
+            assert answer.status == 204
+    assert [(folder / f"got-{n}").read_bytes() for n in (1, 2)] == sent
+    assert answers == [JSON, b"".join(STREAM)]
+    assert (folder / "last-event-id").read_text() == "7"
+    assert (folder / "deleted").read_text() == "s-1"
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    received = [e for e in entries if e.get("dir") == "s2c"]
+    assert [e["msg"].get("id") for e in received] == [1, 2, None]
+    assert received[1]["http"]["event-id"] == "7"
