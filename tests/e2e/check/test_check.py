@@ -335,3 +335,20 @@ def test_the_values_sent_on_purpose_are_quoted_as_json_not_python() -> None:
     messages = {entry["id"]: entry["message"] for entry in doc["checks"]}
     assert 'the string id "mcpprobe-id-7" and' in messages["lifecycle.request-id-echo"]
     assert '("mcpprobe-invalid-cursor") was answered with a result' in messages["pagination.invalid-cursor"]
+
+
+def test_the_suite_coverage_table_is_generated_and_names_real_checks() -> None:
+    from mcpprobe.check.catalogue import CHECKS
+    from mcpprobe.check.scenarios import SCENARIOS, SUITE_VERSIONS, Coverage, replaced
+
+    page = (ROOT / "docs" / "commands" / "check.md").read_text(encoding="utf-8")
+    assert replaced(page) == page, "docs/commands/check.md's scenario table is out of date: run " \
+                                   "python -m mcpprobe.check.scenarios"
+    ids = {check.id for check in CHECKS}
+    for row in SCENARIOS:
+        assert set(row.checks) <= ids, (row.name, set(row.checks) - ids)
+        assert row.versions and set(row.versions) <= set(SUITE_VERSIONS), row.name
+        assert row.note, row.name
+        if row.coverage in (Coverage.COVERED, Coverage.PARTLY):
+            assert row.checks or row.name == "server-initialize", row.name
+    assert len({row.name for row in SCENARIOS}) == len(SCENARIOS)
