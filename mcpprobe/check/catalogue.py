@@ -640,6 +640,34 @@ CHECKS: tuple[Check, ...] = (
           how="Sends `resources/read` of the first listed resource (else `prompts/get` of a listed prompt whose "
               "arguments are all optional; never `tools/call`) with `Mcp-Name: mcpprobe-mismatched-name`. 400 "
               "with error -32020 passes; anything else fails. Nothing to read: skipped."),
+    Check("http.method-header-missing", "a request without Mcp-Method gets 400 and -32020", Level.MUST,
+          "basic/transports/streamable-http#server-validation",
+          (("2026-07-28", "`Mcp-Method`: `method` ... All requests. These headers are **REQUIRED** for compliance. "
+                          "... Validation failure conditions include: - A required standard header "
+                          "(`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) is missing. ... When rejecting a "
+                          "request due to header validation failure, servers **MUST** return HTTP status `400 Bad "
+                          "Request` and **MUST** include a JSON-RPC error response using the following error code: "
+                          "`-32020` HeaderMismatch"),),
+          revisions=MODERN_VERSIONS, transports=("http",),
+          how="Sends `server/discover` as the connection would, `MCP-Protocol-Version` included, but without "
+              "`Mcp-Method`. 400 with error -32020 passes; a result, or another answer, fails. (A missing "
+              "`MCP-Protocol-Version` is not sent: a server that serves clients older than 2025-06-18 MAY take "
+              "it for 2025-03-26.)"),
+    Check("http.header-case", "Mcp-Method's name is matched in any case, its value exactly", Level.MUST,
+          "basic/transports/streamable-http#case-sensitivity",
+          (("2026-07-28", "Header names (called \"field names\" in RFC 9110) are case-insensitive. Clients and "
+                          "servers **MUST** use case-insensitive comparisons for header names. Header _values_ "
+                          "(such as method names) are case-sensitive."),
+           ("2026-07-28", "Servers that process the request body **MUST** reject requests where the values "
+                          "specified in the headers do not match the corresponding values in the request body. ... "
+                          "servers **MUST** return HTTP status `400 Bad Request` and **MUST** include a JSON-RPC "
+                          "error response using the following error code: `-32020` HeaderMismatch")),
+          revisions=MODERN_VERSIONS, transports=("http",),
+          how="Sends `server/discover` twice: with the header named `MCP-METHOD` (its value right), which must be "
+              "answered with a result; and with `Mcp-Method: SERVER/DISCOVER`, which must get 400 with error "
+              "-32020 (the value differs from the body's `method` in case, and values are compared exactly). "
+              "Either answered otherwise fails. Values with surrounding whitespace (which RFC 9110 has parsers "
+              "strip) are not sent: the HTTP client refuses to write them."),
     # ----- authorization -----
     Check("auth.challenge", "a 401 says where the protected resource metadata is", Level.MUST,
           "basic/authorization#protected-resource-metadata-discovery-requirements",

@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from mcpprobe.check.catalogue import Status
 from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed, skipped, warned
 from mcpprobe.client.era import META_VERSION
 from mcpprobe.exitcodes import ExitCode
@@ -379,6 +380,33 @@ async def name_header(ctx: CheckContext) -> Verdict:
                                          "Mcp-Name: mcpprobe-mismatched-name")
 
 
+async def method_header_missing(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+    answer = await raw.post(method, params, headers={"Mcp-Method": None})
+    return _header_mismatch(raw, answer, f"{method} without Mcp-Method")
+
+
+async def header_case(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+    named = await raw.post(method, params, headers={"MCP-METHOD": method})
+    if named.status is None:
+        return _no_answer(raw, named)
+    if not named.has_result():
+        return _verdict(raw, failed(f"{method} with its Mcp-Method header named MCP-METHOD got {named.described()}, "
+                                    "not a result: header names must be compared case-insensitively"))
+    shouted = method.upper()
+    answer = await raw.post(method, params, headers={"Mcp-Method": shouted})
+    verdict = _header_mismatch(raw, answer, f"{method} with Mcp-Method: {shouted}")
+    if verdict.status is Status.PASS:
+        verdict.message = (f"{method} with the header named MCP-METHOD was answered; with Mcp-Method: {shouted} "
+                           "it got 400 and -32020 (HeaderMismatch)")
+    elif answer.status is not None:
+        verdict.message += " (header values are case-sensitive)"
+    return verdict
+
+
 async def _name_bearing(ctx: CheckContext) -> tuple[str, dict[str, Any]] | None:
     """A read that changes nothing and carries a name: resources/read of a listed resource, else
     prompts/get of a listed prompt whose arguments are all optional."""
@@ -419,4 +447,6 @@ IMPLEMENTS = {
     "http.notification": notification,
     "http.method-header": method_header,
     "http.name-header": name_header,
+    "http.method-header-missing": method_header_missing,
+    "http.header-case": header_case,
 }

@@ -154,7 +154,8 @@ SCENARIOS: tuple[Scenario, ...] = (
              "`resources/unsubscribe` answered after a subscription"),
     Scenario("sep-2164-resource-not-found", _v(v020a12=_DRAFT), Coverage.PARTLY, ("resources.unknown-uri",),
              "-32602 for an unknown URI and no empty `contents` are judged (and only where `resources` is declared: "
-             "the suite asks every server); the error's `data.uri` is not"),
+             "the suite asks every server). The error's `data.uri`, which the suite scores as a SHOULD of the SEP, "
+             "is not judged: the 2026-07-28 text shows it only in an example, with no MUST or SHOULD"),
     Scenario("sep-2640-skills-directory", _v(v020a12=_EXT), Coverage.EXTENSION, (),
              _SKILLS.format(what="the skills directory")),
     Scenario("sep-2640-skills-enumeration", _v(v020a12=_EXT), Coverage.EXTENSION, (),
@@ -173,14 +174,20 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("prompts-get-with-image", _BOTH_ALL, Coverage.FIXTURE, ("prompts.get-listed",),
              _PROMPT_FIXTURE.format(prompt="test_prompt_with_image", what="the image item's fields")),
     Scenario("dns-rebinding-protection", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.PARTLY, ("http.origin",),
-             "a foreign `Origin` refused (with `--unsafe`); the suite sends a foreign `Host` with it, and a "
-             "foreign `Host` alone is not judged"),
+             "a foreign `Origin` refused (with `--unsafe`). The suite sends a foreign `Host` with it and passes a "
+             "server that checks either; the specification's words name `Origin` only (2025-11-25 and 2026-07-28: "
+             "\"Servers **MUST** validate the `Origin` header on all incoming connections\"), so a `Host` check "
+             "would have no MUST or SHOULD behind it and none is made: a server that checks `Host` alone passes the "
+             "suite and fails `http.origin`"),
     Scenario("caching", _v(v020a12=_DRAFT), Coverage.COVERED, ("listing.cache-hints",),
              "`ttlMs` (at least 0) and `cacheScope` (`public` or `private`) on the list and read results (and "
              "`server/discover`), for the kinds the server declared (the suite asks every kind)"),
-    Scenario("http-header-validation", _v(v020a12=_DRAFT), Coverage.PARTLY, ("http.method-header", "http.name-header"),
-             "`Mcp-Method` and `Mcp-Name` that contradict the body get 400 and -32020; a missing header, header "
-             "names in another case and values with surrounding whitespace are not judged"),
+    Scenario("http-header-validation", _v(v020a12=_DRAFT), Coverage.PARTLY,
+             ("http.method-header", "http.name-header", "http.method-header-missing", "http.header-case"),
+             "`Mcp-Method` and `Mcp-Name` that contradict the body, and a missing `Mcp-Method`, get 400 and -32020; "
+             "the header's name is matched in any case and its value exactly. Not judged: a missing `Mcp-Name` on "
+             "`tools/call` (no tool is called unnamed), and values with surrounding whitespace (the HTTP client "
+             "refuses to send them; RFC 9110 has the server's HTTP parser strip them)"),
     Scenario("http-custom-header-server-validation", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
              "the server side of `x-mcp-header` (SEP-2243 custom headers: base64 values decoded, mismatches and "
              "invalid characters rejected) on the suite's fixture tools; no check judges it"),
