@@ -206,3 +206,22 @@ def test_an_oauth_server_that_breaks_a_must_still_fails() -> None:
         _, doc = run_check(url, "2025-06-18")
     entry = next(e for e in doc["checks"] if e["id"] == "auth.challenge")
     assert entry["status"] == "fail" and "SHOULD conform" not in entry["message"]
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_stdio_and_http_give_the_same_verdicts_where_the_transport_does_not_matter(protocol: str) -> None:
+    """The same server (check_server.py's answers, served over stdio, and over streamable HTTP by
+    check_http_server.py) gets the same verdict from every check that is not about one transport."""
+    with http_server([PY, str(HTTP_SERVER), "ok"]) as url:
+        _, over_http = run_check(url, protocol)
+    result = run_cli(["check", "--json", "--level", "may", "--unsafe", "--timeout", "10", "--protocol", protocol,
+                      "--", PY, str(ROOT / "tests" / "fixtures" / "check_server.py"), "ok"])
+    over_stdio = checked(json.loads(result.stdout))
+    from mcpprobe.check.catalogue import CHECKS
+
+    anywhere = {check.id for check in CHECKS if {"stdio", "http"} <= set(check.transports)}
+    http_verdicts = {cid: s for cid, s in statuses(over_http).items() if cid in anywhere}
+    stdio_verdicts = {cid: s for cid, s in statuses(over_stdio).items() if cid in anywhere}
+    assert over_http["protocolVersion"] == over_stdio["protocolVersion"]
+    assert len(http_verdicts) > 20 and "pass" in http_verdicts.values()
+    assert http_verdicts == stdio_verdicts
