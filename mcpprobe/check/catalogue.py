@@ -653,6 +653,16 @@ CHECKS: tuple[Check, ...] = (
               "`Mcp-Method`. 400 with error -32020 passes; a result, or another answer, fails. (A missing "
               "`MCP-Protocol-Version` is not sent: a server that serves clients older than 2025-06-18 MAY take "
               "it for 2025-03-26.)"),
+    Check("http.unknown-method-404", "an unknown method gets HTTP 404 and -32601", Level.MUST,
+          "basic/transports/streamable-http#protocol-version-header",
+          (("2026-07-28", "If the server does not implement the requested RPC method, it **MUST** respond with "
+                          "`404 Not Found` and a JSON-RPC error with code `-32601` (`Method not found`)."),),
+          revisions=MODERN_VERSIONS, transports=("http",),
+          how="Sends `mcpprobe/no-such-method` as the connection would (its `Mcp-Method` header and `_meta` "
+              "agreeing). 404 with error -32601 passes; any other status, or another answer, fails "
+              "(`lifecycle.unknown-method` judges the JSON-RPC error alone, on every transport). Only a made-up "
+              "method is sent, never one that 2026-07-28 removed (`ping`, `initialize`): a server that serves "
+              "both eras answers those for its legacy clients."),
     Check("http.header-case", "Mcp-Method's name is matched in any case, its value exactly", Level.MUST,
           "basic/transports/streamable-http#case-sensitivity",
           (("2026-07-28", "Header names (called \"field names\" in RFC 9110) are case-insensitive. Clients and "

@@ -30,6 +30,7 @@ SHOWN_HEADERS = ("content-type", "mcp-session-id", "allow", "www-authenticate")
 SENT_HEADERS = ("origin", "mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name", "accept")
 HEADER_MISMATCH = -32020
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+METHOD_NOT_FOUND = -32601
 
 
 @dataclass
@@ -407,6 +408,20 @@ async def header_case(ctx: CheckContext) -> Verdict:
     return verdict
 
 
+async def unknown_method_404(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method = "mcpprobe/no-such-method"
+    answer = await raw.post(method, {})
+    if answer.status is None:
+        return _no_answer(raw, answer)
+    error = answer.json_error()
+    code = error.get("code") if error is not None else None
+    if answer.status == 404 and code == METHOD_NOT_FOUND:
+        return _verdict(raw, passed(f"{method} got 404 and -32601 (Method not found)"))
+    return _verdict(raw, failed(f"{method}, a method the server does not implement, got {answer.described()}, not "
+                                "404 with -32601 (Method not found)"))
+
+
 async def _name_bearing(ctx: CheckContext) -> tuple[str, dict[str, Any]] | None:
     """A read that changes nothing and carries a name: resources/read of a listed resource, else
     prompts/get of a listed prompt whose arguments are all optional."""
@@ -449,4 +464,5 @@ IMPLEMENTS = {
     "http.name-header": name_header,
     "http.method-header-missing": method_header_missing,
     "http.header-case": header_case,
+    "http.unknown-method-404": unknown_method_404,
 }
