@@ -663,6 +663,19 @@ CHECKS: tuple[Check, ...] = (
               "(`lifecycle.unknown-method` judges the JSON-RPC error alone, on every transport). Only a made-up "
               "method is sent, never one that 2026-07-28 removed (`ping`, `initialize`): a server that serves "
               "both eras answers those for its legacy clients."),
+    Check("http.meta-required", "a request without a required _meta field gets 400 and -32602", Level.MUST,
+          "basic#meta",
+          (("2026-07-28", "Client requests carry the following `io.modelcontextprotocol/*` fields in `_meta`; fields "
+                          "marked as required **MUST** be included on every request. ... "
+                          "`io.modelcontextprotocol/clientCapabilities` ... Required: Yes ... A request missing any "
+                          "required field is malformed; the server **MUST** reject it with JSON-RPC error code "
+                          "`-32602` (Invalid params). On HTTP, the response status **MUST** be `400 Bad Request`."),),
+          revisions=MODERN_VERSIONS, transports=("http",),
+          how="Sends `server/discover` as the connection would (its headers and `io.modelcontextprotocol/"
+              "protocolVersion` kept, so that it is a 2026-07-28 request beyond doubt) but without "
+              "`io.modelcontextprotocol/clientCapabilities` in `_meta`. 400 with error -32602 passes; a result, "
+              "or another answer, fails. HTTP only for now: the rule holds over stdio too (-32602), but the stdio "
+              "connection always writes the field."),
     Check("http.header-case", "Mcp-Method's name is matched in any case, its value exactly", Level.MUST,
           "basic/transports/streamable-http#case-sensitivity",
           (("2026-07-28", "Header names (called \"field names\" in RFC 9110) are case-insensitive. Clients and "

@@ -19,7 +19,7 @@ import anyio
 
 from mcpprobe.check.catalogue import Status
 from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed, skipped, warned
-from mcpprobe.client.era import META_VERSION
+from mcpprobe.client.era import META_CLIENT_CAPS, META_VERSION
 from mcpprobe.exitcodes import ExitCode
 
 FOREIGN_ORIGIN = "http://mcpprobe-foreign-origin.invalid"  # RFC 2606: a name that can never be anyone's
@@ -31,6 +31,7 @@ SENT_HEADERS = ("origin", "mcp-protocol-version", "mcp-session-id", "mcp-method"
 HEADER_MISMATCH = -32020
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 
 
 @dataclass
@@ -422,6 +423,27 @@ async def unknown_method_404(ctx: CheckContext) -> Verdict:
                                 "404 with -32601 (Method not found)"))
 
 
+async def meta_required(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+
+    def without_capabilities(message: dict[str, Any]) -> None:
+        message["params"]["_meta"].pop(META_CLIENT_CAPS, None)
+
+    answer = await raw.post(method, params, change=without_capabilities)
+    if answer.status is None:
+        return _no_answer(raw, answer)
+    error = answer.json_error()
+    code = error.get("code") if error is not None else None
+    what = f"{method} without {META_CLIENT_CAPS} in _meta"
+    if answer.status == 400 and code == INVALID_PARAMS:
+        return _verdict(raw, passed(f"{what} got 400 and -32602 (Invalid params)"))
+    if answer.has_result():
+        return _verdict(raw, failed(f"{what} was answered with a result: a request missing a required _meta field "
+                                    "must be rejected"))
+    return _verdict(raw, failed(f"{what} got {answer.described()}, not 400 with -32602 (Invalid params)"))
+
+
 async def _name_bearing(ctx: CheckContext) -> tuple[str, dict[str, Any]] | None:
     """A read that changes nothing and carries a name: resources/read of a listed resource, else
     prompts/get of a listed prompt whose arguments are all optional."""
@@ -465,4 +487,5 @@ IMPLEMENTS = {
     "http.method-header-missing": method_header_missing,
     "http.header-case": header_case,
     "http.unknown-method-404": unknown_method_404,
+    "http.meta-required": meta_required,
 }

@@ -30,6 +30,7 @@ HTTP_BROKEN = {
     "header-name-case-sensitive": ("http.header-case", "fail", ("modern",)),
     "header-value-casefolded": ("http.header-case", "fail", ("modern",)),
     "unknown-method-200": ("http.unknown-method-404", "fail", ("modern",)),
+    "meta-unchecked": ("http.meta-required", "fail", ("modern",)),
 }
 # auth_server.py flags -> (check id, the revision judged by)
 AUTH_BROKEN = {
@@ -91,7 +92,7 @@ def test_a_right_http_server_passes_every_check(protocol: str) -> None:
     found = statuses(doc)
     assert code == 0 and not {cid: s for cid, s in found.items() if s in BAD}, doc["checks"]
     http = {cid: s for cid, s in found.items() if cid.startswith("http.")}
-    applies = {"legacy": 7, "modern": 9, "2025-03-26": 5}[protocol]  # batch and version header: 2025-06-18 on
+    applies = {"legacy": 7, "modern": 10, "2025-03-26": 5}[protocol]  # batch and version header: 2025-06-18 on
     assert list(http.values()).count("pass") == applies, http
     # No 401: authorization is OPTIONAL, so these are n/a, never failures.
     assert {found["auth.challenge"], found["auth.resource-metadata"], found["auth.server-metadata"]} == {"n/a"}
