@@ -230,6 +230,15 @@ CHECKS: tuple[Check, ...] = (
           revisions=MODERN_VERSIONS,
           how="Looks at every result the server sent during the run (discover, lists, reads, ...). A result "
               "without a string `resultType` fails. Sends nothing of its own."),
+    Check("lifecycle.server-info", "every result names the server in its _meta", Level.SHOULD, "basic#meta",
+          (("2026-07-28", "Servers **SHOULD** include the following `io.modelcontextprotocol/*` field in every "
+                          "result's `_meta`, unless specifically configured not to do so, to identify themselves "
+                          "without relying on any prior connection state: `io.modelcontextprotocol/serverInfo` "
+                          "(`Implementation`)"),),
+          revisions=MODERN_VERSIONS,
+          how="Looks at every result the server sent during the run (discover, lists, reads, ...). A result whose "
+              "`_meta` has no `io.modelcontextprotocol/serverInfo` object with a string `name` and `version` is a "
+              "warning (the first one is named, with the count). Sends nothing of its own."),
     # ----- pagination -----
     Check("pagination.invalid-cursor", "a cursor the server never issued gets -32602", Level.SHOULD,
           "server/utilities/pagination#error-handling",

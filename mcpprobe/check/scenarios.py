@@ -77,12 +77,13 @@ SCENARIOS: tuple[Scenario, ...] = (
              "`notifications/initialized` accepted, DELETE answered (405 allowed), then 404 for the ended session"),
     Scenario("server-stateless", _v(v020a12=_DRAFT), Coverage.PARTLY,
              ("lifecycle.unknown-method", "http.unknown-method-404", "lifecycle.result-type", "http.protocol-version",
-              "http.method-header", "http.meta-required", "tasks.ext-undeclared-client"),
+              "http.method-header", "http.meta-required", "lifecycle.server-info", "tasks.ext-undeclared-client"),
              "judged: 404 and -32601 for an unknown method, `resultType`, 400 and -32022 for an unsupported version, "
              "400 and -32020 when `Mcp-Method` contradicts the body, 400 and -32602 for a request without "
-             "`clientCapabilities` in `_meta` (over HTTP; not yet over stdio), -32021 for the tasks extension "
+             "`clientCapabilities` in `_meta` (over HTTP; not yet over stdio), `serverInfo` in every result's `_meta` "
+             "(a SHOULD), -32021 for the tasks extension "
              "undeclared. Not judged: 404 for the methods 2026-07-28 removed (`ping`, `initialize`: a server of both "
-             "eras serves them to its legacy clients), `serverInfo` in the result's `_meta` (a SHOULD), "
+             "eras serves them to its legacy clients), "
              "methods served but not declared, the `subscriptions/listen` acknowledgement, its tags and filter"),
     Scenario("logging-set-level", _BOTH_LEGACY, Coverage.COVERED, ("logging.set-level",),
              "`logging/setLevel` where `logging` is declared (the suite asks it of every server)"),

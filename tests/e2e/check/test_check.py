@@ -67,6 +67,7 @@ BROKEN = {
     "unknown-task-wrong": ("tasks.unknown-task", "fail", "legacy", ()),
     "unportable": ("portability.schema-constructs", "warn", "modern", ()),
     "no-cache-hints": ("listing.cache-hints", "fail", "modern", ()),
+    "no-server-info": ("lifecycle.server-info", "warn", "modern", ()),
 }
 
 
