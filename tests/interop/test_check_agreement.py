@@ -39,7 +39,6 @@ JUDGED = {
 # the revision's text, or not judged yet).
 IGNORED = {
     "sep-2164-data-uri": "2026-07-28 shows the error's data.uri only in an example, with no MUST or SHOULD",
-    "server-session-id-visible-ascii": "no check judges the session id's characters yet",
     "sep-2243-server-accepts-whitespace-header-value": "values with surrounding whitespace are not sent (the "
                                                       "HTTP client refuses to write them)",
 }
