@@ -355,6 +355,23 @@ CHECKS: tuple[Check, ...] = (
               "`error` is no JSON-RPC error, or a task answered to a call that did not declare the tasks extension "
               "(the server did not declare it; the task is not followed). Without --call: skipped, nothing sent. "
               "Each named tool is called once per run: `tasks.ext-created-task-resolves` judges the same calls."),
+    Check("tools.call-content", "each content block of a named call's result has what its type requires",
+          Level.MUST, "server/tools#tool-result",
+          (("2025-06-18 and later", "export type ContentBlock = TextContent | ImageContent | AudioContent | "
+                                    "ResourceLink | EmbeddedResource; ... TextContent { type: \"text\"; text: string } "
+                                    "... ImageContent { type: \"image\"; /** The base64-encoded image data. @format "
+                                    "byte */ data: string; mimeType: string } (AudioContent likewise, type "
+                                    "\"audio\") ... ResourceLink { type: \"resource_link\"; uri; name } ... "
+                                    "EmbeddedResource { type: \"resource\"; resource: TextResourceContents | "
+                                    "BlobResourceContents } (schema.ts; CallToolResult: content: ContentBlock[])"),),
+          revisions=("2025-06-18", "2025-11-25", *MODERN_VERSIONS), capability=("tools",),
+          methods=("tools/call",),
+          how="Only with `--call`, from the calls `tools.call-named` makes (each named tool is called once per "
+              "run). Each block of each result's `content` must be one of the five types with its required "
+              "fields: `text` a string; `image` and `audio` a `data` string of valid base64 and a `mimeType` "
+              "string; `resource_link` a `uri` and a `name`; `resource` a `resource` with a `uri` and a `text` "
+              "string or a base64 `blob`. The first broken block of each call is named. Without --call, or no "
+              "result with a content list: skipped, nothing sent. Earlier revisions (no `resource_link`): n/a."),
     # ----- resources -----
     Check("resources.read-listed", "listed resources can be read", Level.SHOULD, "server/resources#reading-resources",
           (("all", "To retrieve resource contents, clients send a `resources/read` request; the result's "

@@ -59,8 +59,9 @@ _BOTH_ALL = _v(v0116=_LEGACY, v020a12=_ALL)
 
 _TOOL_FIXTURE = ("asks `tools/call` of the suite's fixture tool `{tool}` and compares its result with the one the "
                  "suite's reference server gives; a server without that tool fails the scenario. mcpprobe calls no "
-                 "tool unless named: with `--call`, `tools.call-named` judges any named tool's result (a `content` "
-                 "list, `structuredContent` against `outputSchema`), not {what}")
+                 "tool unless named: with `--call`, `tools.call-named` and `tools.call-content` judge any named tool's "
+                 "result (a `content` list whose blocks each have what their type requires, `structuredContent` "
+                 "against `outputSchema`), not {what}")
 _PROMPT_FIXTURE = ("gets the suite's fixture prompt `{prompt}`; `prompts.get-listed` expands the server's own listed "
                    "prompts (with `--sample-arguments` also those with required arguments) and judges the "
                    "`messages` list, not {what}")
@@ -95,18 +96,16 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("tools-list", _BOTH_ALL, Coverage.COVERED,
              ("listing.complete", "tools.input-schema", "tools.name-rules"),
              "every tool listed, each `inputSchema` an object schema, names by the naming rules"),
-    Scenario("tools-call-simple-text", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named",),
+    Scenario("tools-call-simple-text", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
              _TOOL_FIXTURE.format(tool="test_simple_text", what="the fixture's expected text")),
-    Scenario("tools-call-image", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named",),
-             _TOOL_FIXTURE.format(tool="test_image_content", what="that an `image` item has base64 `data` and a "
-                                                                   "`mimeType`")),
-    Scenario("tools-call-audio", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named",),
-             _TOOL_FIXTURE.format(tool="test_audio_content", what="that an `audio` item has base64 `data` and a "
-                                                                   "`mimeType`")),
-    Scenario("tools-call-embedded-resource", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named",),
-             _TOOL_FIXTURE.format(tool="test_embedded_resource", what="the embedded resource's fields")),
-    Scenario("tools-call-mixed-content", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named",),
-             _TOOL_FIXTURE.format(tool="test_multiple_content_types", what="each content type's fields")),
+    Scenario("tools-call-image", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
+             _TOOL_FIXTURE.format(tool="test_image_content", what="the fixture's expected image")),
+    Scenario("tools-call-audio", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
+             _TOOL_FIXTURE.format(tool="test_audio_content", what="the fixture's expected audio")),
+    Scenario("tools-call-embedded-resource", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
+             _TOOL_FIXTURE.format(tool="test_embedded_resource", what="the fixture's expected resource")),
+    Scenario("tools-call-mixed-content", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
+             _TOOL_FIXTURE.format(tool="test_multiple_content_types", what="the fixture's expected blocks")),
     Scenario("tools-call-with-logging", _BOTH_LEGACY, Coverage.FIXTURE, (),
              _TOOL_FIXTURE.format(tool="test_tool_with_logging",
                                   what="the `notifications/message` sent during the call (not judged at all)")),

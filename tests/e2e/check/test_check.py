@@ -68,6 +68,7 @@ BROKEN = {
     "unportable": ("portability.schema-constructs", "warn", "modern", ()),
     "no-cache-hints": ("listing.cache-hints", "fail", "modern", ()),
     "no-server-info": ("lifecycle.server-info", "warn", "modern", ()),
+    "bad-content": ("tools.call-content", "fail", "modern", ("--call", "echo message=all-content")),
 }
 
 
@@ -353,3 +354,12 @@ def test_the_suite_coverage_table_is_generated_and_names_real_checks() -> None:
         if row.coverage in (Coverage.COVERED, Coverage.PARTLY):
             assert row.checks or row.name == "server-initialize", row.name
     assert len({row.name for row in SCENARIOS}) == len(SCENARIOS)
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_a_named_call_with_every_content_type_passes_call_content(protocol: str) -> None:
+    code, doc = run_check("ok", "--call", "echo message=all-content", "--only", "tools.call-content",
+                          protocol=protocol)
+    entry = doc["checks"][0]
+    assert (code, entry["id"], entry["status"]) == (0, "tools.call-content", "pass"), entry
+    assert "every content block (5)" in entry["message"]
