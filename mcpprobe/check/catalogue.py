@@ -429,6 +429,19 @@ CHECKS: tuple[Check, ...] = (
               "An error, or no `messages` list, is a warning, except error -32602 to a prompt sent with values "
               "mcpprobe made up: refusing an argument value as invalid params is the server's right, not its "
               "fault, so that prompt is not judged (the message names it); only such prompts sent: skipped."),
+    Check("prompts.message-content", "each message of an expanded prompt has a role and a valid content block",
+          Level.MUST, "server/prompts#promptmessage",
+          (("2025-06-18 and later", "export interface PromptMessage { role: Role; content: ContentBlock; } ... "
+                                    "export type Role = \"user\" | \"assistant\"; ... export type ContentBlock = "
+                                    "TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource "
+                                    "(schema.ts; see `tools.call-content` for each type's fields)"),),
+          revisions=("2025-06-18", "2025-11-25", *MODERN_VERSIONS), capability=("prompts",),
+          methods=("prompts/get",),
+          how="Judges the `prompts/get` results `prompts.get-listed` received (sends nothing of its own): each "
+              "message must have the role `user` or `assistant` and a `content` block with what its type "
+              "requires (as `tools.call-content` judges a call's blocks). The first broken message of each prompt "
+              "is named. No prompt expanded (none without required arguments, or `prompts.get-listed` not run): "
+              "skipped. Earlier revisions (no `resource_link`): n/a."),
     # ----- completion, logging, tasks -----
     Check("completion.complete", "completion/complete is answered where completions is declared", Level.MUST,
           "server/utilities/completion#capabilities",

@@ -251,6 +251,33 @@ async def get_listed(ctx: CheckContext) -> Verdict:
     return passed(f"expanded {judged} listed prompt(s){tail}")
 
 
+async def message_content(ctx: CheckContext) -> Verdict:
+    from mcpprobe.check.calls import content_problem
+
+    results = [result for method, result in ctx.results_seen if method == "prompts/get"
+               and isinstance(result.get("messages"), list)]
+    if not results:
+        return skipped("no prompt was expanded during the run (prompts.get-listed expands those without required "
+                       "arguments); nothing to judge")
+    problems: list[str] = []
+    count = 0
+    for result in results:
+        for index, message in enumerate(result["messages"]):
+            count += 1
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                problems.append(f"messages[{index}] has no role user or assistant")
+                break
+            problem = content_problem(message.get("content"))
+            if problem is not None:
+                problems.append(f"messages[{index}].content {problem}")
+                break
+    if problems:
+        return failed(f"{len(problems)} of {len(results)} expanded prompts had a broken message: "
+                      + "; ".join(problems[:5]))
+    return passed(f"every message ({count}) of {len(results)} expanded prompt(s) has a role and a valid content "
+                  "block")
+
+
 IMPLEMENTS = {
     "resources.read-listed": read_listed,
     "resources.mime-type": mime_type,
@@ -258,4 +285,5 @@ IMPLEMENTS = {
     "resources.unknown-uri": unknown_uri,
     "resources.subscribe": subscribe,
     "prompts.get-listed": get_listed,
+    "prompts.message-content": message_content,
 }

@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
 CheckFunction = Callable[[CheckContext], Awaitable[Verdict]]
 LATE = ("lifecycle.cancel-in-flight", "lifecycle.unknown-method", "lifecycle.invalid-params")
-LAST = ("listing.cache-hints", "lifecycle.result-type", "lifecycle.server-info", "lifecycle.stdin-close-exit",
-        "lifecycle.stdout-clean")
+LAST = ("listing.cache-hints", "prompts.message-content", "lifecycle.result-type", "lifecycle.server-info",
+        "lifecycle.stdin-close-exit", "lifecycle.stdout-clean")
 ORDER = (*LATE, *LAST)
 
 

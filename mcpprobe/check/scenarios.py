@@ -64,9 +64,10 @@ _TOOL_FIXTURE = ("asks `tools/call` of the suite's fixture tool `{tool}` and com
                  "against `outputSchema`), not {what}")
 _PROMPT_FIXTURE = ("gets the suite's fixture prompt `{prompt}`; `prompts.get-listed` expands the server's own listed "
                    "prompts (with `--sample-arguments` also those with required arguments) and judges the "
-                   "`messages` list, not {what}")
+                   "`messages` list, and `prompts.message-content` each message's role and content block, not {what}")
 _MRTR = ("the input-required result (SEP-2322, MRTR) of a call to one of the suite's fixture tools: {what}. Not "
          "judged: mcpprobe does not yet answer input requests in a `--call`")
+_PROMPT_CHECKS = ("prompts.get-listed", "prompts.message-content")
 _SKILLS = "the skills extension (SEP-2640): {what}. No check of the catalogue judges skills yet"
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -166,15 +167,15 @@ SCENARIOS: tuple[Scenario, ...] = (
              _SKILLS.format(what="each skill's manifest, its digests and sizes")),
     Scenario("prompts-list", _BOTH_ALL, Coverage.COVERED, ("listing.complete",),
              "every prompt listed, each valid under the revision's schema"),
-    Scenario("prompts-get-simple", _BOTH_ALL, Coverage.FIXTURE, ("prompts.get-listed",),
+    Scenario("prompts-get-simple", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
              _PROMPT_FIXTURE.format(prompt="test_simple_prompt", what="the fixture's expected text")),
-    Scenario("prompts-get-with-args", _BOTH_ALL, Coverage.FIXTURE, ("prompts.get-listed",),
+    Scenario("prompts-get-with-args", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
              _PROMPT_FIXTURE.format(prompt="test_prompt_with_arguments", what="that the arguments appear in it")),
-    Scenario("prompts-get-embedded-resource", _BOTH_ALL, Coverage.FIXTURE, ("prompts.get-listed",),
+    Scenario("prompts-get-embedded-resource", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
              _PROMPT_FIXTURE.format(prompt="test_prompt_with_embedded_resource",
-                                    what="the embedded resource's fields")),
-    Scenario("prompts-get-with-image", _BOTH_ALL, Coverage.FIXTURE, ("prompts.get-listed",),
-             _PROMPT_FIXTURE.format(prompt="test_prompt_with_image", what="the image item's fields")),
+                                    what="the fixture's expected resource")),
+    Scenario("prompts-get-with-image", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
+             _PROMPT_FIXTURE.format(prompt="test_prompt_with_image", what="the fixture's expected image")),
     Scenario("dns-rebinding-protection", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.PARTLY, ("http.origin",),
              "a foreign `Origin` refused (with `--unsafe`). The suite sends a foreign `Host` with it and passes a "
              "server that checks either; the specification's words name `Origin` only (2025-11-25 and 2026-07-28: "

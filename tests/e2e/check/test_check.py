@@ -69,6 +69,7 @@ BROKEN = {
     "no-cache-hints": ("listing.cache-hints", "fail", "modern", ()),
     "no-server-info": ("lifecycle.server-info", "warn", "modern", ()),
     "bad-content": ("tools.call-content", "fail", "modern", ("--call", "echo message=all-content")),
+    "bad-message": ("prompts.message-content", "fail", "legacy", ()),
 }
 
 
