@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mcpprobe.check.context import CheckContext, Exchange, NamedCall, Verdict, errored, failed, inert, passed
+from mcpprobe.check.context import CheckContext, Exchange, NamedCall, Verdict, errored, failed, inert, passed, skipped
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
 
@@ -136,3 +136,58 @@ async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:
     if problems:
         return failed("; ".join(problems))
     return passed(f"called {len(ctx.options.calls)} named tool(s)" + (f"; {'; '.join(notes)}" if notes else ""))
+
+
+CONTENT_TYPES = ("text", "image", "audio", "resource_link", "resource")
+
+
+def content_problem(block: object) -> str | None:
+    """What a content block lacks for its type (schema.ts ContentBlock), or None."""
+    from mcpprobe.operations.saving import decode_b64
+
+    if not isinstance(block, dict):
+        return "is not an object"
+    kind = block.get("type")
+    if kind not in CONTENT_TYPES:
+        return f"has the type {inert(kind, 40)}, none of {', '.join(CONTENT_TYPES)}"
+    if kind == "text":
+        return None if isinstance(block.get("text"), str) else "(text) has no text string"
+    if kind in ("image", "audio"):
+        if decode_b64(block.get("data")) is None:
+            return f"({kind}) has no data of valid base64"
+        return None if isinstance(block.get("mimeType"), str) else f"({kind}) has no mimeType"
+    if kind == "resource_link":
+        missing = [key for key in ("uri", "name") if not isinstance(block.get(key), str)]
+        return f"(resource_link) has no {' or '.join(missing)}" if missing else None
+    resource = block.get("resource")
+    if not isinstance(resource, dict) or not isinstance(resource.get("uri"), str):
+        return "(resource) has no resource with a uri"
+    if isinstance(resource.get("text"), str) or decode_b64(resource.get("blob")) is not None:
+        return None
+    return "(resource) has neither a text string nor a blob of valid base64"
+
+
+async def call_content(ctx: CheckContext) -> Verdict:
+    if not ctx.options.calls:
+        return skipped("no tool named with --call; nothing sent (check never calls a tool on its own)")
+    runs = (await named_calls(ctx)).runs
+    judged = 0
+    problems: list[str] = []
+    for run in runs:
+        result = run.exchange.result
+        content = result.get("content") if isinstance(result, dict) else None
+        if not isinstance(content, list):
+            continue
+        judged += 1
+        for index, block in enumerate(content):
+            problem = content_problem(block)
+            if problem is not None:
+                problems.append(f"{inert(run.call.tool, 60)}: content[{index}] {problem}")
+                break
+    if problems:
+        return failed("; ".join(problems))
+    if not judged:
+        return skipped("no named call answered a result with a content list; nothing to judge")
+    blocks = sum(len(run.exchange.result["content"]) for run in runs if isinstance(run.exchange.result, dict)
+                 and isinstance(run.exchange.result.get("content"), list))
+    return passed(f"every content block ({blocks}) of {judged} named call result(s) has what its type requires")

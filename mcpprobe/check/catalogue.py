@@ -235,6 +235,15 @@ CHECKS: tuple[Check, ...] = (
           revisions=MODERN_VERSIONS,
           how="Looks at every result the server sent during the run (discover, lists, reads, ...). A result "
               "without a string `resultType` fails. Sends nothing of its own."),
+    Check("lifecycle.server-info", "every result names the server in its _meta", Level.SHOULD, "basic#meta",
+          (("2026-07-28", "Servers **SHOULD** include the following `io.modelcontextprotocol/*` field in every "
+                          "result's `_meta`, unless specifically configured not to do so, to identify themselves "
+                          "without relying on any prior connection state: `io.modelcontextprotocol/serverInfo` "
+                          "(`Implementation`)"),),
+          revisions=MODERN_VERSIONS,
+          how="Looks at every result the server sent during the run (discover, lists, reads, ...). A result whose "
+              "`_meta` has no `io.modelcontextprotocol/serverInfo` object with a string `name` and `version` is a "
+              "warning (the first one is named, with the count). Sends nothing of its own."),
     # ----- pagination -----
     Check("pagination.invalid-cursor", "a cursor the server never issued gets -32602", Level.SHOULD,
           "server/utilities/pagination#error-handling",
@@ -351,6 +360,23 @@ CHECKS: tuple[Check, ...] = (
               "`error` is no JSON-RPC error, or a task answered to a call that did not declare the tasks extension "
               "(the server did not declare it; the task is not followed). Without --call: skipped, nothing sent. "
               "Each named tool is called once per run: `tasks.ext-created-task-resolves` judges the same calls."),
+    Check("tools.call-content", "each content block of a named call's result has what its type requires",
+          Level.MUST, "server/tools#tool-result",
+          (("2025-06-18 and later", "export type ContentBlock = TextContent | ImageContent | AudioContent | "
+                                    "ResourceLink | EmbeddedResource; ... TextContent { type: \"text\"; text: string } "
+                                    "... ImageContent { type: \"image\"; /** The base64-encoded image data. @format "
+                                    "byte */ data: string; mimeType: string } (AudioContent likewise, type "
+                                    "\"audio\") ... ResourceLink { type: \"resource_link\"; uri; name } ... "
+                                    "EmbeddedResource { type: \"resource\"; resource: TextResourceContents | "
+                                    "BlobResourceContents } (schema.ts; CallToolResult: content: ContentBlock[])"),),
+          revisions=("2025-06-18", "2025-11-25", *MODERN_VERSIONS), capability=("tools",),
+          methods=("tools/call",),
+          how="Only with `--call`, from the calls `tools.call-named` makes (each named tool is called once per "
+              "run). Each block of each result's `content` must be one of the five types with its required "
+              "fields: `text` a string; `image` and `audio` a `data` string of valid base64 and a `mimeType` "
+              "string; `resource_link` a `uri` and a `name`; `resource` a `resource` with a `uri` and a `text` "
+              "string or a base64 `blob`. The first broken block of each call is named. Without --call, or no "
+              "result with a content list: skipped, nothing sent. Earlier revisions (no `resource_link`): n/a."),
     # ----- resources -----
     Check("resources.read-listed", "listed resources can be read", Level.SHOULD, "server/resources#reading-resources",
           (("all", "To retrieve resource contents, clients send a `resources/read` request; the result's "
@@ -408,6 +434,19 @@ CHECKS: tuple[Check, ...] = (
               "An error, or no `messages` list, is a warning, except error -32602 to a prompt sent with values "
               "mcpprobe made up: refusing an argument value as invalid params is the server's right, not its "
               "fault, so that prompt is not judged (the message names it); only such prompts sent: skipped."),
+    Check("prompts.message-content", "each message of an expanded prompt has a role and a valid content block",
+          Level.MUST, "server/prompts#promptmessage",
+          (("2025-06-18 and later", "export interface PromptMessage { role: Role; content: ContentBlock; } ... "
+                                    "export type Role = \"user\" | \"assistant\"; ... export type ContentBlock = "
+                                    "TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource "
+                                    "(schema.ts; see `tools.call-content` for each type's fields)"),),
+          revisions=("2025-06-18", "2025-11-25", *MODERN_VERSIONS), capability=("prompts",),
+          methods=("prompts/get",),
+          how="Judges the `prompts/get` results `prompts.get-listed` received (sends nothing of its own): each "
+              "message must have the role `user` or `assistant` and a `content` block with what its type "
+              "requires (as `tools.call-content` judges a call's blocks). The first broken message of each prompt "
+              "is named. No prompt expanded (none without required arguments, or `prompts.get-listed` not run): "
+              "skipped. Earlier revisions (no `resource_link`): n/a."),
     # ----- completion, logging, tasks -----
     Check("completion.complete", "completion/complete is answered where completions is declared", Level.MUST,
           "server/utilities/completion#capabilities",
@@ -648,6 +687,47 @@ CHECKS: tuple[Check, ...] = (
           how="Sends `resources/read` of the first listed resource (else `prompts/get` of a listed prompt whose "
               "arguments are all optional; never `tools/call`) with `Mcp-Name: mcpprobe-mismatched-name`. 400 "
               "with error -32020 passes; anything else fails. Nothing to read: skipped."),
+    Check("http.method-header-missing", "a request without Mcp-Method gets 400 and -32020", Level.MUST,
+          "basic/transports/streamable-http#server-validation",
+          (("2026-07-28", "`Mcp-Method`: `method` ... All requests. These headers are **REQUIRED** for compliance. "
+                          "... Validation failure conditions include: - A required standard header "
+                          "(`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) is missing. ... When rejecting a "
+                          "request due to header validation failure, servers **MUST** return HTTP status `400 Bad "
+                          "Request` and **MUST** include a JSON-RPC error response using the following error code: "
+                          "`-32020` HeaderMismatch"),),
+          revisions=MODERN_VERSIONS, transports=("http",),
+          how="Sends `server/discover` as the connection would, `MCP-Protocol-Version` included, but without "
+              "`Mcp-Method`. 400 with error -32020 passes; a result, or another answer, fails. (A missing "
+              "`MCP-Protocol-Version` is not sent: a server that serves clients older than 2025-06-18 MAY take "
+              "it for 2025-03-26.)"),
+    Check("http.meta-required", "a request without a required _meta field gets 400 and -32602", Level.MUST,
+          "basic#meta",
+          (("2026-07-28", "Client requests carry the following `io.modelcontextprotocol/*` fields in `_meta`; fields "
+                          "marked as required **MUST** be included on every request. ... "
+                          "`io.modelcontextprotocol/clientCapabilities` ... Required: Yes ... A request missing any "
+                          "required field is malformed; the server **MUST** reject it with JSON-RPC error code "
+                          "`-32602` (Invalid params). On HTTP, the response status **MUST** be `400 Bad Request`."),),
+          revisions=MODERN_VERSIONS, transports=("http",),
+          how="Sends `server/discover` as the connection would (its headers and `io.modelcontextprotocol/"
+              "protocolVersion` kept, so that it is a 2026-07-28 request beyond doubt) but without "
+              "`io.modelcontextprotocol/clientCapabilities` in `_meta`. 400 with error -32602 passes; a result, "
+              "or another answer, fails. HTTP only for now: the rule holds over stdio too (-32602), but the stdio "
+              "connection always writes the field."),
+    Check("http.header-case", "Mcp-Method's name is matched in any case, its value exactly", Level.MUST,
+          "basic/transports/streamable-http#case-sensitivity",
+          (("2026-07-28", "Header names (called \"field names\" in RFC 9110) are case-insensitive. Clients and "
+                          "servers **MUST** use case-insensitive comparisons for header names. Header _values_ "
+                          "(such as method names) are case-sensitive."),
+           ("2026-07-28", "Servers that process the request body **MUST** reject requests where the values "
+                          "specified in the headers do not match the corresponding values in the request body. ... "
+                          "servers **MUST** return HTTP status `400 Bad Request` and **MUST** include a JSON-RPC "
+                          "error response using the following error code: `-32020` HeaderMismatch")),
+          revisions=MODERN_VERSIONS, transports=("http",),
+          how="Sends `server/discover` twice: with the header named `MCP-METHOD` (its value right), which must be "
+              "answered with a result; and with `Mcp-Method: SERVER/DISCOVER`, which must get 400 with error "
+              "-32020 (the value differs from the body's `method` in case, and values are compared exactly). "
+              "Either answered otherwise fails. Values with surrounding whitespace (which RFC 9110 has parsers "
+              "strip) are not sent: the HTTP client refuses to write them."),
     # ----- authorization -----
     Check("auth.challenge", "a 401 says where the protected resource metadata is", Level.MUST,
           "basic/authorization#protected-resource-metadata-discovery-requirements",

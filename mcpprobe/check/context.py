@@ -39,6 +39,7 @@ SUMMARY_CHARS = 64  # of each key and text kept in a summary
 KEPT_FIELDS = ("resultType", "ttlMs", "cacheScope")  # the values the checks judge
 # The keys by which listing.cache-hints knows a cacheable result (its CACHEABLE; a test keeps them equal).
 CACHEABLE = ("supportedVersions", "tools", "resources", "resourceTemplates", "prompts", "contents")
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # a result's _meta naming the server (lifecycle.server-info)
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,9 @@ class CheckContext:
         # MAX_METHOD_CHARS long), with the time it was last seen; the others are only counted.
         self._notified: dict[str, float] = {}
         self.results_seen = Tally()  # how many results each method gave; the results are not kept
+        # prompts.get-listed's expanded prompts, judged as they came (prompts.message-content reads them): each
+        # prompt's name, its number of messages, and what is wrong with its first broken message (None: none)
+        self.expanded: list[tuple[str, int, str | None]] = []
         # What was counted and not kept, by kind: a finding at the end of the run (`kept_findings`).
         self.dropped: dict[str, int] = {}
         session.conn.notification_handlers.append(self._on_notification)
@@ -387,6 +391,10 @@ def summary(result: dict[str, Any]) -> dict[str, Any]:
     for key in KEPT_FIELDS:
         if key in result:
             kept[key] = _short(result[key])
+    meta = result.get("_meta")
+    info = meta.get(SERVER_INFO) if isinstance(meta, dict) else None
+    if isinstance(info, dict):  # lifecycle.server-info asks whether each result names the server: its name, version
+        kept["_meta"] = {SERVER_INFO: {key: _short(info[key]) for key in ("name", "version") if key in info}}
     return kept
 
 

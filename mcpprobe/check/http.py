@@ -17,8 +17,9 @@ from typing import Any
 
 import anyio
 
+from mcpprobe.check.catalogue import Status
 from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed, skipped, warned
-from mcpprobe.client.era import META_VERSION
+from mcpprobe.client.era import META_CLIENT_CAPS, META_VERSION
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.safety.peer import visible_ascii
 
@@ -30,6 +31,8 @@ SHOWN_HEADERS = ("content-type", "mcp-session-id", "allow", "www-authenticate")
 SENT_HEADERS = ("origin", "mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name", "accept")
 HEADER_MISMATCH = -32020
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 
 
 @dataclass
@@ -383,6 +386,54 @@ async def name_header(ctx: CheckContext) -> Verdict:
                                          "Mcp-Name: mcpprobe-mismatched-name")
 
 
+async def method_header_missing(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+    answer = await raw.post(method, params, headers={"Mcp-Method": None})
+    return _header_mismatch(raw, answer, f"{method} without Mcp-Method")
+
+
+async def header_case(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+    named = await raw.post(method, params, headers={"MCP-METHOD": method})
+    if named.status is None:
+        return _no_answer(raw, named)
+    if not named.has_result():
+        return _verdict(raw, failed(f"{method} with its Mcp-Method header named MCP-METHOD got {named.described()}, "
+                                    "not a result: header names must be compared case-insensitively"))
+    shouted = method.upper()
+    answer = await raw.post(method, params, headers={"Mcp-Method": shouted})
+    verdict = _header_mismatch(raw, answer, f"{method} with Mcp-Method: {shouted}")
+    if verdict.status is Status.PASS:
+        verdict.message = (f"{method} with the header named MCP-METHOD was answered; with Mcp-Method: {shouted} "
+                           "it got 400 and -32020 (HeaderMismatch)")
+    elif answer.status is not None:
+        verdict.message += " (header values are case-sensitive)"
+    return verdict
+
+
+async def meta_required(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+
+    def without_capabilities(message: dict[str, Any]) -> None:
+        message["params"]["_meta"].pop(META_CLIENT_CAPS, None)
+
+    answer = await raw.post(method, params, change=without_capabilities)
+    if answer.status is None:
+        return _no_answer(raw, answer)
+    error = answer.json_error()
+    code = error.get("code") if error is not None else None
+    what = f"{method} without {META_CLIENT_CAPS} in _meta"
+    if answer.status == 400 and code == INVALID_PARAMS:
+        return _verdict(raw, passed(f"{what} got 400 and -32602 (Invalid params)"))
+    if answer.has_result():
+        return _verdict(raw, failed(f"{what} was answered with a result: a request missing a required _meta field "
+                                    "must be rejected"))
+    return _verdict(raw, failed(f"{what} got {answer.described()}, not 400 with -32602 (Invalid params)"))
+
+
 async def _name_bearing(ctx: CheckContext) -> tuple[str, dict[str, Any]] | None:
     """A read that changes nothing and carries a name: resources/read of a listed resource, else
     prompts/get of a listed prompt whose arguments are all optional."""
@@ -423,4 +474,7 @@ IMPLEMENTS = {
     "http.notification": notification,
     "http.method-header": method_header,
     "http.name-header": name_header,
+    "http.method-header-missing": method_header_missing,
+    "http.header-case": header_case,
+    "http.meta-required": meta_required,
 }

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 
 from mcpprobe.check.context import (
+    SERVER_INFO,
     CheckContext,
     Exchange,
     Verdict,
@@ -249,8 +250,24 @@ async def result_type(ctx: CheckContext) -> Verdict:
     return passed(f"all {len(ctx.answers)} results seen during the run carry a resultType")
 
 
+def _names_server(result: dict[str, Any]) -> bool:
+    meta = result.get("_meta")
+    info = meta.get(SERVER_INFO) if isinstance(meta, dict) else None
+    return isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)
+
+
+async def server_info(ctx: CheckContext) -> Verdict:
+    missing = [(rid, result) for rid, result in ctx.answers if not _names_server(result)]
+    if missing:
+        rid, _ = missing[0]
+        return warned(f"{len(missing)} of {len(ctx.answers)} results had no {SERVER_INFO} (name and version) in "
+                      f"their _meta, first the answer to request {inert(rid, 40)}")
+    return passed(f"all {len(ctx.answers)} results seen during the run name the server in their _meta")
+
+
 IMPLEMENTS = {
     "lifecycle.result-type": result_type,
+    "lifecycle.server-info": server_info,
     "lifecycle.ping": ping,
     "lifecycle.unknown-method": unknown_method,
     "lifecycle.invalid-params": invalid_params,

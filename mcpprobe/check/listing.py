@@ -201,6 +201,12 @@ async def call_named(ctx: CheckContext) -> Verdict:
     return await call_each(ctx)
 
 
+async def call_content(ctx: CheckContext) -> Verdict:
+    from mcpprobe.check.calls import call_content as judged
+
+    return await judged(ctx)
+
+
 CACHEABLE = ("supportedVersions", "tools", "resources", "resourceTemplates", "prompts", "contents")
 
 
@@ -229,4 +235,5 @@ IMPLEMENTS = {
     "tools.input-schema": input_schema,
     "tools.output-schema": output_schema,
     "tools.call-named": call_named,
+    "tools.call-content": call_content,
 }

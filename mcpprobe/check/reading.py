@@ -237,6 +237,9 @@ async def get_listed(ctx: CheckContext) -> Verdict:
         elif not isinstance(exchange.result.get("messages"), list) and exchange.result.get("resultType") in (
                 None, "complete"):
             problems.append(f"{name}: the result has no messages list")
+        elif isinstance(exchange.result.get("messages"), list):
+            messages = exchange.result["messages"]
+            ctx.expanded.append((name, len(messages), _message_problem(messages)))
     tail = f"; {left_out} with required arguments left out (--sample-arguments)" if left_out else ""
     if rejected:
         tail += (f"; {len(rejected)} refused the argument values mcpprobe made up with error -32602, as the "
@@ -251,6 +254,32 @@ async def get_listed(ctx: CheckContext) -> Verdict:
     return passed(f"expanded {judged} listed prompt(s){tail}")
 
 
+def _message_problem(messages: list[Any]) -> str | None:
+    """What is wrong with the first broken message of an expanded prompt, or None."""
+    from mcpprobe.check.calls import content_problem
+
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            return f"messages[{index}] has no role user or assistant"
+        problem = content_problem(message.get("content"))
+        if problem is not None:
+            return f"messages[{index}].content {problem}"
+    return None
+
+
+async def message_content(ctx: CheckContext) -> Verdict:
+    if not ctx.expanded:
+        return skipped("no prompt was expanded during the run (prompts.get-listed expands those without required "
+                       "arguments); nothing to judge")
+    problems = [f"{name}: {problem}" for name, _, problem in ctx.expanded if problem is not None]
+    if problems:
+        return failed(f"{len(problems)} of {len(ctx.expanded)} expanded prompts had a broken message: "
+                      + "; ".join(problems[:5]))
+    count = sum(messages for _, messages, _ in ctx.expanded)
+    return passed(f"every message ({count}) of {len(ctx.expanded)} expanded prompt(s) has a role and a valid "
+                  "content block")
+
+
 IMPLEMENTS = {
     "resources.read-listed": read_listed,
     "resources.mime-type": mime_type,
@@ -258,4 +287,5 @@ IMPLEMENTS = {
     "resources.unknown-uri": unknown_uri,
     "resources.subscribe": subscribe,
     "prompts.get-listed": get_listed,
+    "prompts.message-content": message_content,
 }

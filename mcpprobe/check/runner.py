@@ -11,7 +11,8 @@ The gate, for each selected check (--only, --skip, --level), in this order:
    MAY is reported as `warn`: only a MUST fails.
 
 Checks that close the session (`lifecycle.stdin-close-exit`) or judge all of it
-(`lifecycle.result-type`, `lifecycle.stdout-clean`) run last, in `LAST` order, and before them the
+(`lifecycle.result-type`, `lifecycle.server-info`, `lifecycle.stdout-clean`) run last, in `LAST` order, and
+before them the
 ones a fragile server may die on (`lifecycle.cancel-in-flight`, `lifecycle.unknown-method`, `lifecycle.invalid-params`:
 servers on old SDKs end on a notification or a method they do not know), so that such a death costs
 the other checks nothing; the checks after it are then `skipped`, naming the check that ended the
@@ -51,7 +52,8 @@ if TYPE_CHECKING:
 CheckFunction = Callable[[CheckContext], Awaitable[Verdict]]
 SIGNAL_GRACE = 5.0  # at most, for the event loop to act on a signal that came while a check held it
 LATE = ("lifecycle.cancel-in-flight", "lifecycle.unknown-method", "lifecycle.invalid-params")
-LAST = ("listing.cache-hints", "lifecycle.result-type", "lifecycle.stdin-close-exit", "lifecycle.stdout-clean")
+LAST = ("listing.cache-hints", "prompts.message-content", "lifecycle.result-type", "lifecycle.server-info",
+        "lifecycle.stdin-close-exit", "lifecycle.stdout-clean")
 ORDER = (*LATE, *LAST)
 
 

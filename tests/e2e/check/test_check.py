@@ -67,6 +67,9 @@ BROKEN = {
     "unknown-task-wrong": ("tasks.unknown-task", "fail", "legacy", ()),
     "unportable": ("portability.schema-constructs", "warn", "modern", ()),
     "no-cache-hints": ("listing.cache-hints", "fail", "modern", ()),
+    "no-server-info": ("lifecycle.server-info", "warn", "modern", ()),
+    "bad-content": ("tools.call-content", "fail", "modern", ("--call", "echo message=all-content")),
+    "bad-message": ("prompts.message-content", "fail", "legacy", ()),
 }
 
 
@@ -335,3 +338,29 @@ def test_the_values_sent_on_purpose_are_quoted_as_json_not_python() -> None:
     messages = {entry["id"]: entry["message"] for entry in doc["checks"]}
     assert 'the string id "mcpprobe-id-7" and' in messages["lifecycle.request-id-echo"]
     assert '("mcpprobe-invalid-cursor") was answered with a result' in messages["pagination.invalid-cursor"]
+
+
+def test_the_suite_coverage_table_is_generated_and_names_real_checks() -> None:
+    from mcpprobe.check.catalogue import CHECKS
+    from mcpprobe.check.scenarios import SCENARIOS, SUITE_VERSIONS, Coverage, replaced
+
+    page = (ROOT / "docs" / "commands" / "check.md").read_text(encoding="utf-8")
+    assert replaced(page) == page, "docs/commands/check.md's scenario table is out of date: run " \
+                                   "python -m mcpprobe.check.scenarios"
+    ids = {check.id for check in CHECKS}
+    for row in SCENARIOS:
+        assert set(row.checks) <= ids, (row.name, set(row.checks) - ids)
+        assert row.versions and set(row.versions) <= set(SUITE_VERSIONS), row.name
+        assert row.note, row.name
+        if row.coverage in (Coverage.COVERED, Coverage.PARTLY):
+            assert row.checks or row.name == "server-initialize", row.name
+    assert len({row.name for row in SCENARIOS}) == len(SCENARIOS)
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_a_named_call_with_every_content_type_passes_call_content(protocol: str) -> None:
+    code, doc = run_check("ok", "--call", "echo message=all-content", "--only", "tools.call-content",
+                          protocol=protocol)
+    entry = doc["checks"][0]
+    assert (code, entry["id"], entry["status"]) == (0, "tools.call-content", "pass"), entry
+    assert "every content block (5)" in entry["message"]

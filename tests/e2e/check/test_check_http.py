@@ -27,6 +27,10 @@ HTTP_BROKEN = {
     "method-header-ignored": ("http.method-header", "fail", ("modern",)),
     "name-header-ignored": ("http.name-header", "fail", ("modern",)),
     "session-space": ("http.session-delete", "fail", ("legacy",)),
+    "method-header-optional": ("http.method-header-missing", "fail", ("modern",)),
+    "header-name-case-sensitive": ("http.header-case", "fail", ("modern",)),
+    "header-value-casefolded": ("http.header-case", "fail", ("modern",)),
+    "meta-unchecked": ("http.meta-required", "fail", ("modern",)),
 }
 # auth_server.py flags -> (check id, the revision judged by)
 AUTH_BROKEN = {
@@ -89,7 +93,7 @@ def test_a_right_http_server_passes_every_check(protocol: str) -> None:
     found = statuses(doc)
     assert code == 0 and not {cid: s for cid, s in found.items() if s in BAD}, doc["checks"]
     http = {cid: s for cid, s in found.items() if cid.startswith("http.")}
-    applies = {"legacy": 7, "modern": 6, "2025-03-26": 5}[protocol]  # batch and version header: 2025-06-18 on
+    applies = {"legacy": 7, "modern": 9, "2025-03-26": 5}[protocol]  # batch and version header: 2025-06-18 on
     assert list(http.values()).count("pass") == applies, http
     # No 401: authorization is OPTIONAL, so these are n/a, never failures.
     assert {found["auth.challenge"], found["auth.resource-metadata"], found["auth.server-metadata"]} == {"n/a"}
@@ -273,3 +277,22 @@ def test_an_unknown_method_answered_with_200_fails_in_2026_07_28_only() -> None:
         _, right = run_check(url, "modern")
     entry = next(e for e in right["checks"] if e["id"] == "lifecycle.unknown-method")
     assert entry["status"] == "pass" and entry["detail"]["httpStatus"] == 404 and "HTTP 404" in entry["message"]
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_stdio_and_http_give_the_same_verdicts_where_the_transport_does_not_matter(protocol: str) -> None:
+    """The same server (check_server.py's answers, served over stdio, and over streamable HTTP by
+    check_http_server.py) gets the same verdict from every check that is not about one transport."""
+    with http_server([PY, str(HTTP_SERVER), "ok"]) as url:
+        _, over_http = run_check(url, protocol)
+    result = run_cli(["check", "--json", "--level", "may", "--unsafe", "--timeout", "10", "--protocol", protocol,
+                      "--", PY, str(ROOT / "tests" / "fixtures" / "check_server.py"), "ok"])
+    over_stdio = checked(json.loads(result.stdout))
+    from mcpprobe.check.catalogue import CHECKS
+
+    anywhere = {check.id for check in CHECKS if {"stdio", "http"} <= set(check.transports)}
+    http_verdicts = {cid: s for cid, s in statuses(over_http).items() if cid in anywhere}
+    stdio_verdicts = {cid: s for cid, s in statuses(over_stdio).items() if cid in anywhere}
+    assert over_http["protocolVersion"] == over_stdio["protocolVersion"]
+    assert len(http_verdicts) > 20 and "pass" in http_verdicts.values()
+    assert http_verdicts == stdio_verdicts

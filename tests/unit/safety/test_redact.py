@@ -179,6 +179,7 @@ GLOBAL_READERS = [
     "mcpprobe.cli.edge",  # the last line of a bug, from anywhere
     "mcpprobe.cli.invocation",  # sets it, for the layers below
     "mcpprobe.cli.main",  # clears it per command
+    "mcpprobe.cli.tap",  # sets it for the tap's record, log and report, as cli.invocation does for the others
     "mcpprobe.client.answers",  # the negotiation's answers, split out of client.negotiate (which read it already)
     "mcpprobe.client.catalog",
     "mcpprobe.client.connect",

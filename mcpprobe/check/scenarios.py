@@ -1,0 +1,314 @@
+"""The official conformance suite's server scenarios, each mapped to the checks of the catalogue
+that judge the same requirement, as data.
+
+The suite (`@modelcontextprotocol/conformance`, `conformance server --url URL`) is the reference
+many users run; `conformance list --server` names its scenarios and the spec versions each is
+scored at. `SCENARIOS` holds one row per scenario with those versions per suite release, how much
+of it `mcpprobe check` judges, and with which check ids. docs/commands/check.md's "Coverage of the
+conformance suite" table is written from it (`python -m mcpprobe.check.scenarios`), a test keeps the
+two equal, and an interop test keeps the rows equal to what each installed suite lists, so a
+scenario a later suite adds is a failing test, not silence.
+
+Standard library only, like the catalogue.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from types import MappingProxyType
+
+# The suite releases the table is kept equal to (the tests install these): the latest release and
+# the newest pre-release.
+SUITE_VERSIONS = ("0.1.16", "0.2.0-alpha.12")
+
+
+class Coverage(StrEnum):
+    COVERED = "covered"  # the checks judge what the scenario judges
+    PARTLY = "partly"  # the checks judge some of it; the note says what is missing
+    FIXTURE = "fixture-only"  # the scenario needs the suite's own fixture tools, resources or prompts
+    EXTENSION = "extension"  # an extension's scenario (tasks, skills): the note names the checks, if any
+    NOT_COVERED = "not covered"  # nothing judges it yet; the note says what is missing
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    versions: Mapping[str, tuple[str, ...]]  # suite release -> the spec versions it scores (as `list` prints)
+    coverage: Coverage
+    checks: tuple[str, ...]  # catalogue ids that judge (part of) the same requirement
+    note: str
+
+
+def _v(**by_suite: tuple[str, ...]) -> Mapping[str, tuple[str, ...]]:
+    names = {"v0116": "0.1.16", "v020a12": "0.2.0-alpha.12"}
+    return MappingProxyType({names[key]: value for key, value in by_suite.items()})
+
+
+_LEGACY = ("2025-06-18", "2025-11-25")
+_ALL = (*_LEGACY, "2026-07-28")
+_NOV = ("2025-11-25",)
+_NOV_DRAFT = ("2025-11-25", "2026-07-28")
+_DRAFT = ("2026-07-28",)
+_EXT = ("extension",)
+_BOTH_LEGACY = _v(v0116=_LEGACY, v020a12=_LEGACY)
+_BOTH_ALL = _v(v0116=_LEGACY, v020a12=_ALL)
+
+_TOOL_FIXTURE = ("asks `tools/call` of the suite's fixture tool `{tool}` and compares its result with the one the "
+                 "suite's reference server gives; a server without that tool fails the scenario. mcpprobe calls no "
+                 "tool unless named: with `--call`, `tools.call-named` and `tools.call-content` judge any named tool's "
+                 "result (a `content` list whose blocks each have what their type requires, `structuredContent` "
+                 "against `outputSchema`), not {what}")
+_PROMPT_FIXTURE = ("gets the suite's fixture prompt `{prompt}`; `prompts.get-listed` expands the server's own listed "
+                   "prompts (with `--sample-arguments` also those with required arguments) and judges the "
+                   "`messages` list, and `prompts.message-content` each message's role and content block, not {what}")
+_MRTR = ("the input-required result (SEP-2322, MRTR) of a call to one of the suite's fixture tools: {what}. Not "
+         "judged: mcpprobe does not yet answer input requests in a `--call`")
+_PROMPT_CHECKS = ("prompts.get-listed", "prompts.message-content")
+_SKILLS = "the skills extension (SEP-2640): {what}. No check of the catalogue judges skills yet"
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario("server-initialize", _BOTH_LEGACY, Coverage.COVERED, (),
+             "the handshake every check runs on, not a check of its own: an `initialize` the server does not answer "
+             "well is the run's error (exit 3 to 6), and so is a session id that is not visible ASCII (0x21 to "
+             "0x7E, a MUST from 2025-03-26), which could not be sent back"),
+    Scenario("server-session-lifecycle", _v(v020a12=("2025-03-26", *_LEGACY)), Coverage.COVERED,
+             ("http.notification", "http.session-delete", "http.unknown-session"),
+             "`notifications/initialized` accepted, DELETE answered (405 allowed), then 404 for the ended session"),
+    Scenario("server-stateless", _v(v020a12=_DRAFT), Coverage.PARTLY,
+             ("lifecycle.unknown-method", "lifecycle.result-type", "http.protocol-version",
+              "http.method-header", "http.meta-required", "lifecycle.server-info", "tasks.ext-undeclared-client"),
+             "judged: 404 and -32601 for an unknown method, `resultType`, 400 and -32022 for an unsupported version, "
+             "400 and -32020 when `Mcp-Method` contradicts the body, 400 and -32602 for a request without "
+             "`clientCapabilities` in `_meta` (over HTTP; not yet over stdio), `serverInfo` in every result's `_meta` "
+             "(a SHOULD), -32021 for the tasks extension "
+             "undeclared. Not judged: 404 for the methods 2026-07-28 removed (`ping`, `initialize`: a server of both "
+             "eras serves them to its legacy clients), "
+             "methods served but not declared, the `subscriptions/listen` acknowledgement, its tags and filter"),
+    Scenario("logging-set-level", _BOTH_LEGACY, Coverage.COVERED, ("logging.set-level",),
+             "`logging/setLevel` where `logging` is declared (the suite asks it of every server)"),
+    Scenario("ping", _BOTH_LEGACY, Coverage.COVERED, ("lifecycle.ping",), "an empty result to `ping`"),
+    Scenario("completion-complete", _BOTH_ALL, Coverage.PARTLY, ("completion.complete",),
+             "the suite completes an argument of its fixture prompt `test_prompt_with_arguments`; "
+             "`completion.complete` asks for the first argument of the server's own first prompt or template"),
+    Scenario("tools-list", _BOTH_ALL, Coverage.COVERED,
+             ("listing.complete", "tools.input-schema", "tools.name-rules"),
+             "every tool listed, each `inputSchema` an object schema, names by the naming rules"),
+    Scenario("tools-call-simple-text", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
+             _TOOL_FIXTURE.format(tool="test_simple_text", what="the fixture's expected text")),
+    Scenario("tools-call-image", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
+             _TOOL_FIXTURE.format(tool="test_image_content", what="the fixture's expected image")),
+    Scenario("tools-call-audio", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
+             _TOOL_FIXTURE.format(tool="test_audio_content", what="the fixture's expected audio")),
+    Scenario("tools-call-embedded-resource", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
+             _TOOL_FIXTURE.format(tool="test_embedded_resource", what="the fixture's expected resource")),
+    Scenario("tools-call-mixed-content", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
+             _TOOL_FIXTURE.format(tool="test_multiple_content_types", what="the fixture's expected blocks")),
+    Scenario("tools-call-with-logging", _BOTH_LEGACY, Coverage.FIXTURE, (),
+             _TOOL_FIXTURE.format(tool="test_tool_with_logging",
+                                  what="the `notifications/message` sent during the call (not judged at all)")),
+    Scenario("tools-call-error", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named",),
+             _TOOL_FIXTURE.format(tool="test_error_handling", what="that a failing tool answers `isError: true` "
+                                                                    "(an `isError` result passes `tools.call-named`)")),
+    Scenario("tools-call-with-progress", _BOTH_ALL, Coverage.FIXTURE, (),
+             _TOOL_FIXTURE.format(tool="test_tool_with_progress",
+                                  what="the `notifications/progress` sent during the call (not judged at all)")),
+    Scenario("tools-call-sampling", _BOTH_LEGACY, Coverage.FIXTURE, (),
+             _TOOL_FIXTURE.format(tool="test_sampling", what="the `sampling/createMessage` request the tool sends "
+                                                             "(not judged at all)")),
+    Scenario("tools-call-elicitation", _BOTH_LEGACY, Coverage.FIXTURE, (),
+             _TOOL_FIXTURE.format(tool="test_elicitation", what="the `elicitation/create` request the tool sends "
+                                                                "(not judged at all)")),
+    Scenario("json-schema-2020-12", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.FIXTURE, ("tools.input-schema",),
+             "the suite lists its fixture tool `json_schema_2020_12_tool` and wants `$schema`, `$defs`, "
+             "`additionalProperties` and the composition, conditional and anchor keywords kept as written; "
+             "`tools.input-schema` validates every listed `inputSchema` against its `$schema` dialect (2020-12 by "
+             "default), which a dropped keyword does not break"),
+    Scenario("elicitation-sep1034-defaults", _v(v0116=_NOV, v020a12=_NOV), Coverage.FIXTURE, (),
+             "calls the fixture tool `test_elicitation_sep1034_defaults` and judges the default values in its "
+             "`elicitation/create` schema; not judged (elicitation during a call is not answered by `check`)"),
+    Scenario("server-sse-polling", _v(v0116=_NOV, v020a12=_NOV), Coverage.NOT_COVERED, (),
+             "SEP-1699 polling: a priming event, the `retry` field, the server closing the stream and the client "
+             "resuming with `Last-Event-ID`, on the fixture tool `test_reconnection`; no check judges SSE resumption"),
+    Scenario("server-sse-multiple-streams", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.NOT_COVERED, (),
+             "several POST requests answered on concurrent SSE streams, each answer on its own stream; no check "
+             "sends requests concurrently on separate streams yet"),
+    Scenario("elicitation-sep1330-enums", _v(v0116=_NOV, v020a12=_NOV), Coverage.FIXTURE, (),
+             "calls the fixture tool `test_elicitation_sep1330_enums` and judges the enum schemas of its "
+             "`elicitation/create`; not judged (elicitation during a call is not answered by `check`)"),
+    Scenario("resources-list", _BOTH_ALL, Coverage.COVERED, ("listing.complete",),
+             "every resource listed, each valid under the revision's schema"),
+    Scenario("resources-read-text", _BOTH_ALL, Coverage.FIXTURE, ("resources.read-listed", "resources.mime-type"),
+             "reads the fixture resource `test://static-text`; the checks read the server's own listed resources "
+             "(a `contents` list, the `mimeType` agreeing), not the fixture's expected text"),
+    Scenario("resources-read-binary", _BOTH_ALL, Coverage.FIXTURE, ("resources.read-listed", "resources.mime-type"),
+             "reads the fixture resource `test://static-binary`; the checks read the server's own listed resources, "
+             "not the fixture's expected blob"),
+    Scenario("resources-templates-read", _BOTH_ALL, Coverage.FIXTURE, ("resources.template-expands",),
+             "reads `test://template/123/data` of the fixture template; `resources.template-expands` expands a "
+             "listed template whose variables are all optional, and reads it"),
+    Scenario("resources-subscribe", _BOTH_LEGACY, Coverage.COVERED, ("resources.subscribe",),
+             "the suite subscribes to its fixture `test://watched-resource`, the check to the first listed resource; "
+             "both judge that `resources/subscribe` is answered where `resources.subscribe` is declared"),
+    Scenario("resources-unsubscribe", _BOTH_LEGACY, Coverage.COVERED, ("resources.subscribe",),
+             "`resources/unsubscribe` answered after a subscription"),
+    Scenario("sep-2164-resource-not-found", _v(v020a12=_DRAFT), Coverage.PARTLY, ("resources.unknown-uri",),
+             "-32602 for an unknown URI and no empty `contents` are judged (and only where `resources` is declared: "
+             "the suite asks every server). The error's `data.uri`, which the suite scores as a SHOULD of the SEP, "
+             "is not judged: the 2026-07-28 text shows it only in an example, with no MUST or SHOULD"),
+    Scenario("sep-2640-skills-directory", _v(v020a12=_EXT), Coverage.EXTENSION, (),
+             _SKILLS.format(what="the skills directory")),
+    Scenario("sep-2640-skills-enumeration", _v(v020a12=_EXT), Coverage.EXTENSION, (),
+             _SKILLS.format(what="`skills/list`")),
+    Scenario("sep-2640-skills-manifest", _v(v020a12=_EXT), Coverage.EXTENSION, (),
+             _SKILLS.format(what="each skill's manifest, its digests and sizes")),
+    Scenario("prompts-list", _BOTH_ALL, Coverage.COVERED, ("listing.complete",),
+             "every prompt listed, each valid under the revision's schema"),
+    Scenario("prompts-get-simple", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
+             _PROMPT_FIXTURE.format(prompt="test_simple_prompt", what="the fixture's expected text")),
+    Scenario("prompts-get-with-args", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
+             _PROMPT_FIXTURE.format(prompt="test_prompt_with_arguments", what="that the arguments appear in it")),
+    Scenario("prompts-get-embedded-resource", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
+             _PROMPT_FIXTURE.format(prompt="test_prompt_with_embedded_resource",
+                                    what="the fixture's expected resource")),
+    Scenario("prompts-get-with-image", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
+             _PROMPT_FIXTURE.format(prompt="test_prompt_with_image", what="the fixture's expected image")),
+    Scenario("dns-rebinding-protection", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.PARTLY, ("http.origin",),
+             "a foreign `Origin` refused (with `--unsafe`). The suite sends a foreign `Host` with it and passes a "
+             "server that checks either; the specification's words name `Origin` only (2025-11-25 and 2026-07-28: "
+             "\"Servers **MUST** validate the `Origin` header on all incoming connections\"), so a `Host` check "
+             "would have no MUST or SHOULD behind it and none is made: a server that checks `Host` alone passes the "
+             "suite and fails `http.origin`"),
+    Scenario("caching", _v(v020a12=_DRAFT), Coverage.COVERED, ("listing.cache-hints",),
+             "`ttlMs` (at least 0) and `cacheScope` (`public` or `private`) on the list and read results (and "
+             "`server/discover`), for the kinds the server declared (the suite asks every kind)"),
+    Scenario("http-header-validation", _v(v020a12=_DRAFT), Coverage.PARTLY,
+             ("http.method-header", "http.name-header", "http.method-header-missing", "http.header-case"),
+             "`Mcp-Method` and `Mcp-Name` that contradict the body, and a missing `Mcp-Method`, get 400 and -32020; "
+             "the header's name is matched in any case and its value exactly. Not judged: a missing `Mcp-Name` on "
+             "`tools/call` (no tool is called unnamed), and values with surrounding whitespace (the HTTP client "
+             "refuses to send them; RFC 9110 has the server's HTTP parser strip them)"),
+    Scenario("http-custom-header-server-validation", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             "the server side of `x-mcp-header` (SEP-2243 custom headers: base64 values decoded, mismatches and "
+             "invalid characters rejected) on the suite's fixture tools; no check judges it"),
+    Scenario("tasks-lifecycle", _v(v020a12=_EXT), Coverage.EXTENSION,
+             ("tasks.ext-unknown-task", "tasks.ext-unknown-task-cancel", "tasks.ext-created-task-resolves"),
+             "tasks created by the suite's fixture tools (`slow`, `greet`, `failing`) polled to the end; the checks "
+             "judge an unknown task id, and with `--call` that a created task is found by `tasks/get`"),
+    Scenario("tasks-capability-negotiation", _v(v020a12=_EXT), Coverage.EXTENSION,
+             ("tasks.ext-undeclared-client", "tasks.ext-no-legacy-capability"),
+             "the extension declared under `capabilities.extensions` and gated on the client's declaration"),
+    Scenario("tasks-wire-fields", _v(v020a12=_EXT), Coverage.EXTENSION, ("tools.call-named",),
+             "`ttlMs` and the other `Task` fields on the wire; judged only on tasks a `--call` created"),
+    Scenario("tasks-request-state-removal", _v(v020a12=_EXT), Coverage.EXTENSION, (),
+             "no `requestState` on a `Task` (fixture tool `slow`); not judged"),
+    Scenario("tasks-mrtr-input", _v(v020a12=_EXT), Coverage.EXTENSION, (),
+             "a task waiting on input reports `input_required` with its `inputRequests` (fixture tools); not judged"),
+    Scenario("tasks-request-headers", _v(v020a12=_EXT), Coverage.EXTENSION, ("tasks.ext-unknown-task",),
+             "`Mcp-Method`/`Mcp-Name` on the tasks methods (fixture tools); the check sends the tasks methods with "
+             "the headers the connection sets, and a mismatch on them is not judged"),
+    Scenario("tasks-dispatch-and-envelope", _v(v020a12=_EXT), Coverage.EXTENSION,
+             ("tasks.ext-no-tasks-result", "tasks.ext-unknown-task-update"),
+             "the removed `tasks/result` answered -32601 and the envelope of the tasks methods; the fixture tools' "
+             "dispatch is not judged"),
+    Scenario("tasks-status-notifications", _v(v020a12=_EXT), Coverage.EXTENSION, ("tasks.ext-undeclared-listen",),
+             "`notifications/tasks` on `subscriptions/listen` are optional (MAY); the check judges only that they are "
+             "not sent to a client that did not declare the extension"),
+    Scenario("tasks-required-task-error", _v(v020a12=_EXT), Coverage.EXTENSION, (),
+             "-32021 for a tool that requires a task, called by a client without the extension (fixture tool); not "
+             "judged"),
+    Scenario("tasks-mrtr-composition", _v(v020a12=_EXT), Coverage.EXTENSION, (),
+             "a `CreateTaskResult` on the final round of an input-required loop (fixture tools); not judged"),
+    Scenario("input-required-result-basic-elicitation", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="an elicitation input request")),
+    Scenario("input-required-result-basic-sampling", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="a sampling input request")),
+    Scenario("input-required-result-basic-list-roots", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="a `roots/list` input request")),
+    Scenario("input-required-result-request-state", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="`requestState` echoed back")),
+    Scenario("input-required-result-multiple-input-requests", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="several input requests in one result")),
+    Scenario("input-required-result-multi-round", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="several rounds")),
+    Scenario("input-required-result-missing-input-response", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="a retry without the input responses asked")),
+    Scenario("input-required-result-non-tool-request", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="input asked by a request that is not `tools/call`")),
+    Scenario("input-required-result-result-type", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="`resultType: \"input_required\"`")),
+    Scenario("input-required-result-unsupported-methods", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="input requests of methods the client does not support")),
+    Scenario("input-required-result-tampered-state", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="a tampered `requestState` refused")),
+    Scenario("input-required-result-capability-check", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="no input request for a capability the client did not declare")),
+    Scenario("input-required-result-ignore-extra-params", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="extra params on the retry ignored")),
+    Scenario("input-required-result-validate-input", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
+             _MRTR.format(what="input responses validated")),
+)
+
+BEGIN = "<!-- scenarios: generated from mcpprobe/check/scenarios.py by `python -m mcpprobe.check.scenarios` -->"
+END = "<!-- scenarios: end -->"
+
+
+def listed(suite: str, rows: tuple[Scenario, ...] = SCENARIOS) -> dict[str, tuple[str, ...]]:
+    """The table's scenarios of one suite release, as `conformance list --server` prints them."""
+    return {row.name: row.versions[suite] for row in rows if suite in row.versions}
+
+
+def differences(suite: str, printed: dict[str, tuple[str, ...]],
+                rows: tuple[Scenario, ...] = SCENARIOS) -> list[str]:
+    """What the table and the suite's `list --server` disagree on, one line each (empty: they agree)."""
+    ours = listed(suite, rows)
+    lines = [f"{suite}: {name} {list(versions)} is listed by the suite but not in the table"
+             for name, versions in printed.items() if name not in ours]
+    lines += [f"{suite}: {name} is in the table but the suite does not list it" for name in ours if name not in printed]
+    lines += [f"{suite}: {name} is scored at {list(printed[name])}, the table says {list(ours[name])}"
+              for name in ours if name in printed and printed[name] != ours[name]]
+    return lines
+
+
+def parse_list(output: str) -> dict[str, tuple[str, ...]]:
+    """`conformance list --server`'s lines `  - NAME [V1,V2]` as {name: versions}."""
+    found: dict[str, tuple[str, ...]] = {}
+    for line in output.splitlines():
+        line = line.strip()
+        if not line.startswith("- "):
+            continue
+        name, _, rest = line[2:].partition(" ")
+        found[name] = tuple(v.strip() for v in rest.strip().strip("[]").split(",") if v.strip())
+    return found
+
+
+def table() -> str:
+    """The markdown table of docs/commands/check.md, between BEGIN and END."""
+    lines = [BEGIN, "", "| suite scenario | " + " | ".join(SUITE_VERSIONS) + " | coverage | mcpprobe checks | what |",
+             "|---|" + "---|" * len(SUITE_VERSIONS) + "---|---|---|"]
+    for row in SCENARIOS:
+        versions = [", ".join(row.versions[s]) if s in row.versions else "-" for s in SUITE_VERSIONS]
+        checks = ", ".join(f"`{c}`" for c in row.checks) or "-"
+        lines.append(f"| `{row.name}` | " + " | ".join(versions) + f" | {row.coverage.value} | {checks} | {row.note} |")
+    counts = {kind: sum(1 for row in SCENARIOS if row.coverage is kind) for kind in Coverage}
+    lines += ["", "Of " + str(len(SCENARIOS)) + " scenarios: " + ", ".join(
+        f"{n} {kind.value}" for kind, n in counts.items() if n) + ".", "", END]
+    return "\n".join(lines)
+
+
+def replaced(page: str) -> str:
+    """`page` with its table between BEGIN and END written anew."""
+    head, begin, rest = page.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not (begin and end):
+        raise ValueError("the page has no scenarios table markers")
+    return head + table() + tail
+
+
+if __name__ == "__main__":
+    target = Path(__file__).resolve().parents[2] / "docs" / "commands" / "check.md"
+    target.write_text(replaced(target.read_text(encoding="utf-8")), encoding="utf-8")
+    print(target.name, file=sys.stderr)

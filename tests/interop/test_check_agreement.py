@@ -1,0 +1,122 @@
+"""`mcpprobe check` and the official suite's server mode judge the same server alike, scenario by
+scenario, where both judge: tests/fixtures/check_http_server.py over streamable HTTP, right
+(`ok`) and broken on purpose, in 2025-11-25 and 2026-07-28.
+
+Each scenario runs with the suite release that scores it at that version (the latest release
+first, else the newest pre-release), against a fixture started for that version alone (the
+fixture is one dual-era server whose state follows the last handshake). A scenario's suite verdict
+is `pass` when every check it records is SUCCESS, leaving out the suite checks named in IGNORED,
+each a documented difference (docs/commands/check.md, "Coverage of the conformance suite");
+mcpprobe's is `pass` when every check id the row names passes. The table of scenarios to checks is
+mcpprobe/check/scenarios.py's, so a row that claims coverage is held to it here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import CONFORMANCE_PRERELEASE, CONFORMANCE_VERSION, PY, ROOT, checked, http_server, run_cli
+
+from mcpprobe.check.scenarios import SCENARIOS
+
+pytestmark = [pytest.mark.conformance, pytest.mark.interop]
+
+HTTP_SERVER = ROOT / "tests" / "fixtures" / "check_http_server.py"
+# The scenarios both judge on this fixture, per spec version. Left out: those that need the suite's
+# fixture tools (the fixture has none of them), server-stateless (mcpprobe judges a part of it only,
+# and the fixture is known to fail the parts it does not: the coverage table says which).
+JUDGED = {
+    "2025-11-25": ("server-initialize", "ping", "logging-set-level", "tools-list", "resources-list",
+                   "prompts-list", "resources-subscribe", "resources-unsubscribe", "dns-rebinding-protection",
+                   "server-session-lifecycle"),
+    "2026-07-28": ("tools-list", "resources-list", "prompts-list", "dns-rebinding-protection", "caching",
+                   "http-header-validation", "sep-2164-resource-not-found"),
+}
+# Suite checks that judge what mcpprobe does not, and why (never a false alarm: no MUST or SHOULD in
+# the revision's text, or not judged yet).
+IGNORED = {
+    "sep-2164-data-uri": "2026-07-28 shows the error's data.uri only in an example, with no MUST or SHOULD",
+    "sep-2243-server-accepts-whitespace-header-value": "values with surrounding whitespace are not sent (the "
+                                                      "HTTP client refuses to write them)",
+}
+# fixture mode -> (version, scenario): the scenario the mode breaks, which both must fail; every other
+# scenario both still pass.
+BROKEN = {
+    "origin-ignored": ("2026-07-28", "dns-rebinding-protection"),
+    "method-header-optional": ("2026-07-28", "http-header-validation"),
+    "header-value-casefolded": ("2026-07-28", "http-header-validation"),
+    "delete-ignored": ("2025-11-25", "server-session-lifecycle"),
+}
+ROWS = {row.name: row for row in SCENARIOS}
+
+
+def _suite_for(scenario: str, version: str, release, prerelease):
+    row = ROWS[scenario]
+    if version in row.versions.get(CONFORMANCE_VERSION, ()):
+        return release
+    assert version in row.versions[CONFORMANCE_PRERELEASE], (scenario, version)
+    return prerelease
+
+
+def _suite_verdict(suite, url: str, scenario: str, version: str, out: Path) -> tuple[str, list[dict]]:
+    proc = subprocess.run([str(suite.node), str(suite.entry), "server", "--url", url, "--scenario", scenario,
+                           "--spec-version", version, "-o", str(out)], capture_output=True, text=True, timeout=120)
+    checks: list[dict] = []
+    for found in out.rglob("checks.json"):
+        checks = json.loads(found.read_text())
+    assert checks, f"{scenario}: the suite recorded no checks (exit {proc.returncode}): {proc.stdout[-2000:]}"
+    judged = [c for c in checks if c["id"] not in IGNORED]
+    return ("pass" if all(c["status"] == "SUCCESS" for c in judged) else "fail"), judged
+
+
+def _check_ids(scenario: str) -> tuple[str, ...]:
+    return ROWS[scenario].checks or ("handshake",)  # server-initialize: the handshake every check runs on
+
+
+def _mcpprobe_verdicts(url: str, version: str) -> dict[str, str]:
+    result = run_cli(["check", "--json", "--level", "may", "--unsafe", "--timeout", "20", "--protocol",
+                      version if version != "2026-07-28" else "modern", url])
+    doc = checked(json.loads(result.stdout))
+    assert doc["protocolVersion"] == version, doc.get("error")
+    found = {c["id"]: c["status"] for c in doc["checks"]}
+    found["handshake"] = "pass" if not doc.get("error") else "fail"
+    verdicts = {}
+    for scenario in JUDGED[version]:
+        statuses = [found[i] for i in _check_ids(scenario)]
+        assert "error" not in statuses and "n/a" not in statuses, (scenario, statuses)
+        # skipped: nothing to judge on this server (a check sends nothing where nothing applies)
+        verdicts[scenario] = "pass" if all(s in ("pass", "skipped") for s in statuses) else "fail"
+    return verdicts
+
+
+def _compare(mode: str, version: str, release, prerelease, tmp_path: Path) -> dict[str, tuple[str, str]]:
+    with http_server([PY, str(HTTP_SERVER), mode]) as url:
+        ours = _mcpprobe_verdicts(url, version)
+    table: dict[str, tuple[str, str]] = {}
+    for scenario in JUDGED[version]:
+        # A fresh fixture per scenario: the suite's scenarios leave sessions and subscriptions behind.
+        with http_server([PY, str(HTTP_SERVER), mode]) as url:
+            suite = _suite_for(scenario, version, release, prerelease)
+            verdict, checks = _suite_verdict(suite, url, scenario, version, tmp_path / mode / version / scenario)
+        assert verdict == ours[scenario], (scenario, verdict, ours[scenario], checks)
+        table[scenario] = (verdict, ours[scenario])
+    return table
+
+
+@pytest.mark.parametrize("version", sorted(JUDGED))
+def test_check_and_the_suite_agree_on_the_right_fixture(version: str, conformance, conformance_prerelease,
+                                                        tmp_path: Path) -> None:
+    table = _compare("ok", version, conformance, conformance_prerelease, tmp_path)
+    assert table == {scenario: ("pass", "pass") for scenario in JUDGED[version]}
+
+
+@pytest.mark.parametrize("mode", sorted(BROKEN))
+def test_check_and_the_suite_agree_on_a_broken_fixture(mode: str, conformance, conformance_prerelease,
+                                                       tmp_path: Path) -> None:
+    version, broken = BROKEN[mode]
+    table = _compare(mode, version, conformance, conformance_prerelease, tmp_path)
+    assert table == {scenario: ("fail", "fail") if scenario == broken else ("pass", "pass")
+                     for scenario in JUDGED[version]}
