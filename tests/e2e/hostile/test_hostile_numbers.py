@@ -44,7 +44,7 @@ def test_a_task_ttl_out_of_range_is_bounded_by_timeout(tmp_path: Path, ttl: str)
     `call` waited for a never-ending task for ever; now it is refused with a finding and --timeout
     bounds the wait."""
     record = tmp_path / "received.jsonl"
-    code, doc, stderr, took = mcpprobe(["call", "forever", "--json", "--timeout", "3",
+    code, doc, stderr, took = mcpprobe(["call", "forever", "--yes", "--json", "--timeout", "3",
                                         "--env", f"TASKS_EXT_RECORD={record}",
                                         "--", PY, str(TASKS_EXT), "--ttl", ttl], timeout=60)
     assert code == 6, stderr  # a timeout, said
