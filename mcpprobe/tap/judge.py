@@ -93,6 +93,7 @@ class _Connection:
     init_id: str | None = None
     init_answered: bool = False
     modern: bool = False  # the 2026-07-28 era: server/discover and _meta, no initialize
+    legacy_sse: bool = False  # the deprecated HTTP+SSE transport (an `endpoint` event came): no version header
     initialized: bool = False
     gap: bool = False
     pending_c: dict[str, _Request] = field(default_factory=dict)
@@ -135,6 +136,8 @@ class Judge:
             self._open()
         elif event == "exit":
             self._close()
+        elif event == "endpoint":
+            self._connection().legacy_sse = True
         elif event == "skipped":
             count = entry.get("messages")
             self.skipped += count if isinstance(count, int) else 0
@@ -304,10 +307,13 @@ class Judge:
         conn.last_client_request = index
 
     def _version_header(self, conn: _Connection, index: int, method: str, rid: Any) -> None:
-        """Over HTTP, from 2025-06-18 on: the negotiated version in MCP-Protocol-Version on every request after
-        initialize."""
+        """Over streamable HTTP, from 2025-06-18 on: the negotiated version in MCP-Protocol-Version on every
+        request after initialize. Not over the deprecated HTTP+SSE transport: the header is defined in the
+        streamable HTTP transport's text ("Protocol Version Header"), and the older transport, kept for
+        backwards compatibility as 2024-11-05 defined it, has none; a false alarm there would call every
+        SSE client wrong."""
         http = self._http
-        if http is None or method == "initialize" or conn.modern or not conn.init_answered:
+        if http is None or method == "initialize" or conn.modern or not conn.init_answered or conn.legacy_sse:
             return
         if conn.version is None or conn.version < "2025-06-18":
             return

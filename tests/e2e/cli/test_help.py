@@ -26,7 +26,7 @@ EXPECTED = {"--server": "Server", "--config": "Server", "--server-json": "Server
 
 # Commands whose options of these names are their own: auth's (a login's --timeout, --json), the exporter's
 # and servers' --config (the configs are what they read, not how a server is named).
-OWN_NAMES = ("auth", "exporter", "servers")
+OWN_NAMES = ("auth", "exporter", "servers", "tap")  # tap: its --format and --report are its report's
 
 
 def _leaves(group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
