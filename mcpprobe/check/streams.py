@@ -1,0 +1,499 @@
+"""The streams of streamable HTTP, and the server side of `x-mcp-header`: checks of the `http` family
+that read whole answers (event streams to their end or to their answer, several at once) where the
+other http checks read the start of one.
+
+- `http.concurrent-requests`: a few requests in flight at once, each answered (JSON, or an event
+  stream of its own) with its own id, none lost, crossed or broadcast.
+- `http.sse-priming` (2025-11-25): an event stream opens with an event id and empty data.
+- `http.sse-resume` (2025-03-26 to 2025-11-25): a GET with the `Last-Event-ID` of an event the
+  server issued resumes that stream (or gets 405), never another stream's messages.
+- `http.param-header` (2026-07-28): a tool named with --call, whose inputSchema mirrors a parameter
+  into an `Mcp-Param-*` header, sent with that header contradicting the body (then without it) gets
+  400 and -32020; only where calling the tool again is allowed without asking (read-only, --yes).
+
+Every request goes out as the other http checks send theirs (mcpprobe.check.http.Raw: the
+connection's headers, a client of its own, --rate), and every wait is bounded by --timeout. What is
+read of each answer is bounded (STREAM_BYTES), and shown as evidence made inert.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from mcpprobe.check.catalogue import Status
+from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed, skipped, warned
+from mcpprobe.check.http import HEADER_MISMATCH, Raw, RawAnswer
+
+STREAMS = 3  # requests in flight at once: "a few" (the light-load rule)
+STREAM_BYTES = 256 * 1024  # read of one answer, at most
+SHOWN_CHARS = 4096  # of an answer kept for the evidence
+SETTLE_MIN = 1.0  # seconds: the least a resumed stream is read for (see `_settle`)
+SETTLE_RTTS = 10  # ... else this many of the slowest round trip measured, at most --timeout
+LOAD_STATUSES = (429, 503)  # a refusal for load (rate limited, unavailable): not a verdict on the rule
+JSON_TYPE, SSE_TYPE = "application/json", "text/event-stream"
+
+
+@dataclass
+class Block:
+    """One event of an event stream as written: its `id` (None: no id field), its data lines (None:
+    no data field), whether it set `retry`."""
+
+    id: str | None = None
+    data: list[str] | None = None
+    retry: bool = False
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.data or [])
+
+    @property
+    def empty(self) -> bool:
+        return not self.text.strip() or self.text.strip() == "{}"  # "{}": as the suite counts a priming event
+
+    def message(self) -> dict[str, Any] | None:
+        if self.empty:
+            return None
+        try:
+            value = json.loads(self.text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+
+def blocks(text: str) -> list[Block]:
+    """The complete events of an event stream's text (the WHATWG format: CRLF, CR or LF line ends,
+    a blank line ends an event, `:` begins a comment). An event with no field at all is none."""
+    found: list[Block] = []
+    normal = text.replace("\r\n", "\n").replace("\r", "\n")
+    for chunk in normal.split("\n\n")[:-1]:  # the last piece has no blank line after it yet
+        block, seen = Block(), False
+        for line in chunk.split("\n"):
+            if not line or line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "id" and "\x00" not in value:
+                block.id, seen = value, True
+            elif name == "data":
+                block.data = [*(block.data or []), value]
+                seen = True
+            elif name == "retry" and value.isascii() and value.isdigit():
+                block.retry, seen = True, True
+            elif name == "event":
+                seen = True
+        if seen:
+            found.append(block)
+    return found
+
+
+def _is_response(message: dict[str, Any]) -> bool:
+    return "method" not in message and ("result" in message or "error" in message) and "id" in message
+
+
+@dataclass
+class StreamRead:
+    """One HTTP exchange read to its end, or to the answer it waited for, within --timeout."""
+
+    raw: RawAnswer  # what was sent, the status and headers, and the body's start (the evidence)
+    request_id: Any = None
+    text: str = ""
+    events: list[Block] = field(default_factory=list)
+    ended: bool = False  # the server ended the body
+    answered: bool = False  # the response to `request_id` came
+    json_message: Any = None  # the body of an application/json answer, parsed (None: none that parses)
+    rtt: float = 0.0  # seconds from the request to the status line
+
+    @property
+    def content_type(self) -> str:
+        return self.raw.content_type
+
+    @property
+    def status(self) -> int | None:
+        return self.raw.status
+
+    def messages(self) -> list[dict[str, Any]]:
+        if self.content_type == JSON_TYPE:
+            return [self.json_message] if isinstance(self.json_message, dict) else []
+        return [message for block in self.events if (message := block.message()) is not None]
+
+    def responses(self) -> list[Any]:
+        """The ids of the JSON-RPC responses it carried, in order."""
+        return [message.get("id") for message in self.messages() if _is_response(message)]
+
+    @property
+    def event_ids(self) -> list[str]:
+        return [block.id for block in self.events if block.id is not None]
+
+
+async def read_stream(raw: Raw, client: Any, verb: str, *, body: Any = None, headers: dict[str, str],
+                      request_id: Any = None, until: float, read_for: float | None = None,
+                      stop: Callable[[StreamRead], bool] | None = None, on_read: Callable[[], None] | None = None,
+                      hold: anyio.Event | None = None) -> StreamRead:
+    """`verb` sent with `headers` (and `body`), its answer read until the response to `request_id`
+    came, `stop(read)` says so, the body ended, `read_for` seconds passed since the headers came, or
+    the monotonic time `until`. Then `on_read()`, and with `hold` the stream is kept open until `hold`
+    is set (or `until`), so that the server has the requests in flight at once. Never raises."""
+    content = json.dumps(body) if body is not None else None
+    answer = RawAnswer(f"{verb} {raw.url}", headers, content)
+    raw.answers.append(answer)
+    read = StreamRead(answer, request_id)
+    started = time.perf_counter()
+    chunks = bytearray()
+    told = False
+
+    def tell() -> None:
+        nonlocal told
+        if not told and on_read is not None:
+            told = True
+            on_read()
+
+    try:
+        with anyio.fail_after(max(until - time.monotonic(), 0.0)):
+            async with client.stream(verb, raw.url, content=content, headers=headers) as response:
+                read.rtt = time.perf_counter() - started
+                answer.status = response.status_code
+                answer.headers = {k.lower(): v for k, v in response.headers.items()}
+                scope = anyio.CancelScope(deadline=time.monotonic() + read_for if read_for is not None else until)
+                with scope:
+                    async for chunk in response.aiter_bytes():
+                        chunks += chunk[:STREAM_BYTES - len(chunks)]
+                        read.text = chunks.decode("utf-8", "replace")
+                        _take(read)
+                        if len(chunks) >= STREAM_BYTES or (request_id is not None and read.answered) \
+                                or (stop is not None and stop(read)):
+                            break
+                    else:
+                        read.ended = True
+                tell()
+                if hold is not None:
+                    await hold.wait()
+    except TimeoutError:
+        if answer.status is None:
+            answer.problem = f"no HTTP answer within --timeout ({raw.ctx.session.settings.timeout:g} s)"
+    except Exception as exc:  # noqa: BLE001 - an httpx error of any kind is what the check reports
+        answer.problem = f"the request failed: {type(exc).__name__}: {exc}"
+    finally:
+        tell()
+    read.text = chunks.decode("utf-8", "replace")
+    _take(read)
+    answer.body = read.text[:SHOWN_CHARS]
+    answer.body_ended = read.ended
+    answer.ms = (time.perf_counter() - started) * 1000
+    return read
+
+
+def _take(read: StreamRead) -> None:
+    if read.content_type == JSON_TYPE:
+        try:
+            read.json_message = json.loads(read.text)
+        except ValueError:
+            read.json_message = None
+    else:
+        read.events = blocks(read.text)
+    read.answered = read.request_id is not None and any(
+        _same_id(found, read.request_id) for found in read.responses())
+
+
+def _same_id(found: Any, sent: Any) -> bool:
+    return type(found) is type(sent) and found == sent
+
+
+def _until(ctx: CheckContext) -> float:
+    return time.monotonic() + ctx.session.settings.timeout
+
+
+def _verdict(raw: Raw, verdict: Verdict) -> Verdict:
+    verdict.evidence = raw.evidence()
+    return verdict
+
+
+def _ids(values: list[Any]) -> str:
+    return ", ".join(inert(json.dumps(value), 60) for value in values) or "none"
+
+
+def _answer_kind(read: StreamRead) -> str:
+    return {JSON_TYPE: "JSON", SSE_TYPE: "an event stream"}.get(read.content_type, read.raw.described())
+
+
+# ----- http.concurrent-requests
+
+
+async def concurrent_requests(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+    sent = [raw.message(method, params) for _ in range(STREAMS)]
+    until = _until(ctx)
+    reads: list[StreamRead | None] = [None] * STREAMS
+    left = STREAMS
+    held = anyio.Event()  # set when every answer was read: until then each stream is kept open
+
+    def read_one() -> None:
+        nonlocal left
+        left -= 1
+        if left == 0:
+            held.set()
+
+    async def one(index: int, message: dict[str, Any], headers: dict[str, str], client: Any) -> None:
+        reads[index] = await read_stream(raw, client, "POST", body=message, headers=headers,
+                                         request_id=message["id"], until=until, on_read=read_one, hold=held)
+
+    async with raw.transport.raw_client() as client, anyio.create_task_group() as group:
+        for index, (message, headers) in enumerate(sent):
+            await ctx.pace()
+            group.start_soon(one, index, message, headers, client)
+    done_reads = [read for read in reads if read is not None]
+    return _verdict(raw, _judge_concurrent(ctx, method, [message for message, _ in sent], done_reads))
+
+
+def _judge_concurrent(ctx: CheckContext, method: str, messages: list[dict[str, Any]],
+                      reads: list[StreamRead]) -> Verdict:
+    ids = [message["id"] for message in messages]
+    what = f"{len(ids)} {method} requests sent at once"
+    if len(reads) < len(ids) or all(read.status is None for read in reads):
+        problem = next((read.raw.problem for read in reads if read.raw.problem), "no answer within --timeout")
+        return errored(f"{what}: {problem}")
+    load = [read for read in reads if read.status in LOAD_STATUSES]
+    if load:
+        return warned(f"{what}: {len(load)} refused for load (HTTP {load[0].status}); the server may limit "
+                      "concurrency, but each request must be answered with JSON or an event stream")
+    wrong = [read for read in reads if read.status is None or read.status >= 300
+             or read.content_type not in (JSON_TYPE, SSE_TYPE)]
+    if wrong:
+        said = "; ".join(f"id {inert(json.dumps(read.request_id), 40)}: {read.raw.described()}" for read in wrong)
+        return failed(f"{what}: not each was answered with application/json or text/event-stream ({said})")
+    # Where each response went: (stream index, response id).
+    seen = [(index, found) for index, read in enumerate(reads) for found in read.responses()]
+    broadcast = [found for found in ids if sum(1 for _, got in seen if _same_id(got, found)) > 1
+                 and len({index for index, got in seen if _same_id(got, found)}) > 1]
+    if broadcast and not ctx.modern:
+        return failed(f"{what}: the response to {_ids(broadcast)} came on more than one stream: the server MUST "
+                      "NOT broadcast the same message across multiple streams")
+    for read in reads:
+        if read.content_type == JSON_TYPE and read.json_message is not None and not read.answered:
+            got = read.responses()
+            return failed(f"{what}: the JSON answer to id {inert(json.dumps(read.request_id), 40)} is "
+                          + (f"the response to {_ids(got)}" if got else "no JSON-RPC response")
+                          + ": a response MUST include the same id as the request it answers")
+    crossed = [(read, [got for got in read.responses() if not _same_id(got, read.request_id)]) for read in reads]
+    crossed = [(read, got) for read, got in crossed if got]
+    if crossed:
+        read, got = crossed[0]
+        return warned(f"{what}: the event stream of id {inert(json.dumps(read.request_id), 40)} carried the "
+                      f"response to {_ids(got)}: each request's stream is its own, and SHOULD include the response "
+                      "to the request sent in its POST")
+    unanswered = [read for read in reads if not read.answered]
+    if unanswered:
+        read = unanswered[0]
+        how = "ended" if read.ended else f"stayed open past --timeout ({ctx.session.settings.timeout:g} s)"
+        return warned(f"{what}: the event stream of id {inert(json.dumps(read.request_id), 40)} {how} without "
+                      "its response; it SHOULD include the response to the request sent in its POST")
+    kinds = sorted({_answer_kind(read) for read in reads})
+    return passed(f"{what} were each answered ({' and '.join(kinds)}) with their own id; none lost, crossed or "
+                  "repeated on another stream")
+
+
+# ----- http.sse-priming and http.sse-resume
+
+
+async def _post_read(raw: Raw, client: Any, method: str, params: dict[str, Any] | None, until: float) -> StreamRead:
+    message, headers = raw.message(method, params)
+    await raw.ctx.pace()
+    return await read_stream(raw, client, "POST", body=message, headers=headers, request_id=message["id"],
+                             until=until)
+
+
+def _not_a_stream(read: StreamRead, method: str) -> Verdict | None:
+    """A verdict when the answer is no event stream to judge: nothing came (error), an HTTP error
+    (not this check's rule: the run's other checks judge it), or JSON (n/a: the server may answer so)."""
+    if read.status is None:
+        return errored(f"{read.raw.line}: {read.raw.problem}")
+    if read.content_type == JSON_TYPE and read.status < 300:
+        return Verdict(Status.NA, f"the server answered {method} with application/json, not an event stream "
+                                  "(which it may): no stream to judge")
+    if read.content_type != SSE_TYPE or read.status >= 300:
+        return skipped(f"the server answered {method} with {read.raw.described()}, not an event stream; "
+                       "nothing to judge")
+    return None
+
+
+async def sse_priming(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+    async with raw.transport.raw_client() as client:
+        read = await _post_read(raw, client, method, params, _until(ctx))
+    verdict = _not_a_stream(read, method)
+    if verdict is not None:
+        return _verdict(raw, verdict)
+    if not read.events:
+        return _verdict(raw, errored(f"the event stream answering {method} brought no event within --timeout"))
+    first = read.events[0]
+    retry = any(block.retry for block in read.events)
+    if first.id is not None and first.empty:
+        return _verdict(raw, passed(f"the event stream answering {method} opened with a priming event (id "
+                                    f"{inert(json.dumps(first.id), 60)}, empty data)"
+                                    + ("" if retry else "; no retry field (asked only before the server closes a "
+                                                        "stream early)")))
+    shown = "with no id" if first.id is None else "with data"
+    return _verdict(raw, failed(f"the event stream answering {method} opened with an event {shown}, not with an "
+                                "event id and an empty data field to prime the client to reconnect"))
+
+
+def _settle(*reads: StreamRead, timeout: float) -> float:
+    """How long a resumed stream is read for when the server keeps it open: the replay of an event
+    store is written as the stream opens, so SETTLE_RTTS round trips of the slowest measured (at
+    least SETTLE_MIN, at most --timeout) see it on a slow machine too."""
+    slowest = max((read.rtt for read in reads), default=0.0)
+    return min(timeout, max(SETTLE_MIN, SETTLE_RTTS * slowest))
+
+
+async def sse_resume(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+    timeout = ctx.session.settings.timeout
+    async with raw.transport.raw_client() as client:
+        first = await _post_read(raw, client, method, params, _until(ctx))
+        verdict = _not_a_stream(first, method)
+        if verdict is not None:
+            return _verdict(raw, verdict)
+        if not first.event_ids:
+            return _verdict(raw, Verdict(Status.NA, f"the event stream answering {method} carried no event id: it "
+                                                    "is not resumable (servers MAY attach ids); nothing to resume"))
+        other = await _post_read(raw, client, method, params, _until(ctx))
+        resume_from = first.event_ids[0]
+        headers = raw.transport.request_headers()
+        headers.pop("Content-Type", None)
+        headers = {k: v for k, v in headers.items() if k.lower() not in ("mcp-method", "mcp-name")}
+        headers["Accept"] = SSE_TYPE
+        headers["Last-Event-ID"] = resume_from
+        other_ids = {key for key in other.event_ids} - set(first.event_ids)
+        mine = first.request_id
+
+        def wrong(read: StreamRead) -> bool:
+            return bool(_foreign(read, mine, other_ids))
+
+        await ctx.pace()
+        settle = _settle(first, other, timeout=timeout)
+        # request_id None: the replayed response to `mine` does not end the read (what follows it is judged too)
+        resumed = await read_stream(raw, client, "GET", headers=headers, until=_until(ctx), read_for=settle,
+                                    stop=wrong)
+        resumed.request_id = mine
+        _take(resumed)
+    return _verdict(raw, _judge_resume(ctx, method, first, resumed, other_ids, settle))
+
+
+def _foreign(read: StreamRead, mine: Any, other_ids: set[str]) -> list[str]:
+    """What a stream resumed from `mine`'s has that belongs to another stream: responses to other
+    requests, events with the other stream's ids."""
+    found = [f"the response to {_ids([got])}" for got in read.responses() if not _same_id(got, mine)]
+    found += [f"the event {inert(json.dumps(block.id), 60)} of another stream" for block in read.events
+              if block.id in other_ids]
+    return found
+
+
+def _judge_resume(ctx: CheckContext, method: str, first: StreamRead, resumed: StreamRead, other_ids: set[str],
+                  settle: float) -> Verdict:
+    last = inert(json.dumps(first.event_ids[0]), 60)
+    if resumed.status is None:
+        return errored(f"{resumed.raw.line}: {resumed.raw.problem}")
+    if resumed.status == 405:
+        return passed(f"GET with Last-Event-ID: {last} got 405: the server does not offer resumption, which it may")
+    if resumed.status != 200 or resumed.content_type != SSE_TYPE:
+        return warned(f"GET with Last-Event-ID: {last} (an event id the server issued answering {method}) got "
+                      f"{resumed.raw.described()}: a GET is answered with text/event-stream or 405")
+    foreign = _foreign(resumed, first.request_id, other_ids)
+    if foreign:
+        return failed(f"the stream resumed with Last-Event-ID: {last} replayed {foreign[0]}: the server MUST NOT "
+                      "replay messages that would have been delivered on a different stream")
+    if resumed.answered:
+        return passed(f"GET with Last-Event-ID: {last} resumed the stream of {method} (its response replayed), and "
+                      "nothing of another stream")
+    how = "ended" if resumed.ended else f"stayed open ({settle:.1f} s read)"
+    return passed(f"GET with Last-Event-ID: {last} opened an event stream that replayed nothing of another stream "
+                  f"(it {how}; replaying is a MAY)")
+
+
+# ----- http.param-header
+
+
+def _mismatched(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value - 1 if value > 0 else value + 1
+    return "mcpprobe-mismatch" if value != "mcpprobe-mismatch" else "mcpprobe-mismatch-2"
+
+
+async def param_header(ctx: CheckContext) -> Verdict:
+    from mcpprobe.check.calls import named_calls
+    from mcpprobe.client.headers import encode, rendered, value_at
+    from mcpprobe.operations.checks import confirmation_needed
+
+    if not ctx.options.calls:
+        return skipped("no tool named with --call; nothing sent (check never calls a tool on its own)")
+    done = await named_calls(ctx)
+    if done.verdict.status is Status.ERROR:
+        return skipped(f"the named calls were not made ({done.verdict.message}); nothing sent")
+    listing = await ctx.listing("tools")
+    tools = {item.get("name"): item for item in listing.items if isinstance(item, dict)}
+    yes = bool(ctx.options.confirmer is not None and ctx.options.confirmer.yes)
+    raw = Raw(ctx)
+    judged: list[str] = []
+    notes: list[str] = []
+    for run in done.runs:
+        name = run.call.tool
+        declared = ctx.session.tool_headers.get(name) or ()
+        arguments = (run.exchange.params or {}).get("arguments")
+        param = next((p for p in declared if rendered(value_at(arguments, p.path)) is not None), None)
+        if param is None:
+            continue
+        if run.exchange.result is None:
+            notes.append(f"{inert(name, 60)}: its named call got no result, so the arguments are not known good")
+            continue
+        tool = tools.get(name, {})
+        if confirmation_needed(tool, yes=yes, interactive=False) == "non-interactive":
+            notes.append(f"{inert(name, 60)} is not marked read-only and --yes was not given: a server that does "
+                         "not check the header would run it again")
+            continue
+        value = value_at(arguments, param.path)
+        wrong_value = rendered(_mismatched(value))
+        assert wrong_value is not None
+        right = ctx.session.param_headers(name, arguments)
+        shown = f"tools/call of {inert(name, 60)}"
+        for change, said in ((encode(wrong_value), f"{param.header}: {inert(encode(wrong_value), 40)} (the body's "
+                                                   f"{inert(param.where, 40)} is {inert(json.dumps(value), 40)})"),
+                             (None, f"no {param.header} (the body's {inert(param.where, 40)} has a value)")):
+            headers: dict[str, str | None] = {**right, param.header: change}
+            answer = await raw.post("tools/call", {"name": name, "arguments": arguments}, headers=headers)
+            if answer.status is None:
+                return _verdict(raw, errored(f"{answer.line}: {answer.problem}"))
+            error = answer.json_error()
+            if answer.status == 400 and error is not None and error.get("code") == HEADER_MISMATCH:
+                continue
+            if answer.has_result():
+                return _verdict(raw, failed(f"{shown} with {said} was answered with a result: the tool ran on a "
+                                            "request whose header does not match its body, which the server MUST "
+                                            "reject with 400 and -32020 (HeaderMismatch)"))
+            return _verdict(raw, failed(f"{shown} with {said} got {answer.described()}, not 400 with -32020 "
+                                        "(HeaderMismatch)"))
+        judged.append(f"{inert(name, 60)} ({param.header})")
+    if not judged:
+        reason = "; ".join(notes) if notes else ("no named tool has an x-mcp-header parameter given a value in its "
+                                                 "arguments")
+        return _verdict(raw, skipped(f"{reason}; nothing sent"))
+    return _verdict(raw, passed(f"tools/call of {', '.join(judged)} with the header contradicting the body, and "
+                                "without it, got 400 and -32020 (HeaderMismatch) each: the tool was not run"
+                                + (f"; {'; '.join(notes)}" if notes else "")))
+
+
+IMPLEMENTS = {
+    "http.concurrent-requests": concurrent_requests,
+    "http.sse-priming": sse_priming,
+    "http.sse-resume": sse_resume,
+    "http.param-header": param_header,
+}
