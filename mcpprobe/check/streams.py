@@ -388,11 +388,12 @@ async def sse_resume(ctx: CheckContext) -> Verdict:
 
 
 def _foreign(read: StreamRead, mine: Any, other_ids: set[str]) -> list[str]:
-    """What a stream resumed from `mine`'s has that belongs to another stream: responses to other
-    requests, events with the other stream's ids."""
+    """The messages a stream resumed from `mine`'s has that belong to another stream: responses to
+    other requests, and JSON-RPC messages in events of the other stream's ids. (An event without a
+    message, such as another stream's priming event, is no message: the rule names messages.)"""
     found = [f"the response to {_ids([got])}" for got in read.responses() if not _same_id(got, mine)]
-    found += [f"the event {inert(json.dumps(block.id), 60)} of another stream" for block in read.events
-              if block.id in other_ids]
+    found += [f"a message of another stream (event {inert(json.dumps(block.id), 60)})" for block in read.events
+              if block.id in other_ids and block.message() is not None]
     return found
 
 
