@@ -18,6 +18,8 @@ read of each answer is bounded (STREAM_BYTES), and shown as evidence made inert.
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -42,11 +44,12 @@ JSON_TYPE, SSE_TYPE = "application/json", "text/event-stream"
 @dataclass
 class Block:
     """One event of an event stream as written: its `id` (None: no id field), its data lines (None:
-    no data field), whether it set `retry`."""
+    no data field), whether it set `retry`; and its data as a JSON-RPC message (parsed once)."""
 
     id: str | None = None
     data: list[str] | None = None
     retry: bool = False
+    message: dict[str, Any] | None = None
 
     @property
     def text(self) -> str:
@@ -56,40 +59,67 @@ class Block:
     def empty(self) -> bool:
         return not self.text.strip() or self.text.strip() == "{}"  # "{}": as the suite counts a priming event
 
-    def message(self) -> dict[str, Any] | None:
-        if self.empty:
-            return None
-        try:
-            value = json.loads(self.text)
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
 
-
-def blocks(text: str) -> list[Block]:
-    """The complete events of an event stream's text (the WHATWG format: CRLF, CR or LF line ends,
-    a blank line ends an event, `:` begins a comment). An event with no field at all is none."""
-    found: list[Block] = []
-    normal = text.replace("\r\n", "\n").replace("\r", "\n")
-    for chunk in normal.split("\n\n")[:-1]:  # the last piece has no blank line after it yet
-        block, seen = Block(), False
-        for line in chunk.split("\n"):
-            if not line or line.startswith(":"):
-                continue
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "id" and "\x00" not in value:
-                block.id, seen = value, True
-            elif name == "data":
-                block.data = [*(block.data or []), value]
-                seen = True
-            elif name == "retry" and value.isascii() and value.isdigit():
-                block.retry, seen = True, True
-            elif name == "event":
-                seen = True
-        if seen:
-            found.append(block)
+def block(text: str) -> Block | None:
+    """One event's text (its lines, LF-ended) as a Block; None for one with no field at all."""
+    found, seen = Block(), False
+    for line in text.split("\n"):
+        if not line or line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "id" and "\x00" not in value:
+            found.id, seen = value, True
+        elif name == "data":
+            found.data = [*(found.data or []), value]
+            seen = True
+        elif name == "retry" and value.isascii() and value.isdigit():
+            found.retry, seen = True, True
+        elif name == "event":
+            seen = True
+    if not seen:
+        return None
+    if not found.empty:
+        with contextlib.suppress(ValueError):
+            value = json.loads(found.text)
+            found.message = value if isinstance(value, dict) else None
     return found
+
+
+class Events:
+    """An incremental reader of the WHATWG event-stream format (CRLF, CR or LF line ends, a blank line
+    ends an event, `:` begins a comment): each byte is looked at a bounded number of times, however
+    the server cuts its stream into chunks."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pieces: list[str] = []  # the event being read, not yet ended
+        self._newline = False  # the text read so far ends with a line end
+        self._cr = False  # ... and that line end was a CR (an LF right after it is part of it)
+
+    def feed(self, data: bytes) -> list[Block]:
+        text = self._decoder.decode(data)
+        if self._cr and text.startswith("\n"):
+            text = text[1:]
+        if text:
+            self._cr = text.endswith("\r")
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        found: list[Block] = []
+        while text:
+            if self._newline and text.startswith("\n"):
+                end, skip = 0, 1  # the blank line: the previous chunk ended the last line
+            else:
+                end = text.find("\n\n")
+                if end < 0:
+                    self._pieces.append(text)
+                    self._newline = text.endswith("\n")
+                    break
+                skip = 2
+            got = block("".join(self._pieces) + text[:end])
+            if got is not None:
+                found.append(got)
+            self._pieces, self._newline, text = [], False, text[end + skip:]
+        return found
 
 
 def _is_response(message: dict[str, Any]) -> bool:
@@ -102,7 +132,6 @@ class StreamRead:
 
     raw: RawAnswer  # what was sent, the status and headers, and the body's start (the evidence)
     request_id: Any = None
-    text: str = ""
     events: list[Block] = field(default_factory=list)
     ended: bool = False  # the server ended the body
     answered: bool = False  # the response to `request_id` came
@@ -120,25 +149,32 @@ class StreamRead:
     def messages(self) -> list[dict[str, Any]]:
         if self.content_type == JSON_TYPE:
             return [self.json_message] if isinstance(self.json_message, dict) else []
-        return [message for block in self.events if (message := block.message()) is not None]
+        return [event.message for event in self.events if event.message is not None]
 
     def responses(self) -> list[Any]:
         """The ids of the JSON-RPC responses it carried, in order."""
         return [message.get("id") for message in self.messages() if _is_response(message)]
 
+    def answers(self, events: list[Block]) -> bool:
+        """Whether `events` hold the response to `request_id`."""
+        return self.request_id is not None and any(
+            event.message is not None and _is_response(event.message)
+            and _same_id(event.message.get("id"), self.request_id) for event in events)
+
     @property
     def event_ids(self) -> list[str]:
-        return [block.id for block in self.events if block.id is not None]
+        return [event.id for event in self.events if event.id is not None]
 
 
 async def read_stream(raw: Raw, client: Any, verb: str, *, body: Any = None, headers: dict[str, str],
                       request_id: Any = None, until: float, read_for: float | None = None,
-                      stop: Callable[[StreamRead], bool] | None = None, on_read: Callable[[], None] | None = None,
+                      stop: Callable[[list[Block]], bool] | None = None, on_read: Callable[[], None] | None = None,
                       hold: anyio.Event | None = None) -> StreamRead:
     """`verb` sent with `headers` (and `body`), its answer read until the response to `request_id`
-    came, `stop(read)` says so, the body ended, `read_for` seconds passed since the headers came, or
-    the monotonic time `until`. Then `on_read()`, and with `hold` the stream is kept open until `hold`
-    is set (or `until`), so that the server has the requests in flight at once. Never raises."""
+    came, `stop(new events)` says so, the body ended, `read_for` seconds passed since the headers
+    came, or the monotonic time `until`. Then `on_read()`, and with `hold` the stream is kept open
+    until `hold` is set (or `until`), so that the server has the requests in flight at once. Never
+    raises."""
     content = json.dumps(body) if body is not None else None
     answer = RawAnswer(f"{verb} {raw.url}", headers, content)
     raw.answers.append(answer)
@@ -159,20 +195,26 @@ async def read_stream(raw: Raw, client: Any, verb: str, *, body: Any = None, hea
                 read.rtt = time.perf_counter() - started
                 answer.status = response.status_code
                 answer.headers = {k.lower(): v for k, v in response.headers.items()}
+                parser = Events() if answer.content_type == SSE_TYPE else None
                 scope = anyio.CancelScope(deadline=time.monotonic() + read_for if read_for is not None else until)
+                # Kept referenced until the stream is let go: an iterator left to the garbage collector
+                # after `break` is finalized, which closes the response (and the connection) at once.
+                body_chunks = response.aiter_bytes()
                 with scope:
-                    async for chunk in response.aiter_bytes():
-                        chunks += chunk[:STREAM_BYTES - len(chunks)]
-                        read.text = chunks.decode("utf-8", "replace")
-                        _take(read)
-                        if len(chunks) >= STREAM_BYTES or (request_id is not None and read.answered) \
-                                or (stop is not None and stop(read)):
+                    async for chunk in body_chunks:
+                        chunk = chunk[:STREAM_BYTES - len(chunks)]
+                        chunks += chunk
+                        new = parser.feed(chunk) if parser is not None else []
+                        read.events += new
+                        read.answered = read.answered or read.answers(new)
+                        if len(chunks) >= STREAM_BYTES or read.answered or (stop is not None and stop(new)):
                             break
                     else:
                         read.ended = True
                 tell()
                 if hold is not None:
                     await hold.wait()
+                await body_chunks.aclose()
     except TimeoutError:
         if answer.status is None:
             answer.problem = f"no HTTP answer within --timeout ({raw.ctx.session.settings.timeout:g} s)"
@@ -180,24 +222,16 @@ async def read_stream(raw: Raw, client: Any, verb: str, *, body: Any = None, hea
         answer.problem = f"the request failed: {type(exc).__name__}: {exc}"
     finally:
         tell()
-    read.text = chunks.decode("utf-8", "replace")
-    _take(read)
-    answer.body = read.text[:SHOWN_CHARS]
+    text = chunks.decode("utf-8", "replace")
+    if answer.content_type == JSON_TYPE:
+        with contextlib.suppress(ValueError):
+            read.json_message = json.loads(text)
+        read.answered = request_id is not None and isinstance(read.json_message, dict) \
+            and _is_response(read.json_message) and _same_id(read.json_message.get("id"), request_id)
+    answer.body = text[:SHOWN_CHARS]
     answer.body_ended = read.ended
     answer.ms = (time.perf_counter() - started) * 1000
     return read
-
-
-def _take(read: StreamRead) -> None:
-    if read.content_type == JSON_TYPE:
-        try:
-            read.json_message = json.loads(read.text)
-        except ValueError:
-            read.json_message = None
-    else:
-        read.events = blocks(read.text)
-    read.answered = read.request_id is not None and any(
-        _same_id(found, read.request_id) for found in read.responses())
 
 
 def _same_id(found: Any, sent: Any) -> bool:
@@ -374,8 +408,8 @@ async def sse_resume(ctx: CheckContext) -> Verdict:
         other_ids = {key for key in other.event_ids} - set(first.event_ids)
         mine = first.request_id
 
-        def wrong(read: StreamRead) -> bool:
-            return bool(_foreign(read, mine, other_ids))
+        def wrong(events: list[Block]) -> bool:
+            return bool(_foreign(events, mine, other_ids))
 
         await ctx.pace()
         settle = _settle(first, other, timeout=timeout)
@@ -383,17 +417,19 @@ async def sse_resume(ctx: CheckContext) -> Verdict:
         resumed = await read_stream(raw, client, "GET", headers=headers, until=_until(ctx), read_for=settle,
                                     stop=wrong)
         resumed.request_id = mine
-        _take(resumed)
+        resumed.answered = resumed.answers(resumed.events)
     return _verdict(raw, _judge_resume(ctx, method, first, resumed, other_ids, settle))
 
 
-def _foreign(read: StreamRead, mine: Any, other_ids: set[str]) -> list[str]:
+def _foreign(events: list[Block], mine: Any, other_ids: set[str]) -> list[str]:
     """The messages a stream resumed from `mine`'s has that belong to another stream: responses to
     other requests, and JSON-RPC messages in events of the other stream's ids. (An event without a
     message, such as another stream's priming event, is no message: the rule names messages.)"""
-    found = [f"the response to {_ids([got])}" for got in read.responses() if not _same_id(got, mine)]
-    found += [f"a message of another stream (event {inert(json.dumps(block.id), 60)})" for block in read.events
-              if block.id in other_ids and block.message() is not None]
+    found = [f"the response to {_ids([event.message.get('id')])}" for event in events
+             if event.message is not None and _is_response(event.message)
+             and not _same_id(event.message.get("id"), mine)]
+    found += [f"a message of another stream (event {inert(json.dumps(event.id), 60)})" for event in events
+              if event.id in other_ids and event.message is not None]
     return found
 
 
@@ -407,7 +443,7 @@ def _judge_resume(ctx: CheckContext, method: str, first: StreamRead, resumed: St
     if resumed.status != 200 or resumed.content_type != SSE_TYPE:
         return warned(f"GET with Last-Event-ID: {last} (an event id the server issued answering {method}) got "
                       f"{resumed.raw.described()}: a GET is answered with text/event-stream or 405")
-    foreign = _foreign(resumed, first.request_id, other_ids)
+    foreign = _foreign(resumed.events, first.request_id, other_ids)
     if foreign:
         return failed(f"the stream resumed with Last-Event-ID: {last} replayed {foreign[0]}: the server MUST NOT "
                       "replay messages that would have been delivered on a different stream")
