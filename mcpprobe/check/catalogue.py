@@ -124,7 +124,9 @@ FAMILIES: tuple[Family, ...] = (
            "those calls), and nothing is sent where the extension is not declared."),
     Family("http", "mcpprobe.check.http", "Streamable HTTP",
            "Origin, MCP-Protocol-Version, sessions, DELETE, the GET stream, batches, notifications and the "
-           "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's."),
+           "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's; several requests "
+           "in flight at once, event streams (priming, resumption with Last-Event-ID), and the server side of "
+           "x-mcp-header (with --call)."),
     Family("auth", "mcpprobe.check.auth", "Authorization",
            "the 401 challenge and the metadata documents of a protected server, from mcpprobe's own diagnosis; "
            "n/a where the server asks for no authorization (which is OPTIONAL in MCP)."),
