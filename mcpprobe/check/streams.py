@@ -282,21 +282,22 @@ async def concurrent_requests(ctx: CheckContext) -> Verdict:
             await ctx.pace()
             group.start_soon(one, index, message, headers, client)
     done_reads = [read for read in reads if read is not None]
-    return _verdict(raw, _judge_concurrent(ctx, method, [message for message, _ in sent], done_reads))
+    return _verdict(raw, judge_concurrent(method, [message["id"] for message, _ in sent], done_reads,
+                                          modern=ctx.modern, timeout=ctx.session.settings.timeout))
 
 
-def _judge_concurrent(ctx: CheckContext, method: str, messages: list[dict[str, Any]],
-                      reads: list[StreamRead]) -> Verdict:
-    ids = [message["id"] for message in messages]
+def judge_concurrent(method: str, ids: list[Any], reads: list[StreamRead], *, modern: bool,
+                     timeout: float) -> Verdict:
+    """The verdict on `reads`, the answers to the requests of `ids` sent at once (in that order)."""
     what = f"{len(ids)} {method} requests sent at once"
-    if len(reads) < len(ids) or all(read.status is None for read in reads):
+    if len(reads) < len(ids) or any(read.status is None for read in reads):
         problem = next((read.raw.problem for read in reads if read.raw.problem), "no answer within --timeout")
         return errored(f"{what}: {problem}")
     load = [read for read in reads if read.status in LOAD_STATUSES]
     if load:
         return warned(f"{what}: {len(load)} refused for load (HTTP {load[0].status}); the server may limit "
                       "concurrency, but each request must be answered with JSON or an event stream")
-    wrong = [read for read in reads if read.status is None or read.status >= 300
+    wrong = [read for read in reads if read.status is None or not 200 <= read.status < 300
              or read.content_type not in (JSON_TYPE, SSE_TYPE)]
     if wrong:
         said = "; ".join(f"id {inert(json.dumps(read.request_id), 40)}: {read.raw.described()}" for read in wrong)
@@ -305,12 +306,21 @@ def _judge_concurrent(ctx: CheckContext, method: str, messages: list[dict[str, A
     seen = [(index, found) for index, read in enumerate(reads) for found in read.responses()]
     broadcast = [found for found in ids if sum(1 for _, got in seen if _same_id(got, found)) > 1
                  and len({index for index, got in seen if _same_id(got, found)}) > 1]
-    if broadcast and not ctx.modern:
+    if broadcast and not modern:
         return failed(f"{what}: the response to {_ids(broadcast)} came on more than one stream: the server MUST "
                       "NOT broadcast the same message across multiple streams")
     for read in reads:
-        if read.content_type == JSON_TYPE and read.json_message is not None and not read.answered:
+        if read.content_type == JSON_TYPE and read.json_message is None:
+            if not read.ended:
+                return errored(f"{what}: the JSON answer to id {inert(json.dumps(read.request_id), 40)} did not end "
+                               f"within --timeout or {STREAM_BYTES // 1024} KiB")
+            return failed(f"{what}: the application/json answer to id {inert(json.dumps(read.request_id), 40)} is "
+                          "not JSON: the server MUST return one JSON object")
+        if read.content_type == JSON_TYPE and not read.answered:
             got = read.responses()
+            if got == [None]:  # an error "in detecting the id" (JSON-RPC 2.0): not a crossed answer
+                return warned(f"{what}: the JSON answer to id {inert(json.dumps(read.request_id), 40)} is an error "
+                              "with a null id")
             return failed(f"{what}: the JSON answer to id {inert(json.dumps(read.request_id), 40)} is "
                           + (f"the response to {_ids(got)}" if got else "no JSON-RPC response")
                           + ": a response MUST include the same id as the request it answers")
@@ -324,7 +334,7 @@ def _judge_concurrent(ctx: CheckContext, method: str, messages: list[dict[str, A
     unanswered = [read for read in reads if not read.answered]
     if unanswered:
         read = unanswered[0]
-        how = "ended" if read.ended else f"stayed open past --timeout ({ctx.session.settings.timeout:g} s)"
+        how = "ended" if read.ended else f"stayed open past --timeout ({timeout:g} s)"
         return warned(f"{what}: the event stream of id {inert(json.dumps(read.request_id), 40)} {how} without "
                       "its response; it SHOULD include the response to the request sent in its POST")
     kinds = sorted({_answer_kind(read) for read in reads})

@@ -44,3 +44,75 @@ def test_a_multibyte_character_cut_between_chunks_is_kept() -> None:
     data = "data: {\"text\": \"é\"}\n\n".encode()
     cut = data.index("é".encode()) + 1
     assert events_of([data[:cut], data[cut:]])[0][3] == {"text": "é"}
+
+
+# ----- http.concurrent-requests: the verdict on three answers (judge_concurrent)
+
+from mcpprobe.check.catalogue import Status  # noqa: E402
+from mcpprobe.check.http import RawAnswer  # noqa: E402
+from mcpprobe.check.streams import StreamRead, judge_concurrent  # noqa: E402
+
+IDS = ["a", "b", "c"]
+
+
+def sse(request_id: str, *answer_ids: str, ended: bool = True) -> StreamRead:
+    text = "id: 0\ndata:\n\n" + "".join(f'data: {{"jsonrpc": "2.0", "id": "{i}", "result": {{}}}}\n\n'
+                                        for i in answer_ids)
+    read = StreamRead(RawAnswer("POST /mcp", {}, None, status=200, headers={"content-type": "text/event-stream"}),
+                      request_id, events=Events().feed(text.encode()), ended=ended)
+    read.answered = read.answers(read.events)
+    return read
+
+
+def as_json(request_id: str, body: object, status: int = 200) -> StreamRead:
+    read = StreamRead(RawAnswer("POST /mcp", {}, None, status=status, headers={"content-type": "application/json"}),
+                      request_id, ended=True, json_message=body)
+    read.answered = isinstance(body, dict) and body.get("id") == request_id
+    return read
+
+
+def verdict(reads: list[StreamRead], *, modern: bool = False) -> tuple[Status, str]:
+    found = judge_concurrent("ping", IDS, reads, modern=modern, timeout=10)
+    return found.status, found.message
+
+
+def test_each_answered_on_its_own_passes() -> None:
+    status, message = verdict([sse("a", "a"), as_json("b", {"jsonrpc": "2.0", "id": "b", "result": {}}),
+                               sse("c", "c")])
+    assert status is Status.PASS and "JSON and an event stream" in message
+
+
+def test_a_response_on_two_streams_is_broadcast_before_2026() -> None:
+    reads = [sse("a", "a", "b"), sse("b", "b"), sse("c", "c")]
+    assert verdict(reads)[0] is Status.FAIL and "MUST NOT broadcast" in verdict(reads)[1]
+    # 2026-07-28 has no such words: another request's response on a stream is a warning (SHOULD)
+    assert verdict(reads, modern=True)[0] is Status.WARN
+
+
+def test_a_response_on_the_wrong_stream_alone_is_a_warning() -> None:
+    status, message = verdict([sse("a", "b"), sse("b"), sse("c", "c")])
+    assert status is Status.WARN and 'carried the response to "b"' in message
+
+
+def test_a_json_answer_with_another_id_fails() -> None:
+    reads = [as_json("a", {"jsonrpc": "2.0", "id": "z", "result": {}}), sse("b", "b"), sse("c", "c")]
+    status, message = verdict(reads)
+    assert status is Status.FAIL and "MUST include the same id" in message
+
+
+def test_a_stream_without_its_response_is_a_warning() -> None:
+    status, message = verdict([sse("a", "a"), sse("b", "b"), sse("c", ended=False)])
+    assert status is Status.WARN and "stayed open past --timeout (10 s) without its response" in message
+
+
+def test_refused_for_load_warns_and_another_status_fails() -> None:
+    busy = as_json("c", {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "busy"}}, status=429)
+    assert verdict([sse("a", "a"), sse("b", "b"), busy])[0] is Status.WARN
+    conflict = as_json("c", {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "x"}}, status=409)
+    assert verdict([sse("a", "a"), sse("b", "b"), conflict])[0] is Status.FAIL
+
+
+def test_no_http_answer_is_an_error_not_a_verdict() -> None:
+    lost = StreamRead(RawAnswer("POST /mcp", {}, None, problem="no HTTP answer within --timeout (10 s)"), "c")
+    status, message = verdict([sse("a", "a"), sse("b", "b"), lost])
+    assert status is Status.ERROR and "no HTTP answer" in message
