@@ -812,7 +812,8 @@ CHECKS: tuple[Check, ...] = (
           methods=("tools/call",),
           how="Only with `--call 'TOOL K=V ...'`, after the named call (`tools.call-named`, made once per run, with "
               "its confirmation), for each named tool whose inputSchema marks a parameter with `x-mcp-header` and "
-              "whose arguments give it a value, and whose call got a result. Sends the same `tools/call` with that "
+              "whose arguments give it a value, and whose call got a result (not a task: sent again, the call would "
+              "make another). Sends the same `tools/call` with that "
               "parameter's `Mcp-Param-*` header contradicting the body (another string; the integer one off; the "
               "other boolean), then with the header left out: each must get 400 with error -32020. A result fails "
               "(and stops: nothing more is sent), as does any other answer. A server that follows the rule rejects "

@@ -502,6 +502,9 @@ async def param_header(ctx: CheckContext) -> Verdict:
         if run.exchange.result is None:
             notes.append(f"{inert(name, 60)}: its named call got no result, so the arguments are not known good")
             continue
+        if run.outcome.task is not None:
+            notes.append(f"{inert(name, 60)} ran as a task: the call sent again would make another")
+            continue
         tool = tools.get(name, {})
         if confirmation_needed(tool, yes=yes, interactive=False) == "non-interactive":
             notes.append(f"{inert(name, 60)} is not marked read-only and --yes was not given: a server that does "
