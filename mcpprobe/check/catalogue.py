@@ -772,6 +772,23 @@ CHECKS: tuple[Check, ...] = (
               "connection prior to terminating the SSE stream, it SHOULD send an SSE event with a standard retry "
               "field\"), which a `ping` gives no cause to do; the conformance suite's `server-sse-polling` needs "
               "its fixture tool `test_reconnection` for that."),
+    Check("http.sse-retry", "an event stream closed before its response sets retry, and resuming it brings the "
+                            "response", Level.SHOULD, "basic/transports#sending-messages-to-the-server",
+          (("2025-11-25", "After the server has sent an SSE event with an event ID to the client, the server **MAY** "
+                          "close the _connection_ (without terminating the _SSE stream_) at any time in order to "
+                          "avoid holding a long-lived connection. ... If the server does close the _connection_ "
+                          "prior to terminating the _SSE stream_, it **SHOULD** send an SSE event with a standard "
+                          "`retry` field before closing the connection. ... The SSE stream **SHOULD** eventually "
+                          "include a JSON-RPC _response_ for the JSON-RPC _request_ sent in the POST body."),),
+          revisions=("2025-11-25",), transports=("http",),
+          how="POSTs `ping` and reads the event stream it is answered with. Where the server closes it after an "
+              "event id and before the response (a server that polls: SEP-1699), the stream must have carried a "
+              "`retry` field, and resuming it as a client does (after the `retry` time, GET with `Last-Event-ID`, "
+              "twice at most, within --timeout) must bring the response; either missing is a warning, and so is a "
+              "stream that ends before its response with no event id at all. A stream that brings its response, "
+              "or a JSON answer, is n/a: the server did not close early, which it need not. The conformance "
+              "suite provokes the early close with its fixture tool `test_reconnection`; `ping` judges only a "
+              "server that closes every stream so."),
     Check("http.sse-resume", "a GET with Last-Event-ID resumes that stream or gets 405, never another stream's",
           Level.MUST, "basic/transports#resumability-and-redelivery",
           (("2025-03-26 to 2025-11-25", "If the client wishes to resume after a broken connection, it **SHOULD** "

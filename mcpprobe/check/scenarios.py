@@ -131,14 +131,14 @@ SCENARIOS: tuple[Scenario, ...] = (
              "calls the fixture tool `test_elicitation_sep1034_defaults` and judges the default values in its "
              "`elicitation/create` schema; not judged (elicitation during a call is not answered by `check`)"),
     Scenario("server-sse-polling", _v(v0116=_NOV, v020a12=_NOV), Coverage.PARTLY,
-             ("http.sse-priming", "http.sse-resume"),
+             ("http.sse-priming", "http.sse-retry", "http.sse-resume"),
              "SEP-1699 polling. Judged on the event stream answering a `ping` (n/a where the server answers JSON, "
-             "which it may): the priming event, an id and empty data first (a SHOULD, as the suite scores it), and "
-             "a GET with the `Last-Event-ID` of an event the server sent, answered by resuming that stream or with "
-             "405, never with another stream's messages (a MUST). Fixture-only: the `retry` field and the server "
-             "closing the stream before the response, then the client resuming to get it, which the suite provokes "
-             "with its fixture tool `test_reconnection`; a `ping` gives a server no cause to close early, and one "
-             "that never does is not wrong"),
+             "which it may): the priming event, an id and empty data first (a SHOULD, as the suite scores it); a "
+             "GET with the `Last-Event-ID` of an event the server sent, answered by resuming that stream or with "
+             "405, never with another stream's messages (a MUST); and where the server closes the `ping`'s stream "
+             "before its response, the `retry` field and the response brought by resuming (SHOULDs). "
+             "Fixture-only: the same for a server that closes early only in a long call, which the suite provokes "
+             "with its fixture tool `test_reconnection` (a server that never closes early is not wrong)"),
     Scenario("server-sse-multiple-streams", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.COVERED,
              ("http.concurrent-requests",),
              "three POST requests in flight at once, each answered with JSON or an event stream of its own (the "

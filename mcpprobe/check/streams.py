@@ -31,12 +31,17 @@ import anyio
 from mcpprobe.check.catalogue import Status
 from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed, skipped, warned
 from mcpprobe.check.http import HEADER_MISMATCH, Raw, RawAnswer
+from mcpprobe.safety.numbers import digits
+from mcpprobe.wire.sse import MAX_RETRY_MS
 
 STREAMS = 3  # requests in flight at once: "a few" (the light-load rule)
 STREAM_BYTES = 256 * 1024  # read of one answer, at most
 SHOWN_CHARS = 4096  # of an answer kept for the evidence
 SETTLE_MIN = 1.0  # seconds: the least a resumed stream is read for (see `_settle`)
 SETTLE_RTTS = 10  # ... else this many of the slowest round trip measured, at most --timeout
+DEFAULT_RETRY_MS = 1000  # the wait before resuming where the server named none (the connection's too)
+RESUMPTIONS = 2  # of one stream the server closed before its response, at most
+CLOSE_EARLY = ("2025-11-25",)  # "the server MAY close the connection (without terminating the SSE stream)"
 LOAD_STATUSES = (429, 503)  # a refusal for load (rate limited, unavailable): not a verdict on the rule
 JSON_TYPE, SSE_TYPE = "application/json", "text/event-stream"
 
@@ -44,11 +49,12 @@ JSON_TYPE, SSE_TYPE = "application/json", "text/event-stream"
 @dataclass
 class Block:
     """One event of an event stream as written: its `id` (None: no id field), its data lines (None:
-    no data field), whether it set `retry`; and its data as a JSON-RPC message (parsed once)."""
+    no data field), the `retry` it set (milliseconds, None: none); and its data as a JSON-RPC message
+    (parsed once)."""
 
     id: str | None = None
     data: list[str] | None = None
-    retry: bool = False
+    retry: int | None = None
     message: dict[str, Any] | None = None
 
     @property
@@ -74,7 +80,7 @@ def block(text: str) -> Block | None:
             found.data = [*(found.data or []), value]
             seen = True
         elif name == "retry" and value.isascii() and value.isdigit():
-            found.retry, seen = True, True
+            found.retry, seen = digits(value, MAX_RETRY_MS), True
         elif name == "event":
             seen = True
     if not seen:
@@ -255,6 +261,42 @@ def _answer_kind(read: StreamRead) -> str:
     return {JSON_TYPE: "JSON", SSE_TYPE: "an event stream"}.get(read.content_type, read.raw.described())
 
 
+def _resume_headers(raw: Raw, last_id: str) -> dict[str, str]:
+    """The connection's headers for a GET that resumes a stream from `last_id`."""
+    headers = {k: v for k, v in raw.transport.request_headers().items()
+               if k.lower() not in ("content-type", "mcp-method", "mcp-name")}
+    headers["Accept"] = SSE_TYPE
+    headers["Last-Event-ID"] = last_id
+    return headers
+
+
+def _closed_early(read: StreamRead) -> bool:
+    """An event stream the server ended after an event id, before the response: one to resume."""
+    return read.content_type == SSE_TYPE and read.ended and not read.answered and bool(read.event_ids)
+
+
+async def resume_answer(raw: Raw, client: Any, read: StreamRead, until: float) -> list[StreamRead]:
+    """A POST's event stream the server closed before its response (which it may, after an event id,
+    from 2025-11-25), resumed as a client does: after its `retry` time (the server's to choose; never
+    past `until`), GET with `Last-Event-ID`, until the response comes, at most RESUMPTIONS times. The
+    resumed events are added to `read`'s; returns the GETs' reads."""
+    gets: list[StreamRead] = []
+    while _closed_early(read) and len(gets) < RESUMPTIONS:
+        retry = next((event.retry for event in reversed(read.events) if event.retry is not None), DEFAULT_RETRY_MS)
+        if time.monotonic() + retry / 1000 >= until:
+            break
+        await anyio.sleep(retry / 1000)  # "The client MUST respect the retry field"
+        await raw.ctx.pace()
+        got = await read_stream(raw, client, "GET", headers=_resume_headers(raw, read.event_ids[-1]),
+                                request_id=read.request_id, until=until)
+        gets.append(got)
+        if got.status != 200 or got.content_type != SSE_TYPE or not got.events:
+            break
+        read.events += got.events
+        read.answered, read.ended = got.answered, got.ended
+    return gets
+
+
 # ----- http.concurrent-requests
 
 
@@ -277,10 +319,15 @@ async def concurrent_requests(ctx: CheckContext) -> Verdict:
         reads[index] = await read_stream(raw, client, "POST", body=message, headers=headers,
                                          request_id=message["id"], until=until, on_read=read_one, hold=held)
 
-    async with raw.transport.raw_client() as client, anyio.create_task_group() as group:
-        for index, (message, headers) in enumerate(sent):
-            await ctx.pace()
-            group.start_soon(one, index, message, headers, client)
+    async with raw.transport.raw_client() as client:
+        async with anyio.create_task_group() as group:
+            for index, (message, headers) in enumerate(sent):
+                await ctx.pace()
+                group.start_soon(one, index, message, headers, client)
+        if ctx.version in CLOSE_EARLY:  # a stream closed before its response is resumed, one at a time
+            for read in reads:
+                if read is not None and _closed_early(read):
+                    await resume_answer(raw, client, read, _until(ctx))
     done_reads = [read for read in reads if read is not None]
     return _verdict(raw, judge_concurrent(method, [message["id"] for message, _ in sent], done_reads,
                                           modern=ctx.modern, timeout=ctx.session.settings.timeout))
@@ -377,7 +424,7 @@ async def sse_priming(ctx: CheckContext) -> Verdict:
     if not read.events:
         return _verdict(raw, errored(f"the event stream answering {method} brought no event within --timeout"))
     first = read.events[0]
-    retry = any(block.retry for block in read.events)
+    retry = any(block.retry is not None for block in read.events)
     if first.id is not None and first.empty:
         return _verdict(raw, passed(f"the event stream answering {method} opened with a priming event (id "
                                     f"{inert(json.dumps(first.id), 60)}, empty data)"
@@ -386,6 +433,39 @@ async def sse_priming(ctx: CheckContext) -> Verdict:
     shown = "with no id" if first.id is None else "with data"
     return _verdict(raw, failed(f"the event stream answering {method} opened with an event {shown}, not with an "
                                 "event id and an empty data field to prime the client to reconnect"))
+
+
+async def sse_retry(ctx: CheckContext) -> Verdict:
+    raw = Raw(ctx)
+    method, params = ctx.harmless()
+    async with raw.transport.raw_client() as client:
+        read = await _post_read(raw, client, method, params, _until(ctx))
+        verdict = _not_a_stream(read, method)
+        if verdict is not None:
+            return _verdict(raw, verdict)
+        if read.answered or not read.ended:
+            how = "answered" if read.answered else "kept open past --timeout"
+            return _verdict(raw, Verdict(Status.NA, f"the event stream answering {method} was {how} before any "
+                                                    "close: the server did not close it early (which it may), and "
+                                                    "the rule asks only a server that does"))
+        if not read.event_ids:
+            return _verdict(raw, failed(f"the event stream answering {method} ended before its response, with no "
+                                        "event id to resume it from: the stream SHOULD eventually include the "
+                                        "response to the request"))
+        retry = next((event.retry for event in read.events if event.retry is not None), None)
+        last = inert(json.dumps(read.event_ids[-1]), 60)
+        gets = await resume_answer(raw, client, read, _until(ctx))
+    if retry is None:
+        return _verdict(raw, failed(f"the server closed the event stream answering {method} (after event {last}) "
+                                    "before its response, without a retry field: it SHOULD send an SSE event with "
+                                    "a standard retry field before closing the connection"))
+    if not read.answered:
+        got = gets[-1].raw.described() if gets else "nothing (no time left within --timeout)"
+        return _verdict(raw, failed(f"the server closed the event stream answering {method} before its response "
+                                    f"(retry: {retry}); resuming it with GET and Last-Event-ID: {last} got {got}, "
+                                    "not the response: the stream SHOULD eventually include it"))
+    return _verdict(raw, passed(f"the server closed the event stream answering {method} before its response, with "
+                                f"retry: {retry}; resumed with GET and Last-Event-ID: {last}, it brought the response"))
 
 
 def _settle(*reads: StreamRead, timeout: float) -> float:
@@ -409,12 +489,7 @@ async def sse_resume(ctx: CheckContext) -> Verdict:
             return _verdict(raw, Verdict(Status.NA, f"the event stream answering {method} carried no event id: it "
                                                     "is not resumable (servers MAY attach ids); nothing to resume"))
         other = await _post_read(raw, client, method, params, _until(ctx))
-        resume_from = first.event_ids[0]
-        headers = raw.transport.request_headers()
-        headers.pop("Content-Type", None)
-        headers = {k: v for k, v in headers.items() if k.lower() not in ("mcp-method", "mcp-name")}
-        headers["Accept"] = SSE_TYPE
-        headers["Last-Event-ID"] = resume_from
+        headers = _resume_headers(raw, first.event_ids[0])
         other_ids = {key for key in other.event_ids} - set(first.event_ids)
         mine = first.request_id
 
@@ -544,6 +619,7 @@ async def param_header(ctx: CheckContext) -> Verdict:
 IMPLEMENTS = {
     "http.concurrent-requests": concurrent_requests,
     "http.sse-priming": sse_priming,
+    "http.sse-retry": sse_retry,
     "http.sse-resume": sse_resume,
     "http.param-header": param_header,
 }

@@ -34,9 +34,10 @@ HTTP_BROKEN = {
     "sse-no-priming": ("http.sse-priming", "warn", ("legacy",)),
     "sse-replay-all": ("http.sse-resume", "fail", ("legacy",)),
     "sse-one-stream": ("http.concurrent-requests", "fail", ("legacy", "modern")),
+    "sse-polling-no-retry": ("http.sse-retry", "warn", ("legacy",)),
 }
 # Right modes of their own, and the x-mcp-header modes (judged with --call): tests/e2e/check/test_check_streams.py
-OTHER_MODES = {"sse", "param-header", "param-header-ignored"}
+OTHER_MODES = {"sse", "sse-polling", "param-header", "param-header-ignored"}
 # auth_server.py flags -> (check id, the revision judged by)
 AUTH_BROKEN = {
     ("--prm-at", "path"): ("auth.challenge", "2025-06-18"),

@@ -42,7 +42,7 @@ def ran(record: Path) -> list[str]:
 
 
 def test_the_modes_of_these_checks_are_all_here() -> None:
-    assert {"sse", "param-header", "param-header-ignored"} <= set(MODES)
+    assert {"sse", "sse-polling", "param-header", "param-header-ignored"} <= set(MODES)
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])
@@ -56,6 +56,8 @@ def test_right_event_streams_pass_every_check(protocol: str) -> None:
     assert code == 0 and not {cid: s for cid, s in found.items() if s in BAD}, doc["checks"]
     if protocol == "legacy":
         assert [found[cid] for cid in STREAMS] == ["pass", "pass", "pass", "n/a"]
+        # each stream brings its response before it ends: the server did not close one early
+        assert found["http.sse-retry"] == "n/a" and "did not close it early" in entry(doc, "http.sse-retry")["message"]
         assert "an event stream" in entry(doc, "http.concurrent-requests")["message"]
         assert "priming event" in entry(doc, "http.sse-priming")["message"]
         resumed = entry(doc, "http.sse-resume")
@@ -65,10 +67,25 @@ def test_right_event_streams_pass_every_check(protocol: str) -> None:
         assert [found[cid] for cid in STREAMS] == ["pass", "n/a", "n/a", "skipped"]
 
 
+def test_a_server_that_closes_each_ping_stream_early_passes(tmp_path: Path) -> None:
+    """Polling (SEP-1699): each `ping` stream ends after its priming event (retry: 100), and its response
+    comes on the GET that resumes it. It may ("the server MAY close the connection"): nothing fails,
+    http.sse-retry passes, and the three requests sent at once are each answered once resumed."""
+    with http_server([PY, str(HTTP_SERVER), "sse-polling"]) as url:
+        code, doc = run_check(url, "legacy")
+    found = statuses(doc)
+    assert code == 0 and not {cid: s for cid, s in found.items() if s in BAD}, doc["checks"]
+    assert [found[cid] for cid in (*STREAMS[:3], "http.sse-retry")] == ["pass"] * 4
+    retried = entry(doc, "http.sse-retry")
+    assert "with retry: 100" in retried["message"] and "it brought the response" in retried["message"]
+    concurrent = entry(doc, "http.concurrent-requests")
+    assert [e["sent"].split(" ", 1)[0] for e in concurrent["evidence"]] == ["POST"] * 3 + ["GET"] * 3
+
+
 def test_json_answers_leave_nothing_to_prime_or_resume() -> None:
     with http_server([PY, str(HTTP_SERVER), "ok"]) as url:
         _, doc = run_check(url, "legacy", "--only", "http")
-    for check_id in ("http.sse-priming", "http.sse-resume"):
+    for check_id in ("http.sse-priming", "http.sse-retry", "http.sse-resume"):
         found = entry(doc, check_id)
         assert found["status"] == "n/a" and "application/json, not an event stream" in found["message"], found
     assert entry(doc, "http.concurrent-requests")["status"] == "pass"

@@ -17,7 +17,7 @@ STREAM = (b": a comment\r\n"
           b"id: unfinished\ndata: {}")
 
 
-def events_of(chunks: list[bytes]) -> list[tuple[str | None, str | None, bool, dict | None]]:
+def events_of(chunks: list[bytes]) -> list[tuple[str | None, str | None, int | None, dict | None]]:
     reader = Events()
     found = []
     for chunk in chunks:
@@ -27,10 +27,10 @@ def events_of(chunks: list[bytes]) -> list[tuple[str | None, str | None, bool, d
 
 def test_the_events_of_a_stream_in_one_piece() -> None:
     assert events_of([STREAM]) == [
-        ("p1", "", True, None),
-        ("m1", '{"jsonrpc": "2.0", "id": 1,\n"result": {}}', False, {"jsonrpc": "2.0", "id": 1, "result": {}}),
-        ("only-an-id", None, False, None),
-        (None, "not json", False, None),
+        ("p1", "", 500, None),
+        ("m1", '{"jsonrpc": "2.0", "id": 1,\n"result": {}}', None, {"jsonrpc": "2.0", "id": 1, "result": {}}),
+        ("only-an-id", None, None, None),
+        (None, "not json", None, None),
     ]
 
 
