@@ -730,7 +730,8 @@ CHECKS: tuple[Check, ...] = (
               "-32020 (the value differs from the body's `method` in case, and values are compared exactly). "
               "Either answered otherwise fails. Values with surrounding whitespace (which RFC 9110 has parsers "
               "strip) are not sent: the HTTP client refuses to write them."),
-    # (mcpprobe.check.streams: the http checks that read whole event streams, and x-mcp-header's server side)
+    # (mcpprobe.check.streams: the http checks that read whole event streams; mcpprobe.check.param_headers:
+    # x-mcp-header's server side)
     Check("http.concurrent-requests", "a few requests in flight at once are each answered with their own id",
           Level.MUST, "basic/transports#multiple-connections",
           (("2025-03-26 to 2025-11-25", "If the input is a JSON-RPC _request_, the server **MUST** either return "
@@ -767,11 +768,8 @@ CHECKS: tuple[Check, ...] = (
           revisions=("2025-11-25",), transports=("http",),
           how="POSTs `ping` and reads the answer to its response. An event stream whose first event has an id and "
               "empty data passes; one that opens otherwise is a warning. An application/json answer is n/a (the "
-              "server may answer so; SEP-1699 primes event streams only). The `retry` field is not judged: it is "
-              "asked only of a server that closes a stream before its response (\"If the server does close the "
-              "connection prior to terminating the SSE stream, it SHOULD send an SSE event with a standard retry "
-              "field\"), which a `ping` gives no cause to do; the conformance suite's `server-sse-polling` needs "
-              "its fixture tool `test_reconnection` for that."),
+              "server may answer so; SEP-1699 primes event streams only). The `retry` field is not judged here: it "
+              "is asked only of a server that closes a stream before its response (`http.sse-retry`)."),
     Check("http.sse-retry", "an event stream closed before its response sets retry, and resuming it brings the "
                             "response", Level.SHOULD, "basic/transports#sending-messages-to-the-server",
           (("2025-11-25", "After the server has sent an SSE event with an event ID to the client, the server **MAY** "

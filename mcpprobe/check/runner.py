@@ -58,8 +58,8 @@ ORDER = (*LATE, *LAST)
 
 
 # Modules that implement checks of a family whose module is another (they would make that module too
-# long): mcpprobe.check.streams, the http checks that read whole event streams.
-MORE_MODULES = ("mcpprobe.check.streams",)
+# long): the http checks that read whole event streams, and x-mcp-header's server side.
+MORE_MODULES = ("mcpprobe.check.streams", "mcpprobe.check.param_headers")
 
 
 def implementations() -> dict[str, CheckFunction]:

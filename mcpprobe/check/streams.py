@@ -1,15 +1,13 @@
-"""The streams of streamable HTTP, and the server side of `x-mcp-header`: checks of the `http` family
-that read whole answers (event streams to their end or to their answer, several at once) where the
-other http checks read the start of one.
+"""The streams of streamable HTTP: checks of the `http` family that read whole answers (event streams
+to their end or to their answer, several at once) where the other http checks read the start of one.
 
 - `http.concurrent-requests`: a few requests in flight at once, each answered (JSON, or an event
   stream of its own) with its own id, none lost, crossed or broadcast.
 - `http.sse-priming` (2025-11-25): an event stream opens with an event id and empty data.
+- `http.sse-retry` (2025-11-25): a stream the server closes before its response carries `retry`,
+  and resuming it brings the response.
 - `http.sse-resume` (2025-03-26 to 2025-11-25): a GET with the `Last-Event-ID` of an event the
   server issued resumes that stream (or gets 405), never another stream's messages.
-- `http.param-header` (2026-07-28): a tool named with --call, whose inputSchema mirrors a parameter
-  into an `Mcp-Param-*` header, sent with that header contradicting the body (then without it) gets
-  400 and -32020; only where calling the tool again is allowed without asking (read-only, --yes).
 
 Every request goes out as the other http checks send theirs (mcpprobe.check.http.Raw: the
 connection's headers, a client of its own, --rate), and every wait is bounded by --timeout. What is
@@ -30,7 +28,7 @@ import anyio
 
 from mcpprobe.check.catalogue import Status
 from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed, skipped, warned
-from mcpprobe.check.http import HEADER_MISMATCH, Raw, RawAnswer
+from mcpprobe.check.http import Raw, RawAnswer
 from mcpprobe.safety.numbers import digits
 from mcpprobe.wire.sse import MAX_RETRY_MS
 
@@ -540,86 +538,9 @@ def _judge_resume(ctx: CheckContext, method: str, first: StreamRead, resumed: St
                   f"(it {how}; replaying is a MAY)")
 
 
-# ----- http.param-header
-
-
-def _mismatched(value: Any) -> Any:
-    if isinstance(value, bool):
-        return not value
-    if isinstance(value, int):
-        return value - 1 if value > 0 else value + 1
-    return "mcpprobe-mismatch" if value != "mcpprobe-mismatch" else "mcpprobe-mismatch-2"
-
-
-async def param_header(ctx: CheckContext) -> Verdict:
-    from mcpprobe.check.calls import named_calls
-    from mcpprobe.client.headers import encode, rendered, value_at
-    from mcpprobe.operations.checks import confirmation_needed
-
-    if not ctx.options.calls:
-        return skipped("no tool named with --call; nothing sent (check never calls a tool on its own)")
-    done = await named_calls(ctx)
-    if done.verdict.status is Status.ERROR:
-        return skipped(f"the named calls were not made ({done.verdict.message}); nothing sent")
-    listing = await ctx.listing("tools")
-    tools = {item.get("name"): item for item in listing.items if isinstance(item, dict)}
-    yes = bool(ctx.options.confirmer is not None and ctx.options.confirmer.yes)
-    raw = Raw(ctx)
-    judged: list[str] = []
-    notes: list[str] = []
-    for run in done.runs:
-        name = run.call.tool
-        declared = ctx.session.tool_headers.get(name) or ()
-        arguments = (run.exchange.params or {}).get("arguments")
-        param = next((p for p in declared if rendered(value_at(arguments, p.path)) is not None), None)
-        if param is None:
-            continue
-        if run.exchange.result is None:
-            notes.append(f"{inert(name, 60)}: its named call got no result, so the arguments are not known good")
-            continue
-        if run.outcome.task is not None:
-            notes.append(f"{inert(name, 60)} ran as a task: the call sent again would make another")
-            continue
-        tool = tools.get(name, {})
-        if confirmation_needed(tool, yes=yes, interactive=False) == "non-interactive":
-            notes.append(f"{inert(name, 60)} is not marked read-only and --yes was not given: a server that does "
-                         "not check the header would run it again")
-            continue
-        value = value_at(arguments, param.path)
-        wrong_value = rendered(_mismatched(value))
-        assert wrong_value is not None
-        right = ctx.session.param_headers(name, arguments)
-        shown = f"tools/call of {inert(name, 60)}"
-        for change, said in ((encode(wrong_value), f"{param.header}: {inert(encode(wrong_value), 40)} (the body's "
-                                                   f"{inert(param.where, 40)} is {inert(json.dumps(value), 40)})"),
-                             (None, f"no {param.header} (the body's {inert(param.where, 40)} has a value)")):
-            headers: dict[str, str | None] = {**right, param.header: change}
-            answer = await raw.post("tools/call", {"name": name, "arguments": arguments}, headers=headers)
-            if answer.status is None:
-                return _verdict(raw, errored(f"{answer.line}: {answer.problem}"))
-            error = answer.json_error()
-            if answer.status == 400 and error is not None and error.get("code") == HEADER_MISMATCH:
-                continue
-            if answer.has_result():
-                return _verdict(raw, failed(f"{shown} with {said} was answered with a result: the tool ran on a "
-                                            "request whose header does not match its body, which the server MUST "
-                                            "reject with 400 and -32020 (HeaderMismatch)"))
-            return _verdict(raw, failed(f"{shown} with {said} got {answer.described()}, not 400 with -32020 "
-                                        "(HeaderMismatch)"))
-        judged.append(f"{inert(name, 60)} ({param.header})")
-    if not judged:
-        reason = "; ".join(notes) if notes else ("no named tool has an x-mcp-header parameter given a value in its "
-                                                 "arguments")
-        return _verdict(raw, skipped(f"{reason}; nothing sent"))
-    return _verdict(raw, passed(f"tools/call of {', '.join(judged)} with the header contradicting the body, and "
-                                "without it, got 400 and -32020 (HeaderMismatch) each: the tool was not run"
-                                + (f"; {'; '.join(notes)}" if notes else "")))
-
-
 IMPLEMENTS = {
     "http.concurrent-requests": concurrent_requests,
     "http.sse-priming": sse_priming,
     "http.sse-retry": sse_retry,
     "http.sse-resume": sse_resume,
-    "http.param-header": param_header,
 }
