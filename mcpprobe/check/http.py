@@ -22,6 +22,7 @@ from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert
 from mcpprobe.client.era import META_CLIENT_CAPS, META_VERSION
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.safety.peer import visible_ascii
+from mcpprobe.wire.decode import decode_message
 
 FOREIGN_ORIGIN = "http://mcpprobe-foreign-origin.invalid"  # RFC 2606: a name that can never be anyone's
 UNSUPPORTED_VERSION = "1999-01-01"
@@ -63,7 +64,7 @@ class RawAnswer:
             data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
             text = data[0] if data else ""
         try:
-            message = json.loads(text)
+            message = decode_message(text).value  # a text nested too deep is a ValueError, never a RecursionError
         except ValueError:
             return None
         error = message.get("error") if isinstance(message, dict) else None

@@ -30,6 +30,7 @@ from mcpprobe.check.catalogue import Status
 from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert, passed, skipped, warned
 from mcpprobe.check.http import Raw, RawAnswer
 from mcpprobe.safety.numbers import digits
+from mcpprobe.wire.decode import decode_message
 from mcpprobe.wire.sse import MAX_RETRY_MS
 
 STREAMS = 3  # requests in flight at once: "a few" (the light-load rule)
@@ -84,8 +85,8 @@ def block(text: str) -> Block | None:
     if not seen:
         return None
     if not found.empty:
-        with contextlib.suppress(ValueError):
-            value = json.loads(found.text)
+        with contextlib.suppress(ValueError):  # TooDeep too: nesting is checked before anything parses it
+            value = decode_message(found.text).value
             found.message = value if isinstance(value, dict) else None
     return found
 
@@ -229,7 +230,7 @@ async def read_stream(raw: Raw, client: Any, verb: str, *, body: Any = None, hea
     text = chunks.decode("utf-8", "replace")
     if answer.content_type == JSON_TYPE:
         with contextlib.suppress(ValueError):
-            read.json_message = json.loads(text)
+            read.json_message = decode_message(text).value
         read.answered = request_id is not None and isinstance(read.json_message, dict) \
             and _is_response(read.json_message) and _same_id(read.json_message.get("id"), request_id)
     answer.body = text[:SHOWN_CHARS]

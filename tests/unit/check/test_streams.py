@@ -116,3 +116,9 @@ def test_no_http_answer_is_an_error_not_a_verdict() -> None:
     lost = StreamRead(RawAnswer("POST /mcp", {}, None, problem="no HTTP answer within --timeout (10 s)"), "c")
     status, message = verdict([sse("a", "a"), sse("b", "b"), lost])
     assert status is Status.ERROR and "no HTTP answer" in message
+
+
+def test_an_event_nested_too_deep_is_no_message_and_no_crash() -> None:
+    deep = b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n"
+    [event] = Events().feed(deep)
+    assert event.message is None and event.data is not None
