@@ -23,7 +23,8 @@ def _revisions(check: Check) -> str:
 
 def _level(check: Check) -> str:
     others = [f"{version}: {level.value}" for version, level in check.levels.items()]
-    return check.level.value + (f" ({'; '.join(others)})" if others else "")
+    level = check.level.value + (f" ({'; '.join(others)})" if others else "")
+    return level + (f", of {check.contract}" if check.contract else "")
 
 
 def _sources(check: Check) -> list[str]:

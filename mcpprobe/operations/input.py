@@ -24,7 +24,13 @@ from mcpprobe.testhooks import crash_point
 from mcpprobe.wire.target import Settings
 
 ELICIT_MODES = ("decline", "defaults")
+# The one answer to sampling/createMessage, given only where `sample` is "fixed" (check --suite-fixtures,
+# which calls the conformance suite's fixture tools): mcpprobe has no model, and says so.
+FIXED_SAMPLING = {"role": "assistant", "content": {"type": "text", "text": "A fixed answer from mcpprobe, which has "
+                                                   "no model to ask."},
+                  "model": "mcpprobe-fixed", "stopReason": "endTurn"}
 MAX_INPUT_ROUNDS = 10
+OBSERVED_KEPT = 20  # requests for input kept whole for a caller that judges them (InputBroker.observed)
 _tokens = itertools.count(1)
 
 
@@ -128,13 +134,19 @@ def elicit_defaults(params: dict[str, Any]) -> dict[str, Any]:
 class InputBroker:
     """Answers elicitation, sampling and roots requests, or refuses them, and keeps a record."""
 
-    def __init__(self, outcome: InvokeOutcome, settings: Settings) -> None:
+    def __init__(self, outcome: InvokeOutcome, settings: Settings,
+                 observed: list[tuple[str, dict[str, Any]]] | None = None) -> None:
         self.outcome = outcome
         self.settings = settings
         self.elicit = settings.elicit
+        # Each request's method and params as it came (its first OBSERVED_KEPT), for a caller that
+        # judges them (check --suite-fixtures: the schema of an elicitation/create); None: not kept.
+        self.observed = observed
 
     def answer(self, method: str, params: dict[str, Any], *, via: str, key: str | None = None) -> dict[str, Any] | None:
         """The response for one request, or None when mcpprobe refuses it (recorded as a finding)."""
+        if self.observed is not None and len(self.observed) < OBSERVED_KEPT:
+            self.observed.append((method, params))
         entry: dict[str, Any] = {"via": via, "method": method}
         if key is not None:
             entry["key"] = key
@@ -159,8 +171,10 @@ class InputBroker:
             response = {"roots": [{"uri": uri} for uri in self.settings.roots]}
         elif method == "roots/list":
             reason = "mcpprobe did not declare the 'roots' capability (use --root)"
+        elif method == "sampling/createMessage" and self.settings.sample == "fixed":
+            response = dict(FIXED_SAMPLING)
         elif method == "sampling/createMessage":
-            reason = "mcpprobe never declares 'sampling': it has no model to ask"
+            reason = "mcpprobe never declares 'sampling' (check --suite-fixtures aside): it has no model to ask"
         else:
             reason = f"mcpprobe does not handle {method}"
         if response is not None:
@@ -168,7 +182,8 @@ class InputBroker:
             self.outcome.input_rounds.append(entry)
             self.outcome.findings.append(Finding(
                 "input-required", f"the server asked for {method} ({via}); mcpprobe answered "
-                + (response.get("action", "with its roots") if method != "roots/list" else "with its roots"),
+                + {"roots/list": "with its roots", "sampling/createMessage": "with its fixed text"}.get(
+                    method, str(response.get("action"))),
                 kind=self.outcome.item_kind or "server", detail=entry))
             return response
         entry["refused"] = reason
