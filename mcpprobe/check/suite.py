@@ -44,8 +44,8 @@ from mcpprobe.client.capabilities import declared
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
 
-NO_FLAG = ("the suite's fixture {kind} {name}: run with --suite-fixtures to judge it where the server lists it; "
-           "nothing sent")
+# One reason for every suite check without the flag, so that the report groups them on one line.
+NO_FLAG = "the conformance suite's fixtures are judged only with --suite-fixtures; nothing sent"
 LOG_WANTED = 3  # the suite's test_tool_with_logging sends three log messages
 LOG_GRACE = 0.5  # s: at most, after the call's answer, for log messages not yet come (the suite waits 0.2 s)
 LOGS_KEPT = 50
@@ -290,10 +290,8 @@ TOOLS: dict[str, tuple[str, tuple[str, ...], Callable[[Seen], list[str]], str]] 
 }
 
 
-def _gated(ctx: CheckContext, kind: str, name: str) -> Verdict | None:
-    if not ctx.options.suite_fixtures:
-        return skipped(NO_FLAG.format(kind=kind, name=name))
-    return None
+def _gated(ctx: CheckContext) -> Verdict | None:
+    return None if ctx.options.suite_fixtures else skipped(NO_FLAG)
 
 
 def _names(items: Any, key: str) -> set[str]:
@@ -306,7 +304,7 @@ def _not_listed(kind: str, name: str) -> Verdict:
 
 async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
     tool, words, judge, good = TOOLS[check_id]
-    gated = _gated(ctx, "tool", tool)
+    gated = _gated(ctx)
     if gated is not None:
         return gated
     listing = await ctx.listing("tools")
@@ -377,7 +375,7 @@ JSON_SCHEMA_TOOL = "json_schema_2020_12_tool"
 
 
 async def json_schema(ctx: CheckContext) -> Verdict:
-    gated = _gated(ctx, "tool", JSON_SCHEMA_TOOL)
+    gated = _gated(ctx)
     if gated is not None:
         return gated
     listing = await ctx.listing("tools")
@@ -460,7 +458,7 @@ def _resource_check(check_id: str) -> Callable[[CheckContext], Any]:
     what = "resource template" if kind == "templates" else "resource"
 
     async def run(ctx: CheckContext) -> Verdict:
-        gated = _gated(ctx, what, name)
+        gated = _gated(ctx)
         if gated is not None:
             return gated
         listing = await ctx.listing(kind)
@@ -538,7 +536,7 @@ def _prompt_check(check_id: str) -> Callable[[CheckContext], Any]:
     name, arguments, judge, good = PROMPTS[check_id]
 
     async def run(ctx: CheckContext) -> Verdict:
-        gated = _gated(ctx, "prompt", name)
+        gated = _gated(ctx)
         if gated is not None:
             return gated
         listing = await ctx.listing("prompts")
