@@ -43,6 +43,7 @@ from mcpprobe.check.reading import broken_answer
 from mcpprobe.client.capabilities import declared
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
+from mcpprobe.operations.input import OBSERVED_SCHEMA_CHARS
 
 # One reason for every suite check without the flag, so that the report groups them on one line.
 NO_FLAG = "the conformance suite's fixtures are judged only with --suite-fixtures; nothing sent"
@@ -349,6 +350,10 @@ async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
             return verdict
         return failed(f"{tool} answered {answer_text(exchange)}, not a result ({CONTRACT})")
     seen = Seen(run, logs, seen_asked)
+    dropped = next((params["dropped"] for _, params in seen_asked if "dropped" in params), None)
+    if judge in (_sep1034, _sep1330) and dropped is not None:
+        return skipped(f"{tool}'s elicitation/create schema was {dropped} characters of JSON, more than mcpprobe "
+                       f"keeps ({OBSERVED_SCHEMA_CHARS}); not judged")
     problems = judge(seen)
     detail: dict[str, Any] = {"tool": tool}
     if judge is _logging:

@@ -10,6 +10,7 @@ are the caller's.
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from dataclasses import replace
 from typing import Any, Protocol
@@ -30,7 +31,11 @@ FIXED_SAMPLING = {"role": "assistant", "content": {"type": "text", "text": "A fi
                                                    "no model to ask."},
                   "model": "mcpprobe-fixed", "stopReason": "endTurn"}
 MAX_INPUT_ROUNDS = 10
-OBSERVED_KEPT = 20  # requests for input kept whole for a caller that judges them (InputBroker.observed)
+# What InputBroker.observed keeps of the server's requests for a caller that judges them: the first
+# OBSERVED_KEPT requests, each as its method and, of an elicitation/create, the requestedSchema when its
+# JSON is at most OBSERVED_SCHEMA_CHARS long (else {"dropped": its length}): bounded whatever comes.
+OBSERVED_KEPT = 4
+OBSERVED_SCHEMA_CHARS = 65_536
 _tokens = itertools.count(1)
 
 
@@ -131,6 +136,15 @@ def elicit_defaults(params: dict[str, Any]) -> dict[str, Any]:
     return {"action": "accept", "content": content}
 
 
+def _observed(params: dict[str, Any]) -> dict[str, Any]:
+    """What `InputBroker.observed` keeps of a request's params (OBSERVED_SCHEMA_CHARS)."""
+    schema = params.get("requestedSchema")
+    if schema is None:
+        return {}
+    size = len(json.dumps(schema, default=str))
+    return {"requestedSchema": schema} if size <= OBSERVED_SCHEMA_CHARS else {"dropped": size}
+
+
 class InputBroker:
     """Answers elicitation, sampling and roots requests, or refuses them, and keeps a record."""
 
@@ -139,14 +153,14 @@ class InputBroker:
         self.outcome = outcome
         self.settings = settings
         self.elicit = settings.elicit
-        # Each request's method and params as it came (its first OBSERVED_KEPT), for a caller that
-        # judges them (check --suite-fixtures: the schema of an elicitation/create); None: not kept.
+        # Each request's method and what is kept of it (OBSERVED_KEPT), for a caller that judges it
+        # (check --suite-fixtures: the schema of an elicitation/create); None: nothing kept.
         self.observed = observed
 
     def answer(self, method: str, params: dict[str, Any], *, via: str, key: str | None = None) -> dict[str, Any] | None:
         """The response for one request, or None when mcpprobe refuses it (recorded as a finding)."""
         if self.observed is not None and len(self.observed) < OBSERVED_KEPT:
-            self.observed.append((method, params))
+            self.observed.append((method, _observed(params)))
         entry: dict[str, Any] = {"via": via, "method": method}
         if key is not None:
             entry["key"] = key

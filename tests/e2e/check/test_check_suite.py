@@ -45,6 +45,7 @@ SUITE_BROKEN = {
     "prompt-image-missing": ("suite.prompts-get-with-image", "2025-11-25"),
 }
 SUITE_BROKEN_IDS = {check_id for check_id, _ in SUITE_BROKEN.values()}
+NOT_BROKEN = ("ok", "sep1034-huge")
 
 
 def run_suite_check(target: list[str], *options: str, protocol: str) -> tuple[int, dict]:
@@ -75,7 +76,7 @@ def test_every_suite_check_has_a_breaking_mode() -> None:
     from tests.fixtures.suite_fixture_server import MODES
 
     assert {check.id for check in CHECKS if check.family == "suite"} == SUITE_BROKEN_IDS
-    assert set(SUITE_BROKEN) == set(MODES) - {"ok"}
+    assert set(SUITE_BROKEN) == set(MODES) - set(NOT_BROKEN)
 
 
 @pytest.mark.parametrize("protocol", ["2025-06-18", "2025-11-25", "modern"])
@@ -192,3 +193,13 @@ def test_a_server_without_tools_sends_no_tool_request(tmp_path: Path) -> None:
     assert simple["status"] == "skipped" and "did not declare 'tools'" in simple["message"]
     assert not [line for line in record.read_text().splitlines() if '"tools/' in line]
     assert result.exit_code == 0
+
+
+def test_a_schema_larger_than_what_is_kept_is_not_judged() -> None:
+    code, doc = run_suite_check(stdio("sep1034-huge"), "--suite-fixtures", "--yes", "--only",
+                                "suite.elicitation-sep1034-defaults", protocol="2025-11-25")
+    entry = doc["checks"][0]
+    assert entry["status"] == "skipped", entry
+    assert "more than mcpprobe keeps (65536); not judged" in entry["message"]
+    assert len(json.dumps(doc)) < 50_000  # the schema is nowhere in the document
+    assert code == 0
