@@ -136,7 +136,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("suite", "mcpprobe.check.suite", "The conformance suite's fixtures (--suite-fixtures)",
            "the official conformance suite's fixture tools, resources, templates and prompts, judged as the suite "
            "judges them, only with --suite-fixtures and only where the server lists them under the suite's names: "
-           "a server that lists `test_simple_text` claims to implement the suite's fixture of that name."),
+           "a server that lists `test_simple_text` claims to implement the suite's fixture of that name. Their "
+           "level is that of the suite's fixture contract (the scenario's \"Server Implementation Requirements\", "
+           "quoted for each), not the specification's, except where the specification's words are quoted beside it; "
+           "a server that does not list a fixture is never judged on it."),
 )
 
 _JSONRPC = "JSON-RPC 2.0, section 5"
@@ -164,9 +167,7 @@ _LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/l
 
 # ----- the suite family's rows: the conformance suite's fixtures (mcpprobe.check.suite) -----
 _SUITE = "@modelcontextprotocol/conformance 0.2.0-alpha.12"
-_SUITE_CONTRACT = ("the conformance suite's fixture contract: the server lists the fixture under the suite's name, "
-                   "and so claims to implement it as the suite's scenario describes; a server that does not list it "
-                   "is never judged")
+_SUITE_CONTRACT = "the conformance suite's fixture contract"
 _SUITE_TOOLS_REVS = ("2025-06-18", "2025-11-25", *MODERN_VERSIONS)
 _SUITE_LEGACY_REVS = ("2025-06-18", "2025-11-25")
 _SUITE_CALL = ("Only with `--suite-fixtures`, and only where `tools/list` lists `{tool}`: calls it{args} through the "
@@ -223,8 +224,9 @@ def _suite_rows() -> tuple[Check, ...]:
                     "The result's `content` must hold two blocks or more, among them a `text`, an `image` and a "
                     "`resource` block."),
         _suite_tool("tools-call-error", "test_error_handling",
-                    "with no arguments. Returns: { \"isError\": true, \"content\": [ { \"type\": \"text\", \"text\": "
-                    "\"This tool intentionally returns an error for testing\" } ] }",
+                    "with no arguments. ... Returns: JSON-RPC response with `isError: true` { \"isError\": true, "
+                    "\"content\": [ { \"type\": \"text\", \"text\": \"This tool intentionally returns an error for "
+                    "testing\" } ] }",
                     "The result must say `isError: true`, and its first content block must have a `text`.",
                     spec=(("all", "**Tool Execution Errors**: Reported in tool results with `isError: true`"),)),
         _suite_tool("tools-call-with-logging", "test_tool_with_logging",
@@ -350,7 +352,7 @@ def _suite_rows() -> tuple[Check, ...]:
                    "server/prompts#image-content",
                    (("", "Implement a prompt named `test_prompt_with_image` with no arguments that returns: { "
                          "\"messages\": [ { \"role\": \"user\", \"content\": { \"type\": \"image\", \"data\": "
-                         "\"<base64-encoded-image>\", \"mimeType\": \"image/png\" } }, ... ] }"),),
+                         "\"<base64-encoded-png>\", \"mimeType\": \"image/png\" } }, ... ] }"),),
                    _SUITE_READ.format(listing="`prompts/list`", name="test_prompt_with_image", send="gets it",
                                       judge="A message's `content` must be an `image` block with a non-empty `data` "
                                             "and `mimeType`."),

@@ -65,7 +65,8 @@ def check_section(check: Check) -> list[str]:
         f"- Judges the answers to: {_methods(check)}",
         f"- Source: {', '.join(_sources(check))}",
         "",
-        "What the specification says:",
+        "What the conformance suite's scenario asks (and the specification, where quoted):" if check.contract
+        else "What the specification says:",
         "",
     ]
     for where, words in check.words:
