@@ -291,6 +291,20 @@ def _suite_rows() -> tuple[Check, ...]:
                    "false`; in 2026-07-28 also an `allOf` holding an `anyOf`, `if`/`then`/`else`, and `$anchor` in "
                    "`$defs.address` (the suite skips those before 2026-07-28). Otherwise skipped, nothing sent.",
                    ("tools/list",), "tools", ("2025-11-25", *MODERN_VERSIONS)),
+        _suite_row("completion-complete", "the suite's fixture prompt test_prompt_with_arguments completes arg1",
+                   "server/utilities/completion#protocol-messages",
+                   (("", "Endpoint: `completion/complete` ... Accept completion requests for prompt or resource "
+                         "template arguments ... Request Format: { \"method\": \"completion/complete\", \"params\": "
+                         "{ \"ref\": { \"type\": \"ref/prompt\", \"name\": \"test_prompt_with_arguments\" }, "
+                         "\"argument\": { \"name\": \"arg1\", \"value\": \"par\" } } }"),
+                    ("all, schema.ts", "export interface CompleteResult extends Result { completion: { values: "
+                                       "string[]; total?: number; hasMore?: boolean; }; }")),
+                   _SUITE_READ.format(listing="`prompts/list`", name="test_prompt_with_arguments",
+                                      send="where `completions` is declared, asks `completion/complete` for its "
+                                           "argument `arg1` with the value `test` (as the suite does)",
+                                      judge="The result must have a `completion` with a `values` list (empty is "
+                                            "allowed)."),
+                   ("completion/complete",), "completions"),
         _suite_row("resources-read-text", "the suite's fixture resource test://static-text reads as text",
                    "server/resources#reading-resources",
                    (("", "Implement resource `test://static-text` that returns: { \"contents\": [ { \"uri\": "

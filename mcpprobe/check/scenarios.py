@@ -102,9 +102,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("logging-set-level", _BOTH_LEGACY, Coverage.COVERED, ("logging.set-level",),
              "`logging/setLevel` where `logging` is declared (the suite asks it of every server)"),
     Scenario("ping", _BOTH_LEGACY, Coverage.COVERED, ("lifecycle.ping",), "an empty result to `ping`"),
-    Scenario("completion-complete", _BOTH_ALL, Coverage.PARTLY, ("completion.complete",),
+    Scenario("completion-complete", _BOTH_ALL, Coverage.COVERED, ("completion.complete", "suite.completion-complete"),
              "the suite completes an argument of its fixture prompt `test_prompt_with_arguments`; "
-             "`completion.complete` asks for the first argument of the server's own first prompt or template"),
+             "`completion.complete` asks for the first argument of the server's own first prompt or template, and "
+             "with `--suite-fixtures`, where `completions` is declared and `prompts/list` lists the fixture prompt, "
+             "`suite.completion-complete` asks what the suite asks (`arg1`) and judges what it judges (a "
+             "`completion.values` list); the suite asks every server, mcpprobe only one that declared `completions`"),
     Scenario("tools-list", _BOTH_ALL, Coverage.COVERED,
              ("listing.complete", "tools.input-schema", "tools.name-rules"),
              "every tool listed, each `inputSchema` an object schema, names by the naming rules"),

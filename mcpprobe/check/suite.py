@@ -564,7 +564,37 @@ def _prompt_check(check_id: str) -> Callable[[CheckContext], Any]:
     return run
 
 
+# ----- completion: the fixture prompt's argument -----
+
+COMPLETION_PROMPT = "test_prompt_with_arguments"
+
+
+async def completion(ctx: CheckContext) -> Verdict:
+    gated = _gated(ctx)
+    if gated is not None:
+        return gated
+    listing = await ctx.listing("prompts") if declared(ctx.capabilities, "prompts") else None
+    if listing is None or COMPLETION_PROMPT not in _names(listing.items, "name"):
+        return _not_listed("prompt", COMPLETION_PROMPT)
+    exchange = await ctx.request("completion/complete", {
+        "ref": {"type": "ref/prompt", "name": COMPLETION_PROMPT}, "argument": {"name": "arg1", "value": "test"}})
+    broken = broken_answer(exchange)
+    if broken is not None:
+        return broken
+    if exchange.result is None:
+        return failed(f"completion/complete of {COMPLETION_PROMPT}'s arg1 answered {answer_text(exchange)}, not a "
+                      f"result ({CONTRACT})")
+    found = exchange.result.get("completion")
+    if not isinstance(found, dict):
+        return failed(f"completion/complete of {COMPLETION_PROMPT}'s arg1: the result has no completion object")
+    if not isinstance(found.get("values"), list):
+        return failed(f"completion/complete of {COMPLETION_PROMPT}'s arg1: completion.values is not a list")
+    return passed(f"completion/complete of {COMPLETION_PROMPT}'s arg1 answered {len(found['values'])} value(s), as "
+                  "the suite's fixture does")
+
+
 IMPLEMENTS = {
+    "suite.completion-complete": completion,
     **{check_id: _tool_check(check_id) for check_id in TOOLS},
     "suite.json-schema-2020-12": json_schema,
     **{check_id: _resource_check(check_id) for check_id in RESOURCES},

@@ -43,6 +43,7 @@ SUITE_BROKEN = {
     "prompt-args-ignored": ("suite.prompts-get-with-args", "2025-11-25"),
     "prompt-resource-missing": ("suite.prompts-get-embedded-resource", "modern"),
     "prompt-image-missing": ("suite.prompts-get-with-image", "2025-11-25"),
+    "completion-error": ("suite.completion-complete", "modern"),
 }
 SUITE_BROKEN_IDS = {check_id for check_id, _ in SUITE_BROKEN.values()}
 NOT_BROKEN = ("ok", "sep1034-huge")
@@ -83,7 +84,7 @@ def test_every_suite_check_has_a_breaking_mode() -> None:
 def test_the_right_fixture_passes_every_suite_check_over_stdio(protocol: str) -> None:
     code, doc = run_suite_check(stdio(), "--suite-fixtures", "--yes", protocol=protocol)
     found = suite_statuses(doc)
-    assert len(found) == 20
+    assert len(found) == 21
     version = doc["protocolVersion"]
     not_here = {*(LEGACY_ONLY if version == "2026-07-28" else ()),
                 *(NOVEMBER_ONLY if version != "2025-11-25" else ()),
@@ -100,7 +101,7 @@ def test_the_right_fixture_passes_every_suite_check_over_streamable_http(protoco
         code, doc = run_suite_check([url], "--suite-fixtures", "--yes", "--only", "suite", protocol=protocol)
     found = suite_statuses(doc)
     assert {cid: s for cid, s in found.items() if s not in ("pass", "n/a")} == {}, doc["checks"]
-    assert sum(1 for s in found.values() if s == "pass") == (20 if protocol == "2025-11-25" else 15)
+    assert sum(1 for s in found.values() if s == "pass") == (21 if protocol == "2025-11-25" else 16)
     assert code == 0
 
 
