@@ -173,7 +173,8 @@ _SUITE_LEGACY_REVS = ("2025-06-18", "2025-11-25")
 _SUITE_CALL = ("Only with `--suite-fixtures`, and only where `tools/list` lists `{tool}`: calls it{args} through the "
                "one rule of every call mcpprobe makes (listed, arguments checked; a tool not marked read-only needs "
                "`--yes` or a yes on a terminal, else nothing is sent and the check is an `error`, exit 3). {judge} "
-               "A JSON-RPC error instead of a result fails. Otherwise skipped, nothing sent.")
+               "A JSON-RPC error instead of a result fails, and so does a listed `inputSchema` that refuses the "
+               "arguments the suite sends (nothing is sent then). Otherwise skipped, nothing sent.")
 _SUITE_READ = ("Only with `--suite-fixtures`, and only where {listing} lists `{name}`: {send}. {judge} A JSON-RPC "
                "error instead of a result fails. Otherwise skipped, nothing sent.")
 

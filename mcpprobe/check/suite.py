@@ -331,6 +331,9 @@ async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
         try:
             _, run = await call_once(ctx, call, listing, seen_asked)
         except Refused as exc:  # the one rule for calling tools refused it: nothing sent
+            if exc.code == "invalid-arguments":  # the listed inputSchema refuses what the suite's contract sends
+                return failed(f"{tool} as listed does not take the arguments the suite sends ({inert(call.spec, 120)})"
+                              f": {inert(exc.message, 300)} ({CONTRACT})", tool=tool)
             verdict = errored(f"{inert(tool, 60)}: {inert(exc.message, 300)}")
             verdict.detail["exitCode"] = int(exc.exit_code)
             return verdict

@@ -23,6 +23,7 @@ NOVEMBER_ONLY = ("suite.elicitation-sep1034-defaults", "suite.elicitation-sep133
 # mode -> (the check it breaks, the protocol it is run at)
 SUITE_BROKEN = {
     "simple-text-empty": ("suite.tools-call-simple-text", "modern"),
+    "simple-text-needs-args": ("suite.tools-call-simple-text", "2025-11-25"),
     "image-no-mime": ("suite.tools-call-image", "2025-11-25"),
     "audio-mp3": ("suite.tools-call-audio", "modern"),
     "embedded-no-mime": ("suite.tools-call-embedded-resource", "2025-11-25"),
