@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -69,14 +70,15 @@ async def call_each(ctx: CheckContext) -> Verdict:
 
 
 async def call_once(ctx: CheckContext, call: NamedCall, listing: Listing,
-                    observed: list[tuple[str, dict[str, Any]]] | None = None) -> tuple[dict[str, Any], NamedRun]:
+                    observed: list[tuple[str, dict[str, Any]]] | None = None,
+                    prepare: Callable[[], Awaitable[object]] | None = None) -> tuple[dict[str, Any], NamedRun]:
     """One tools/call, by the one rule of every call mcpprobe makes: the catalogue check (the tool
     must be listed), the argument check, `call`'s rule for tasks and the confirmation (a tool not
     marked read-only needs --yes or a yes on a terminal), each raising Refused with nothing sent;
     then sent as `call` sends it (mcpprobe.operations.invoke.send_tool_call), the server's requests
     for input answered by `call`'s InputBroker as the settings declared (--suite-fixtures: elicitation
     declined, sampling answered with a fixed text; each such request kept in `observed`, when given)
-    and its progress kept on the run's outcome."""
+    and its progress kept on the run's outcome. `prepare`: sent once the call is allowed, before it."""
     from mcpprobe.operations.checks import checked_arguments, confirm_call
     from mcpprobe.operations.input import InputBroker, Unattended
     from mcpprobe.operations.invoke import send_tool_call, task_rule
@@ -88,6 +90,8 @@ async def call_once(ctx: CheckContext, call: NamedCall, listing: Listing,
     tool, arguments = await checked_arguments(ctx.session, outcome, listing, name, call.arguments)
     as_task = task_rule(ctx.session, outcome, tool, None)  # as `call` decides: a task where the server makes one
     await confirm_call(ctx.session, outcome, tool, arguments, confirmer)
+    if prepare is not None:
+        await prepare()
     params = {"name": name, "arguments": arguments}
     await ctx.pace()
     exchange = Exchange("tools/call", params)

@@ -313,9 +313,12 @@ async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
         return _not_listed("tool", tool)
     logs: list[dict[str, Any]] = []
     enough = anyio.Event()
+    prepare = None
     if judge is _logging and not ctx.modern and declared(ctx.capabilities, "logging"):
-        # as the suite does, the lowest level first, where the server declared logging and the revision has it
-        await ctx.request("logging/setLevel", {"level": "debug"})
+        # as the suite does, the lowest level first (once the call is allowed), where the server declared
+        # logging and the revision has it
+        async def prepare() -> object:
+            return await ctx.request("logging/setLevel", {"level": "debug"})
 
     def on_notification(method: str, params: dict[str, Any]) -> None:
         if method == "notifications/message" and len(logs) < LOGS_KEPT:
@@ -329,7 +332,7 @@ async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
     handlers.append(on_notification)
     try:
         try:
-            _, run = await call_once(ctx, call, listing, seen_asked)
+            _, run = await call_once(ctx, call, listing, seen_asked, prepare)
         except Refused as exc:  # the one rule for calling tools refused it: nothing sent
             if exc.code == "invalid-arguments":  # the listed inputSchema refuses what the suite's contract sends
                 return failed(f"{tool} as listed does not take the arguments the suite sends ({inert(call.spec, 120)})"

@@ -172,6 +172,9 @@ def test_the_fixture_tools_are_called_only_by_the_rule_for_calling_tools(tmp_pat
     assert "pass --yes" in entry["message"] and entry["detail"]["exitCode"] == 3
     assert found["suite.resources-read-text"] == found["suite.prompts-get-simple"] == "pass"
     assert not [m for m in received(record) if m.get("method") == "tools/call"]
+    # nor what would have prepared a call (the suite's logging/setLevel debug before test_tool_with_logging)
+    assert not [m for m in received(record) if m.get("method") == "logging/setLevel"
+                and m["params"]["level"] == "debug"]
     assert code == 3
 
 
@@ -204,4 +207,16 @@ def test_a_schema_larger_than_what_is_kept_is_not_judged() -> None:
     assert entry["status"] == "skipped", entry
     assert "more than mcpprobe keeps (65536); not judged" in entry["message"]
     assert len(json.dumps(doc)) < 50_000  # the schema is nowhere in the document
+    assert code == 0
+
+
+def test_the_logging_fixture_gets_the_lowest_level_first_as_the_suite_asks(tmp_path: Path) -> None:
+    record = tmp_path / "received.jsonl"
+    code, doc = run_suite_check(stdio(record=record), "--suite-fixtures", "--yes", "--only",
+                                "suite.tools-call-with-logging", protocol="2025-11-25")
+    entry = doc["checks"][0]
+    assert (entry["status"], entry["detail"]["logMessages"]) == ("pass", 3), entry
+    methods = [(m.get("method"), (m.get("params") or {}).get("level") or (m.get("params") or {}).get("name"))
+               for m in received(record) if m.get("method") in ("logging/setLevel", "tools/call")]
+    assert methods == [("logging/setLevel", "debug"), ("tools/call", "test_tool_with_logging")]
     assert code == 0
