@@ -90,15 +90,15 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
                    + (", ".join(UNSAFE) if UNSAFE else "none in this release") + " (each named so on its page).")
 @click.option("--call", "calls", multiple=True, metavar="'TOOL K=V ...'", callback=_calls,
               help="Call this tool (repeatable) through call's catalogue, argument and confirmation checks; check "
-                   "never calls a tool otherwise.")
+                   "calls no other tool (--suite-fixtures aside).")
 @click.option("--suite-fixtures", is_flag=True,
               help="Also judge the official conformance suite's fixture tools, resources, templates and prompts "
                    "(test_simple_text, test://static-text, ...) where the server lists them, as the suite does; "
                    "declares sampling and elicitation (a fixed answer, a decline). The tools go through --call's "
                    "rule: one not marked read-only needs --yes.")
 @click.option("-y", "--yes", is_flag=True,
-              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs "
-                   "this). With --server-json: run the package's command without asking.")
+              help="With --call or --suite-fixtures: call a tool not marked read-only without asking (without a "
+                   "terminal, it needs this). With --server-json: run the package's command without asking.")
 @click.option("--sample-arguments", is_flag=True,
               help="Also expand prompts with required arguments, with values from completion/complete or the "
                    "arguments' names.")
@@ -118,7 +118,8 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
     Each check (`mcpprobe docs check`) is tied to the words of the negotiated revision and says
     pass, fail (a MUST not met), warn (a SHOULD not met), skipped (its capability was not
     declared: nothing sent), n/a (not in this revision or transport) or error (it could not run).
-    Safe on a production server: never calls a tool unless named with --call, never writes,
+    Safe on a production server: never calls a tool unless named with --call (or one of the
+    conformance suite's fixture tools, with --suite-fixtures), never writes,
     one request at a time (--rate to go slower). --force is ignored: nothing is sent for a
     capability the server did not declare.
 
