@@ -54,6 +54,19 @@ SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 CONTRACT = "the suite's fixture contract"
 
 
+def _truthy(value: Any) -> bool:
+    """JavaScript's truthiness, which the suite's judgements use (`!x`): an empty list or object is
+    true there; null, false, 0, NaN and "" are false."""
+    if isinstance(value, list | dict):
+        return True
+    return bool(value) and value == value  # NaN is false
+
+
+def _same(value: Any, expected: Any) -> bool:
+    """The suite's `===` between JSON values: 30 and 30.0 are one number; true is not 1."""
+    return value == expected and isinstance(value, bool) == isinstance(expected, bool)
+
+
 @dataclass
 class Seen:
     """What a fixture tool's call gave: its answer, what the server asked and logged during it."""
@@ -91,7 +104,7 @@ def _simple_text(seen: Seen) -> list[str]:
     text = _blocks(seen, "text")
     if not text:
         problems.append("no text block")
-    elif not text[0].get("text"):
+    elif not _truthy(text[0].get("text")):
         problems.append("its text block has no text")
     return problems
 
@@ -103,9 +116,9 @@ def _media(kind: str, mime: str | None = None) -> Callable[[Seen], list[str]]:
         if not blocks:
             return [*problems, f"no {kind} block"]
         block = blocks[0]
-        if not block.get("data"):
+        if not _truthy(block.get("data")):
             problems.append(f"its {kind} block has no data")
-        if not block.get("mimeType"):
+        if not _truthy(block.get("mimeType")):
             problems.append(f"its {kind} block has no mimeType")
         elif mime is not None and block.get("mimeType") != mime:
             problems.append(f"its {kind} block's mimeType is {inert(block.get('mimeType'), 60)}, not {mime}")
@@ -122,11 +135,11 @@ def _embedded(seen: Seen) -> list[str]:
     resource = blocks[0].get("resource")
     if not isinstance(resource, dict):
         return [*problems, "its resource block has no resource"]
-    if not resource.get("uri"):
+    if not _truthy(resource.get("uri")):
         problems.append("the embedded resource has no uri")
-    if not resource.get("mimeType"):
+    if not _truthy(resource.get("mimeType")):
         problems.append("the embedded resource has no mimeType")
-    if not resource.get("text") and not resource.get("blob"):
+    if not _truthy(resource.get("text")) and not _truthy(resource.get("blob")):
         problems.append("the embedded resource has neither text nor blob")
     return problems
 
@@ -143,8 +156,9 @@ def _error(seen: Seen) -> list[str]:
     if seen.result.get("isError") is not True:
         return ["the result is not isError: true"]
     first = seen.content[0] if seen.content else None
-    return [] if isinstance(first, dict) and first.get("text") else ["the error result has no message (a first "
-                                                                      "content block with text)"]
+    if isinstance(first, dict) and _truthy(first.get("text")):
+        return []
+    return ["the error result has no message (a first content block with text)"]
 
 
 def _logging(seen: Seen) -> list[str]:
@@ -215,7 +229,7 @@ def _sep1034(seen: Seen) -> list[str]:
             problems.append(f"{name!r} has the type {inert(prop.get('type'), 30)}, not {kind}")
         if "default" not in prop:
             problems.append(f"{name!r} has no default")
-        elif prop["default"] != default or type(prop["default"]) is not type(default):
+        elif not _same(prop["default"], default):
             problems.append(f"{name!r} has the default {inert(prop['default'], 40)}, not {json.dumps(default)}")
         if name == "status":
             enum = prop.get("enum")
@@ -240,12 +254,12 @@ def _sep1330(seen: Seen) -> list[str]:
     multi, titled_multi = _field(properties, "untitledMulti"), _field(properties, "titledMulti")
     if not single:
         problems.append("no field 'untitledSingle'")
-    elif single.get("type") != "string" or not isinstance(single.get("enum"), list) or "oneOf" in single \
-            or "enumNames" in single:
+    elif single.get("type") != "string" or not isinstance(single.get("enum"), list) or _truthy(single.get("oneOf")) \
+            or _truthy(single.get("enumNames")):
         problems.append("'untitledSingle' is not {type: string, enum: [...]} (without oneOf or enumNames)")
     if not titled:
         problems.append("no field 'titledSingle'")
-    elif titled.get("type") != "string" or not _titled(titled.get("oneOf")) or "enum" in titled:
+    elif titled.get("type") != "string" or not _titled(titled.get("oneOf")) or _truthy(titled.get("enum")):
         problems.append("'titledSingle' is not {type: string, oneOf: [{const, title}, ...]} (without enum)")
     if not legacy:
         problems.append("no field 'legacyEnum'")
@@ -256,12 +270,12 @@ def _sep1330(seen: Seen) -> list[str]:
     if not multi:
         problems.append("no field 'untitledMulti'")
     elif multi.get("type") != "array" or items.get("type") != "string" or not isinstance(items.get("enum"), list) \
-            or "anyOf" in items:
+            or _truthy(items.get("anyOf")):
         problems.append("'untitledMulti' is not {type: array, items: {type: string, enum: [...]}}")
     items = _field(titled_multi, "items")
     if not titled_multi:
         problems.append("no field 'titledMulti'")
-    elif titled_multi.get("type") != "array" or not _titled(items.get("anyOf")) or "enum" in items:
+    elif titled_multi.get("type") != "array" or not _titled(items.get("anyOf")) or _truthy(items.get("enum")):
         problems.append("'titledMulti' is not {type: array, items: {anyOf: [{const, title}, ...]}}")
     return problems
 
@@ -435,7 +449,7 @@ def _static(key: str) -> Callable[[dict[str, Any]], list[str]]:
         first, problems = _first_content(result)
         if first is None:
             return problems
-        return [f"contents[0] has no {k}" for k in ("uri", "mimeType", key) if not first.get(k)]
+        return [f"contents[0] has no {k}" for k in ("uri", "mimeType", key) if not _truthy(first.get(k))]
 
     return judge
 
@@ -444,10 +458,12 @@ def _templated(result: dict[str, Any]) -> list[str]:
     first, problems = _first_content(result)
     if first is None:
         return problems
-    if not first.get("uri"):
+    if not _truthy(first.get("uri")):
         problems.append("contents[0] has no uri")
     if "text" not in first and "blob" not in first:
         problems.append("contents[0] has neither text nor blob")
+    elif "text" not in first:  # the suite reads a blob as "[binary]", which does not show the id
+        problems.append("contents[0] is a blob, not a text that shows the id 123 it was read with")
     elif isinstance(first.get("text"), str) and "123" not in first["text"]:
         problems.append("the text does not show the id 123 it was read with")
     return problems
@@ -501,7 +517,7 @@ def _messages(result: dict[str, Any]) -> tuple[list[Any], list[str]]:
 def _prompt_simple(result: dict[str, Any]) -> list[str]:
     messages, problems = _messages(result)
     for index, message in enumerate(messages):
-        if not isinstance(message, dict) or not message.get("role") or not message.get("content"):
+        if not isinstance(message, dict) or not _truthy(message.get("role")) or not _truthy(message.get("content")):
             problems.append(f"messages[{index}] has no role or no content")
             break
     return problems
@@ -526,7 +542,8 @@ def _prompt_resource(result: dict[str, Any]) -> list[str]:
 
 def _prompt_image(result: dict[str, Any]) -> list[str]:
     messages, problems = _messages(result)
-    if not any(c.get("type") == "image" and c.get("data") and c.get("mimeType") for c in _content_of(messages)):
+    if not any(c.get("type") == "image" and _truthy(c.get("data")) and _truthy(c.get("mimeType"))
+               for c in _content_of(messages)):
         problems.append("no message has an image with data and mimeType")
     return problems
 
