@@ -16,6 +16,10 @@ with --yes or a yes on a terminal); the server's requests during a call are answ
 InputBroker, as the client capabilities that `--suite-fixtures` declares allow: every
 `elicitation/create` declined, every `sampling/createMessage` answered with one fixed text
 (mcpprobe.operations.input.FIXED_SAMPLING).
+
+One room: each scenario's judgement (a transcription of the suite's own `run()`) sits beside the
+table that says what is sent for it and the function that sends it; split, a reader comparing a
+check with the suite's scenario would have to gather the request and its judgement from two files.
 """
 
 from __future__ import annotations
