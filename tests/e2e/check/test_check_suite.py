@@ -220,3 +220,16 @@ def test_the_logging_fixture_gets_the_lowest_level_first_as_the_suite_asks(tmp_p
                for m in received(record) if m.get("method") in ("logging/setLevel", "tools/call")]
     assert methods == [("logging/setLevel", "debug"), ("tools/call", "test_tool_with_logging")]
     assert code == 0
+
+
+@pytest.mark.parametrize("mode", ["ok", "logging-two", "progress-flat", "sampling-skipped", "elicitation-skipped",
+                                  "sep1034-no-default", "simple-text-needs-args", "template-ignores-id"])
+def test_stdio_and_streamable_http_give_the_same_verdicts(mode: str) -> None:
+    # The requests and notifications of a call come on the call's own stream over HTTP: the same verdicts.
+    protocol = SUITE_BROKEN[mode][1] if mode in SUITE_BROKEN else "2025-11-25"
+    _, over_stdio = run_suite_check(stdio(mode), "--suite-fixtures", "--yes", "--only", "suite", protocol=protocol)
+    with http_server([sys.executable, str(SUITE_SERVER), mode, "--http", "0"]) as url:
+        _, over_http = run_suite_check([url], "--suite-fixtures", "--yes", "--only", "suite", protocol=protocol)
+    assert suite_statuses(over_http) == suite_statuses(over_stdio)
+    failed = {cid for cid, status in suite_statuses(over_http).items() if status == "fail"}
+    assert failed == ({SUITE_BROKEN[mode][0]} if mode in SUITE_BROKEN else set())
