@@ -44,8 +44,8 @@ IMPORTING_FUNCTIONS = {"import_module", "preload"}
 
 # Operations and the layers below them return what happened; only the CLI, the renderers' caller,
 # writes to the terminal. These still write to stderr themselves (issue #35) and may only shrink.
-KNOWN_WRITERS: list[str] = ["mcpprobe.auth.apply", "mcpprobe.auth.login", "mcpprobe.auth.store", "mcpprobe.auth.tokens",
-                            "mcpprobe.wire.stdio"]
+# The notes channel (safety/notice.py) and the server's own stderr passed through (wire/stdio.py).
+KNOWN_WRITERS: list[str] = ["mcpprobe.safety.notice", "mcpprobe.wire.stdio"]
 NEVER_WRITE_FROM = LAYERS.index(("mcpprobe.operations",))
 
 
