@@ -1,14 +1,14 @@
 """The HTTP tap: a reverse proxy for streamable HTTP and legacy SSE, judged as the stdio tap is.
 
 Every request to the listening address goes to the same path under the upstream URL, with its method,
-query, headers (but the hop-by-hop ones and `Host`) and body; the answer comes back with its status,
-headers and body, streamed piece by piece as it arrives (event streams too). A copy of each message goes
-to the observer, whole: the JSON body of a POST (a message or a batch), a JSON answer, each `data:` of an
-event stream (a POST's answer, the GET stream, a legacy SSE stream). The entries carry `http`: the method,
-the path, the status, and the session id, protocol version and Last-Event-ID headers; `Authorization`
-(and every credential-like header) is learnt as a secret before anything of its request is recorded, so
-it is masked in the record, the live view and the report. A body with a `Content-Encoding` is relayed
-but not judged.
+query, headers (but the hop-by-hop ones and `Host`; none added, not even an HTTP library's defaults) and
+body; the answer comes back with its status, headers (none of uvicorn's added) and body, streamed piece by
+piece as it arrives (event streams too). A copy of each message goes to the observer, whole: the JSON body
+of a POST (a message or a batch), a JSON answer, each `data:` of an event stream (a POST's answer, the GET
+stream, a legacy SSE stream). The entries carry `http`: the method, the path, the status, and the session
+id, protocol version and Last-Event-ID headers; `Authorization` (and every credential-like header) is
+learnt as a secret before anything of its request is recorded, so it is masked in the record, the live
+view and the report. A body with a `Content-Encoding` is relayed but not judged.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ class Proxy:
         self._whole = whole
         self._redact = redactor
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30.0), follow_redirects=False)
+        for name in list(self._client.headers):  # no Accept, Accept-Encoding, User-Agent... the client did not send
+            del self._client.headers[name]
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -163,8 +165,9 @@ def serve(host: str, port: int, proxy: Proxy, ready: Callable[[str], None]) -> N
         def capture_signals(self) -> Any:  # ours below: uvicorn's would raise the signal again once stopped
             yield
 
+    # No `Server` or `Date` of uvicorn's own: the client gets the server's headers, not a second Date beside them.
     config = uvicorn.Config(proxy, host=host, port=port, log_level="warning", lifespan="off", access_log=False,
-                            timeout_graceful_shutdown=GRACE_SECONDS)
+                            timeout_graceful_shutdown=GRACE_SECONDS, server_header=False, date_header=False)
     server = _Server(config)
 
     def stop(signum: int, frame: Any) -> None:
