@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcpprobe.safety.redact import Redactor, secret_name
 from mcpprobe.wire.sse import EventParser
@@ -45,6 +46,46 @@ def _info(method: str, path: str, headers: list[tuple[str, str]], status: int | 
         elif lowered == "authorization":
             info["authorization"] = "[redacted]"
     return info
+
+
+def origin_of(url: str) -> str | None:
+    """`scheme://host:port` of an absolute URL (the port always said; no user, path or query), or None."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host or not parts.scheme:
+        return None
+    scheme = parts.scheme.lower()
+    if port is None:
+        port = 443 if scheme == "https" else 80
+    return f"{scheme}://{'[' + host + ']' if ':' in host else host}:{port}"
+
+
+def own_origins(scope: dict[str, Any], headers: list[tuple[str, str]]) -> set[str]:
+    """The origins that reach this tap: the one the client named (its Host header) and the address it listens on
+    (any loopback name, when it listens on loopback)."""
+    origins = {origin_of(f"http://{value}") for name, value in headers if name.lower() == "host"}
+    server = scope.get("server")
+    if isinstance(server, (tuple, list)) and len(server) == 2 and isinstance(server[1], int):
+        names = {str(server[0])} | (LOOPBACK if server[0] in LOOPBACK else set())
+        origins |= {origin_of(f"http://{'[' + n + ']' if ':' in n else n}:{server[1]}") for n in names}
+    return {origin for origin in origins if origin is not None}
+
+
+def bypassing(endpoint: str, own: set[str]) -> str | None:
+    """The origin a legacy SSE `endpoint` event names, when that is not this tap's: a client that follows it posts
+    past the tap. None for a path (it resolves against the URL the client reached: the tap) or the tap's own."""
+    text = endpoint.strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return None
+    if not parts.netloc:
+        return None
+    origin = origin_of(text if parts.scheme else f"http:{text}")  # `//host/...`: the scheme of the tap's URL
+    return origin[:200] if origin is not None and origin not in own else None
 
 
 class Proxy:
@@ -118,7 +159,7 @@ class Proxy:
 
             watcher = asyncio.ensure_future(gone())
             try:
-                await self._relay(response, send, parser, whole, info)
+                await self._relay(response, send, parser, whole, info, own_origins(scope, headers))
             except (httpx.HTTPError, httpx.StreamError):
                 pass  # the server's stream broke, or was closed when the client went
             finally:
@@ -130,8 +171,9 @@ class Proxy:
                 await response.aclose()
 
     async def _relay(self, response: Any, send: Any, parser: EventParser | None, whole: bytearray | None,
-                     info: dict[str, Any]) -> None:
-        """The answer's body to the client as it comes, and a copy of each message to the observer."""
+                     info: dict[str, Any], own: set[str]) -> None:
+        """The answer's body to the client as it comes, and a copy of each message to the observer. A legacy SSE
+        `endpoint` naming another origin than the tap's is relayed as it is, and said (`bypass`, the origin)."""
         async for chunk in response.aiter_raw():
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             if parser is not None:
@@ -141,7 +183,9 @@ class Proxy:
                             self._whole("s2c", event.data.encode("utf-8", "surrogateescape"),
                                         {**info, **({"event-id": event.id[:200]} if event.id else {})})
                         elif event.event == "endpoint":
-                            self._whole("event", b"", {**info, "event": "endpoint"})
+                            origin = bypassing(event.data, own)
+                            past = {"bypass": True, "origin": self._redact(origin)} if origin else {}
+                            self._whole("event", b"", {**info, "event": "endpoint", **past})
                 except ValueError:
                     parser = None  # an event past the limit: relayed, not judged
             elif whole is not None:
