@@ -159,7 +159,8 @@ class Proxy:
 
             watcher = asyncio.ensure_future(gone())
             try:
-                await self._relay(response, send, parser, whole, info, own_origins(scope, headers))
+                await self._relay(response, send, parser, whole, info,
+                                  own_origins(scope, headers) if parser is not None else set())
             except (httpx.HTTPError, httpx.StreamError):
                 pass  # the server's stream broke, or was closed when the client went
             finally:
