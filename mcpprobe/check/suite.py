@@ -32,6 +32,7 @@ from typing import Any
 import anyio
 
 from mcpprobe.check.calls import NamedRun, call_once
+from mcpprobe.check.catalogue import Status
 from mcpprobe.check.context import (
     CheckContext,
     NamedCall,
@@ -317,8 +318,13 @@ def _names(items: Any, key: str) -> set[str]:
     return {str(item[key]) for item in items if isinstance(item, dict) and isinstance(item.get(key), str)}
 
 
+NOT_LISTED = "the server does not list the suite's fixture for this scenario; nothing sent"
+
+
 def _not_listed(kind: str, name: str) -> Verdict:
-    return skipped(f"the server lists no {kind} {name} (the suite's fixture); nothing sent")
+    """One reason for every fixture not listed, so that the report groups them on one line; which
+    fixture it was is in the detail (and on the check's page)."""
+    return Verdict(Status.SKIPPED, NOT_LISTED, detail={"fixture": name, "kind": kind})
 
 
 async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:

@@ -184,7 +184,8 @@ def test_a_server_without_the_fixtures_is_not_judged() -> None:
     found = suite_statuses(doc)
     assert set(found.values()) == {"skipped"}
     simple = next(e for e in doc["checks"] if e["id"] == "suite.tools-call-simple-text")
-    assert simple["message"] == "the server lists no tool test_simple_text (the suite's fixture); nothing sent"
+    assert simple["message"] == "the server does not list the suite's fixture for this scenario; nothing sent"
+    assert simple["detail"] == {"fixture": "test_simple_text", "kind": "tool"}
     assert code == 0
 
 
