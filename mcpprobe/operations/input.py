@@ -10,6 +10,7 @@ are the caller's.
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from dataclasses import replace
 from typing import Any, Protocol
@@ -24,7 +25,17 @@ from mcpprobe.testhooks import crash_point
 from mcpprobe.wire.target import Settings
 
 ELICIT_MODES = ("decline", "defaults")
+# The one answer to sampling/createMessage, given only where `sample` is "fixed" (check --suite-fixtures,
+# which calls the conformance suite's fixture tools): mcpprobe has no model, and says so.
+FIXED_SAMPLING = {"role": "assistant", "content": {"type": "text", "text": "A fixed answer from mcpprobe, which has "
+                                                   "no model to ask."},
+                  "model": "mcpprobe-fixed", "stopReason": "endTurn"}
 MAX_INPUT_ROUNDS = 10
+# What InputBroker.observed keeps of the server's requests for a caller that judges them: the first
+# OBSERVED_KEPT requests, each as its method and, of an elicitation/create, the requestedSchema when its
+# JSON is at most OBSERVED_SCHEMA_CHARS long (else {"dropped": its length}): bounded whatever comes.
+OBSERVED_KEPT = 4
+OBSERVED_SCHEMA_CHARS = 65_536
 _tokens = itertools.count(1)
 
 
@@ -125,16 +136,31 @@ def elicit_defaults(params: dict[str, Any]) -> dict[str, Any]:
     return {"action": "accept", "content": content}
 
 
+def _observed(params: dict[str, Any]) -> dict[str, Any]:
+    """What `InputBroker.observed` keeps of a request's params (OBSERVED_SCHEMA_CHARS)."""
+    schema = params.get("requestedSchema")
+    if schema is None:
+        return {}
+    size = len(json.dumps(schema, default=str))
+    return {"requestedSchema": schema} if size <= OBSERVED_SCHEMA_CHARS else {"dropped": size}
+
+
 class InputBroker:
     """Answers elicitation, sampling and roots requests, or refuses them, and keeps a record."""
 
-    def __init__(self, outcome: InvokeOutcome, settings: Settings) -> None:
+    def __init__(self, outcome: InvokeOutcome, settings: Settings,
+                 observed: list[tuple[str, dict[str, Any]]] | None = None) -> None:
         self.outcome = outcome
         self.settings = settings
         self.elicit = settings.elicit
+        # Each request's method and what is kept of it (OBSERVED_KEPT), for a caller that judges it
+        # (check --suite-fixtures: the schema of an elicitation/create); None: nothing kept.
+        self.observed = observed
 
     def answer(self, method: str, params: dict[str, Any], *, via: str, key: str | None = None) -> dict[str, Any] | None:
         """The response for one request, or None when mcpprobe refuses it (recorded as a finding)."""
+        if self.observed is not None and len(self.observed) < OBSERVED_KEPT:
+            self.observed.append((method, _observed(params)))
         entry: dict[str, Any] = {"via": via, "method": method}
         if key is not None:
             entry["key"] = key
@@ -159,8 +185,10 @@ class InputBroker:
             response = {"roots": [{"uri": uri} for uri in self.settings.roots]}
         elif method == "roots/list":
             reason = "mcpprobe did not declare the 'roots' capability (use --root)"
+        elif method == "sampling/createMessage" and self.settings.sample == "fixed":
+            response = dict(FIXED_SAMPLING)
         elif method == "sampling/createMessage":
-            reason = "mcpprobe never declares 'sampling': it has no model to ask"
+            reason = "mcpprobe never declares 'sampling' (check --suite-fixtures aside): it has no model to ask"
         else:
             reason = f"mcpprobe does not handle {method}"
         if response is not None:
@@ -168,7 +196,8 @@ class InputBroker:
             self.outcome.input_rounds.append(entry)
             self.outcome.findings.append(Finding(
                 "input-required", f"the server asked for {method} ({via}); mcpprobe answered "
-                + (response.get("action", "with its roots") if method != "roots/list" else "with its roots"),
+                + {"roots/list": "with its roots", "sampling/createMessage": "with its fixed text"}.get(
+                    method, str(response.get("action"))),
                 kind=self.outcome.item_kind or "server", detail=entry))
             return response
         entry["refused"] = reason

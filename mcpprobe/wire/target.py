@@ -81,6 +81,7 @@ class Settings:
     roots: tuple[str, ...] = ()
     server_stderr: str = "tail"  # tail | live | quiet
     elicit: str | None = None  # declare elicitation and answer it: "decline" or "defaults"
+    sample: str | None = None  # declare sampling and answer it: "fixed" (check --suite-fixtures), else never
     stderr_tail_lines: int = 20
 
     @property
