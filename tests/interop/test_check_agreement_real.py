@@ -16,7 +16,6 @@ negotiates; what the suite cannot judge over stdio is judged there alike.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -66,13 +65,9 @@ def _suite(scenario: str, version: str, release, prerelease):
 
 
 def _suite_says(suite, url: str, scenario: str, version: str, out: Path) -> tuple[str, list[dict]]:
-    proc = subprocess.run([str(suite.node), str(suite.entry), "server", "--url", url, "--scenario", scenario,
-                           "--spec-version", version, "-o", str(out)], capture_output=True, text=True, timeout=120)
-    checks: list[dict] = []
-    for found in out.rglob("checks.json"):
-        checks = json.loads(found.read_text())
-    assert checks, f"{scenario}: the suite recorded no checks (exit {proc.returncode}): {proc.stdout[-2000:]}"
-    return ("pass" if all(c["status"] == "SUCCESS" for c in checks) else "fail"), checks
+    run = suite.server(url, scenario, out, spec_version=version)
+    assert run.checks, f"{scenario}: the suite recorded no checks (exit {run.exit_code}): {run.output[-2000:]}"
+    return ("pass" if all(c["status"] == "SUCCESS" for c in run.checks) else "fail"), run.checks
 
 
 def _ours(doc: dict, scenario: str) -> str:
