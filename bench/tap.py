@@ -13,9 +13,10 @@ A closed-loop client (standard library, newline-delimited JSON-RPC) against a sm
 2. throughput: `--inflight` requests kept in flight, `--requests` of them: requests per second, and the
    ratio tap / direct (the target: at least 0.9).
 
-The tap judges and (with `--record`) records as it goes: `--record` measures that too. The figures of
-the best round of each are shown (the least disturbed by other load on the machine). Benchmarks are not
-tests: nothing here fails a build.
+The tap judges and (with `--record`) records as it goes: `--record` measures that too. Each round runs
+direct then tap, side by side; the figures shown are the medians over the rounds (the added latency and
+the throughput ratio are taken per round, then their median). Benchmarks are not tests: nothing here
+fails a build.
 """
 
 from __future__ import annotations
@@ -114,6 +115,11 @@ def throughput(command: list[str], requests: int, inflight: int, payload: str) -
     return requests / elapsed
 
 
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=4000)
@@ -129,30 +135,30 @@ def main() -> None:
     folder = tempfile.mkdtemp(prefix="tap-bench-")
     tap = [sys.executable, "-m", "mcpprobe", "tap", "--quiet",
            *(["--record", os.path.join(folder, "r.jsonl")] if args.record else []), "--", *server]
-    lat: dict[str, list[float]] = {"direct": [], "tap": []}
-    rps: dict[str, float] = {"direct": 0.0, "tap": 0.0}
-    best: dict[str, list[float]] = {}
-    for _ in range(args.rounds):
+    rounds: list[dict[str, float]] = []
+    for _ in range(args.rounds):  # direct then tap in each round: a pair measured side by side
+        row: dict[str, float] = {}
         for name, command in (("direct", server), ("tap", tap)):
             if args.record:
                 Path(folder, "r.jsonl").unlink(missing_ok=True)
             samples = latency(command, args.requests, payload)
-            if name not in best or statistics.median(samples) < statistics.median(best[name]):
-                best[name] = samples
-            rps[name] = max(rps[name], throughput(command, args.requests, args.inflight, payload))
-    lat = best
+            row[f"{name}_p50_ms"] = statistics.median(samples)
+            row[f"{name}_p95_ms"] = pct(samples, .95)
+            row[f"{name}_rps"] = throughput(command, args.requests, args.inflight, payload)
+        row["added_p50_ms"] = row["tap_p50_ms"] - row["direct_p50_ms"]
+        row["throughput_ratio"] = row["tap_rps"] / row["direct_rps"]
+        rounds.append(row)
 
-    def pct(samples: list[float], q: float) -> float:
-        ordered = sorted(samples)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    def median(key: str) -> float:
+        return statistics.median(row[key] for row in rounds)
 
-    figures = {
+    figures: dict[str, object] = {
         "requests": args.requests, "inflight": args.inflight, "payload": args.payload, "record": args.record,
-        "direct_p50_ms": round(statistics.median(lat["direct"]), 4), "direct_p95_ms": round(pct(lat["direct"], .95), 4),
-        "tap_p50_ms": round(statistics.median(lat["tap"]), 4), "tap_p95_ms": round(pct(lat["tap"], .95), 4),
-        "added_p50_ms": round(statistics.median(lat["tap"]) - statistics.median(lat["direct"]), 4),
-        "direct_rps": round(rps["direct"]), "tap_rps": round(rps["tap"]),
-        "throughput_ratio": round(rps["tap"] / rps["direct"], 3),
+        "rounds": args.rounds,
+        **{key: round(median(key), 4) for key in ("direct_p50_ms", "direct_p95_ms", "tap_p50_ms", "tap_p95_ms",
+                                                  "added_p50_ms")},
+        "direct_rps": round(median("direct_rps")), "tap_rps": round(median("tap_rps")),
+        "throughput_ratio": round(median("throughput_ratio"), 3),
     }
     for key, value in figures.items():
         print(f"{key:18} {value}")

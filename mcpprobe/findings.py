@@ -132,6 +132,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "server-undeclared-capability": (Severity.ERROR, "the server sent a request or notification for a capability "
                                                      "that was not negotiated"),
     "server-pagination-broken": (Severity.ERROR, "the server refused its own cursor, or gave the same one again"),
+    "tap-endpoint-bypassed": (Severity.WARNING, "a legacy SSE endpoint on another origin: the client's messages "
+                                                "go past the tap"),
     "tap-skipped": (Severity.INFO, "judging fell behind the relay: messages relayed untouched but not judged"),
 }
 

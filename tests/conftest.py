@@ -411,6 +411,18 @@ class ConformanceSuite:
             checks = json.loads(found.read_text())
         return ConformanceRun(proc.returncode, checks, output)
 
+    def server(self, url: str, scenario: str, out: Path, *, spec_version: str | None = None) -> ConformanceRun:
+        """Run one server scenario against `url`, as `conformance server --url URL --scenario SCENARIO`
+        (with `--spec-version V` when given) does for a user: the suite is the client and listens on
+        nothing, so no private network namespace is needed."""
+        proc = subprocess.run([str(self.node), str(self.entry), "server", "--url", url, "--scenario", scenario,
+                               *(["--spec-version", spec_version] if spec_version else []), "-o", str(out)],
+                              capture_output=True, text=True, timeout=120)
+        checks: list[dict[str, Any]] = []
+        for found in out.rglob("checks.json"):
+            checks = json.loads(found.read_text())
+        return ConformanceRun(proc.returncode, checks, proc.stdout)
+
 
 @pytest.fixture(scope="session")
 def conformance() -> ConformanceSuite:

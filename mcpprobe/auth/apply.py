@@ -32,7 +32,6 @@ one the refusal gets the diagnosis and exit 7, as before).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -283,9 +282,9 @@ class RenewingBearer(httpx2.Auth):
         from mcpprobe.auth.tokens import PlainHttpRefused
 
         if isinstance(exc, PlainHttpRefused):
-            from mcpprobe.safety.sanitize import visible
+            from mcpprobe.safety.notice import say
 
-            sys.stderr.write(visible(self.redactor(f"mcpprobe: the token was not renewed: {exc.message}")) + "\n")
+            say(self.redactor(f"mcpprobe: the token was not renewed: {exc.message}"))
 
     def _consent(self, record: TokenRecord) -> HttpConsent:
         """A renewal's consent to a plain-http endpoint: the record's login's, or the option; no question."""
@@ -300,9 +299,9 @@ class RenewingBearer(httpx2.Auth):
         self.redactor.learn(*self.record.secrets())
         note = _notes(_kept(self.store, self.record) if self.store is not None else "", self.record.problem)
         if note:
-            from mcpprobe.safety.sanitize import visible
+            from mcpprobe.safety.notice import say
 
-            sys.stderr.write(visible(self.redactor(f"mcpprobe: {note}")) + "\n")
+            say(self.redactor(f"mcpprobe: {note}"))
 
 
 def _notes(*notes: str) -> str:

@@ -25,6 +25,7 @@ from mcpprobe.auth.discovery import (
     supports,
 )
 from mcpprobe.findings import Finding, Severity
+from mcpprobe.wire.target import HttpTarget
 
 LOGIN_HINT = "mcpprobe auth login {url}"
 TOKEN_HINT = "--bearer-env VAR, or --header 'Authorization: Bearer ...'"
@@ -289,28 +290,19 @@ def findings_for(found: Discovery, *, token_sent: bool, token_issuer: str | None
     return out
 
 
-async def diagnose_outcome(outcome: Any, target: Any, settings: Any, error: Any = None) -> None:
-    """Add the diagnosis of an `AuthFailed` to an `Outcome`: the command's error, or (given as
-    `error`) the one that stopped a list part way.
-
-    Findings go to `outcome.findings`; the data to `error.detail["authDiagnosis"]`. Never raises:
-    a diagnosis that fails leaves the outcome as it was.
+async def diagnose_target(target: HttpTarget, detail: Mapping[str, Any], *, timeout: float) -> Diagnosis:
+    """The diagnosis of an `AuthFailed` with `detail` (its error's detail) met on `target`: findings
+    and data, which the caller adds to what it reports. Never raises: a diagnosis that fails is one
+    with no findings whose data says why (`{"failed": ...}`), so that it never hides the original error.
     """
-    error = error if error is not None else outcome.error
-    if error is None or getattr(target, "transport", None) not in ("http", "sse"):
-        return
     # The issuer of the token sent: the renewing auth's current record, else the stored token's facts.
-    record = getattr(getattr(target, "auth", None), "record", None)
-    issuer = getattr(record, "issuer", None) or getattr(getattr(target, "token", None), "issuer", None)
+    record = getattr(target.auth, "record", None)
+    issuer = getattr(record, "issuer", None) or getattr(target.token, "issuer", None)
     try:
-        result = await diagnose(target.url, error.detail, headers=target.headers,
-                                timeout=min(float(getattr(settings, "connect_timeout", 10.0)), 10.0),
-                                insecure=bool(getattr(target, "insecure", False)), token_issuer=issuer)
+        return await diagnose(target.url, detail, headers=target.headers, timeout=timeout,
+                              insecure=target.insecure, token_issuer=issuer)
     except Exception as exc:  # noqa: BLE001 - a diagnosis must never hide the original error
-        error.detail["authDiagnosis"] = {"failed": f"{type(exc).__name__}: {exc}"}
-        return
-    outcome.findings.extend(result.findings)
-    error.detail["authDiagnosis"] = result.data
+        return Diagnosis(data={"failed": f"{type(exc).__name__}: {exc}"})
 
 
 def _quoted(value: object) -> str:

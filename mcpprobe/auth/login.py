@@ -26,7 +26,6 @@ needs no SDK and no login: mcpprobe.auth.tokens.
 
 from __future__ import annotations
 
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -89,9 +88,9 @@ class LoginOptions:
 def _say_inert(text: str) -> None:
     """The announcer of a login started inside another command (a step-up, client credentials):
     on stderr, through the sanitizer, as `auth login`'s own announcer is."""
-    from mcpprobe.safety.sanitize import visible
+    from mcpprobe.safety.notice import say
 
-    print(visible(text, multiline=True), file=sys.stderr, flush=True)
+    say(text, multiline=True)
 
 
 @dataclass

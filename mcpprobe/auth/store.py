@@ -238,12 +238,10 @@ class TokenStore:
         """Whether tokens may be read from the directory (`directory_problem`); a warning once when not."""
         problem = directory_problem(self.directory)
         if problem is not None and not self._warned:
-            import sys
-
-            from mcpprobe.safety.sanitize import visible
+            from mcpprobe.safety.notice import say
 
             self._warned = True
-            print(visible(f"mcpprobe: warning: stored tokens not read: {problem}"), file=sys.stderr, flush=True)
+            say(f"mcpprobe: warning: stored tokens not read: {problem}")
         return problem is None
 
     def path_for(self, url: str, issuer: str | None = None) -> Path:

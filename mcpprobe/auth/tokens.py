@@ -28,7 +28,6 @@ the login's stored consent or the option allows.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -301,9 +300,9 @@ async def client_credentials_again(record: TokenRecord, client_secret: str | Non
 
 
 def _say(text: str) -> None:
-    from mcpprobe.safety.sanitize import visible
+    from mcpprobe.safety.notice import say
 
-    print(visible(text, multiline=True), file=sys.stderr, flush=True)
+    say(text, multiline=True)
 
 
 @dataclass

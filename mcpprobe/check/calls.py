@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcpprobe.check.context import CheckContext, Exchange, NamedCall, Verdict, errored, failed, inert, passed, skipped
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
 
 if TYPE_CHECKING:
+    from mcpprobe.client.catalog import Listing
     from mcpprobe.operations.outcome import InvokeOutcome
 
 
@@ -67,46 +69,66 @@ async def call_each(ctx: CheckContext) -> Verdict:
     return (await named_calls(ctx)).verdict
 
 
-async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:
+async def call_once(ctx: CheckContext, call: NamedCall, listing: Listing,
+                    observed: list[tuple[str, dict[str, Any]]] | None = None,
+                    prepare: Callable[[], Awaitable[object]] | None = None) -> tuple[dict[str, Any], NamedRun]:
+    """One tools/call, by the one rule of every call mcpprobe makes: the catalogue check (the tool
+    must be listed), the argument check, `call`'s rule for tasks and the confirmation (a tool not
+    marked read-only needs --yes or a yes on a terminal), each raising Refused with nothing sent;
+    then sent as `call` sends it (mcpprobe.operations.invoke.send_tool_call), the server's requests
+    for input answered by `call`'s InputBroker as the settings declared (--suite-fixtures: elicitation
+    declined, sampling answered with a fixed text; each such request kept in `observed`, when given)
+    and its progress kept on the run's outcome. `prepare`: sent once the call is allowed, before it."""
     from mcpprobe.operations.checks import checked_arguments, confirm_call
     from mcpprobe.operations.input import InputBroker, Unattended
-    from mcpprobe.operations.invoke import judge_tool_result, send_tool_call, task_rule
+    from mcpprobe.operations.invoke import send_tool_call, task_rule
     from mcpprobe.operations.outcome import InvokeOutcome
+
+    confirmer = ctx.options.confirmer or Unattended()
+    name = call.tool
+    outcome = InvokeOutcome("call", item_kind="tools")
+    tool, arguments = await checked_arguments(ctx.session, outcome, listing, name, call.arguments)
+    as_task = task_rule(ctx.session, outcome, tool, None)  # as `call` decides: a task where the server makes one
+    await confirm_call(ctx.session, outcome, tool, arguments, confirmer)
+    if prepare is not None:
+        await prepare()
+    params = {"name": name, "arguments": arguments}
+    await ctx.pace()
+    exchange = Exchange("tools/call", params)
+    broker = InputBroker(outcome, ctx.session.settings, observed)
+    broker.install(ctx.session.conn)  # before 2026-07-28: the server's own requests during the call
+    started = time.perf_counter()
+    try:  # sent as `call` sends it (mcpprobe.operations.invoke.send_tool_call): a task followed to its end
+        result = await send_tool_call(ctx.session, outcome, broker, params, Unattended(), as_task)
+    except ProbeError as exc:
+        if exc.exit_code == 3:  # refused by mcpprobe: never sent
+            raise
+        exchange.error = exc
+        result = None
+    exchange.result = result
+    exchange.ms = (time.perf_counter() - started) * 1000
+    if result is not None:
+        ctx.results_seen.append(("tools/call", result))
+    return tool, NamedRun(call, outcome, exchange, time.monotonic())
+
+
+async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:
+    from mcpprobe.operations.invoke import judge_tool_result
     from mcpprobe.operations.tasks_ext import UndeclaredTask
 
     listing = await ctx.listing("tools")
-    confirmer = ctx.options.confirmer or Unattended()
     notes: list[str] = []
     problems: list[str] = []
     for call in ctx.options.calls:
         spec, name = call.spec, call.tool
-        outcome = InvokeOutcome("call", item_kind="tools")
         try:
-            tool, arguments = await checked_arguments(ctx.session, outcome, listing, name, call.arguments)
-            # as `call` decides: a task where the server makes one
-            as_task = task_rule(ctx.session, outcome, tool, None)
-            await confirm_call(ctx.session, outcome, tool, arguments, confirmer)
+            tool, run = await call_once(ctx, call, listing)
         except Refused as exc:
             verdict = errored(f"--call {inert(spec, 80)}: {inert(exc.message, 300)}")
             verdict.detail["exitCode"] = int(exc.exit_code)
             return verdict
-        params = {"name": name, "arguments": arguments}
-        await ctx.pace()
-        exchange = Exchange("tools/call", params)
-        started = time.perf_counter()
-        try:  # sent as `call` sends it (mcpprobe.operations.invoke.send_tool_call): a task followed to its end
-            result = await send_tool_call(ctx.session, outcome, InputBroker(outcome, ctx.session.settings), params,
-                                          Unattended(), as_task)
-        except ProbeError as exc:
-            if exc.exit_code == 3:  # refused by mcpprobe: never sent
-                raise
-            exchange.error = exc
-            result = None
-        exchange.result = result
-        exchange.ms = (time.perf_counter() - started) * 1000
-        runs.append(NamedRun(call, outcome, exchange, time.monotonic()))
-        if result is not None:
-            ctx.results_seen.append(("tools/call", result))
+        outcome, exchange, result = run.outcome, run.exchange, run.exchange.result
+        runs.append(run)
         if isinstance(exchange.error, UndeclaredTask):  # a MUST the server broke, not a check that could not run
             problems.append(inert(exchange.error.message, 300))
             continue

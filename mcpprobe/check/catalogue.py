@@ -70,6 +70,9 @@ class Check:
     safe: bool = True  # False: only with --unsafe
     sections: Mapping[str, str] = field(default_factory=_frozen)  # revision -> section, where it moved
     levels: Mapping[str, Level] = field(default_factory=lambda: MappingProxyType({}))
+    # Where the rule is a fixture contract rather than the specification's (the `suite` family): whose,
+    # shown beside the level on the check's page.
+    contract: str = ""
     how: str = ""  # what is sent, and how the answer is judged (the docs say it)
     # The requests (or notifications) whose answers the check judges, not the helpers it sends on the
     # way (a list to find an item, a ping after): its link is the page of these methods, or a page of
@@ -132,6 +135,13 @@ FAMILIES: tuple[Family, ...] = (
            "n/a where the server asks for no authorization (which is OPTIONAL in MCP)."),
     Family("portability", "mcpprobe.check.portability", "Portability of tool schemas",
            "JSON Schema constructs that some MCP hosts are known to reject."),
+    Family("suite", "mcpprobe.check.suite", "The conformance suite's fixtures (--suite-fixtures)",
+           "the official conformance suite's fixture tools, resources, templates and prompts, judged as the suite "
+           "judges them, only with --suite-fixtures and only where the server lists them under the suite's names: "
+           "a server that lists `test_simple_text` claims to implement the suite's fixture of that name. Their "
+           "level is that of the suite's fixture contract (the scenario's \"Server Implementation Requirements\", "
+           "quoted for each), not the specification's, except where the specification's words are quoted beside it; "
+           "a server that does not list a fixture is never judged on it."),
 )
 
 _JSONRPC = "JSON-RPC 2.0, section 5"
@@ -156,6 +166,216 @@ _SHOULD_CONFORM = ("2025-06-18 and later", "Authorization is **OPTIONAL** for MC
                                            "specification.")
 _RESPONSES = {"2024-11-05": "basic/messages#responses"}  # the first revision's page of messages
 _LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
+
+# ----- the suite family's rows: the conformance suite's fixtures (mcpprobe.check.suite) -----
+_SUITE = "@modelcontextprotocol/conformance 0.2.0-alpha.12"
+_SUITE_CONTRACT = "the conformance suite's fixture contract"
+_SUITE_TOOLS_REVS = ("2025-06-18", "2025-11-25", *MODERN_VERSIONS)
+_SUITE_LEGACY_REVS = ("2025-06-18", "2025-11-25")
+_SUITE_CALL = ("Only with `--suite-fixtures`, and only where `tools/list` lists `{tool}`: calls it{args} through the "
+               "one rule of every call mcpprobe makes (listed, arguments checked; a tool not marked read-only needs "
+               "`--yes` or a yes on a terminal, else nothing is sent and the check is an `error`, exit 3). {judge} "
+               "A JSON-RPC error instead of a result fails, and so does a listed `inputSchema` that refuses the "
+               "arguments the suite sends (nothing is sent then). Otherwise skipped, nothing sent.")
+_SUITE_READ = ("Only with `--suite-fixtures`, and only where {listing} lists `{name}`: {send}. {judge} A JSON-RPC "
+               "error instead of a result fails. Otherwise skipped, nothing sent.")
+
+
+def _suite_row(scenario: str, title: str, section: str, words: tuple[tuple[str, str], ...], how: str,
+               methods: tuple[str, ...], capability: str, revisions: tuple[str, ...] = _SUITE_TOOLS_REVS) -> Check:
+    return Check(f"suite.{scenario}", title, Level.MUST, section,
+                 ((f"{_SUITE}, scenario `{scenario}`", words[0][1]), *words[1:]),
+                 revisions=revisions, capability=(capability,), methods=methods, contract=_SUITE_CONTRACT, how=how)
+
+
+def _suite_tool(scenario: str, tool: str, returns: str, judge: str, *, args: str = "",
+                revisions: tuple[str, ...] = _SUITE_TOOLS_REVS, section: str = "server/tools#calling-tools",
+                spec: tuple[tuple[str, str], ...] = ()) -> Check:
+    return _suite_row(scenario, f"the suite's fixture tool {tool} answers as the suite expects", section,
+                      (("", f"Implement tool `{tool}` {returns}"), *spec),
+                      _SUITE_CALL.format(tool=tool, args=f" with {args}" if args else " with no arguments",
+                                         judge=judge),
+                      ("tools/call",), "tools", revisions)
+
+
+def _suite_rows() -> tuple[Check, ...]:
+    return (
+        _suite_tool("tools-call-simple-text", "test_simple_text",
+                    "with no arguments that returns: { \"content\": [ { \"type\": \"text\", \"text\": \"This is a "
+                    "simple text response for testing.\" } ] }",
+                    "The result's `content` must be a non-empty list with a `text` block whose `text` is not empty "
+                    "(as the suite judges it: not the exact words)."),
+        _suite_tool("tools-call-image", "test_image_content",
+                    "with no arguments that returns: { \"content\": [ { \"type\": \"image\", \"data\": "
+                    "\"<base64-encoded-png>\", \"mimeType\": \"image/png\" } ] }",
+                    "The result's `content` must hold an `image` block with a non-empty `data` and `mimeType`."),
+        _suite_tool("tools-call-audio", "test_audio_content",
+                    "with no arguments that returns: { \"content\": [ { \"type\": \"audio\", \"data\": "
+                    "\"<base64-encoded-wav>\", \"mimeType\": \"audio/wav\" } ] }",
+                    "The result's `content` must be a non-empty list with an `audio` block with a non-empty `data` "
+                    "and the `mimeType` `audio/wav`."),
+        _suite_tool("tools-call-embedded-resource", "test_embedded_resource",
+                    "with no arguments that returns: { \"content\": [ { \"type\": \"resource\", \"resource\": { "
+                    "\"uri\": \"test://embedded-resource\", \"mimeType\": \"text/plain\", \"text\": \"This is an "
+                    "embedded resource content.\" } } ] }",
+                    "The result's `content` must hold a `resource` block whose `resource` has a `uri`, a `mimeType` "
+                    "(which the specification leaves optional: the fixture's contract asks it) and a `text` or a "
+                    "`blob`."),
+        _suite_tool("tools-call-mixed-content", "test_multiple_content_types",
+                    "with no arguments that returns: { \"content\": [ { \"type\": \"text\", ... }, { \"type\": "
+                    "\"image\", ... }, { \"type\": \"resource\", ... } ] }",
+                    "The result's `content` must hold two blocks or more, among them a `text`, an `image` and a "
+                    "`resource` block."),
+        _suite_tool("tools-call-error", "test_error_handling",
+                    "with no arguments. ... Returns: JSON-RPC response with `isError: true` { \"isError\": true, "
+                    "\"content\": [ { \"type\": \"text\", \"text\": \"This tool intentionally returns an error for "
+                    "testing\" } ] }",
+                    "The result must say `isError: true`, and its first content block must have a `text`.",
+                    spec=(("all", "**Tool Execution Errors**: Reported in tool results with `isError: true`"),)),
+        _suite_tool("tools-call-with-logging", "test_tool_with_logging",
+                    "with no arguments. Behavior: During execution, send 3 log notifications at info level",
+                    "First `logging/setLevel` `debug` where the server declared `logging` (as the suite does). At "
+                    "least 3 `notifications/message` must come during the call: those tied to the call come before "
+                    "its answer; while fewer have come, mcpprobe waits at most 0.5 s more after the answer (the "
+                    "suite waits 0.2 s).", revisions=_SUITE_LEGACY_REVS),
+        _suite_tool("tools-call-with-progress", "test_tool_with_progress",
+                    "with no arguments. Behavior: If `_meta.progressToken` is provided in request: Send progress "
+                    "notification: `0/100` ... `50/100` ... `100/100`",
+                    "The call carries a `progressToken` (as every call mcpprobe makes). At least 3 "
+                    "`notifications/progress` for that token must come before the answer (the fixture's contract), "
+                    "each `progress` greater than the one before (the specification's MUST; the suite accepts equal "
+                    "values, mcpprobe does not).", section="basic/utilities/progress",
+                    spec=(("2025-06-18 and later", "The `progress` value **MUST** increase with each notification, "
+                                                   "even if the total is unknown."),)),
+        _suite_tool("tools-call-sampling", "test_sampling",
+                    "with argument: `prompt` (string, required) ... Behavior: Request LLM sampling from the client "
+                    "using `sampling/createMessage`",
+                    "mcpprobe declares `sampling` only with `--suite-fixtures`, and answers every "
+                    "`sampling/createMessage` with one fixed text (`model` `mcpprobe-fixed`): it has no model. The "
+                    "server must send `sampling/createMessage` during the call, and the result must have content.",
+                    args="`prompt=Test prompt for sampling`", revisions=_SUITE_LEGACY_REVS,
+                    section="client/sampling"),
+        _suite_tool("tools-call-elicitation", "test_elicitation",
+                    "with argument: `message` (string, required) ... Behavior: Request user input from the client "
+                    "using `elicitation/create`",
+                    "mcpprobe declares `elicitation` (form) only with `--suite-fixtures` (or `call --elicit`), and "
+                    "declines every `elicitation/create` (`action: decline`, always a valid answer). The server must "
+                    "send `elicitation/create` during the call, and the result must have content.",
+                    args="`message=Please provide your information`", revisions=_SUITE_LEGACY_REVS,
+                    section="client/elicitation"),
+        _suite_tool("elicitation-sep1034-defaults", "test_elicitation_sep1034_defaults",
+                    "(no arguments) that requests `elicitation/create` from the client with a schema containing "
+                    "default values for all primitive types: `name` (string): default \"John Doe\", `age` (integer): "
+                    "default 30, `score` (number): default 95.5, `status` (string enum: [\"active\", \"inactive\", "
+                    "\"pending\"]): default \"active\", `verified` (boolean): default true",
+                    "The `elicitation/create` it sends (declined) must have those five properties in its "
+                    "`requestedSchema`, each of its type with that `default` (and `status` an `enum` holding its "
+                    "default).", revisions=("2025-11-25",), section="client/elicitation"),
+        _suite_tool("elicitation-sep1330-enums", "test_elicitation_sep1330_enums",
+                    "(no arguments) that requests `elicitation/create` from the client with a schema containing all "
+                    "5 enum variants: Untitled single-select { type: \"string\", enum: [...] }; Titled single-select "
+                    "{ type: \"string\", oneOf: [{ const, title }, ...] }; Legacy titled { type: \"string\", enum: "
+                    "[...], enumNames: [...] }; Untitled multi-select { type: \"array\", items: { type: \"string\", "
+                    "enum: [...] } }; Titled multi-select { type: \"array\", items: { anyOf: [{ const, title }, ...] "
+                    "} }",
+                    "The `elicitation/create` it sends (declined) must have the properties `untitledSingle`, "
+                    "`titledSingle`, `legacyEnum`, `untitledMulti` and `titledMulti` in its `requestedSchema`, each "
+                    "of that form (an untitled one without `oneOf`/`enumNames`, a titled one without `enum`, "
+                    "`enumNames` as long as `enum`).", revisions=("2025-11-25",), section="client/elicitation"),
+        _suite_row("json-schema-2020-12", "the suite's fixture tool json_schema_2020_12_tool keeps its 2020-12 schema",
+                   "server/tools#listing-tools",
+                   (("", "Implement tool `json_schema_2020_12_tool` with inputSchema containing JSON Schema 2020-12 "
+                         "features, including the broader vocabulary permitted by SEP-2106 (an `$anchor` inside "
+                         "`$defs`, composition keywords `allOf`/`anyOf`, and conditional keywords "
+                         "`if`/`then`/`else`)"),),
+                   "Only with `--suite-fixtures`, and only where `tools/list` lists `json_schema_2020_12_tool` (it is "
+                   "not called): its `inputSchema` must have `$schema` "
+                   "`https://json-schema.org/draft/2020-12/schema`, `$defs` with `address` and `additionalProperties: "
+                   "false`; in 2026-07-28 also an `allOf` holding an `anyOf`, `if`/`then`/`else`, and `$anchor` in "
+                   "`$defs.address` (the suite skips those before 2026-07-28). Otherwise skipped, nothing sent.",
+                   ("tools/list",), "tools", ("2025-11-25", *MODERN_VERSIONS)),
+        _suite_row("completion-complete", "the suite's fixture prompt test_prompt_with_arguments completes arg1",
+                   "server/utilities/completion#protocol-messages",
+                   (("", "Endpoint: `completion/complete` ... Accept completion requests for prompt or resource "
+                         "template arguments ... Request Format: { \"method\": \"completion/complete\", \"params\": "
+                         "{ \"ref\": { \"type\": \"ref/prompt\", \"name\": \"test_prompt_with_arguments\" }, "
+                         "\"argument\": { \"name\": \"arg1\", \"value\": \"par\" } } }"),
+                    ("all, schema.ts", "export interface CompleteResult extends Result { completion: { values: "
+                                       "string[]; total?: number; hasMore?: boolean; }; }")),
+                   _SUITE_READ.format(listing="`prompts/list`", name="test_prompt_with_arguments",
+                                      send="where `completions` is declared, asks `completion/complete` for its "
+                                           "argument `arg1` with the value `test` (as the suite does)",
+                                      judge="The result must have a `completion` with a `values` list (empty is "
+                                            "allowed)."),
+                   ("completion/complete",), "completions"),
+        _suite_row("resources-read-text", "the suite's fixture resource test://static-text reads as text",
+                   "server/resources#reading-resources",
+                   (("", "Implement resource `test://static-text` that returns: { \"contents\": [ { \"uri\": "
+                         "\"test://static-text\", \"mimeType\": \"text/plain\", \"text\": \"This is the content of "
+                         "the static text resource.\" } ] }"),),
+                   _SUITE_READ.format(listing="`resources/list`", name="test://static-text",
+                                      send="reads it",
+                                      judge="The first of a non-empty `contents` list must have a `uri`, a "
+                                            "`mimeType` and a non-empty `text`."),
+                   ("resources/read",), "resources"),
+        _suite_row("resources-read-binary", "the suite's fixture resource test://static-binary reads as a blob",
+                   "server/resources#reading-resources",
+                   (("", "Implement resource `test://static-binary` that returns: { \"contents\": [ { \"uri\": "
+                         "\"test://static-binary\", \"mimeType\": \"image/png\", \"blob\": \"<base64-encoded-png>\" "
+                         "} ] }"),),
+                   _SUITE_READ.format(listing="`resources/list`", name="test://static-binary", send="reads it",
+                                      judge="The first of a non-empty `contents` list must have a `uri`, a "
+                                            "`mimeType` and a non-empty `blob`."),
+                   ("resources/read",), "resources"),
+        _suite_row("resources-templates-read", "the suite's fixture template test://template/{id}/data substitutes "
+                   "its id", "server/resources#resource-templates",
+                   (("", "Implement resource template `test://template/{id}/data` that substitutes parameters. "
+                         "Behavior: When client requests `test://template/123/data`, substitute `{id}` with `123`"),),
+                   _SUITE_READ.format(listing="`resources/templates/list`", name="test://template/{id}/data",
+                                      send="reads `test://template/123/data`",
+                                      judge="The first of a non-empty `contents` list must have a `uri` and a "
+                                            "`text` or a `blob`; a `text` must show `123`."),
+                   ("resources/read",), "resources"),
+        _suite_row("prompts-get-simple", "the suite's fixture prompt test_simple_prompt expands",
+                   "server/prompts#getting-a-prompt",
+                   (("", "Implement a prompt named `test_simple_prompt` with no arguments that returns: { "
+                         "\"messages\": [ { \"role\": \"user\", \"content\": { \"type\": \"text\", \"text\": \"This "
+                         "is a simple prompt for testing.\" } } ] }"),),
+                   _SUITE_READ.format(listing="`prompts/list`", name="test_simple_prompt", send="gets it",
+                                      judge="`messages` must be a non-empty list, each with a `role` and a "
+                                            "`content`."),
+                   ("prompts/get",), "prompts"),
+        _suite_row("prompts-get-with-args", "the suite's fixture prompt test_prompt_with_arguments shows its arguments",
+                   "server/prompts#getting-a-prompt",
+                   (("", "Implement a prompt named `test_prompt_with_arguments` with arguments: `arg1` (string, "
+                         "required) - First test argument; `arg2` (string, required) - Second test argument. Returns "
+                         "(with args {arg1: \"hello\", arg2: \"world\"}): ... \"Prompt with arguments: arg1='hello', "
+                         "arg2='world'\""),),
+                   _SUITE_READ.format(listing="`prompts/list`", name="test_prompt_with_arguments",
+                                      send="gets it with `arg1` `testValue1` and `arg2` `testValue2`",
+                                      judge="`messages` must be a non-empty list in which both values appear."),
+                   ("prompts/get",), "prompts"),
+        _suite_row("prompts-get-embedded-resource", "the suite's fixture prompt test_prompt_with_embedded_resource "
+                   "embeds a resource", "server/prompts#embedded-resources",
+                   (("", "Implement a prompt named `test_prompt_with_embedded_resource` with argument: `resourceUri` "
+                         "(string, required) - URI of the resource to embed. Returns: { \"messages\": [ { \"role\": "
+                         "\"user\", \"content\": { \"type\": \"resource\", \"resource\": { \"uri\": \"<resourceUri "
+                         "from arguments>\", ... } } }, ... ] }"),),
+                   _SUITE_READ.format(listing="`prompts/list`", name="test_prompt_with_embedded_resource",
+                                      send="gets it with `resourceUri` `test://example-resource`",
+                                      judge="A message's `content` must be a `resource` block."),
+                   ("prompts/get",), "prompts"),
+        _suite_row("prompts-get-with-image", "the suite's fixture prompt test_prompt_with_image holds an image",
+                   "server/prompts#image-content",
+                   (("", "Implement a prompt named `test_prompt_with_image` with no arguments that returns: { "
+                         "\"messages\": [ { \"role\": \"user\", \"content\": { \"type\": \"image\", \"data\": "
+                         "\"<base64-encoded-png>\", \"mimeType\": \"image/png\" } }, ... ] }"),),
+                   _SUITE_READ.format(listing="`prompts/list`", name="test_prompt_with_image", send="gets it",
+                                      judge="A message's `content` must be an `image` block with a non-empty `data` "
+                                            "and `mimeType`."),
+                   ("prompts/get",), "prompts"),
+    )
+
 
 CHECKS: tuple[Check, ...] = (
     # ----- lifecycle -----
@@ -904,6 +1124,8 @@ CHECKS: tuple[Check, ...] = (
           methods=("tools/list",),
           how="Warns, tool by tool, for a boolean subschema, a `type` array with `null`, a `$ref` that does not "
               "point into `$defs`, and `oneOf`/`anyOf`/`allOf` at the top level of an inputSchema."),
+    # ----- suite: the conformance suite's fixtures (--suite-fixtures) -----
+    *_suite_rows(),
 )
 
 BY_ID: Mapping[str, Check] = MappingProxyType({check.id: check for check in CHECKS})

@@ -62,6 +62,7 @@ class CheckOptions:
     unsafe: bool = False
     sample_arguments: bool = False
     calls: tuple[NamedCall, ...] = ()  # --call 'TOOL K=V ...'
+    suite_fixtures: bool = False  # --suite-fixtures: the conformance suite's fixtures, where listed (check.suite)
     rate: float | None = None  # requests per second at most
     confirmer: Confirmer | None = None  # for --call: the preview, the question, --yes
     # Each server's outcome, added when its run begins and filled as its checks end: what an interrupted

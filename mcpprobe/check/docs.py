@@ -23,7 +23,8 @@ def _revisions(check: Check) -> str:
 
 def _level(check: Check) -> str:
     others = [f"{version}: {level.value}" for version, level in check.levels.items()]
-    return check.level.value + (f" ({'; '.join(others)})" if others else "")
+    level = check.level.value + (f" ({'; '.join(others)})" if others else "")
+    return level + (f", of {check.contract}" if check.contract else "")
 
 
 def _sources(check: Check) -> list[str]:
@@ -64,7 +65,8 @@ def check_section(check: Check) -> list[str]:
         f"- Judges the answers to: {_methods(check)}",
         f"- Source: {', '.join(_sources(check))}",
         "",
-        "What the specification says:",
+        "What the conformance suite's scenario asks (and the specification, where quoted):" if check.contract
+        else "What the specification says:",
         "",
     ]
     for where, words in check.words:

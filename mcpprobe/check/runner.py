@@ -203,7 +203,12 @@ async def check(target: Target, settings: Settings, *, options: CheckOptions | N
         outcome.listings.update(ctx.listings())
         outcome.findings.extend(ctx.kept_findings())
 
-    await guarded(outcome, target, replace(settings, force=False), body, session_hooks=session_hooks,
+    settings = replace(settings, force=False)
+    if options.suite_fixtures:
+        # The client capabilities the suite's fixture tools ask for, declared only here, and answered
+        # by `call`'s InputBroker: every elicitation declined, every sampling a fixed text (check.suite).
+        settings = replace(settings, elicit="decline", sample="fixed")
+    await guarded(outcome, target, settings, body, session_hooks=session_hooks,
                    on_ready=on_ready)
     if not outcome.results:
         outcome.results.extend(auth_results(outcome, settings, options))

@@ -57,17 +57,28 @@ _EXT = ("extension",)
 _BOTH_LEGACY = _v(v0116=_LEGACY, v020a12=_LEGACY)
 _BOTH_ALL = _v(v0116=_LEGACY, v020a12=_ALL)
 
-_TOOL_FIXTURE = ("asks `tools/call` of the suite's fixture tool `{tool}` and compares its result with the one the "
-                 "suite's reference server gives; a server without that tool fails the scenario. mcpprobe calls no "
-                 "tool unless named: with `--call`, `tools.call-named` and `tools.call-content` judge any named tool's "
-                 "result (a `content` list whose blocks each have what their type requires, `structuredContent` "
-                 "against `outputSchema`), not {what}")
-_PROMPT_FIXTURE = ("gets the suite's fixture prompt `{prompt}`; `prompts.get-listed` expands the server's own listed "
-                   "prompts (with `--sample-arguments` also those with required arguments) and judges the "
-                   "`messages` list, and `prompts.message-content` each message's role and content block, not {what}")
+_SUITE_TOOL = ("with `--suite-fixtures` (and `--yes`: the suite's fixture tools are not marked read-only), where "
+               "`tools/list` lists `{tool}`, `{check}` calls it and judges what the suite judges: {what}; without the "
+               "flag, or where the tool is not listed: skipped, nothing sent")
+_SUITE_READ = ("with `--suite-fixtures`, where {listing} lists `{name}`, `{check}` {send} and judges what the suite "
+               "judges: {what}; without the flag, or where it is not listed: skipped, nothing sent")
+
+
+def _suite_tool(name: str, versions: Mapping[str, tuple[str, ...]], tool: str, what: str) -> Scenario:
+    """A fixture tool's scenario, judged by `suite.<name>` (mcpprobe.check.suite) with --suite-fixtures."""
+    return Scenario(name, versions, Coverage.COVERED, (f"suite.{name}",),
+                    _SUITE_TOOL.format(tool=tool, check=f"suite.{name}", what=what))
+
+
+def _suite_read(name: str, versions: Mapping[str, tuple[str, ...]], listing: str, item: str, send: str,
+                what: str) -> Scenario:
+    """A fixture resource's, template's, prompt's or listed tool's scenario, judged by `suite.<name>`."""
+    return Scenario(name, versions, Coverage.COVERED, (f"suite.{name}",),
+                    _SUITE_READ.format(listing=listing, name=item, check=f"suite.{name}", send=send, what=what))
+
+
 _MRTR = ("the input-required result (SEP-2322, MRTR) of a call to one of the suite's fixture tools: {what}. Not "
          "judged: mcpprobe does not yet answer input requests in a `--call`")
-_PROMPT_CHECKS = ("prompts.get-listed", "prompts.message-content")
 _SKILLS = "the skills extension (SEP-2640): {what}. No check of the catalogue judges skills yet"
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -91,45 +102,46 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("logging-set-level", _BOTH_LEGACY, Coverage.COVERED, ("logging.set-level",),
              "`logging/setLevel` where `logging` is declared (the suite asks it of every server)"),
     Scenario("ping", _BOTH_LEGACY, Coverage.COVERED, ("lifecycle.ping",), "an empty result to `ping`"),
-    Scenario("completion-complete", _BOTH_ALL, Coverage.PARTLY, ("completion.complete",),
+    Scenario("completion-complete", _BOTH_ALL, Coverage.COVERED, ("completion.complete", "suite.completion-complete"),
              "the suite completes an argument of its fixture prompt `test_prompt_with_arguments`; "
-             "`completion.complete` asks for the first argument of the server's own first prompt or template"),
+             "`completion.complete` asks for the first argument of the server's own first prompt or template, and "
+             "with `--suite-fixtures`, where `completions` is declared and `prompts/list` lists the fixture prompt, "
+             "`suite.completion-complete` asks what the suite asks (`arg1`) and judges what it judges (a "
+             "`completion.values` list); the suite asks every server, mcpprobe only one that declared `completions`"),
     Scenario("tools-list", _BOTH_ALL, Coverage.COVERED,
              ("listing.complete", "tools.input-schema", "tools.name-rules"),
              "every tool listed, each `inputSchema` an object schema, names by the naming rules"),
-    Scenario("tools-call-simple-text", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
-             _TOOL_FIXTURE.format(tool="test_simple_text", what="the fixture's expected text")),
-    Scenario("tools-call-image", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
-             _TOOL_FIXTURE.format(tool="test_image_content", what="the fixture's expected image")),
-    Scenario("tools-call-audio", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
-             _TOOL_FIXTURE.format(tool="test_audio_content", what="the fixture's expected audio")),
-    Scenario("tools-call-embedded-resource", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
-             _TOOL_FIXTURE.format(tool="test_embedded_resource", what="the fixture's expected resource")),
-    Scenario("tools-call-mixed-content", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named", "tools.call-content"),
-             _TOOL_FIXTURE.format(tool="test_multiple_content_types", what="the fixture's expected blocks")),
-    Scenario("tools-call-with-logging", _BOTH_LEGACY, Coverage.FIXTURE, (),
-             _TOOL_FIXTURE.format(tool="test_tool_with_logging",
-                                  what="the `notifications/message` sent during the call (not judged at all)")),
-    Scenario("tools-call-error", _BOTH_ALL, Coverage.FIXTURE, ("tools.call-named",),
-             _TOOL_FIXTURE.format(tool="test_error_handling", what="that a failing tool answers `isError: true` "
-                                                                    "(an `isError` result passes `tools.call-named`)")),
-    Scenario("tools-call-with-progress", _BOTH_ALL, Coverage.FIXTURE, (),
-             _TOOL_FIXTURE.format(tool="test_tool_with_progress",
-                                  what="the `notifications/progress` sent during the call (not judged at all)")),
-    Scenario("tools-call-sampling", _BOTH_LEGACY, Coverage.FIXTURE, (),
-             _TOOL_FIXTURE.format(tool="test_sampling", what="the `sampling/createMessage` request the tool sends "
-                                                             "(not judged at all)")),
-    Scenario("tools-call-elicitation", _BOTH_LEGACY, Coverage.FIXTURE, (),
-             _TOOL_FIXTURE.format(tool="test_elicitation", what="the `elicitation/create` request the tool sends "
-                                                                "(not judged at all)")),
-    Scenario("json-schema-2020-12", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.FIXTURE, ("tools.input-schema",),
-             "the suite lists its fixture tool `json_schema_2020_12_tool` and wants `$schema`, `$defs`, "
-             "`additionalProperties` and the composition, conditional and anchor keywords kept as written; "
-             "`tools.input-schema` validates every listed `inputSchema` against its `$schema` dialect (2020-12 by "
-             "default), which a dropped keyword does not break"),
-    Scenario("elicitation-sep1034-defaults", _v(v0116=_NOV, v020a12=_NOV), Coverage.FIXTURE, (),
-             "calls the fixture tool `test_elicitation_sep1034_defaults` and judges the default values in its "
-             "`elicitation/create` schema; not judged (elicitation during a call is not answered by `check`)"),
+    _suite_tool("tools-call-simple-text", _BOTH_ALL, "test_simple_text",
+                "a non-empty content list with a text block that has text"),
+    _suite_tool("tools-call-image", _BOTH_ALL, "test_image_content",
+                "an image block with data and a mimeType"),
+    _suite_tool("tools-call-audio", _BOTH_ALL, "test_audio_content",
+                "an audio block with data and the mimeType audio/wav"),
+    _suite_tool("tools-call-embedded-resource", _BOTH_ALL, "test_embedded_resource",
+                "a resource block whose resource has a uri, a mimeType and a text or blob"),
+    _suite_tool("tools-call-mixed-content", _BOTH_ALL, "test_multiple_content_types",
+                "two blocks or more, among them text, image and resource"),
+    _suite_tool("tools-call-with-logging", _BOTH_LEGACY, "test_tool_with_logging",
+                "`logging/setLevel` debug first (where `logging` is declared), then 3 `notifications/message` or more "
+                "during the call"),
+    _suite_tool("tools-call-error", _BOTH_ALL, "test_error_handling",
+                "`isError: true` with a first content block that has text"),
+    _suite_tool("tools-call-with-progress", _BOTH_ALL, "test_tool_with_progress",
+                "3 `notifications/progress` or more for the call's token. Each must be greater than the one before (the"
+                " specification's MUST); the suite accepts equal values, so a server that repeats one passes the suite "
+                "and fails the check"),
+    _suite_tool("tools-call-sampling", _BOTH_LEGACY, "test_sampling",
+                "a `sampling/createMessage` during the call (declared only with the flag, answered with one fixed text)"
+                " and content in the result"),
+    _suite_tool("tools-call-elicitation", _BOTH_LEGACY, "test_elicitation",
+                "an `elicitation/create` during the call (declared only with the flag, declined) and content in the "
+                "result"),
+    _suite_read("json-schema-2020-12", _v(v0116=_NOV, v020a12=_NOV_DRAFT), "`tools/list`",
+                "json_schema_2020_12_tool", "reads its listed `inputSchema` (no call)",
+                "`$schema` 2020-12, `$defs.address` and `additionalProperties: false`; in 2026-07-28 also "
+                "`allOf`/`anyOf`, `if`/`then`/`else` and `$anchor` (the suite skips those before)"),
+    _suite_tool("elicitation-sep1034-defaults", _v(v0116=_NOV, v020a12=_NOV), "test_elicitation_sep1034_defaults",
+                "the five properties of its `elicitation/create` schema, each of its type with the suite's default"),
     Scenario("server-sse-polling", _v(v0116=_NOV, v020a12=_NOV), Coverage.PARTLY,
              ("http.sse-priming", "http.sse-retry", "http.sse-resume"),
              "SEP-1699 polling. Judged on the event stream answering a `ping` (n/a where the server answers JSON, "
@@ -144,20 +156,18 @@ SCENARIOS: tuple[Scenario, ...] = (
              "three POST requests in flight at once, each answered with JSON or an event stream of its own (the "
              "suite sends `tools/list`; the check `ping`, in 2026-07-28 `server/discover`, which every server "
              "answers), each answer carrying its own request's id, none lost, crossed or broadcast"),
-    Scenario("elicitation-sep1330-enums", _v(v0116=_NOV, v020a12=_NOV), Coverage.FIXTURE, (),
-             "calls the fixture tool `test_elicitation_sep1330_enums` and judges the enum schemas of its "
-             "`elicitation/create`; not judged (elicitation during a call is not answered by `check`)"),
+    _suite_tool("elicitation-sep1330-enums", _v(v0116=_NOV, v020a12=_NOV), "test_elicitation_sep1330_enums",
+                "the five enum forms of its `elicitation/create` schema (untitled and titled, single and multi, and the"
+                " legacy enumNames)"),
     Scenario("resources-list", _BOTH_ALL, Coverage.COVERED, ("listing.complete",),
              "every resource listed, each valid under the revision's schema"),
-    Scenario("resources-read-text", _BOTH_ALL, Coverage.FIXTURE, ("resources.read-listed", "resources.mime-type"),
-             "reads the fixture resource `test://static-text`; the checks read the server's own listed resources "
-             "(a `contents` list, the `mimeType` agreeing), not the fixture's expected text"),
-    Scenario("resources-read-binary", _BOTH_ALL, Coverage.FIXTURE, ("resources.read-listed", "resources.mime-type"),
-             "reads the fixture resource `test://static-binary`; the checks read the server's own listed resources, "
-             "not the fixture's expected blob"),
-    Scenario("resources-templates-read", _BOTH_ALL, Coverage.FIXTURE, ("resources.template-expands",),
-             "reads `test://template/123/data` of the fixture template; `resources.template-expands` expands a "
-             "listed template whose variables are all optional, and reads it"),
+    _suite_read("resources-read-text", _BOTH_ALL, "`resources/list`", "test://static-text", "reads it",
+                "a first content with a uri, a mimeType and a non-empty text"),
+    _suite_read("resources-read-binary", _BOTH_ALL, "`resources/list`", "test://static-binary", "reads it",
+                "a first content with a uri, a mimeType and a non-empty blob"),
+    _suite_read("resources-templates-read", _BOTH_ALL, "`resources/templates/list`",
+                "test://template/{id}/data", "reads `test://template/123/data`",
+                "a first content with a uri and a text or blob, the text showing 123"),
     Scenario("resources-subscribe", _BOTH_LEGACY, Coverage.COVERED, ("resources.subscribe",),
              "the suite subscribes to its fixture `test://watched-resource`, the check to the first listed resource; "
              "both judge that `resources/subscribe` is answered where `resources.subscribe` is declared"),
@@ -175,15 +185,16 @@ SCENARIOS: tuple[Scenario, ...] = (
              _SKILLS.format(what="each skill's manifest, its digests and sizes")),
     Scenario("prompts-list", _BOTH_ALL, Coverage.COVERED, ("listing.complete",),
              "every prompt listed, each valid under the revision's schema"),
-    Scenario("prompts-get-simple", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
-             _PROMPT_FIXTURE.format(prompt="test_simple_prompt", what="the fixture's expected text")),
-    Scenario("prompts-get-with-args", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
-             _PROMPT_FIXTURE.format(prompt="test_prompt_with_arguments", what="that the arguments appear in it")),
-    Scenario("prompts-get-embedded-resource", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
-             _PROMPT_FIXTURE.format(prompt="test_prompt_with_embedded_resource",
-                                    what="the fixture's expected resource")),
-    Scenario("prompts-get-with-image", _BOTH_ALL, Coverage.FIXTURE, _PROMPT_CHECKS,
-             _PROMPT_FIXTURE.format(prompt="test_prompt_with_image", what="the fixture's expected image")),
+    _suite_read("prompts-get-simple", _BOTH_ALL, "`prompts/list`", "test_simple_prompt", "gets it",
+                "a non-empty messages list, each with a role and content"),
+    _suite_read("prompts-get-with-args", _BOTH_ALL, "`prompts/list`",
+                "test_prompt_with_arguments", "gets it with `arg1` and `arg2`",
+                "both values in the messages"),
+    _suite_read("prompts-get-embedded-resource", _BOTH_ALL, "`prompts/list`",
+                "test_prompt_with_embedded_resource", "gets it with a `resourceUri`",
+                "a message with a resource block"),
+    _suite_read("prompts-get-with-image", _BOTH_ALL, "`prompts/list`", "test_prompt_with_image", "gets it",
+                "a message with an image block with data and a mimeType"),
     Scenario("dns-rebinding-protection", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.PARTLY, ("http.origin",),
              "a foreign `Origin` refused (with `--unsafe`). The suite sends a foreign `Host` with it and passes a "
              "server that checks either; the specification's words name `Origin` only (2025-11-25 and 2026-07-28: "

@@ -90,10 +90,15 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
                    + (", ".join(UNSAFE) if UNSAFE else "none in this release") + " (each named so on its page).")
 @click.option("--call", "calls", multiple=True, metavar="'TOOL K=V ...'", callback=_calls,
               help="Call this tool (repeatable) through call's catalogue, argument and confirmation checks; check "
-                   "never calls a tool otherwise.")
+                   "calls no other tool (--suite-fixtures aside).")
+@click.option("--suite-fixtures", is_flag=True,
+              help="Also judge the official conformance suite's fixture tools, resources, templates and prompts "
+                   "(test_simple_text, test://static-text, ...) where the server lists them, as the suite does; "
+                   "declares sampling and elicitation (a fixed answer, a decline). The tools go through --call's "
+                   "rule: one not marked read-only needs --yes.")
 @click.option("-y", "--yes", is_flag=True,
-              help="With --call: call a tool not marked read-only without asking (without a terminal, it needs "
-                   "this). With --server-json: run the package's command without asking.")
+              help="With --call or --suite-fixtures: call a tool not marked read-only without asking (without a "
+                   "terminal, it needs this). With --server-json: run the package's command without asking.")
 @click.option("--sample-arguments", is_flag=True,
               help="Also expand prompts with required arguments, with values from completion/complete or the "
                    "arguments' names.")
@@ -105,15 +110,16 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @click.pass_context
 def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, only: tuple[str, ...],
                   skip: tuple[str, ...], level: str, strict: bool, unsafe: bool, calls: tuple[NamedCall, ...],
-                  yes: bool, sample_arguments: bool, rate: float | None, all_servers: bool, named: NamedServers,
-                  output: Output, connection: Connection, settings: Settings,
+                  suite_fixtures: bool, yes: bool, sample_arguments: bool, rate: float | None, all_servers: bool,
+                  named: NamedServers, output: Output, connection: Connection, settings: Settings,
                   server_json: ServerJsonChoice | None) -> int:
     """Check the server's behaviour against the specification, rule by rule, gated on what it declared.
 
     Each check (`mcpprobe docs check`) is tied to the words of the negotiated revision and says
     pass, fail (a MUST not met), warn (a SHOULD not met), skipped (its capability was not
     declared: nothing sent), n/a (not in this revision or transport) or error (it could not run).
-    Safe on a production server: never calls a tool unless named with --call, never writes,
+    Safe on a production server: never calls a tool unless named with --call (or one of the
+    conformance suite's fixture tools, with --suite-fixtures), never writes,
     one request at a time (--rate to go slower). --force is ignored: nothing is sent for a
     capability the server did not declare.
 
@@ -127,6 +133,7 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
       mcpprobe check --only lifecycle,listing --level must https://example.com/mcp
       mcpprobe check -s github --format junit > check.xml
       mcpprobe check --call 'echo message=hi' --yes -- mcpprobe-demo
+      mcpprobe check --suite-fixtures --yes http://127.0.0.1:3000/mcp
     """
     from mcpprobe.check.catalogue import Level
     from mcpprobe.check.context import CheckOptions
@@ -136,10 +143,11 @@ def check_command(ctx: click.Context, url: tuple[str, ...], concurrency: int, on
                         server_json=server_json)
     fleet = resolve_fleet(line)
     confirmer = None
-    if calls:
+    if calls or suite_fixtures:
         confirmer = Confirmation(stderr_console(fleet.redactor), fleet.redactor, line.output.as_json, yes=yes)
     options = CheckOptions(only=only, skip=skip, level=Level(level.upper()), strict=strict, unsafe=unsafe,
-                           sample_arguments=sample_arguments, calls=calls, rate=rate, confirmer=confirmer)
+                           sample_arguments=sample_arguments, calls=calls, rate=rate, confirmer=confirmer,
+                           suite_fixtures=suite_fixtures)
     return _run(fleet, options, concurrency, line)
 
 

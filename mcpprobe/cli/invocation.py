@@ -335,7 +335,7 @@ def authorized(target: Target, line: CommandLine, entry: ServerEntry | None = No
     # Each exchange with the authorization server is bounded by the run's --timeout (and no longer than
     # --connect-timeout): the token a run starts with, and every renewal during it. Before the first
     # one, a terminal may be asked about a plain-http endpoint: each exchange's time starts after it.
-    target, resolved = authorize_target(target, auth, timeout=min(line.settings.timeout, line.settings.connect_timeout),
+    target, resolved = authorize_target(target, auth, timeout=line.settings.connect_budget,
                                         redactor=redactor, confirm=terminal_confirm())
     if resolved.note:
         from mcpprobe.safety.sanitize import visible

@@ -120,9 +120,7 @@ def make_transport(target: Target, settings: Settings, hooks: SessionHooks = NO_
     from mcpprobe.wire.streamable_http import StreamableHttpTransport
 
     cls = LegacySseTransport if target.transport == "sse" else StreamableHttpTransport
-    # Connecting is part of the handshake's budget, which --timeout caps too.
-    connect_timeout = min(settings.connect_timeout, settings.timeout)
-    return cls(target, max_message_bytes=settings.max_message_bytes, connect_timeout=connect_timeout,
+    return cls(target, max_message_bytes=settings.max_message_bytes, connect_timeout=settings.connect_budget,
                http_hooks=hooks.http_hooks)
 
 
@@ -175,8 +173,7 @@ async def open_session(
             session = Session(conn, target, settings, snapshot)
             session.timings.append(Timing("connect", (time.perf_counter() - started) * 1000, at=started))
             ready(conn)
-            budget = min(settings.connect_timeout, settings.timeout)
-            deadline = time.monotonic() + budget
+            deadline = time.monotonic() + settings.connect_budget
             try:
                 await negotiate(session, deadline=deadline)
             except (DiedOnDiscover, RestartForModern) as again:
@@ -194,7 +191,7 @@ async def open_session(
                     session.findings.append(again.finding())
                 else:
                     # mcpprobe's own fallback spent the first start: the second has the whole budget.
-                    await rediscover(session, again, time.monotonic() + budget)
+                    await rediscover(session, again, time.monotonic() + settings.connect_budget)
             yielded = True
             yield session
         finally:
@@ -226,9 +223,9 @@ def _early_failure_hint(exc: ProbeError, target: Target, settings: Settings, sai
         return None
     launcher = os.path.basename(target.command[0]) if target.command else ""
     if isinstance(exc, RequestTimeout) and launcher in COLD_STARTERS:
-        wait = max(120, int(min(settings.connect_timeout, settings.timeout) * 4))
+        wait = max(120, int(settings.connect_budget * 4))
         return (f"a first `{launcher}` start downloads the server before it runs, which can take longer than "
-                f"the {seconds(min(settings.connect_timeout, settings.timeout))} s allowed: run again, or allow "
+                f"the {seconds(settings.connect_budget)} s allowed: run again, or allow "
                 f"more time with --connect-timeout {wait} (and --timeout {max(wait, int(settings.timeout))})")
     if not isinstance(exc, ConnectionFailed):
         return None

@@ -329,10 +329,10 @@ async def _auto_race(session: Session, race: _Race, deadline: float) -> None:
                     "in is unknown"))
             if init is not None:
                 raise RequestTimeout(
-                    f"the server did not answer initialize within {seconds(_budget(settings))} s "
+                    f"the server did not answer initialize within {seconds(settings.connect_budget)} s "
                     "(--connect-timeout, --timeout)")
             raise RequestTimeout(
-                f"the server did not answer server/discover within {seconds(_budget(settings))} s "
+                f"the server did not answer server/discover within {seconds(settings.connect_budget)} s "
                 "(--connect-timeout, --timeout), the whole budget: initialize was never sent")
 
 
@@ -398,10 +398,6 @@ async def rediscover(session: Session, restart: RestartForModern, deadline: floa
             detail={"firstStart": restart.reason})
 
 
-def _budget(settings: Settings) -> float:
-    return min(settings.connect_timeout, settings.timeout)
-
-
 def _judge_discover(session: Session, call: _Call, retried: bool) -> dict[str, Any] | tuple[str] | ProbeError | str:
     """The SDK's reading of one discover answer: a result to adopt, a version to re-probe at,
     an error that ends the run, or (a string) why it is no modern evidence."""
@@ -459,7 +455,7 @@ def _judge_initialize(session: Session, race: _Race, call: _Call, retried: bool)
         raise DiedOnDiscover(error)
     if isinstance(error, RequestTimeout):
         raise RequestTimeout(
-            f"the server did not answer initialize within {seconds(_budget(session.settings))} s "
+            f"the server did not answer initialize within {seconds(session.settings.connect_budget)} s "
             "(--connect-timeout, --timeout)", detail=error.detail)
     raise error
 
@@ -526,7 +522,7 @@ async def initialize(session: Session, version: str, reason: str, deadline: floa
         )
     except RequestTimeout as exc:
         raise RequestTimeout(
-            f"the server did not answer initialize within {seconds(_budget(session.settings))} s "
+            f"the server did not answer initialize within {seconds(session.settings.connect_budget)} s "
             "(--connect-timeout, --timeout)", detail=exc.detail) from None
     except ProbeError as exc:
         if call is not None:

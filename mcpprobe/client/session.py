@@ -68,7 +68,8 @@ def client_info() -> dict[str, Any]:
 
 
 def client_capabilities(settings: Settings) -> dict[str, Any]:
-    """Only what mcpprobe really handles: nothing by default; roots when --root is given."""
+    """Only what mcpprobe really handles: nothing by default; roots when --root is given; elicitation
+    with --elicit; sampling only for `check --suite-fixtures`, which answers it with a fixed text."""
     capabilities: dict[str, Any] = {}
     if settings.roots:
         # Our roots never change during a run, so no listChanged promise.
@@ -76,6 +77,9 @@ def client_capabilities(settings: Settings) -> dict[str, Any]:
     if settings.elicit:
         # Form mode only: mcpprobe can decline or fill in the schema's defaults, not open URLs.
         capabilities["elicitation"] = {"form": {}}
+    if settings.sample:
+        # check --suite-fixtures only: a fixed answer, no model (mcpprobe.operations.input.FIXED_SAMPLING).
+        capabilities["sampling"] = {}
     return capabilities
 
 

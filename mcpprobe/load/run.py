@@ -216,7 +216,7 @@ class Runner:
         loop; the others (HTTP+SSE, whose POST waits), and a load whose operations may become tasks
         (each followed to its end by its worker), have `concurrency` workers."""
         return (not any(op.follow for op in self.operations)
-                and all(hasattr(s.conn.transport, "queue_nowait") for s in self.sessions))
+                and all(s.conn.fast.queueing is not None for s in self.sessions))
 
     async def _pipeline(self, conns: list[Any]) -> None:
         """The load without a task, future or timer per request. Each request is queued on its

@@ -10,6 +10,7 @@ are the caller's.
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from dataclasses import replace
 from typing import Any, Protocol
@@ -24,7 +25,20 @@ from mcpprobe.testhooks import crash_point
 from mcpprobe.wire.target import Settings
 
 ELICIT_MODES = ("decline", "defaults")
+# The one answer to sampling/createMessage, given only where `sample` is "fixed" (check --suite-fixtures,
+# which calls the conformance suite's fixture tools): mcpprobe has no model, and says so.
+FIXED_SAMPLING = {"role": "assistant", "content": {"type": "text", "text": "A fixed answer from mcpprobe, which has "
+                                                   "no model to ask."},
+                  "model": "mcpprobe-fixed", "stopReason": "endTurn"}
 MAX_INPUT_ROUNDS = 10
+# Requests for input recorded per run (entries and findings); a server that keeps asking (during one long
+# call, say) is still answered, but past this only counted: memory stays bounded whatever it sends.
+MAX_KEPT_REQUESTS = 100
+# What InputBroker.observed keeps of the server's requests for a caller that judges them: the first
+# OBSERVED_KEPT requests, each as its method and, of an elicitation/create, the requestedSchema when its
+# JSON is at most OBSERVED_SCHEMA_CHARS long (else {"dropped": its length}): bounded whatever comes.
+OBSERVED_KEPT = 4
+OBSERVED_SCHEMA_CHARS = 65_536
 _tokens = itertools.count(1)
 
 
@@ -125,16 +139,34 @@ def elicit_defaults(params: dict[str, Any]) -> dict[str, Any]:
     return {"action": "accept", "content": content}
 
 
+def _observed(params: dict[str, Any]) -> dict[str, Any]:
+    """What `InputBroker.observed` keeps of a request's params (OBSERVED_SCHEMA_CHARS)."""
+    schema = params.get("requestedSchema")
+    if schema is None:
+        return {}
+    size = len(json.dumps(schema, default=str))
+    return {"requestedSchema": schema} if size <= OBSERVED_SCHEMA_CHARS else {"dropped": size}
+
+
 class InputBroker:
     """Answers elicitation, sampling and roots requests, or refuses them, and keeps a record."""
 
-    def __init__(self, outcome: InvokeOutcome, settings: Settings) -> None:
+    def __init__(self, outcome: InvokeOutcome, settings: Settings,
+                 observed: list[tuple[str, dict[str, Any]]] | None = None) -> None:
         self.outcome = outcome
         self.settings = settings
         self.elicit = settings.elicit
+        # Each request's method and what is kept of it (OBSERVED_KEPT), for a caller that judges it
+        # (check --suite-fixtures: the schema of an elicitation/create); None: nothing kept.
+        self.observed = observed
+        self.not_kept = 0  # requests answered or refused past MAX_KEPT_REQUESTS: counted, not recorded
+        self.last_refusal = ""
+        self._past: int | None = None  # where that finding is in outcome.findings
 
     def answer(self, method: str, params: dict[str, Any], *, via: str, key: str | None = None) -> dict[str, Any] | None:
         """The response for one request, or None when mcpprobe refuses it (recorded as a finding)."""
+        if self.observed is not None and len(self.observed) < OBSERVED_KEPT:
+            self.observed.append((method, _observed(params)))
         entry: dict[str, Any] = {"via": via, "method": method}
         if key is not None:
             entry["key"] = key
@@ -159,24 +191,44 @@ class InputBroker:
             response = {"roots": [{"uri": uri} for uri in self.settings.roots]}
         elif method == "roots/list":
             reason = "mcpprobe did not declare the 'roots' capability (use --root)"
+        elif method == "sampling/createMessage" and self.settings.sample == "fixed":
+            response = dict(FIXED_SAMPLING)
         elif method == "sampling/createMessage":
-            reason = "mcpprobe never declares 'sampling': it has no model to ask"
+            reason = "mcpprobe never declares 'sampling' (check --suite-fixtures aside): it has no model to ask"
         else:
             reason = f"mcpprobe does not handle {method}"
+        if len(self.outcome.input_rounds) >= MAX_KEPT_REQUESTS:
+            self.not_kept += 1
+            self._say_not_kept()
+            self.last_refusal = reason
+            return response
         if response is not None:
             entry["answer"] = response
             self.outcome.input_rounds.append(entry)
             self.outcome.findings.append(Finding(
                 "input-required", f"the server asked for {method} ({via}); mcpprobe answered "
-                + (response.get("action", "with its roots") if method != "roots/list" else "with its roots"),
+                + {"roots/list": "with its roots", "sampling/createMessage": "with its fixed text"}.get(
+                    method, str(response.get("action"))),
                 kind=self.outcome.item_kind or "server", detail=entry))
             return response
         entry["refused"] = reason
+        self.last_refusal = reason
         self.outcome.input_rounds.append(entry)
         self.outcome.findings.append(Finding(
             "input-required-refused", f"the server asked for {method} ({via}); refused: {reason}",
             kind=self.outcome.item_kind or "server", detail=entry))
         return None
+
+    def _say_not_kept(self) -> None:
+        """One finding for the requests past the bound, replaced as their count grows."""
+        finding = Finding("input-required", f"the server asked for input {self.not_kept} more time(s) past the first "
+                          f"{MAX_KEPT_REQUESTS}; each was answered (or refused) as the recorded ones were, but not "
+                          "recorded", kind=self.outcome.item_kind or "server", detail={"notKept": self.not_kept})
+        if self._past is None:
+            self._past = len(self.outcome.findings)
+            self.outcome.findings.append(finding)
+        else:
+            self.outcome.findings[self._past] = finding
 
     def install(self, conn: Any) -> None:
         """Legacy era: server-initiated requests. Refusals are JSON-RPC errors, as the spec asks."""
@@ -185,7 +237,7 @@ class InputBroker:
             async def handle(params: dict[str, Any]) -> dict[str, Any]:
                 response = self.answer(method, params, via="server request")
                 if response is None:
-                    raise RpcError(-32601, f"{method} refused: {self.outcome.input_rounds[-1]['refused']}")
+                    raise RpcError(-32601, f"{method} refused: {self.last_refusal}")
                 return response
 
             return handle

@@ -244,7 +244,7 @@ async def _listen_for_server(session: Session) -> None:
     concern; open it before the request, so that they are answered and the request goes on."""
     stream = session.server_stream
     if stream is not None:
-        await stream.listen(min(session.settings.connect_timeout, session.settings.timeout))
+        await stream.listen(session.settings.connect_budget)
 
 
 # ----- read -----

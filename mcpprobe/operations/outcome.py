@@ -20,7 +20,7 @@ from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import CODES, Finding, Severity, has_errors
 from mcpprobe.testhooks import crash_point
 from mcpprobe.wire.stderrlog import StderrEntry
-from mcpprobe.wire.target import Settings, Target
+from mcpprobe.wire.target import HttpTarget, Settings, Target
 
 if TYPE_CHECKING:
     from mcpprobe.client.extensions import Skills
@@ -187,9 +187,12 @@ async def _diagnose_auth(outcome: Outcome, target: Target, settings: Settings) -
     error = next((e for e in errors if e is not None and e.exit_code == ExitCode.AUTH), None)
     if error is None or target.transport not in ("http", "sse") or "authDiagnosis" in error.detail:
         return
-    from mcpprobe.auth.diagnosis import diagnose_outcome
+    from mcpprobe.auth.diagnosis import diagnose_target
 
-    await diagnose_outcome(outcome, target, settings, error)
+    assert isinstance(target, HttpTarget)
+    found = await diagnose_target(target, error.detail, timeout=min(settings.connect_budget, 10.0))
+    outcome.findings.extend(found.findings)
+    error.detail["authDiagnosis"] = found.data
 
 
 def _has_failures(outcome: Outcome) -> bool:

@@ -1,14 +1,14 @@
 """The HTTP tap: a reverse proxy for streamable HTTP and legacy SSE, judged as the stdio tap is.
 
 Every request to the listening address goes to the same path under the upstream URL, with its method,
-query, headers (but the hop-by-hop ones and `Host`) and body; the answer comes back with its status,
-headers and body, streamed piece by piece as it arrives (event streams too). A copy of each message goes
-to the observer, whole: the JSON body of a POST (a message or a batch), a JSON answer, each `data:` of an
-event stream (a POST's answer, the GET stream, a legacy SSE stream). The entries carry `http`: the method,
-the path, the status, and the session id, protocol version and Last-Event-ID headers; `Authorization`
-(and every credential-like header) is learnt as a secret before anything of its request is recorded, so
-it is masked in the record, the live view and the report. A body with a `Content-Encoding` is relayed
-but not judged.
+query, headers (but the hop-by-hop ones and `Host`; none added, not even an HTTP library's defaults) and
+body; the answer comes back with its status, headers (none of uvicorn's added) and body, streamed piece by
+piece as it arrives (event streams too). A copy of each message goes to the observer, whole: the JSON body
+of a POST (a message or a batch), a JSON answer, each `data:` of an event stream (a POST's answer, the GET
+stream, a legacy SSE stream). The entries carry `http`: the method, the path, the status, and the session
+id, protocol version and Last-Event-ID headers; `Authorization` (and every credential-like header) is
+learnt as a secret before anything of its request is recorded, so it is masked in the record, the live
+view and the report. A body with a `Content-Encoding` is relayed but not judged.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcpprobe.safety.redact import Redactor, secret_name
 from mcpprobe.wire.sse import EventParser
@@ -47,6 +48,46 @@ def _info(method: str, path: str, headers: list[tuple[str, str]], status: int | 
     return info
 
 
+def origin_of(url: str) -> str | None:
+    """`scheme://host:port` of an absolute URL (the port always said; no user, path or query), or None."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host or not parts.scheme:
+        return None
+    scheme = parts.scheme.lower()
+    if port is None:
+        port = 443 if scheme == "https" else 80
+    return f"{scheme}://{'[' + host + ']' if ':' in host else host}:{port}"
+
+
+def own_origins(scope: dict[str, Any], headers: list[tuple[str, str]]) -> set[str]:
+    """The origins that reach this tap: the one the client named (its Host header) and the address it listens on
+    (any loopback name, when it listens on loopback)."""
+    origins = {origin_of(f"http://{value}") for name, value in headers if name.lower() == "host"}
+    server = scope.get("server")
+    if isinstance(server, (tuple, list)) and len(server) == 2 and isinstance(server[1], int):
+        names = {str(server[0])} | (LOOPBACK if server[0] in LOOPBACK else set())
+        origins |= {origin_of(f"http://{'[' + n + ']' if ':' in n else n}:{server[1]}") for n in names}
+    return {origin for origin in origins if origin is not None}
+
+
+def bypassing(endpoint: str, own: set[str]) -> str | None:
+    """The origin a legacy SSE `endpoint` event names, when that is not this tap's: a client that follows it posts
+    past the tap. None for a path (it resolves against the URL the client reached: the tap) or the tap's own."""
+    text = endpoint.strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return None
+    if not parts.netloc:
+        return None
+    origin = origin_of(text if parts.scheme else f"http:{text}")  # `//host/...`: the scheme of the tap's URL
+    return origin[:200] if origin is not None and origin not in own else None
+
+
 class Proxy:
     """The ASGI application. `whole(direction, message_bytes, http_info)` never waits."""
 
@@ -59,6 +100,8 @@ class Proxy:
         self._whole = whole
         self._redact = redactor
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30.0), follow_redirects=False)
+        for name in list(self._client.headers):  # no Accept, Accept-Encoding, User-Agent... the client did not send
+            del self._client.headers[name]
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -116,7 +159,8 @@ class Proxy:
 
             watcher = asyncio.ensure_future(gone())
             try:
-                await self._relay(response, send, parser, whole, info)
+                await self._relay(response, send, parser, whole, info,
+                                  own_origins(scope, headers) if parser is not None else set())
             except (httpx.HTTPError, httpx.StreamError):
                 pass  # the server's stream broke, or was closed when the client went
             finally:
@@ -128,8 +172,9 @@ class Proxy:
                 await response.aclose()
 
     async def _relay(self, response: Any, send: Any, parser: EventParser | None, whole: bytearray | None,
-                     info: dict[str, Any]) -> None:
-        """The answer's body to the client as it comes, and a copy of each message to the observer."""
+                     info: dict[str, Any], own: set[str]) -> None:
+        """The answer's body to the client as it comes, and a copy of each message to the observer. A legacy SSE
+        `endpoint` naming another origin than the tap's is relayed as it is, and said (`bypass`, the origin)."""
         async for chunk in response.aiter_raw():
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             if parser is not None:
@@ -139,7 +184,9 @@ class Proxy:
                             self._whole("s2c", event.data.encode("utf-8", "surrogateescape"),
                                         {**info, **({"event-id": event.id[:200]} if event.id else {})})
                         elif event.event == "endpoint":
-                            self._whole("event", b"", {**info, "event": "endpoint"})
+                            origin = bypassing(event.data, own)
+                            past = {"bypass": True, "origin": self._redact(origin)} if origin else {}
+                            self._whole("event", b"", {**info, "event": "endpoint", **past})
                 except ValueError:
                     parser = None  # an event past the limit: relayed, not judged
             elif whole is not None:
@@ -163,8 +210,9 @@ def serve(host: str, port: int, proxy: Proxy, ready: Callable[[str], None]) -> N
         def capture_signals(self) -> Any:  # ours below: uvicorn's would raise the signal again once stopped
             yield
 
+    # No `Server` or `Date` of uvicorn's own: the client gets the server's headers, not a second Date beside them.
     config = uvicorn.Config(proxy, host=host, port=port, log_level="warning", lifespan="off", access_log=False,
-                            timeout_graceful_shutdown=GRACE_SECONDS)
+                            timeout_graceful_shutdown=GRACE_SECONDS, server_header=False, date_header=False)
     server = _Server(config)
 
     def stop(signum: int, frame: Any) -> None:

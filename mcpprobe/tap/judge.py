@@ -124,6 +124,7 @@ class Judge:
         self._listed_before: set[str] = set()
         self._new: list[Finding] = []
         self._http: dict[str, Any] | None = None  # the HTTP exchange of the message being judged
+        self._bypass_said: set[str] = set()
 
     # ----- entries in, findings out -----
 
@@ -137,7 +138,10 @@ class Judge:
         elif event == "exit":
             self._close()
         elif event == "endpoint":
-            self._connection().legacy_sse = True
+            conn = self._connection()
+            conn.legacy_sse = True
+            if entry.get("bypass") is True:
+                self._bypassed(conn, entry.get("origin"))
         elif event == "skipped":
             count = entry.get("messages")
             self.skipped += count if isinstance(count, int) else 0
@@ -162,6 +166,19 @@ class Judge:
     def reset_counts(self) -> None:
         """Forget how many findings each code had (after a history judged quietly)."""
         self._per_code.clear()
+
+    def _bypassed(self, conn: _Connection, origin: Any) -> None:
+        """A legacy SSE `endpoint` on another origin than the tap's: a client that follows it posts straight to
+        the server, so the client's side of this connection is unseen (a gap: the answers on the stream would
+        look unasked). Said once per origin."""
+        conn.gap = True
+        origin = origin[:200] if isinstance(origin, str) else "another origin"
+        if origin in self._bypass_said or self.quiet:  # quiet: a history, whose findings are not this run's
+            return
+        self._bypass_said.add(origin)
+        self._emit("tap-endpoint-bypassed", f"the server's endpoint event names {origin}, not the tap: a client "
+                                            "that follows it sends its messages straight to the server, unseen "
+                                            "and unjudged", [], side="tap", extra={"origin": origin})
 
     # ----- connections -----
 

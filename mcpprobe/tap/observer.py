@@ -124,7 +124,10 @@ class Observer:
     def _whole(self, direction: str, at: float, data: bytes, http: dict[str, Any]) -> None:
         if direction == "event":
             rest = dict(http)
-            self._handle({"event": rest.pop("event", "http"), "t": round(at - self._start, 6), "http": rest})
+            entry = {"event": rest.pop("event", "http"), "t": round(at - self._start, 6)}
+            entry.update({key: rest.pop(key) for key in ("bypass", "origin") if key in rest})
+            entry["http"] = rest
+            self._handle(entry)
             return
         body = data if len(data) <= FRAME_LIMIT else Oversize(len(data), hashlib.sha256(data).hexdigest(),
                                                                 data[:HEAD_BYTES])

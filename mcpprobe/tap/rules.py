@@ -13,7 +13,7 @@ SPEC = "https://modelcontextprotocol.io/specification/2025-11-25"
 
 
 class Rule(NamedTuple):
-    side: str  # "client" or "server"
+    side: str  # "client" or "server"; "tap" for what the tap says of itself
     source: str
     words: str
 
@@ -96,6 +96,11 @@ RULES: dict[str, Rule] = {
     "batch-not-allowed": Rule(
         "server", f"{SPEC}/basic",
         "JSON-RPC batches were removed in 2025-06-18: each message is one JSON-RPC object."),
+    "tap-endpoint-bypassed": Rule(
+        "tap", "https://modelcontextprotocol.io/specification/2024-11-05/basic/transports#http-with-sse",
+        "When a client connects, the server MUST send an endpoint event containing a URI for the client to use "
+        "for sending messages. All subsequent client messages MUST be sent as HTTP POST requests to this "
+        "endpoint. (An absolute URI is allowed: neither side is at fault; the tap cannot see what goes past it.)"),
     "tap-skipped": Rule("server", "mcpprobe tap", "Judging fell behind the relay: these messages were relayed "
                                                   "untouched, but not judged."),
 }

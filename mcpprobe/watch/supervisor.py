@@ -282,7 +282,7 @@ class Watcher:
                 await anyio.sleep(RETRY_FIRST)
 
         group.start_soon(guarded, stream)
-        with anyio.move_on_after(min(self.settings.connect_timeout, self.settings.timeout)):
+        with anyio.move_on_after(self.settings.connect_budget):
             await opened.wait()
 
     async def _keep_alive(self, session: Session) -> None:

@@ -32,7 +32,7 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.safety.redact import Redactor
-from mcpprobe.wire.transport import Sink, Transport
+from mcpprobe.wire.transport import FastPath, Sink, Transport
 
 MAX_ANOMALIES = 50
 # Ids of requests given up on (timed out, cancelled) whose late answers are still expected: an id is
@@ -348,6 +348,8 @@ class Connection:
     def __init__(self, transport: Transport, *, tracer: Tracer | None = None, send_timeout: float = 30.0,
                  redactor: Redactor | None = None) -> None:
         self.transport = transport
+        # What of load's fast path (post, enqueue) the transport offers: declared abilities, worked out once.
+        self.fast = FastPath.of(transport)
         self.tracer = tracer
         # The run's secrets, masked in every text of the server's kept here (before it is cut short).
         self.redact = redactor if redactor is not None else Redactor(())
@@ -482,8 +484,8 @@ class Connection:
         turn of the event loop, when the transport can take it at once (a stdio pipe with room); None
         when it cannot (HTTP, a full pipe), and the caller uses `send_request`. The deadline is the
         same: `timeout` from now, answered or not."""
-        send_nowait = getattr(self.transport, "send_nowait", None)
-        if send_nowait is None or self.closed_error is not None:
+        immediate = self.fast.immediate
+        if immediate is None or self.closed_error is not None:
             return None
         request_id = next(self._ids)
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -493,7 +495,7 @@ class Connection:
         self._pending[request_id] = pending
         if self.tracer is not None:
             self.tracer("send", message)
-        if not send_nowait(message):
+        if not immediate.send_nowait(message):
             self._pending.pop(request_id, None)
             return None
         return Posted(self, request_id, pending, timeout)
@@ -508,23 +510,22 @@ class Connection:
         request it stops waiting for is ended with `give_up`. None when the transport cannot queue
         (the caller uses `post` or `send_request`). `params` are encoded once per object (a load's
         operations are built once): they must not change after the first call."""
-        queue = getattr(self.transport, "queue_nowait", None)
-        if queue is None or self.closed_error is not None:
+        fast = self.fast
+        if fast.queueing is None or self.closed_error is not None:
             return None
         request_id = next(self._ids)
         self._pending[request_id] = _Queued(self, request_id, method, time.monotonic() + timeout, on_answer)
         line = self._line_of(method, params, request_id) if self.tracer is None else None
-        lean = getattr(self.transport, "queue_body", None)
-        if line is not None and lean is None:
-            sent = self.transport.queue_line(line)  # type: ignore[attr-defined]
-        elif line is not None and lean is not None and lean(request_id, method, line, headers):
+        if line is not None and fast.lines is not None:
+            sent = fast.lines.queue_line(line)
+        elif line is not None and fast.bodies is not None and fast.bodies.queue_body(request_id, method, line, headers):
             sent = True  # streamable HTTP's lean POSTs (wire/lean_http.py)
         else:
             message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
             if params is not None:
                 message["params"] = params
             self._trace("send", message)
-            sent = queue(message, headers)
+            sent = fast.queueing.queue_nowait(message, headers)
         if not sent:
             self._pending.pop(request_id, None)
             return None
@@ -534,7 +535,7 @@ class Connection:
         """The request as the line `encode_line` would write, from its method and params encoded once
         (per params object, which `enqueue`'s callers never change): only the id is new. None when the
         transport takes neither lines (stdio) nor bodies (streamable HTTP), or orjson cannot encode the params."""
-        if not hasattr(self.transport, "queue_line") and not hasattr(self.transport, "queue_body"):
+        if self.fast.lines is None and self.fast.bodies is None:
             return None
         key = (method, id(params))
         cached = self._encoded.get(key)
@@ -557,18 +558,17 @@ class Connection:
         self._abandoned.add(request_id)
         if isinstance(pending, _Queued):
             pending._fired = True
-        queue = getattr(self.transport, "queue_nowait", None)
-        if queue is not None and self.closed_error is None:
+        queueing = self.fast.queueing
+        if queueing is not None and self.closed_error is None:
             notice = {"jsonrpc": "2.0", "method": "notifications/cancelled",
                       "params": {"requestId": request_id, "reason": reason}}
             self._trace("send", notice)
-            queue(notice)
+            queueing.queue_nowait(notice)
 
     def flush(self) -> None:
         """Write what was queued now, not at the end of this turn (the run is ending)."""
-        flush = getattr(self.transport, "flush", None)
-        if flush is not None:
-            flush()
+        if self.fast.lines is not None:
+            self.fast.lines.flush()
 
     async def _cancel_quietly(self, request_id: Any, reason: str) -> None:
         with contextlib.suppress(ProbeError):

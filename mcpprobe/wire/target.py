@@ -81,7 +81,16 @@ class Settings:
     roots: tuple[str, ...] = ()
     server_stderr: str = "tail"  # tail | live | quiet
     elicit: str | None = None  # declare elicitation and answer it: "decline" or "defaults"
+    sample: str | None = None  # declare sampling and answer it: "fixed" (check --suite-fixtures), else never
     stderr_tail_lines: int = 20
+
+    @property
+    def connect_budget(self) -> float:
+        """Seconds to start or reach the server and finish the handshake: --connect-timeout, and
+        never more than --timeout (connecting is part of the first request's time). The one place
+        this rule is worked out; every connect, handshake, stream opening and token exchange of a
+        run takes it from here."""
+        return min(self.connect_timeout, self.timeout)
 
 
 # Headers that frame the message or manage the connection: the HTTP client sets them from what it

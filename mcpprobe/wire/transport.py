@@ -84,3 +84,58 @@ class ServerStream(Protocol):
 def server_stream(transport: Any) -> ServerStream | None:
     """The transport's server stream, if it has that ability."""
     return transport if isinstance(transport, ServerStream) else None
+
+
+# ----- load's fast path: abilities a transport declares by having them (checked once per connection) -----
+
+
+@runtime_checkable
+class Queueing(Protocol):
+    """Takes a message without waiting, to be written with the others of this turn of the event loop
+    (stdio) or as a POST of its own (streamable HTTP); False when it cannot (the caller then waits on
+    `send`). Load's pipelined path needs it; HTTP+SSE, whose POST waits, has it not."""
+
+    def queue_nowait(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> bool: ...
+
+
+@runtime_checkable
+class LineQueueing(Queueing, Protocol):
+    """Also takes a request already encoded as one line (stdio), and writes what is queued now on `flush`."""
+
+    def queue_line(self, line: bytes) -> bool: ...
+
+    def flush(self) -> None: ...
+
+
+@runtime_checkable
+class BodyQueueing(Queueing, Protocol):
+    """Also takes a request already encoded as a POST body, answered on a kept connection of the lean
+    HTTP/1.1 path (wire/lean_http.py); False when that path cannot take it now."""
+
+    def queue_body(self, request_id: int, method: str, body: bytes, headers: dict[str, str] | None = None) -> bool: ...
+
+
+@runtime_checkable
+class Immediate(Protocol):
+    """Writes a message at once when the pipe has room, with no task or turn of the loop (stdio)."""
+
+    def send_nowait(self, message: dict[str, Any]) -> bool: ...
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """What of load's fast path a transport offers, worked out once when the connection is made: each
+    field the transport itself, typed as the ability, or None. The signatures are held to the
+    protocols by mypy (tests/unit/wire/fast_path_types.py)."""
+
+    queueing: Queueing | None
+    lines: LineQueueing | None
+    bodies: BodyQueueing | None
+    immediate: Immediate | None
+
+    @classmethod
+    def of(cls, transport: object) -> FastPath:
+        return cls(transport if isinstance(transport, Queueing) else None,
+                   transport if isinstance(transport, LineQueueing) else None,
+                   transport if isinstance(transport, BodyQueueing) else None,
+                   transport if isinstance(transport, Immediate) else None)

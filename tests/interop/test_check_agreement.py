@@ -1,6 +1,8 @@
 """`mcpprobe check` and the official suite's server mode judge the same server alike, scenario by
 scenario, where both judge: tests/fixtures/check_http_server.py over streamable HTTP, right
-(`ok`) and broken on purpose, in 2025-11-25 and 2026-07-28.
+(`ok`) and broken on purpose, in 2025-11-25 and 2026-07-28; and the scenarios of the suite's own
+fixtures on tests/fixtures/suite_fixture_server.py (which implements them), with
+`check --suite-fixtures`, right and broken in each of its modes.
 
 Each scenario runs with the suite release that scores it at that version (the latest release
 first, else the newest pre-release), against a fixture started for that version alone (the
@@ -162,3 +164,76 @@ def test_check_and_the_suite_agree_on_a_broken_fixture(mode: str, conformance, c
     table = _compare(mode, version, conformance, conformance_prerelease, tmp_path)
     assert table == {scenario: ("fail", "fail") if scenario == broken else ("pass", "pass")
                      for scenario in BROKEN_SCENARIOS.get(mode, _scenarios(mode, version))}
+
+
+# ----- the suite's fixtures: suite_fixture_server.py and `check --suite-fixtures` -----
+
+SUITE_SERVER = ROOT / "tests" / "fixtures" / "suite_fixture_server.py"
+# The scenarios the suite family judges, one check each (suite.<scenario>).
+FIXTURE_SCENARIOS = tuple(row.name for row in SCENARIOS if f"suite.{row.name}" in row.checks)
+# mode -> the documented difference on the scenario it breaks: (the suite's verdict, mcpprobe's), where
+# they differ. progress 0, 50, 50: "The `progress` value **MUST** increase with each notification"
+# (2025-06-18 and later); the suite accepts equal values.
+FIXTURE_DIFFERENCES = {"progress-flat": ("pass", "fail")}
+
+
+def _fixture_scenarios(version: str) -> list[str]:
+    return [name for name in FIXTURE_SCENARIOS
+            if any(version in versions for versions in ROWS[name].versions.values())]
+
+
+def _fixture_version(scenario: str) -> str:
+    """The newest version at which a suite release scores the scenario."""
+    return max(v for versions in ROWS[scenario].versions.values() for v in versions)
+
+
+def _mcpprobe_fixture_verdicts(url: str, version: str) -> dict[str, str]:
+    result = run_cli(["check", "--json", "--suite-fixtures", "--yes", "--only", "suite", "--timeout", "20",
+                      "--protocol", version if version != "2026-07-28" else "modern", url])
+    doc = checked(json.loads(result.stdout))
+    assert doc["protocolVersion"] == version, doc.get("error")
+    found = {c["id"]: c["status"] for c in doc["checks"]}
+    verdicts = {}
+    for scenario in _fixture_scenarios(version):
+        status = found[f"suite.{scenario}"]
+        assert status in ("pass", "fail"), (scenario, status, doc["checks"])  # judged, never skipped here
+        verdicts[scenario] = status
+    return verdicts
+
+
+def _compare_fixtures(mode: str, version: str, scenarios: list[str], release, prerelease,
+                      tmp_path: Path) -> dict[str, tuple[str, str]]:
+    table: dict[str, tuple[str, str]] = {}
+    # One server for the run: its fixtures keep no state between requests.
+    with http_server([PY, str(SUITE_SERVER), mode, "--http", "0"]) as url:
+        ours = _mcpprobe_fixture_verdicts(url, version)
+        for scenario in scenarios:
+            suite = _suite_for(scenario, version, release, prerelease)
+            verdict, _ = _suite_verdict(suite, url, scenario, version, tmp_path / mode / version / scenario)
+            table[scenario] = (verdict, ours[scenario])
+    return table
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_check_and_the_suite_agree_on_the_suite_s_fixtures(version: str, conformance, conformance_prerelease,
+                                                           tmp_path: Path) -> None:
+    scenarios = _fixture_scenarios(version)
+    assert len(scenarios) == (21 if version == "2025-11-25" else 16)
+    table = _compare_fixtures("ok", version, scenarios, conformance, conformance_prerelease, tmp_path)
+    assert table == {scenario: ("pass", "pass") for scenario in scenarios}
+
+
+def _fixture_modes() -> dict[str, str]:
+    from tests.fixtures.suite_fixture_server import MODES
+
+    return {mode: what.split(":", 1)[0].removeprefix("suite.") for mode, what in MODES.items()
+            if not what.startswith(("every fixture", "not broken"))}
+
+
+@pytest.mark.parametrize("mode", sorted(_fixture_modes()))
+def test_check_and_the_suite_agree_on_a_broken_suite_fixture(mode: str, conformance, conformance_prerelease,
+                                                             tmp_path: Path) -> None:
+    scenario = _fixture_modes()[mode]
+    version = _fixture_version(scenario)
+    table = _compare_fixtures(mode, version, [scenario], conformance, conformance_prerelease, tmp_path)
+    assert table == {scenario: FIXTURE_DIFFERENCES.get(mode, ("fail", "fail"))}

@@ -98,10 +98,10 @@ def test_fastmcp4_over_http_passes_in_the_modern_era() -> None:
     """In 2026-07-28 over streamable HTTP lifecycle.unknown-method judges the HTTP status too: "If the
     server does not implement the requested RPC method, it **MUST** respond with `404 Not Found` and a
     JSON-RPC error with code `-32601`". FastMCP 4.2.3 does (404, -32601), so no new failure."""
-    from tests.interop.test_real_servers import _fastmcp_http
+    from tests.interop.test_real_servers import fastmcp_http
 
     python = python_server_env("fastmcp-4.2.3")
-    with _fastmcp_http(python, "http") as url:
+    with fastmcp_http(python, "http") as url:
         result = run_cli(["check", "--json", "--level", "may", "--connect-timeout", "60", "--timeout", "60", url])
     doc = checked(json.loads(result.stdout))
     assert doc["protocolVersion"] == "2026-07-28" and doc["transport"] == "http"

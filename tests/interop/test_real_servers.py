@@ -66,7 +66,7 @@ def _pump(stream: IO[str], lines: queue.Queue[str]) -> None:
 
 
 @contextmanager
-def _fastmcp_http(python: Path, transport: str) -> Iterator[str]:
+def fastmcp_http(python: Path, transport: str) -> Iterator[str]:
     """Run a FastMCP HTTP server; yield its URL once uvicorn says it listens; always end it.
 
     FastMCP 2.12 takes port 0 for "the default, 8000", so a free port is picked here. Another test
@@ -167,7 +167,7 @@ def test_old_sdk_lowlevel_server_without_templates_is_healthy(mcp1):
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_fastmcp2_probe(fastmcp2, transport):
-    with _fastmcp_http(fastmcp2, transport) as url:
+    with fastmcp_http(fastmcp2, transport) as url:
         result = run_cli(["probe", "--json", url])
     doc = result.json
     assert result.exit_code == 0, result.stderr
@@ -183,7 +183,7 @@ def test_fastmcp2_probe(fastmcp2, transport):
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_fastmcp2_list_and_call(fastmcp2, transport):
-    with _fastmcp_http(fastmcp2, transport) as url:
+    with fastmcp_http(fastmcp2, transport) as url:
         listed = run_cli(["list", "tools", "--json", url])
         called = run_cli(["call", "echo", "text=hé", "--json", "--yes", url])
     assert listed.exit_code == 0, listed.stderr
@@ -219,7 +219,7 @@ def test_fastmcp4_slow_start_call(fastmcp4):
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
 def test_fastmcp4_over_http(fastmcp4, transport):
-    with _fastmcp_http(fastmcp4, transport) as url:
+    with fastmcp_http(fastmcp4, transport) as url:
         probed = run_cli(["probe", "--json", url])
         called = run_cli(["call", "add", "a=2", "b=3", "--json", "--yes", url])
         prompt = run_cli(["get-prompt", "greet", "name=Ada", "--json", url])

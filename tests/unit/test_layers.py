@@ -44,8 +44,8 @@ IMPORTING_FUNCTIONS = {"import_module", "preload"}
 
 # Operations and the layers below them return what happened; only the CLI, the renderers' caller,
 # writes to the terminal. These still write to stderr themselves (issue #35) and may only shrink.
-KNOWN_WRITERS: list[str] = ["mcpprobe.auth.apply", "mcpprobe.auth.login", "mcpprobe.auth.store", "mcpprobe.auth.tokens",
-                            "mcpprobe.wire.stdio"]
+# The notes channel (safety/notice.py) and the server's own stderr passed through (wire/stdio.py).
+KNOWN_WRITERS: list[str] = ["mcpprobe.safety.notice", "mcpprobe.wire.stdio"]
 NEVER_WRITE_FROM = LAYERS.index(("mcpprobe.operations",))
 
 
@@ -240,6 +240,22 @@ def unexplained_dynamic_imports(package: Path) -> list[str]:
     return sorted(found)
 
 
+def budgets_worked_out_again(package: Path) -> list[str]:
+    """Modules other than the one that defines `Settings.connect_budget` (the time to connect and
+    finish the handshake, never more than --timeout) that work it out again: a `min()` of a
+    `connect_timeout` and a `timeout`."""
+    found = set()
+    for name, path in _modules(package).items():
+        if name == "mcpprobe.wire.target":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "min":
+                attrs = {n.attr for arg in node.args for n in ast.walk(arg) if isinstance(n, ast.Attribute)}
+                if {"connect_timeout", "timeout"} <= attrs:
+                    found.add(name)
+    return sorted(found)
+
+
 # ----- the house as it is -----
 
 
@@ -275,6 +291,10 @@ def test_no_private_name_is_imported_from_another_module() -> None:
     assert private_imports(PACKAGE) == []
 
 
+def test_the_connect_budget_is_worked_out_once() -> None:
+    assert budgets_worked_out_again(PACKAGE) == []
+
+
 def test_every_dynamic_import_says_where_it_leads() -> None:
     assert unexplained_dynamic_imports(PACKAGE) == []
     for name in DYNAMIC:  # and the tables it names are there, each entry a module of the package
@@ -289,7 +309,8 @@ BROKEN_TREE = {
     "stray.py": "",  # in no layer: only the package's own __init__ is `mcpprobe` itself
     "wire/__init__.py": "",
     "wire/a.py": "import click\nfrom mcpprobe.cli import x\nprint('hello')\n",
-    "wire/b.py": "import importlib\nimportlib.import_module('mcpprobe.cli.y')\n",
+    "wire/b.py": "import importlib\nimportlib.import_module('mcpprobe.cli.y')\n"
+                 "budget = min(settings.connect_timeout, settings.timeout)\n",
     "wire/long.py": "x = 1\n" * 601,
     "cli/__init__.py": "",
     "cli/x.py": "import importlib\nfrom mcpprobe.cli.y import _hidden\n\ndef load(name):\n"
@@ -314,3 +335,4 @@ def test_each_rule_fails_on_a_tree_that_breaks_it(tmp_path: Path) -> None:
     assert writers(package) == ["mcpprobe.wire.a"]
     assert private_imports(package) == ["mcpprobe.cli.x <- mcpprobe.cli.y._hidden"]
     assert unexplained_dynamic_imports(package) == ["mcpprobe.cli.x"]
+    assert budgets_worked_out_again(package) == ["mcpprobe.wire.b"]

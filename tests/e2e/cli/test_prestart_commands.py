@@ -185,3 +185,31 @@ def test_a_signal_while_the_command_reads_its_input_ends_the_run_and_the_early_s
     assert [event for event, _ in history] == ["started", "discarded"], history
     assert _gone(history[0][1])
     assert _methods(record) == []
+
+
+def test_the_early_starts_options_are_the_parsers_own():
+    """prestart reads argv with tables of its own (no import of click before the server starts): every
+    option it lets through must be one the command's parser has, of the same kind (a flag, or an option
+    taking one value), and launch's list of early commands must be prestart's. A table that drifted
+    from the parser would start a server for a line the parser then refuses, or take a flag's next
+    word as its value."""
+    import click
+
+    from mcpprobe import launch
+    from mcpprobe.cli.main import cli
+    from mcpprobe.wire import prestart
+
+    assert set(launch._EARLY) == set(prestart.COMMANDS)
+    context = click.Context(cli)
+    for name, (flags, valued, _least, _most) in prestart.COMMANDS.items():
+        command = cli.get_command(context, name)
+        assert command is not None
+        kinds: dict[str, bool] = {}  # option spelling -> whether it takes a value
+        for param in command.params:
+            if isinstance(param, click.Option):
+                for spelling in (*param.opts, *param.secondary_opts):
+                    kinds[spelling] = not (param.is_flag or param.count)
+        for spelling in prestart.FLAGS | flags:
+            assert kinds.get(spelling) is False, (name, spelling, "a flag prestart knows is not the parser's flag")
+        for spelling in prestart.VALUED | valued:
+            assert kinds.get(spelling) is True, (name, spelling, "prestart takes a value the parser does not")

@@ -284,6 +284,21 @@ def test_elicit_declares_and_answers(url, protocol, mode, answer):
         assert doc["request"]["params"]["requestState"] == "confirm-1"
 
 
+def test_a_server_that_keeps_asking_for_input_is_answered_but_recorded_only_so_far(url):
+    """A server may ask for input again and again during one call: each request is answered, the first
+    MAX_KEPT_REQUESTS are recorded, the rest counted in one finding, so memory stays bounded."""
+    from mcpprobe.operations.input import MAX_KEPT_REQUESTS
+
+    result, doc = call_json(url, "confirm_action", f"times={MAX_KEPT_REQUESTS + 20}", "--protocol", "legacy",
+                            "--elicit", "decline")
+    assert result.exit_code == 0, doc["findings"]
+    assert doc["result"]["content"][0]["text"] == 'elicitation answer: {"action": "decline"}'
+    assert len(doc["inputRequests"]) == MAX_KEPT_REQUESTS
+    past = [f for f in doc["findings"] if f["code"] == "input-required" and "notKept" in f.get("detail", {})]
+    assert [f["detail"]["notKept"] for f in past] == [20]
+    assert len([f for f in doc["findings"] if f["code"] == "input-required"]) == MAX_KEPT_REQUESTS + 1
+
+
 @pytest.mark.parametrize("protocol", ["modern", "legacy"])
 def test_sampling_is_always_refused(url, protocol):
     result, doc = call_json(url, "ask_model", "--protocol", protocol, "--elicit", "decline")

@@ -170,3 +170,34 @@ def test_bodies_streams_and_headers_pass_byte_for_byte(tmp_path: Path) -> None:
     received = [e for e in entries if e.get("dir") == "s2c"]
     assert [e["msg"].get("id") for e in received] == [1, 2, None]
     assert received[1]["http"]["event-id"] == "7"
+
+
+def test_an_sse_endpoint_on_another_origin_is_said_and_relayed_untouched(tmp_path: Path) -> None:
+    """A legacy SSE server whose `endpoint` names an absolute URL on its own origin (the transport allows it): the
+    tap relays the event as it is, and says that a client following it goes past the tap, once, on the tap's side.
+    A client that follows it still works; mcpprobe's own client refuses it (another origin than the one it
+    reached); the client's messages are not in the record, and the answers on the stream are not called unasked.
+    The replay of the record says the same."""
+    with http_server([PY, str(FIXTURES / "sse_absolute_server.py")]) as base, \
+            tapped(tmp_path, base) as (where, _proc):
+        follower = subprocess.run([PY, str(FIXTURES / "sse_follower.py"), f"{where}/sse"], capture_output=True,
+                                  text=True, timeout=90, cwd=ROOT)
+        assert follower.returncode == 0, follower.stderr
+        assert "ok Echo: past the tap" in follower.stderr
+        probe = subprocess.run([PY, "-m", "mcpprobe", "probe", f"{where}/sse"], capture_output=True, text=True,
+                               timeout=90, cwd=ROOT)
+        assert probe.returncode != 0 and "another origin" in probe.stdout + probe.stderr
+    origin = base.rsplit("/", 1)[0]
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [(f["code"], f["severity"], f["detail"]["side"], f["detail"]["origin"]) for f in report["findings"]] == [
+        ("tap-endpoint-bypassed", "warning", "tap", origin)]
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    endpoints = [e for e in entries if e.get("event") == "endpoint"]
+    assert len(endpoints) == 2 and all(e["bypass"] is True and e["origin"] == origin for e in endpoints)
+    assert "sessionId" not in (tmp_path / "r.jsonl").read_text()
+    assert not [e for e in entries if e.get("dir") == "c2s"]
+    assert len([e for e in entries if e.get("dir") == "s2c"]) >= 3  # the answers, on the stream the tap relays
+    replay = subprocess.run([*TAP, "--replay", str(tmp_path / "r.jsonl"), "--format", "json"], capture_output=True,
+                            text=True, timeout=60, cwd=ROOT)
+    assert replay.returncode == 0, replay.stderr
+    assert json.loads(replay.stdout)["findings"] == report["findings"]

@@ -118,11 +118,21 @@ def test_signals_are_forwarded_and_nothing_is_left(tmp_path: Path, sig: int) -> 
     proc.stdin.close()  # type: ignore[union-attr]
 
 
-def test_help_does_not_print_to_stdout_of_a_host() -> None:
+def test_help_is_the_one_thing_the_tap_prints_on_stdout() -> None:
     """`--help` is the one thing the tap prints on stdout (no host ever asks for it)."""
     proc = subprocess.run([*TAP, "--help"], capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert proc.returncode == 0 and "-- COMMAND" in proc.stdout or "COMMAND" in proc.stdout
-    assert sys.executable
+    assert proc.returncode == 0 and proc.stdout.startswith("Usage: mcpprobe tap [OPTIONS] [COMMAND]...")
+
+
+@pytest.mark.parametrize("words", [["--format", "json"], ["--format=json"], ["--json"]])
+def test_ctrl_c_while_the_tap_loads_writes_nothing_on_stdout(words: list[str]) -> None:
+    """Interrupted before it runs (a real SIGINT while its command is loaded), every other command with
+    `--json` or `--format json` writes its interrupted document on stdout; the tap's stdout is the host's
+    channel to the server, and its `--format` is the report's: nothing there, "interrupted" on stderr, 130."""
+    proc = subprocess.run([*TAP, *words, "--", PY, "-c", "pass"], capture_output=True, text=True, timeout=60,
+                          cwd=ROOT, env={**os.environ, "MCPPROBE_TEST_INTERRUPT": "load"})
+    assert (proc.returncode, proc.stdout) == (130, "")
+    assert "interrupted" in proc.stderr
 
 
 def test_typescript_sdk_host_sees_the_same_bytes_as_the_server(tmp_path: Path, everything: Path) -> None:
