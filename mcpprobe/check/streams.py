@@ -388,7 +388,7 @@ def judge_concurrent(method: str, ids: list[Any], reads: list[StreamRead], *, mo
                   "repeated on another stream")
 
 
-# ----- http.sse-priming and http.sse-resume
+# ----- http.sse-priming, http.sse-retry and http.sse-resume
 
 
 async def _post_read(raw: Raw, client: Any, method: str, params: dict[str, Any] | None, until: float) -> StreamRead:
@@ -443,7 +443,7 @@ async def sse_retry(ctx: CheckContext) -> Verdict:
         if verdict is not None:
             return _verdict(raw, verdict)
         if read.answered or not read.ended:
-            how = "answered" if read.answered else "kept open past --timeout"
+            how = "answered" if read.answered else "still open when the read stopped (--timeout, or 256 KiB)"
             return _verdict(raw, Verdict(Status.NA, f"the event stream answering {method} was {how} before any "
                                                     "close: the server did not close it early (which it may), and "
                                                     "the rule asks only a server that does"))
@@ -502,7 +502,7 @@ async def sse_resume(ctx: CheckContext) -> Verdict:
                                     stop=wrong)
         resumed.request_id = mine
         resumed.answered = resumed.answers(resumed.events)
-    return _verdict(raw, _judge_resume(ctx, method, first, resumed, other_ids, settle))
+    return _verdict(raw, _judge_resume(method, first, resumed, other_ids, settle))
 
 
 def _foreign(events: list[Block], mine: Any, other_ids: set[str]) -> list[str]:
@@ -517,7 +517,7 @@ def _foreign(events: list[Block], mine: Any, other_ids: set[str]) -> list[str]:
     return found
 
 
-def _judge_resume(ctx: CheckContext, method: str, first: StreamRead, resumed: StreamRead, other_ids: set[str],
+def _judge_resume(method: str, first: StreamRead, resumed: StreamRead, other_ids: set[str],
                   settle: float) -> Verdict:
     last = inert(json.dumps(first.event_ids[0]), 60)
     if resumed.status is None:
