@@ -11,6 +11,9 @@ nothing imports click or rich.
   `portability`), each with an `IMPLEMENTS` table: check id -> async function. `http` sends raw
   HTTP requests beside the connection's; `auth` judges the diagnosis of a 401, which stops the
   connection before any session exists (`runner.auth_results`).
+- `streams`, `param_headers`: more checks of the `http` family, those that read whole event streams
+  (several at once, priming, resumption) and x-mcp-header's server side; the runner loads them beside
+  the family modules (`runner.MORE_MODULES`).
 
 A new family is one module with its `IMPLEMENTS` table, its rows in `catalogue.CHECKS` and one
 row in `catalogue.FAMILIES`; `mcpprobe/check/docs.py` writes its page (docs/checks/FAMILY.md).

@@ -127,7 +127,9 @@ FAMILIES: tuple[Family, ...] = (
            "those calls), and nothing is sent where the extension is not declared."),
     Family("http", "mcpprobe.check.http", "Streamable HTTP",
            "Origin, MCP-Protocol-Version, sessions, DELETE, the GET stream, batches, notifications and the "
-           "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's."),
+           "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's; several requests "
+           "in flight at once, event streams (priming, resumption with Last-Event-ID), and the server side of "
+           "x-mcp-header (with --call)."),
     Family("auth", "mcpprobe.check.auth", "Authorization",
            "the 401 challenge and the metadata documents of a protected server, from mcpprobe's own diagnosis; "
            "n/a where the server asks for no authorization (which is OPTIONAL in MCP)."),
@@ -948,6 +950,114 @@ CHECKS: tuple[Check, ...] = (
               "-32020 (the value differs from the body's `method` in case, and values are compared exactly). "
               "Either answered otherwise fails. Values with surrounding whitespace (which RFC 9110 has parsers "
               "strip) are not sent: the HTTP client refuses to write them."),
+    # (mcpprobe.check.streams: the http checks that read whole event streams; mcpprobe.check.param_headers:
+    # x-mcp-header's server side)
+    Check("http.concurrent-requests", "a few requests in flight at once are each answered with their own id",
+          Level.MUST, "basic/transports#multiple-connections",
+          (("2025-03-26 to 2025-11-25", "If the input is a JSON-RPC _request_, the server **MUST** either return "
+                                        "`Content-Type: text/event-stream`, to initiate an SSE stream, or "
+                                        "`Content-Type: application/json`, to return one JSON object. ... The SSE "
+                                        "stream **SHOULD** eventually include a JSON-RPC _response_ for the JSON-RPC "
+                                        "_request_ sent in the POST body. (2025-03-26: \"one JSON-RPC _response_ per "
+                                        "each JSON-RPC _request_ sent in the POST body\")"),
+           ("2025-03-26 to 2025-11-25", "The client **MAY** remain connected to multiple SSE streams simultaneously. "
+                                        "The server **MUST** send each of its JSON-RPC messages on only one of the "
+                                        "connected streams; that is, it **MUST NOT** broadcast the same message "
+                                        "across multiple streams."),
+           ("2026-07-28", "If the body is a JSON-RPC _request_, the server **MUST** return either `Content-Type: "
+                          "application/json` (a single JSON object) or `Content-Type: text/event-stream` (an SSE "
+                          "response stream). ... The server answers each request with either a single JSON object or "
+                          "a Server-Sent Events (SSE) stream scoped to that request, carrying request-related "
+                          "notifications followed by the final response."),
+           ("all", "Responses **MUST** include the same ID as the request they correspond to.")),
+          revisions=_STREAMABLE, transports=("http",),
+          sections={"2026-07-28": "basic/transports/streamable-http#sending-messages"},
+          how="POSTs three `ping` requests (2026-07-28: `server/discover`) at once, each with an id of its own, and "
+              "keeps each answer open until all three were read (so that the server has them in flight together; "
+              "each read ends at its own response, all within --timeout). Each must be answered with "
+              "application/json or text/event-stream (another answer fails; HTTP 429 or 503, a refusal for load, "
+              "is a warning); a JSON answer must carry its request's id (fails otherwise); the same response on two "
+              "streams fails (2025-03-26 to 2025-11-25: no broadcast). An event stream that carries another "
+              "request's response, or ends (or stays silent past --timeout) without its own, is a warning (the "
+              "SHOULD). JSON answers are as right as event streams."),
+    Check("http.sse-priming", "an event stream answering a POST opens with an event id and empty data",
+          Level.SHOULD, "basic/transports#sending-messages-to-the-server",
+          (("2025-11-25", "If the server initiates an SSE stream: The server **SHOULD** immediately send an SSE event "
+                          "consisting of an event ID and an empty `data` field in order to prime the client to "
+                          "reconnect (using that event ID as `Last-Event-ID`)."),),
+          revisions=("2025-11-25",), transports=("http",),
+          how="POSTs `ping` and reads the answer to its response. An event stream whose first event has an id and "
+              "empty data passes; one that opens otherwise is a warning. An application/json answer is n/a (the "
+              "server may answer so; SEP-1699 primes event streams only). The `retry` field is not judged here: it "
+              "is asked only of a server that closes a stream before its response (`http.sse-retry`)."),
+    Check("http.sse-retry", "an event stream closed before its response sets retry, and resuming it brings the "
+                            "response", Level.SHOULD, "basic/transports#sending-messages-to-the-server",
+          (("2025-11-25", "After the server has sent an SSE event with an event ID to the client, the server **MAY** "
+                          "close the _connection_ (without terminating the _SSE stream_) at any time in order to "
+                          "avoid holding a long-lived connection. ... If the server does close the _connection_ "
+                          "prior to terminating the _SSE stream_, it **SHOULD** send an SSE event with a standard "
+                          "`retry` field before closing the connection. ... The SSE stream **SHOULD** eventually "
+                          "include a JSON-RPC _response_ for the JSON-RPC _request_ sent in the POST body."),),
+          revisions=("2025-11-25",), transports=("http",),
+          how="POSTs `ping` and reads the event stream it is answered with. Where the server closes it after an "
+              "event id and before the response (a server that polls: SEP-1699), the stream must have carried a "
+              "`retry` field, and resuming it as a client does (after the `retry` time, GET with `Last-Event-ID`, "
+              "twice at most, within --timeout) must bring the response; either missing is a warning, and so is a "
+              "stream that ends before its response with no event id at all. A stream that brings its response, "
+              "or a JSON answer, is n/a: the server did not close early, which it need not. The conformance "
+              "suite provokes the early close with its fixture tool `test_reconnection`; `ping` judges only a "
+              "server that closes every stream so."),
+    Check("http.sse-resume", "a GET with Last-Event-ID resumes that stream or gets 405, never another stream's",
+          Level.MUST, "basic/transports#resumability-and-redelivery",
+          (("2025-03-26 to 2025-11-25", "If the client wishes to resume after a broken connection, it **SHOULD** "
+                                        "issue an HTTP GET to the MCP endpoint, and include the `Last-Event-ID` header "
+                                        "... The server **MAY** use this header to replay messages that would have "
+                                        "been sent after the last event ID, _on the stream that was disconnected_, "
+                                        "and to resume the stream from that point. The server **MUST NOT** replay "
+                                        "messages that would have been delivered on a different stream."),
+           ("2025-03-26 to 2025-11-25", "The server **MUST** either return `Content-Type: text/event-stream` in "
+                                        "response to this HTTP GET, or else return HTTP 405 Method Not Allowed ... "
+                                        "The server **MUST NOT** send a JSON-RPC _response_ on the stream **unless** "
+                                        "resuming a stream associated with a previous client request.")),
+          revisions=_SESSION_REVISIONS, transports=("http",),
+          how="POSTs `ping` twice and reads both answers to their responses. Where the first is an event stream "
+              "with event ids, sends GET with `Last-Event-ID` set to the first id of that stream, and reads the "
+              "resumed stream until it ends, or for 10 times the slowest round trip of the two POSTs (at least 1 "
+              "s, at most --timeout: an event store writes its replay as the stream opens). 405 passes (no "
+              "resumption, which the server may); an event stream passes when it carries nothing of the other "
+              "stream (replaying the first `ping`'s response is resuming it); the other `ping`'s response, or an "
+              "event with one of the other stream's ids, fails. Another answer to the GET is a warning "
+              "(`http.get-stream` judges the plain GET). A JSON answer, or a stream without event ids, is n/a: "
+              "there is nothing to resume. Closing a stream early is the server's choice, never asked of it here; "
+              "2026-07-28 removed resumption (n/a)."),
+    Check("http.param-header", "a tools/call whose Mcp-Param header contradicts the body, or lacks it, gets 400 and "
+                               "-32020", Level.MUST,
+          "basic/transports/streamable-http#server-behavior-for-custom-headers",
+          (("2026-07-28", "Any server that processes the message body **MUST** validate that encoded header values, "
+                          "after decoding if Base64-encoded, match the corresponding values in the request body. "
+                          "Servers **MUST** reject requests with a `400 Bad Request` HTTP status and JSON-RPC error "
+                          "code `-32020` (`HeaderMismatch`) if any validation fails. ... Client omits header but "
+                          "value is in body: Non-conforming client; Server MUST reject the request"),
+           ("2026-07-28", "Servers that process the request body **MUST** reject requests where the values specified "
+                          "in the headers do not match the corresponding values in the request body. This prevents "
+                          "potential security vulnerabilities when different components in the network rely on "
+                          "different sources of truth (e.g., a load balancer routing on the header value while the "
+                          "MCP server executes based on the body value).")),
+          revisions=MODERN_VERSIONS, transports=("http",), capability=("tools",),
+          methods=("tools/call",),
+          how="Only with `--call 'TOOL K=V ...'`, after the named call (`tools.call-named`, made once per run, with "
+              "its confirmation), for each named tool whose inputSchema marks a parameter with `x-mcp-header` and "
+              "whose arguments give it a value, and whose call got a result (not a task: sent again, the call would "
+              "make another). Sends the same `tools/call` with that "
+              "parameter's `Mcp-Param-*` header contradicting the body (another string; the integer one off; the "
+              "other boolean), then with the header left out: each must get 400 with error -32020. A result fails "
+              "(and stops: nothing more is sent), as does any other answer. A server that follows the rule rejects "
+              "these requests, so the tool is not run again: \"reject\" the request, and the rule exists so that "
+              "no server \"executes based on the body value\" a header contradicts. A server that breaks it may "
+              "run the tool once more with the named arguments, so the requests are sent only for a tool marked "
+              "read-only (`readOnlyHint: true`) or with --yes; a yes at the terminal confirms the named call alone "
+              "(skipped, saying why). No named tool with such a parameter: skipped, nothing sent. The suite's "
+              "Base64 cases that a server must accept are not sent: each would run the tool again."),
     # ----- authorization -----
     Check("auth.challenge", "a 401 says where the protected resource metadata is", Level.MUST,
           "basic/authorization#protected-resource-metadata-discovery-requirements",

@@ -22,6 +22,7 @@ from mcpprobe.check.context import CheckContext, Verdict, errored, failed, inert
 from mcpprobe.client.era import META_CLIENT_CAPS, META_VERSION
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.safety.peer import visible_ascii
+from mcpprobe.wire.decode import decode_message
 
 FOREIGN_ORIGIN = "http://mcpprobe-foreign-origin.invalid"  # RFC 2606: a name that can never be anyone's
 UNSUPPORTED_VERSION = "1999-01-01"
@@ -59,10 +60,11 @@ class RawAnswer:
         """The JSON-RPC error object of a JSON body (or of the first SSE event), if there is one."""
         text = self.body
         if self.content_type == "text/event-stream":
-            data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+            # the first event with data: a priming event (an id and empty data) comes before the answer
+            data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
             text = data[0] if data else ""
         try:
-            message = json.loads(text)
+            message = decode_message(text).value  # a text nested too deep is a ValueError, never a RecursionError
         except ValueError:
             return None
         error = message.get("error") if isinstance(message, dict) else None
@@ -96,7 +98,8 @@ class RawAnswer:
         return shown
 
     def evidence(self) -> dict[str, Any]:
-        headers = "; ".join(f"{k}: {v}" for k, v in self.sent_headers.items() if k.lower() in SENT_HEADERS)
+        headers = "; ".join(f"{k}: {v}" for k, v in self.sent_headers.items()
+                            if k.lower() in SENT_HEADERS or k.lower().startswith(("mcp-param-", "last-event-id")))
         # What identifies the exchange first (the request line, the JSON-RPC method and id), then the
         # headers, then the body: a cut (400 characters here, 200 for people) takes the body's end,
         # never which request this was.
@@ -195,11 +198,17 @@ async def _body_start(response: Any, content_type: str, wait: float) -> tuple[st
             chunks.append(chunk)
             size += len(chunk)
             text = b"".join(chunks)
-            if size >= BODY_CHARS or (content_type == "text/event-stream" and b"data:" in text
-                                      and (b"\n\n" in text.split(b"data:", 1)[1] or b"\r\n\r\n" in text)):
+            if size >= BODY_CHARS or (content_type == "text/event-stream" and _data_event(text)):
                 break
         ended = True
     return b"".join(chunks)[:BODY_CHARS].decode("utf-8", "replace"), ended
+
+
+def _data_event(text: bytes) -> bool:
+    """Whether an event stream's start holds a complete event with data (not a priming event: an id
+    and empty data, which 2025-11-25 servers send first)."""
+    events = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n\n")[:-1]
+    return any(line.startswith(b"data:") and line[5:].strip() for event in events for line in event.split(b"\n"))
 
 
 def _verdict(raw: Raw, verdict: Verdict) -> Verdict:

@@ -142,12 +142,20 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "`allOf`/`anyOf`, `if`/`then`/`else` and `$anchor` (the suite skips those before)"),
     _suite_tool("elicitation-sep1034-defaults", _v(v0116=_NOV, v020a12=_NOV), "test_elicitation_sep1034_defaults",
                 "the five properties of its `elicitation/create` schema, each of its type with the suite's default"),
-    Scenario("server-sse-polling", _v(v0116=_NOV, v020a12=_NOV), Coverage.NOT_COVERED, (),
-             "SEP-1699 polling: a priming event, the `retry` field, the server closing the stream and the client "
-             "resuming with `Last-Event-ID`, on the fixture tool `test_reconnection`; no check judges SSE resumption"),
-    Scenario("server-sse-multiple-streams", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.NOT_COVERED, (),
-             "several POST requests answered on concurrent SSE streams, each answer on its own stream; no check "
-             "sends requests concurrently on separate streams yet"),
+    Scenario("server-sse-polling", _v(v0116=_NOV, v020a12=_NOV), Coverage.PARTLY,
+             ("http.sse-priming", "http.sse-retry", "http.sse-resume"),
+             "SEP-1699 polling. Judged on the event stream answering a `ping` (n/a where the server answers JSON, "
+             "which it may): the priming event, an id and empty data first (a SHOULD, as the suite scores it); a "
+             "GET with the `Last-Event-ID` of an event the server sent, answered by resuming that stream or with "
+             "405, never with another stream's messages (a MUST); and where the server closes the `ping`'s stream "
+             "before its response, the `retry` field and the response brought by resuming (SHOULDs). "
+             "Fixture-only: the same for a server that closes early only in a long call, which the suite provokes "
+             "with its fixture tool `test_reconnection` (a server that never closes early is not wrong)"),
+    Scenario("server-sse-multiple-streams", _v(v0116=_NOV, v020a12=_NOV_DRAFT), Coverage.COVERED,
+             ("http.concurrent-requests",),
+             "three POST requests in flight at once, each answered with JSON or an event stream of its own (the "
+             "suite sends `tools/list`; the check `ping`, in 2026-07-28 `server/discover`, which every server "
+             "answers), each answer carrying its own request's id, none lost, crossed or broadcast"),
     _suite_tool("elicitation-sep1330-enums", _v(v0116=_NOV, v020a12=_NOV), "test_elicitation_sep1330_enums",
                 "the five enum forms of its `elicitation/create` schema (untitled and titled, single and multi, and the"
                 " legacy enumNames)"),
@@ -202,9 +210,14 @@ SCENARIOS: tuple[Scenario, ...] = (
              "the header's name is matched in any case and its value exactly. Not judged: a missing `Mcp-Name` on "
              "`tools/call` (no tool is called unnamed), and values with surrounding whitespace (the HTTP client "
              "refuses to send them; RFC 9110 has the server's HTTP parser strip them)"),
-    Scenario("http-custom-header-server-validation", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             "the server side of `x-mcp-header` (SEP-2243 custom headers: base64 values decoded, mismatches and "
-             "invalid characters rejected) on the suite's fixture tools; no check judges it"),
+    Scenario("http-custom-header-server-validation", _v(v020a12=_DRAFT), Coverage.PARTLY, ("http.param-header",),
+             "the server side of `x-mcp-header` (SEP-2243), judged with `--call` on a named tool whose inputSchema "
+             "mirrors a parameter into an `Mcp-Param-*` header (the suite takes the first listed one and calls it "
+             "unasked): the header contradicting the body, and the header left out while the body has the value, "
+             "each get 400 and -32020; sent only for a read-only tool or with --yes. Not judged: the Base64 cases "
+             "the suite expects accepted (a valid `=?base64?...?=` decoded, a value without the sentinel's prefix "
+             "or suffix taken literally), each of which runs the tool again, and invalid Base64, which a server "
+             "that decodes and one that does not both refuse"),
     Scenario("tasks-lifecycle", _v(v020a12=_EXT), Coverage.EXTENSION,
              ("tasks.ext-unknown-task", "tasks.ext-unknown-task-cancel", "tasks.ext-created-task-resolves"),
              "tasks created by the suite's fixture tools (`slow`, `greet`, `failing`) polled to the end; the checks "

@@ -31,6 +31,7 @@ AGREEMENT: dict[str, tuple[str, ...]] = {
     "resources-unsubscribe": ("resources.subscribe",),
     "prompts-list": ("listing.complete",),
     "dns-rebinding-protection": ("http.origin",),
+    "server-sse-multiple-streams": ("http.concurrent-requests",),
 }
 # What both say of server-everything 2026.8.31: it does not validate Origin (nor Host), which
 # 2025-11-25 words as "If the `Origin` header is present and invalid, servers **MUST** respond with

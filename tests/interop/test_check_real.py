@@ -42,7 +42,14 @@ def test_server_everything_over_http_passes(everything: Path, mode: str, path: s
     request with the ended session's id then with 400 ("No valid session ID provided"): its example
     server looks sessions up in its own map and answers 400 for every id it does not hold (so an id
     it never issued gets 400 too, which http.unknown-session reports as a warning, that rule being
-    worded for ended sessions)."""
+    worded for ended sessions).
+
+    And one of Resumability and Redelivery: "The server **MUST NOT** replay messages that would have
+    been delivered on a different stream." Its example server's event store replays every event
+    stored after the Last-Event-ID, whatever stream it was sent on (its replayEventsAfter never reads
+    the stream id it stored): a GET resuming the first of two `ping` streams gets the second's response
+    too (http.sse-resume). The conformance suite resumes only from a stream's last event, so it never
+    sees this."""
     env = {"PORT": "0", "NODE_OPTIONS": f"--require {BIND_LOOPBACK}", "BIND_LOOPBACK_ANNOUNCE": "1"}
     with http_server(["node", str(everything), mode], env=env) as url:
         result = run_cli(["check", "--json", "--level", "may", f"{url}{path}"])
@@ -53,7 +60,10 @@ def test_server_everything_over_http_passes(everything: Path, mode: str, path: s
         assert (result.exit_code, _bad(doc)) == (0, {})
         assert {s for cid, s in statuses.items() if cid.startswith("http.")} == {"n/a"}
     else:
-        assert (result.exit_code, _bad(doc)) == (1, {"http.session-delete": "fail"})
+        assert (result.exit_code, _bad(doc)) == (1, {"http.session-delete": "fail", "http.sse-resume": "fail"})
+        resumed = next(c for c in doc["checks"] if c["id"] == "http.sse-resume")
+        assert 'replayed the response to "mcpprobe-http-2"' in resumed["message"], resumed
+        assert statuses["http.concurrent-requests"] == statuses["http.sse-priming"] == "pass"
         assert statuses["http.unknown-session"] == "warn"
         assert statuses["http.origin"] == "skipped"  # unsafe: only with --unsafe
         assert statuses["http.get-stream"] == statuses["http.notification"] == "pass"

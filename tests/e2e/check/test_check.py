@@ -76,11 +76,13 @@ BROKEN = {
 def test_every_check_has_a_breaking_fixture() -> None:
     from mcpprobe.check.catalogue import CHECKS
     from tests.e2e.check.test_check_http import BROKEN_IDS
+    from tests.e2e.check.test_check_streams import STREAMS_BROKEN_IDS
     from tests.e2e.check.test_check_suite import SUITE_BROKEN_IDS
     from tests.e2e.check.test_check_tasks_ext import TASKS_EXT_BROKEN_IDS
     from tests.fixtures.check_server import MODES
 
-    covered = {check_id for check_id, *_ in BROKEN.values()} | BROKEN_IDS | TASKS_EXT_BROKEN_IDS | SUITE_BROKEN_IDS
+    covered = {check_id for check_id, *_ in BROKEN.values()} | BROKEN_IDS | TASKS_EXT_BROKEN_IDS | SUITE_BROKEN_IDS \
+        | STREAMS_BROKEN_IDS
     assert covered == {check.id for check in CHECKS}
     assert set(BROKEN) == set(MODES) - {"ok", *RIGHT_BUT_NOTED}
 

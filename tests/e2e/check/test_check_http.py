@@ -31,7 +31,13 @@ HTTP_BROKEN = {
     "header-name-case-sensitive": ("http.header-case", "fail", ("modern",)),
     "header-value-casefolded": ("http.header-case", "fail", ("modern",)),
     "meta-unchecked": ("http.meta-required", "fail", ("modern",)),
+    "sse-no-priming": ("http.sse-priming", "warn", ("legacy",)),
+    "sse-replay-all": ("http.sse-resume", "fail", ("legacy",)),
+    "sse-one-stream": ("http.concurrent-requests", "fail", ("legacy", "modern")),
+    "sse-polling-no-retry": ("http.sse-retry", "warn", ("legacy",)),
 }
+# Right modes of their own, and the x-mcp-header modes (judged with --call): tests/e2e/check/test_check_streams.py
+OTHER_MODES = {"sse", "sse-polling", "param-header", "param-header-ignored"}
 # auth_server.py flags -> (check id, the revision judged by)
 AUTH_BROKEN = {
     ("--prm-at", "path"): ("auth.challenge", "2025-06-18"),
@@ -62,7 +68,7 @@ def test_every_http_mode_is_tested() -> None:
     from tests.fixtures.check_http_server import MODES
 
     assert set(HTTP_BROKEN) | set(HTTP_ERROR_ANSWERS) | set(HTTP_NOT_SEEN) | set(HTTP_STATUS_JUDGED) \
-        == set(MODES) - {"ok", "static-token"}
+        == set(MODES) - {"ok", "static-token"} - OTHER_MODES
 
 
 @pytest.mark.parametrize("protocol", ["legacy", "modern"])
@@ -93,7 +99,8 @@ def test_a_right_http_server_passes_every_check(protocol: str) -> None:
     found = statuses(doc)
     assert code == 0 and not {cid: s for cid, s in found.items() if s in BAD}, doc["checks"]
     http = {cid: s for cid, s in found.items() if cid.startswith("http.")}
-    applies = {"legacy": 7, "modern": 9, "2025-03-26": 5}[protocol]  # batch and version header: 2025-06-18 on
+    # batch and version header: 2025-06-18 on. http.sse-priming and http.sse-resume are n/a: JSON answers
+    applies = {"legacy": 8, "modern": 10, "2025-03-26": 6}[protocol]
     assert list(http.values()).count("pass") == applies, http
     # No 401: authorization is OPTIONAL, so these are n/a, never failures.
     assert {found["auth.challenge"], found["auth.resource-metadata"], found["auth.server-metadata"]} == {"n/a"}
