@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 
 from mcpprobe.check.calls import NamedRun, call_once
-from mcpprobe.check.catalogue import Status
+from mcpprobe.check.catalogue import CHECKS, Status
 from mcpprobe.check.context import (
     CheckContext,
     NamedCall,
@@ -626,10 +626,22 @@ async def completion(ctx: CheckContext) -> Verdict:
                   "the suite's fixture does")
 
 
+def _input_required(check_id: str) -> Callable[[CheckContext], Any]:
+    """An `input-required-result-*` scenario (mcpprobe.check.suite_mrtr, which uses this module's gate),
+    imported when it runs: the two modules would otherwise import each other."""
+    async def run(ctx: CheckContext) -> Verdict:
+        from mcpprobe.check.suite_mrtr import IMPLEMENTS as MRTR
+
+        return await MRTR[check_id](ctx)
+
+    return run
+
+
 IMPLEMENTS = {
     "suite.completion-complete": completion,
     **{check_id: _tool_check(check_id) for check_id in TOOLS},
     "suite.json-schema-2020-12": json_schema,
     **{check_id: _resource_check(check_id) for check_id in RESOURCES},
     **{check_id: _prompt_check(check_id) for check_id in PROMPTS},
+    **{check.id: _input_required(check.id) for check in CHECKS if check.id.startswith("suite.input-required-result-")},
 }
