@@ -15,7 +15,8 @@ request path. Each request to a fixture tool is a call of that tool: it is sent 
 rule for calling tools (mcpprobe.check.calls: listed, arguments checked, a tool not marked read-only
 only with --yes or a yes on a terminal) allowed it, and nothing is sent otherwise.
 
-Gating is suite.py's: nothing without `--suite-fixtures` (one reason), nothing for a fixture that is
+Gating is mcpprobe.check.suite_gate's, as for every `suite` check: nothing without
+`--suite-fixtures` (one reason), nothing for a fixture that is
 not listed (one reason), and the catalogue's rows make every check `n/a` before 2026-07-28.
 """
 
@@ -26,7 +27,7 @@ from typing import Any
 
 from mcpprobe.check.context import CheckContext, Exchange, Verdict, answer_text, errored, failed, inert, passed, warned
 from mcpprobe.check.reading import broken_answer
-from mcpprobe.check.suite import CONTRACT, _gated, _names, _not_listed, _truthy
+from mcpprobe.check.suite_gate import CONTRACT, gated, listed_names, not_listed, truthy
 from mcpprobe.client.era import META_CLIENT_CAPS
 from mcpprobe.errors import ProbeError, Refused
 
@@ -35,9 +36,6 @@ PROMPT = "test_input_required_result_prompt"
 MRTR = "SEP-2322"
 INPUT_REQUIRED = "input_required"
 SAMPLING_ONLY: dict[str, Any] = {"sampling": {}}  # the client capabilities the suite's capability-check declares
-# The one root `--suite-fixtures` declares (when no --root is given), and every roots/list is answered
-# with: the suite's own client's (`file:///test/root`), which names nothing on this machine.
-SUITE_ROOT = "file:///test/root"
 TAMPERED = "-TAMPERED"  # what the suite appends to the requestState it was given
 
 
@@ -150,14 +148,14 @@ def _error(exchange: Exchange) -> str | None:
 
 
 async def _allowed(ctx: CheckContext, kind: str, name: str) -> Verdict | None:
-    """suite.py's gate (the flag, the fixture listed) and, for a tool, the one rule for calling tools:
+    """The suite's gate (the flag, the fixture listed) and, for a tool, the one rule for calling tools:
     None when the scenario may send."""
-    gated = _gated(ctx)
-    if gated is not None:
-        return gated
+    closed = gated(ctx)
+    if closed is not None:
+        return closed
     listing = await ctx.listing("tools" if kind == "tool" else "prompts")
-    if name not in _names(listing.items, "name"):
-        return _not_listed(kind, name)
+    if name not in listed_names(listing.items, "name"):
+        return not_listed(kind, name)
     if kind != "tool":
         return None
     from mcpprobe.operations.arguments import ToolArguments
@@ -197,13 +195,13 @@ def _round1(exchange: Exchange, judge: Callable[[dict[str, Any]], list[str]]) ->
 def _asks(key: str | None, method: str) -> Callable[[dict[str, Any]], list[str]]:
     """Round 1 of the basic scenarios: inputRequests, the key (or the first one) asking `method`."""
     def judge(result: dict[str, Any]) -> list[str]:
-        if not _truthy(result.get("inputRequests")):
+        if not truthy(result.get("inputRequests")):
             return ["the input-required result has no inputRequests"]
         requests = _requests(result)
         chosen = key if key is not None else next(iter(requests), None)
         if chosen is None:
             return ["its inputRequests map is empty"]
-        if not _truthy(requests.get(chosen)):
+        if not truthy(requests.get(chosen)):
             return [f"its inputRequests has no key {chosen!r}"]
         asked = _method_of(requests[chosen])
         return [] if asked == method else [f"inputRequests[{chosen!r}] asks {inert(asked, 60)}, not {method}"]
@@ -212,24 +210,24 @@ def _asks(key: str | None, method: str) -> Callable[[dict[str, Any]], list[str]]
 
 
 def _has_requests(result: dict[str, Any]) -> list[str]:
-    return [] if _truthy(result.get("inputRequests")) else ["the input-required result has no inputRequests"]
+    return [] if truthy(result.get("inputRequests")) else ["the input-required result has no inputRequests"]
 
 
 def _with_state(result: dict[str, Any]) -> list[str]:
     problems = []
-    if not _truthy(result.get("requestState")):
+    if not truthy(result.get("requestState")):
         problems.append("the input-required result has no requestState")
     elif not isinstance(result.get("requestState"), str):
         problems.append("its requestState is not a string")
-    if not _truthy(result.get("inputRequests")):
+    if not truthy(result.get("inputRequests")):
         problems.append("the input-required result has no inputRequests")
     return problems
 
 
 def _three_kinds(result: dict[str, Any]) -> list[str]:
-    if not _truthy(result.get("inputRequests")):
+    if not truthy(result.get("inputRequests")):
         return ["the input-required result has no inputRequests"]
-    problems = [] if _truthy(result.get("requestState")) else ["the input-required result has no requestState"]
+    problems = [] if truthy(result.get("requestState")) else ["the input-required result has no requestState"]
     requests = _requests(result)
     if len(requests) < 3:
         problems.append(f"{len(requests)} inputRequests, not at least 3")
@@ -249,7 +247,7 @@ def _final(exchange: Exchange, need: str | None = None) -> list[str]:
         return ["the retry with inputResponses answered another input-required result, not a complete one"]
     if need == "content" and not (isinstance(result.get("content"), list) and result["content"]):
         return ["the complete result has no content list (or an empty one)"]
-    if need == "messages" and not _truthy(result.get("messages")):
+    if need == "messages" and not truthy(result.get("messages")):
         return ["the complete result has no messages (a GetPromptResult)"]
     return []
 
@@ -274,13 +272,13 @@ async def _multi_round(flow: Flow) -> Verdict:
     good = "two input-required results, the second with a new requestState, then a complete result"
     first = await flow.send()
     one = first.result or {}
-    if first.result is None or not _irr(one) or not _truthy(one.get("inputRequests")) \
-            or not _truthy(one.get("requestState")):
+    if first.result is None or not _irr(one) or not truthy(one.get("inputRequests")) \
+            or not truthy(one.get("requestState")):
         return flow.verdict([f"round 1: {_error(first) or NOT_FIRST}"], good)
     second = await flow.send(flow.retry(one))
     two = second.result or {}
-    if second.result is None or not _irr(two) or not _truthy(two.get("inputRequests")) \
-            or not _truthy(two.get("requestState")) or two.get("requestState") == one.get("requestState"):
+    if second.result is None or not _irr(two) or not truthy(two.get("inputRequests")) \
+            or not truthy(two.get("requestState")) or two.get("requestState") == one.get("requestState"):
         return flow.verdict([f"round 2: {_error(second) or NOT_SECOND}"], good)
     third = await flow.send(flow.retry(two))
     return flow.verdict(["round 3: " + p for p in _final(third)], good)
@@ -348,7 +346,7 @@ async def _tampered(flow: Flow) -> Verdict:
     result = first.result or {}
     if first.result is None or not _irr(result):
         return flow.verdict(["could not get a first input-required result with a requestState"], good)
-    if not _truthy(result.get("requestState")):
+    if not truthy(result.get("requestState")):
         return flow.verdict(["its input-required result has no requestState"], good)
     retry = flow.retry(result)
     retry["requestState"] = f"{result['requestState']}{TAMPERED}"
@@ -380,9 +378,9 @@ async def _capabilities(flow: Flow) -> Verdict:
 
 
 async def _unsupported(ctx: CheckContext) -> Verdict:
-    gated = _gated(ctx)
-    if gated is not None:
-        return gated
+    closed = gated(ctx)
+    if closed is not None:
+        return closed
     from mcpprobe.client.capabilities import declared
 
     problems, sent = [], []
