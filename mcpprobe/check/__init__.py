@@ -11,6 +11,8 @@ nothing imports click or rich.
   `portability`), each with an `IMPLEMENTS` table: check id -> async function. `http` sends raw
   HTTP requests beside the connection's; `auth` judges the diagnosis of a 401, which stops the
   connection before any session exists (`runner.auth_results`).
+- `suite` (`--suite-fixtures`): the conformance suite's fixtures; its 2026-07-28 input-required-result
+  scenarios are in `suite_mrtr`, and `suite_gate` is the gate both share (the flag, the fixture listed).
 
 A new family is one module with its `IMPLEMENTS` table, its rows in `catalogue.CHECKS` and one
 row in `catalogue.FAMILIES`; `mcpprobe/check/docs.py` writes its page (docs/checks/FAMILY.md).
