@@ -385,7 +385,8 @@ _MRTR_CALL = ("calls it with no arguments (through the one rule of every call mc
 _MRTR_ANSWERS = (" The input requests are answered by `call`'s InputBroker as `--suite-fixtures` declares: "
                  "`elicitation/create` declined, `sampling/createMessage` a fixed text, `roots/list` the one root "
                  "`file:///test/root` (the suite accepts with its own values; the fixture contract keys on the "
-                 "response being there, not on its action).")
+                 "response being there, not on its action). A round that asks for more than 16 inputs, or for one "
+                 "mcpprobe does not answer, is not retried: skipped, saying why.")
 _MRTR_SERVER = ("2026-07-28", "Servers **MAY** respond to any supported client request with an "
                               "`InputRequiredResult` ... Servers **MUST** include at least one of `inputRequests` or "
                               "`requestState` in every `InputRequiredResult` response.")

@@ -25,7 +25,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcpprobe.check.context import CheckContext, Exchange, Verdict, answer_text, errored, failed, inert, passed, warned
+from mcpprobe.check.context import (
+    CheckContext,
+    Exchange,
+    Verdict,
+    answer_text,
+    errored,
+    failed,
+    inert,
+    passed,
+    skipped,
+    warned,
+)
 from mcpprobe.check.reading import broken_answer
 from mcpprobe.check.suite_gate import CONTRACT, gated, listed_names, not_listed, truthy
 from mcpprobe.client.era import META_CLIENT_CAPS
@@ -33,10 +44,12 @@ from mcpprobe.errors import ProbeError, Refused
 
 ELICIT_TOOL = "test_input_required_result_elicitation"
 PROMPT = "test_input_required_result_prompt"
-MRTR = "SEP-2322"
 INPUT_REQUIRED = "input_required"
 SAMPLING_ONLY: dict[str, Any] = {"sampling": {}}  # the client capabilities the suite's capability-check declares
 TAMPERED = "-TAMPERED"  # what the suite appends to the requestState it was given
+# Input requests answered in one round at most: the suite's fixtures ask one to three; a server that asks
+# for more is not answered (its check is skipped, not judged), so what is sent back stays bounded.
+MAX_INPUT_REQUESTS = 16
 
 
 class Stop(Exception):
@@ -114,14 +127,18 @@ class Flow:
     def answers(self, result: dict[str, Any]) -> dict[str, Any]:
         """The input responses to every input request of `result`, as InputBroker answers them."""
         responses = {}
-        for key, request in _requests(result).items():
+        requests = _requests(result)
+        if len(requests) > MAX_INPUT_REQUESTS:
+            raise Stop(skipped(f"{self.name} asked for {len(requests)} inputs in one round, more than mcpprobe "
+                               f"answers ({MAX_INPUT_REQUESTS}); the retry was not sent, not judged"))
+        for key, request in requests.items():
             params = request.get("params") if isinstance(request, dict) else None
             answer = self.broker.answer(str(_method_of(request)), params if isinstance(params, dict) else {},
                                         via="input_required", key=str(key))
             if answer is None:
-                raise Stop(errored(f"{self.name} asked for {inert(_method_of(request), 60)} under "
+                raise Stop(skipped(f"{self.name} asked for {inert(_method_of(request), 60)} under "
                                    f"{inert(key, 60)}; mcpprobe did not answer it ({self.broker.last_refusal}), so "
-                                   "the retry was not sent"))
+                                   "the retry was not sent, not judged"))
             responses[str(key)] = answer
         return responses
 
@@ -202,9 +219,9 @@ def _asks(key: str | None, method: str) -> Callable[[dict[str, Any]], list[str]]
         if chosen is None:
             return ["its inputRequests map is empty"]
         if not truthy(requests.get(chosen)):
-            return [f"its inputRequests has no key {chosen!r}"]
+            return [f"its inputRequests has no key {inert(chosen, 60)}"]
         asked = _method_of(requests[chosen])
-        return [] if asked == method else [f"inputRequests[{chosen!r}] asks {inert(asked, 60)}, not {method}"]
+        return [] if asked == method else [f"inputRequests[{inert(chosen, 60)}] asks {inert(asked, 60)}, not {method}"]
 
     return judge
 

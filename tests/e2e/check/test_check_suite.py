@@ -70,7 +70,7 @@ ALSO = {"mrtr-no-result-type": {"suite.input-required-result-basic-elicitation",
         "mrtr-list-input-required": {"listing.complete"}}
 MRTR_IDS = tuple(check_id for mode, (check_id, _) in SUITE_BROKEN.items() if mode.startswith("mrtr-"))
 SUITE_BROKEN_IDS = {check_id for check_id, _ in SUITE_BROKEN.values()}
-NOT_BROKEN = ("ok", "sep1034-huge")
+NOT_BROKEN = ("ok", "sep1034-huge", "mrtr-many-inputs")
 
 
 def run_suite_check(target: list[str], *options: str, protocol: str) -> tuple[int, dict]:
@@ -352,3 +352,14 @@ def test_a_broken_input_required_fixture_fails_over_streamable_http_too() -> Non
     bad = {cid: s for cid, s in suite_statuses(doc).items() if s not in ("pass", "n/a")}
     assert bad == {"suite.input-required-result-multi-round": "fail"}
     assert code == 1
+
+
+def test_more_input_requests_than_mcpprobe_answers_are_not_answered(tmp_path: Path) -> None:
+    record = tmp_path / "received.jsonl"
+    code, doc = run_suite_check(stdio("mrtr-many-inputs", record=record), "--suite-fixtures", "--yes", "--only",
+                                "suite.input-required-result-multiple-input-requests", protocol="modern")
+    entry = doc["checks"][0]
+    assert entry["status"] == "skipped", entry
+    assert "asked for 40 inputs in one round, more than mcpprobe answers (16)" in entry["message"]
+    assert len(_calls_of(received(record), "test_input_required_result_multiple_inputs")) == 1  # no retry
+    assert code == 0
