@@ -363,3 +363,16 @@ def test_more_input_requests_than_mcpprobe_answers_are_not_answered(tmp_path: Pa
     assert "asked for 40 inputs in one round, more than mcpprobe answers (16)" in entry["message"]
     assert len(_calls_of(received(record), "test_input_required_result_multiple_inputs")) == 1  # no retry
     assert code == 0
+
+
+def test_a_modern_server_without_the_input_required_fixtures_is_not_judged_on_them() -> None:
+    # (the unsupported-methods scenario needs no fixture: two lists, judged on any server)
+    sdk_server = ROOT / "tests" / "fixtures" / "sdk_server.py"
+    code, doc = run_suite_check(["--", sys.executable, str(sdk_server)], "--suite-fixtures", "--yes", "--only",
+                                ",".join(MRTR_IDS), protocol="modern")
+    found = suite_statuses(doc)
+    assert found.pop("suite.input-required-result-unsupported-methods") == "pass"
+    assert set(found.values()) == {"skipped"} and len(found) == len(MRTR_IDS) - 1
+    entry = next(e for e in doc["checks"] if e["id"] == "suite.input-required-result-non-tool-request")
+    assert entry["detail"] == {"fixture": "test_input_required_result_prompt", "kind": "prompt"}
+    assert code == 0
