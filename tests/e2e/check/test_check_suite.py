@@ -376,3 +376,13 @@ def test_a_modern_server_without_the_input_required_fixtures_is_not_judged_on_th
     entry = next(e for e in doc["checks"] if e["id"] == "suite.input-required-result-non-tool-request")
     assert entry["detail"] == {"fixture": "test_input_required_result_prompt", "kind": "prompt"}
     assert code == 0
+
+
+def test_roots_named_with_root_are_the_ones_answered(tmp_path: Path) -> None:
+    record = tmp_path / "received.jsonl"
+    code, doc = run_suite_check(stdio(record=record), "--suite-fixtures", "--yes", "--root", "file:///srv/project",
+                                "--only", "suite.input-required-result-basic-list-roots", protocol="modern")
+    assert suite_statuses(doc) == {"suite.input-required-result-basic-list-roots": "pass"}, doc["checks"]
+    _, retry = _calls_of(received(record), "test_input_required_result_list_roots")
+    assert [r["uri"] for r in retry["inputResponses"]["client_roots"]["roots"]] == ["file:///srv/project"]
+    assert code == 0
