@@ -14,6 +14,8 @@ nothing imports click or rich.
 - `streams`, `param_headers`: more checks of the `http` family, those that read whole event streams
   (several at once, priming, resumption) and x-mcp-header's server side; the runner loads them beside
   the family modules (`runner.MORE_MODULES`).
+- `suite` (`--suite-fixtures`): the conformance suite's fixtures; its 2026-07-28 input-required-result
+  scenarios are in `suite_mrtr`, and `suite_gate` is the gate both share (the flag, the fixture listed).
 
 A new family is one module with its `IMPLEMENTS` table, its rows in `catalogue.CHECKS` and one
 row in `catalogue.FAMILIES`; `mcpprobe/check/docs.py` writes its page (docs/checks/FAMILY.md).

@@ -377,6 +377,185 @@ def _suite_rows() -> tuple[Check, ...]:
     )
 
 
+# ----- the suite family's input-required-result rows (2026-07-28, SEP-2322: mcpprobe.check.suite_mrtr) -----
+_MRTR_PAGE = "basic/patterns/mrtr"
+_MRTR_HOW = ("Only with `--suite-fixtures`, in 2026-07-28, and only where {listing} lists `{name}`: {send} "
+             "{judge} Otherwise skipped, nothing sent.")
+_MRTR_CALL = ("calls it with no arguments (through the one rule of every call mcpprobe makes: a tool not marked "
+              "read-only needs `--yes` or a yes on a terminal, else nothing is sent and the check is an `error`, "
+              "exit 3), reads its `input_required` result and retries, as the suite does.")
+_MRTR_ANSWERS = (" The input requests are answered by `call`'s InputBroker as `--suite-fixtures` declares: "
+                 "`elicitation/create` declined, `sampling/createMessage` a fixed text, `roots/list` the one root "
+                 "`file:///test/root` (the suite accepts with its own values; the fixture contract keys on the "
+                 "response being there, not on its action). A round that asks for more than 16 inputs, or for one "
+                 "mcpprobe does not answer, is not retried: skipped, saying why.")
+_MRTR_SERVER = ("2026-07-28", "Servers **MAY** respond to any supported client request with an "
+                              "`InputRequiredResult` ... Servers **MUST** include at least one of `inputRequests` or "
+                              "`requestState` in every `InputRequiredResult` response.")
+
+
+def _mrtr_row(scenario: str, name: str, title: str, words: str, judge: str, *, send: str = _MRTR_CALL,
+              spec: tuple[tuple[str, str], ...] = (_MRTR_SERVER,), level: Level = Level.MUST,
+              anchor: str = "server-requirements-basic-workflow", prompt: bool = False) -> Check:
+    listing = "`prompts/list`" if prompt else "`tools/list`"
+    return Check(f"suite.{scenario}", title, level, f"{_MRTR_PAGE}#{anchor}",
+                 ((f"{_SUITE}, scenario `{scenario}`", words), *spec),
+                 revisions=MODERN_VERSIONS, capability=("prompts" if prompt else "tools",),
+                 methods=("prompts/get",) if prompt else ("tools/call",), contract=_SUITE_CONTRACT,
+                 how=_MRTR_HOW.format(listing=listing, name=name, send=send, judge=judge))
+
+
+def _mrtr_rows() -> tuple[Check, ...]:
+    elicit = "test_input_required_result_elicitation"
+    return (
+        _mrtr_row("input-required-result-basic-elicitation", elicit,
+                  "the suite's fixture tool test_input_required_result_elicitation asks for input, then completes",
+                  "Implement a tool named `test_input_required_result_elicitation` (no arguments required). Behavior "
+                  "(Round 1): When called without `inputResponses`, return an `InputRequiredResult` ... "
+                  "\"inputRequests\": { \"user_name\": { \"method\": \"elicitation/create\" ... Behavior (Round 2): "
+                  "When called with `inputResponses` containing the key `\"user_name\"`, return a complete result",
+                  "Round 1 must be `resultType: \"input_required\"` with `inputRequests.user_name` an "
+                  "`elicitation/create`; round 2, retried with the answers (and the `requestState`, if any), a "
+                  "complete result with a non-empty `content` list." + _MRTR_ANSWERS),
+        _mrtr_row("input-required-result-basic-sampling", "test_input_required_result_sampling",
+                  "the suite's fixture tool test_input_required_result_sampling asks for sampling, then completes",
+                  "Implement a tool named `test_input_required_result_sampling` (no arguments required). Behavior "
+                  "(Round 1): When called without `inputResponses`, return an `InputRequiredResult` ... "
+                  "\"method\": \"sampling/createMessage\" ... Behavior (Round 2): When called with `inputResponses` "
+                  "containing the key `\"capital_question\"`, return a complete result",
+                  "Round 1 must be input-required, its first input request a `sampling/createMessage`; round 2 a "
+                  "complete result." + _MRTR_ANSWERS),
+        _mrtr_row("input-required-result-basic-list-roots", "test_input_required_result_list_roots",
+                  "the suite's fixture tool test_input_required_result_list_roots asks for roots, then completes",
+                  "Implement a tool named `test_input_required_result_list_roots` (no arguments required). Behavior "
+                  "(Round 1): ... \"client_roots\": { \"method\": \"roots/list\" ... Behavior (Round 2): When called "
+                  "with `inputResponses` containing the key `\"client_roots\"` (a ListRootsResult with a `roots` "
+                  "array), return a complete result",
+                  "Round 1 must be input-required, its first input request a `roots/list`; round 2 a complete "
+                  "result." + _MRTR_ANSWERS),
+        _mrtr_row("input-required-result-request-state", "test_input_required_result_request_state",
+                  "the suite's fixture tool test_input_required_result_request_state round-trips its requestState",
+                  "Behavior (Round 1): Return an `InputRequiredResult` with both `inputRequests` and `requestState` "
+                  "... Behavior (Round 2): When called with `inputResponses` AND the echoed `requestState`, validate "
+                  "the state and return a complete result.",
+                  "Round 1 must be input-required with `inputRequests` and a non-empty string `requestState`; round "
+                  "2, retried with the answers and that `requestState`, a complete result." + _MRTR_ANSWERS),
+        _mrtr_row("input-required-result-multiple-input-requests", "test_input_required_result_multiple_inputs",
+                  "the suite's fixture tool test_input_required_result_multiple_inputs asks three kinds at once",
+                  "Behavior (Round 1): Return an `InputRequiredResult` with multiple `inputRequests` — elicitation, "
+                  "sampling, and roots/list — plus `requestState` ... Behavior (Round 2): When called with "
+                  "`inputResponses` containing ALL keys and the echoed `requestState`, return a complete result.",
+                  "Round 1 must be input-required with a `requestState` and at least three `inputRequests`, among "
+                  "them an `elicitation/create`, a `sampling/createMessage` and a `roots/list`; round 2, every one "
+                  "answered, a complete result." + _MRTR_ANSWERS,
+                  spec=(_MRTR_SERVER, ("2026-07-28", "`inputRequests` keys are server assigned identifiers and "
+                                                     "**MUST** be unique within the scope of the request."))),
+        _mrtr_row("input-required-result-multi-round", "test_input_required_result_multi_round",
+                  "the suite's fixture tool test_input_required_result_multi_round asks twice, with a new state",
+                  "Behavior (Round 2): When called with `inputResponses` for step1 + requestState, return ANOTHER "
+                  "`InputRequiredResult` with a new elicitation and updated requestState ... Behavior (Round 3): "
+                  "When called with `inputResponses` for step2 + updated requestState, return a complete result.",
+                  "Rounds 1 and 2 must be input-required, each with `inputRequests` and a `requestState`, the "
+                  "second `requestState` different from the first; round 3 a complete result." + _MRTR_ANSWERS),
+        _mrtr_row("input-required-result-missing-input-response", elicit,
+                  "a retry without the input asked for is asked again, not refused",
+                  "When the client retries with `inputResponses` that are missing required keys or contain wrong "
+                  "keys, the server SHOULD respond with a new `InputRequiredResult` re-requesting the missing "
+                  "information (NOT a JSON-RPC error).",
+                  "Sent with `inputResponses: {\"wrong_key\": {\"action\": \"accept\", ...}}` (as the suite "
+                  "sends it), the answer should be a new input-required result; a JSON-RPC error or a complete "
+                  "result warns.", send="calls it (the one rule of every call mcpprobe makes) once,",
+                  spec=(("2026-07-28", "If the client fails to send all the information requested in a previous "
+                                       "`InputRequests`, and the missing information is necessary for the server to "
+                                       "process the request, the server **SHOULD** respond with a new "
+                                       "`InputRequiredResult` requesting the missing information again, rather than "
+                                       "returning an error."),),
+                  level=Level.SHOULD, anchor="error-handling"),
+        _mrtr_row("input-required-result-non-tool-request", "test_input_required_result_prompt",
+                  "the suite's fixture prompt test_input_required_result_prompt asks for input, then expands",
+                  "Implement a prompt named `test_input_required_result_prompt` that requires elicitation input. "
+                  "Behavior (Round 1): When `prompts/get` is called for `test_input_required_result_prompt` without "
+                  "`inputResponses`, return an `InputRequiredResult` ... Behavior (Round 2): When called with "
+                  "`inputResponses`, return a complete `GetPromptResult`.",
+                  "Round 1 must be input-required with `inputRequests`; round 2 a complete result with `messages`."
+                  + _MRTR_ANSWERS, send="gets it (no arguments), reads its `input_required` result and retries, as "
+                                        "the suite does.",
+                  spec=(("2026-07-28", "Servers **MAY** send `InputRequiredResult` responses on the following client "
+                                       "requests: `prompts/get` ... `resources/read` ... `tools/call`"),),
+                  anchor="supported-requests", prompt=True),
+        _mrtr_row("input-required-result-result-type", elicit,
+                  "the input-required result of test_input_required_result_elicitation says its resultType",
+                  "This scenario verifies that the resultType field is explicitly present in the response (not just "
+                  "inferred).",
+                  "Its first answer must carry `resultType: \"input_required\"` (a missing `resultType` fails, "
+                  "and so does `basic-elicitation`, as in the suite).",
+                  send="calls it (the one rule of every call mcpprobe makes) once, with no arguments.",
+                  spec=(("2026-07-28", "\"resultType\": \"input_required\" (the `InputRequiredResult` of the "
+                                       "page's example; the schema's `Result.resultType`)"),)),
+        _mrtr_row("input-required-result-tampered-state", "test_input_required_result_tampered_state",
+                  "the suite's fixture tool test_input_required_result_tampered_state refuses a tampered state",
+                  "Behavior (Round 1): When called without inputResponses, return an InputRequiredResult with "
+                  "integrity-protected requestState (e.g. HMAC-signed). Behavior (Round 2 - tampered): When called "
+                  "with a modified/tampered requestState, return a JSON-RPC error (code -32602 or similar) "
+                  "indicating integrity check failure.",
+                  "Round 1 must be input-required with a `requestState`; round 2 is sent with the answers and that "
+                  "state with `-TAMPERED` appended (as the suite does), and must be a JSON-RPC error. The "
+                  "specification requires integrity protection where the state matters, the fixture contract "
+                  "always." + _MRTR_ANSWERS,
+                  spec=(("2026-07-28", "If `requestState` influences authorization, resource access, or business "
+                                       "logic, servers **MUST** protect its integrity (e.g. HMAC or AEAD) and "
+                                       "**MUST** reject state that fails verification."),)),
+        _mrtr_row("input-required-result-capability-check", "test_input_required_result_capabilities",
+                  "no input request for a capability the request did not declare",
+                  "Read client capabilities from `_meta['io.modelcontextprotocol/clientCapabilities']`. Only include "
+                  "inputRequests for methods the client supports. For example, if the client declares `sampling: "
+                  "{}` but NOT `elicitation`, only include `sampling/createMessage` inputRequests.",
+                  "The one request declares `clientCapabilities: {\"sampling\": {}}` (fewer than the session "
+                  "declares, as the suite does); the answer must be input-required with input requests, none of "
+                  "them an `elicitation/create`. Nothing is answered or retried.",
+                  send="calls it once (the one rule of every call mcpprobe makes), with no arguments.",
+                  spec=(("2026-07-28", "Servers **MUST NOT** send an `inputRequests` that the client has not "
+                                       "declared support for in its capabilities. For example, if a client does not "
+                                       "declare support for `elicitation`, the server **MUST NOT** include any "
+                                       "`elicitation/create` requests in the `inputRequests` field."),)),
+        _mrtr_row("input-required-result-ignore-extra-params", elicit,
+                  "unrecognised input responses beside the right one are ignored",
+                  "This scenario sends correct inputResponses PLUS extra unrecognized keys. The server SHOULD ignore "
+                  "the extra keys and complete normally.",
+                  "Sent with `user_name` accepted (`{\"name\": \"Alice\"}`) and two unrecognised keys, as the "
+                  "suite sends it, the answer should be a complete result; an error or an input-required result "
+                  "warns.", send="calls it (the one rule of every call mcpprobe makes) once,",
+                  spec=(("2026-07-28", "If additional, unexpected parameters are provided in the `InputResponses` "
+                                       "object, the server **SHOULD** ignore any information it does not recognize "
+                                       "or need."),),
+                  level=Level.SHOULD, anchor="error-handling"),
+        _mrtr_row("input-required-result-validate-input", elicit,
+                  "input responses that are no InputResponses are not taken",
+                  "This scenario sends completely invalid inputResponses structures. The server SHOULD validate them "
+                  "and return a JSON-RPC error or a new InputRequiredResult.",
+                  "Sent twice, with `inputResponses: {\"user_name\": 12345}` and with `inputResponses: null` (as the "
+                  "suite sends them), neither answer should be a complete result; one that is warns.",
+                  send="calls it (the one rule of every call mcpprobe makes) twice,",
+                  spec=(("2026-07-28", "Servers **SHOULD** validate that the data provided by the client is a valid "
+                                       "`InputResponses` object and that the information inside can be correctly "
+                                       "parsed. Protocol errors (malformed JSON, invalid schema, internal server "
+                                       "errors) **SHOULD** return a JSON-RPC error response"),),
+                  level=Level.SHOULD, anchor="error-handling"),
+        Check("suite.input-required-result-unsupported-methods",
+              "tools/list and prompts/list never answer an input-required result", Level.MUST,
+              f"{_MRTR_PAGE}#supported-requests",
+              ((f"{_SUITE}, scenario `input-required-result-unsupported-methods`",
+                "Servers MUST NOT send InputRequiredResult responses on any client requests other than the "
+                "supported ones (prompts/get, resources/read, tools/call, tasks/result)."),
+               ("2026-07-28", "Servers **MUST NOT** send `InputRequiredResult` responses on any other client "
+                              "requests.")),
+              revisions=MODERN_VERSIONS, capability=("tools", "prompts"), methods=("tools/list", "prompts/list"),
+              how="Only with `--suite-fixtures` (no fixture is needed), in 2026-07-28: sends `tools/list` and "
+                  "`prompts/list` with no params, each where its capability is declared, as the suite does; "
+                  "neither answer may be `resultType: \"input_required\"`. Otherwise skipped, nothing sent."),
+    )
+
+
 CHECKS: tuple[Check, ...] = (
     # ----- lifecycle -----
     Check("lifecycle.ping", "ping is answered with an empty result", Level.MUST,
@@ -1126,6 +1305,7 @@ CHECKS: tuple[Check, ...] = (
               "point into `$defs`, and `oneOf`/`anyOf`/`allOf` at the top level of an inputSchema."),
     # ----- suite: the conformance suite's fixtures (--suite-fixtures) -----
     *_suite_rows(),
+    *_mrtr_rows(),
 )
 
 BY_ID: Mapping[str, Check] = MappingProxyType({check.id: check for check in CHECKS})

@@ -206,8 +206,11 @@ async def check(target: Target, settings: Settings, *, options: CheckOptions | N
     settings = replace(settings, force=False)
     if options.suite_fixtures:
         # The client capabilities the suite's fixture tools ask for, declared only here, and answered
-        # by `call`'s InputBroker: every elicitation declined, every sampling a fixed text (check.suite).
-        settings = replace(settings, elicit="decline", sample="fixed")
+        # by `call`'s InputBroker: every elicitation declined, every sampling a fixed text (check.suite),
+        # every roots/list the one root the suite's own client gives (unless --root named others).
+        from mcpprobe.check.suite_gate import SUITE_ROOT
+
+        settings = replace(settings, elicit="decline", sample="fixed", roots=settings.roots or (SUITE_ROOT,))
     await guarded(outcome, target, settings, body, session_hooks=session_hooks,
                    on_ready=on_ready)
     if not outcome.results:

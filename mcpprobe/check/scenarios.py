@@ -77,8 +77,10 @@ def _suite_read(name: str, versions: Mapping[str, tuple[str, ...]], listing: str
                     _SUITE_READ.format(listing=listing, name=item, check=f"suite.{name}", send=send, what=what))
 
 
-_MRTR = ("the input-required result (SEP-2322, MRTR) of a call to one of the suite's fixture tools: {what}. Not "
-         "judged: mcpprobe does not yet answer input requests in a `--call`")
+def _mrtr(name: str, tool: str, what: str) -> Scenario:
+    """An input-required-result scenario (SEP-2322), 2026-07-28 only: `suite.<name>` (mcpprobe.check.suite_mrtr)."""
+    return Scenario(name, _v(v020a12=_DRAFT), Coverage.COVERED, (f"suite.{name}",),
+                    _SUITE_TOOL.format(tool=tool, check=f"suite.{name}", what=what))
 _SKILLS = "the skills extension (SEP-2640): {what}. No check of the catalogue judges skills yet"
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -246,34 +248,40 @@ SCENARIOS: tuple[Scenario, ...] = (
              "judged"),
     Scenario("tasks-mrtr-composition", _v(v020a12=_EXT), Coverage.EXTENSION, (),
              "a `CreateTaskResult` on the final round of an input-required loop (fixture tools); not judged"),
-    Scenario("input-required-result-basic-elicitation", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="an elicitation input request")),
-    Scenario("input-required-result-basic-sampling", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="a sampling input request")),
-    Scenario("input-required-result-basic-list-roots", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="a `roots/list` input request")),
-    Scenario("input-required-result-request-state", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="`requestState` echoed back")),
-    Scenario("input-required-result-multiple-input-requests", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="several input requests in one result")),
-    Scenario("input-required-result-multi-round", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="several rounds")),
-    Scenario("input-required-result-missing-input-response", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="a retry without the input responses asked")),
-    Scenario("input-required-result-non-tool-request", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="input asked by a request that is not `tools/call`")),
-    Scenario("input-required-result-result-type", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="`resultType: \"input_required\"`")),
-    Scenario("input-required-result-unsupported-methods", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="input requests of methods the client does not support")),
-    Scenario("input-required-result-tampered-state", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="a tampered `requestState` refused")),
-    Scenario("input-required-result-capability-check", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="no input request for a capability the client did not declare")),
-    Scenario("input-required-result-ignore-extra-params", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="extra params on the retry ignored")),
-    Scenario("input-required-result-validate-input", _v(v020a12=_DRAFT), Coverage.NOT_COVERED, (),
-             _MRTR.format(what="input responses validated")),
+    _mrtr("input-required-result-basic-elicitation", "test_input_required_result_elicitation",
+          "an `elicitation/create` under `user_name`, then a complete result with content"),
+    _mrtr("input-required-result-basic-sampling", "test_input_required_result_sampling",
+          "a `sampling/createMessage` input request, then a complete result"),
+    _mrtr("input-required-result-basic-list-roots", "test_input_required_result_list_roots",
+          "a `roots/list` input request, then a complete result"),
+    _mrtr("input-required-result-request-state", "test_input_required_result_request_state",
+          "a string `requestState`, echoed on the retry, then a complete result"),
+    _mrtr("input-required-result-multiple-input-requests", "test_input_required_result_multiple_inputs",
+          "elicitation, sampling and roots input requests in one result, then a complete result"),
+    _mrtr("input-required-result-multi-round", "test_input_required_result_multi_round",
+          "two input-required rounds with different `requestState`s, then a complete result"),
+    _mrtr("input-required-result-missing-input-response", "test_input_required_result_elicitation",
+          "a retry under a wrong key asked again, not refused (a SHOULD: warns)"),
+    Scenario("input-required-result-non-tool-request", _v(v020a12=_DRAFT), Coverage.COVERED,
+             ("suite.input-required-result-non-tool-request",),
+             "with `--suite-fixtures`, where `prompts/list` lists `test_input_required_result_prompt`, "
+             "`suite.input-required-result-non-tool-request` gets it, answers its input requests and retries, and "
+             "judges what the suite judges: an input-required result, then messages; without the flag, or where it "
+             "is not listed: skipped, nothing sent"),
+    _mrtr("input-required-result-result-type", "test_input_required_result_elicitation",
+          "`resultType: \"input_required\"` present in the first answer"),
+    Scenario("input-required-result-unsupported-methods", _v(v020a12=_DRAFT), Coverage.COVERED,
+             ("suite.input-required-result-unsupported-methods",),
+             "with `--suite-fixtures` (no fixture needed), `tools/list` and `prompts/list`, each where declared, "
+             "must not answer an input-required result; without the flag: skipped, nothing sent"),
+    _mrtr("input-required-result-tampered-state", "test_input_required_result_tampered_state",
+          "a `requestState` with `-TAMPERED` appended refused with a JSON-RPC error"),
+    _mrtr("input-required-result-capability-check", "test_input_required_result_capabilities",
+          "a request declaring only `sampling` gets no `elicitation/create` input request"),
+    _mrtr("input-required-result-ignore-extra-params", "test_input_required_result_elicitation",
+          "unrecognised input responses beside `user_name` ignored (a SHOULD: warns)"),
+    _mrtr("input-required-result-validate-input", "test_input_required_result_elicitation",
+          "input responses of a number or null not taken as complete (a SHOULD: warns)"),
 )
 
 BEGIN = "<!-- scenarios: generated from mcpprobe/check/scenarios.py by `python -m mcpprobe.check.scenarios` -->"

@@ -17,6 +17,10 @@ InputBroker, as the client capabilities that `--suite-fixtures` declares allow: 
 `elicitation/create` declined, every `sampling/createMessage` answered with one fixed text
 (mcpprobe.operations.input.FIXED_SAMPLING).
 
+The 2026-07-28 `input-required-result-*` scenarios (SEP-2322), which retry a request round by round
+and send crafted params, are in mcpprobe.check.suite_mrtr, behind this module's gate (the flag, the
+fixture listed): their table, requests and judgements are a room of their own.
+
 One room: each scenario's judgement (a transcription of the suite's own `run()`) sits beside the
 table that says what is sent for it and the function that sends it; split, a reader comparing a
 check with the suite's scenario would have to gather the request and its judgement from two files.
@@ -32,7 +36,6 @@ from typing import Any
 import anyio
 
 from mcpprobe.check.calls import NamedRun, call_once
-from mcpprobe.check.catalogue import Status
 from mcpprobe.check.context import (
     CheckContext,
     NamedCall,
@@ -45,26 +48,17 @@ from mcpprobe.check.context import (
     skipped,
 )
 from mcpprobe.check.reading import broken_answer
+from mcpprobe.check.suite_gate import CONTRACT, gated, listed_names, not_listed, truthy
+from mcpprobe.check.suite_mrtr import IMPLEMENTS as INPUT_REQUIRED
 from mcpprobe.client.capabilities import declared
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
 from mcpprobe.operations.input import OBSERVED_SCHEMA_CHARS
 
-# One reason for every suite check without the flag, so that the report groups them on one line.
-NO_FLAG = "the conformance suite's fixtures are judged only with --suite-fixtures; nothing sent"
 LOG_WANTED = 3  # the suite's test_tool_with_logging sends three log messages
 LOG_GRACE = 0.5  # s: at most, after the call's answer, for log messages not yet come (the suite waits 0.2 s)
 LOGS_KEPT = 50
 SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema"
-CONTRACT = "the suite's fixture contract"
-
-
-def _truthy(value: Any) -> bool:
-    """JavaScript's truthiness, which the suite's judgements use (`!x`): an empty list or object is
-    true there; null, false, 0, NaN and "" are false."""
-    if isinstance(value, list | dict):
-        return True
-    return bool(value) and value == value  # NaN is false
 
 
 def _same(value: Any, expected: Any) -> bool:
@@ -109,7 +103,7 @@ def _simple_text(seen: Seen) -> list[str]:
     text = _blocks(seen, "text")
     if not text:
         problems.append("no text block")
-    elif not _truthy(text[0].get("text")):
+    elif not truthy(text[0].get("text")):
         problems.append("its text block has no text")
     return problems
 
@@ -121,9 +115,9 @@ def _media(kind: str, mime: str | None = None) -> Callable[[Seen], list[str]]:
         if not blocks:
             return [*problems, f"no {kind} block"]
         block = blocks[0]
-        if not _truthy(block.get("data")):
+        if not truthy(block.get("data")):
             problems.append(f"its {kind} block has no data")
-        if not _truthy(block.get("mimeType")):
+        if not truthy(block.get("mimeType")):
             problems.append(f"its {kind} block has no mimeType")
         elif mime is not None and block.get("mimeType") != mime:
             problems.append(f"its {kind} block's mimeType is {inert(block.get('mimeType'), 60)}, not {mime}")
@@ -140,11 +134,11 @@ def _embedded(seen: Seen) -> list[str]:
     resource = blocks[0].get("resource")
     if not isinstance(resource, dict):
         return [*problems, "its resource block has no resource"]
-    if not _truthy(resource.get("uri")):
+    if not truthy(resource.get("uri")):
         problems.append("the embedded resource has no uri")
-    if not _truthy(resource.get("mimeType")):
+    if not truthy(resource.get("mimeType")):
         problems.append("the embedded resource has no mimeType")
-    if not _truthy(resource.get("text")) and not _truthy(resource.get("blob")):
+    if not truthy(resource.get("text")) and not truthy(resource.get("blob")):
         problems.append("the embedded resource has neither text nor blob")
     return problems
 
@@ -161,7 +155,7 @@ def _error(seen: Seen) -> list[str]:
     if seen.result.get("isError") is not True:
         return ["the result is not isError: true"]
     first = seen.content[0] if seen.content else None
-    if isinstance(first, dict) and _truthy(first.get("text")):
+    if isinstance(first, dict) and truthy(first.get("text")):
         return []
     return ["the error result has no message (a first content block with text)"]
 
@@ -259,12 +253,12 @@ def _sep1330(seen: Seen) -> list[str]:
     multi, titled_multi = _field(properties, "untitledMulti"), _field(properties, "titledMulti")
     if not single:
         problems.append("no field 'untitledSingle'")
-    elif single.get("type") != "string" or not isinstance(single.get("enum"), list) or _truthy(single.get("oneOf")) \
-            or _truthy(single.get("enumNames")):
+    elif single.get("type") != "string" or not isinstance(single.get("enum"), list) or truthy(single.get("oneOf")) \
+            or truthy(single.get("enumNames")):
         problems.append("'untitledSingle' is not {type: string, enum: [...]} (without oneOf or enumNames)")
     if not titled:
         problems.append("no field 'titledSingle'")
-    elif titled.get("type") != "string" or not _titled(titled.get("oneOf")) or _truthy(titled.get("enum")):
+    elif titled.get("type") != "string" or not _titled(titled.get("oneOf")) or truthy(titled.get("enum")):
         problems.append("'titledSingle' is not {type: string, oneOf: [{const, title}, ...]} (without enum)")
     if not legacy:
         problems.append("no field 'legacyEnum'")
@@ -275,12 +269,12 @@ def _sep1330(seen: Seen) -> list[str]:
     if not multi:
         problems.append("no field 'untitledMulti'")
     elif multi.get("type") != "array" or items.get("type") != "string" or not isinstance(items.get("enum"), list) \
-            or _truthy(items.get("anyOf")):
+            or truthy(items.get("anyOf")):
         problems.append("'untitledMulti' is not {type: array, items: {type: string, enum: [...]}}")
     items = _field(titled_multi, "items")
     if not titled_multi:
         problems.append("no field 'titledMulti'")
-    elif titled_multi.get("type") != "array" or not _titled(items.get("anyOf")) or _truthy(items.get("enum")):
+    elif titled_multi.get("type") != "array" or not _titled(items.get("anyOf")) or truthy(items.get("enum")):
         problems.append("'titledMulti' is not {type: array, items: {anyOf: [{const, title}, ...]}}")
     return problems
 
@@ -310,31 +304,14 @@ TOOLS: dict[str, tuple[str, tuple[str, ...], Callable[[Seen], list[str]], str]] 
 }
 
 
-def _gated(ctx: CheckContext) -> Verdict | None:
-    return None if ctx.options.suite_fixtures else skipped(NO_FLAG)
-
-
-def _names(items: Any, key: str) -> set[str]:
-    return {str(item[key]) for item in items if isinstance(item, dict) and isinstance(item.get(key), str)}
-
-
-NOT_LISTED = "the server does not list the suite's fixture for this scenario; nothing sent"
-
-
-def _not_listed(kind: str, name: str) -> Verdict:
-    """One reason for every fixture not listed, so that the report groups them on one line; which
-    fixture it was is in the detail (and on the check's page)."""
-    return Verdict(Status.SKIPPED, NOT_LISTED, detail={"fixture": name, "kind": kind})
-
-
 async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
     tool, words, judge, good = TOOLS[check_id]
-    gated = _gated(ctx)
-    if gated is not None:
-        return gated
+    closed = gated(ctx)
+    if closed is not None:
+        return closed
     listing = await ctx.listing("tools")
-    if tool not in _names(listing.items, "name"):
-        return _not_listed("tool", tool)
+    if tool not in listed_names(listing.items, "name"):
+        return not_listed("tool", tool)
     logs: list[dict[str, Any]] = []
     enough = anyio.Event()
     prepare = None
@@ -410,13 +387,13 @@ JSON_SCHEMA_TOOL = "json_schema_2020_12_tool"
 
 
 async def json_schema(ctx: CheckContext) -> Verdict:
-    gated = _gated(ctx)
-    if gated is not None:
-        return gated
+    closed = gated(ctx)
+    if closed is not None:
+        return closed
     listing = await ctx.listing("tools")
     tool = next((t for t in listing.items if isinstance(t, dict) and t.get("name") == JSON_SCHEMA_TOOL), None)
     if tool is None:
-        return _not_listed("tool", JSON_SCHEMA_TOOL)
+        return not_listed("tool", JSON_SCHEMA_TOOL)
     schema = _field(tool, "inputSchema")
     problems = []
     if schema.get("$schema") != SCHEMA_2020_12:
@@ -459,7 +436,7 @@ def _static(key: str) -> Callable[[dict[str, Any]], list[str]]:
         first, problems = _first_content(result)
         if first is None:
             return problems
-        return [f"contents[0] has no {k}" for k in ("uri", "mimeType", key) if not _truthy(first.get(k))]
+        return [f"contents[0] has no {k}" for k in ("uri", "mimeType", key) if not truthy(first.get(k))]
 
     return judge
 
@@ -468,7 +445,7 @@ def _templated(result: dict[str, Any]) -> list[str]:
     first, problems = _first_content(result)
     if first is None:
         return problems
-    if not _truthy(first.get("uri")):
+    if not truthy(first.get("uri")):
         problems.append("contents[0] has no uri")
     if "text" not in first and "blob" not in first:
         problems.append("contents[0] has neither text nor blob")
@@ -495,12 +472,12 @@ def _resource_check(check_id: str) -> Callable[[CheckContext], Any]:
     what = "resource template" if kind == "templates" else "resource"
 
     async def run(ctx: CheckContext) -> Verdict:
-        gated = _gated(ctx)
-        if gated is not None:
-            return gated
+        closed = gated(ctx)
+        if closed is not None:
+            return closed
         listing = await ctx.listing(kind)
-        if name not in _names(listing.items, key):
-            return _not_listed(what, name)
+        if name not in listed_names(listing.items, key):
+            return not_listed(what, name)
         exchange = await ctx.request("resources/read", {"uri": uri})
         broken = broken_answer(exchange)
         if broken is not None:
@@ -527,7 +504,7 @@ def _messages(result: dict[str, Any]) -> tuple[list[Any], list[str]]:
 def _prompt_simple(result: dict[str, Any]) -> list[str]:
     messages, problems = _messages(result)
     for index, message in enumerate(messages):
-        if not isinstance(message, dict) or not _truthy(message.get("role")) or not _truthy(message.get("content")):
+        if not isinstance(message, dict) or not truthy(message.get("role")) or not truthy(message.get("content")):
             problems.append(f"messages[{index}] has no role or no content")
             break
     return problems
@@ -552,7 +529,7 @@ def _prompt_resource(result: dict[str, Any]) -> list[str]:
 
 def _prompt_image(result: dict[str, Any]) -> list[str]:
     messages, problems = _messages(result)
-    if not any(c.get("type") == "image" and _truthy(c.get("data")) and _truthy(c.get("mimeType"))
+    if not any(c.get("type") == "image" and truthy(c.get("data")) and truthy(c.get("mimeType"))
                for c in _content_of(messages)):
         problems.append("no message has an image with data and mimeType")
     return problems
@@ -574,12 +551,12 @@ def _prompt_check(check_id: str) -> Callable[[CheckContext], Any]:
     name, arguments, judge, good = PROMPTS[check_id]
 
     async def run(ctx: CheckContext) -> Verdict:
-        gated = _gated(ctx)
-        if gated is not None:
-            return gated
+        closed = gated(ctx)
+        if closed is not None:
+            return closed
         listing = await ctx.listing("prompts")
-        if name not in _names(listing.items, "name"):
-            return _not_listed("prompt", name)
+        if name not in listed_names(listing.items, "name"):
+            return not_listed("prompt", name)
         params: dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = dict(arguments)
@@ -603,12 +580,12 @@ COMPLETION_PROMPT = "test_prompt_with_arguments"
 
 
 async def completion(ctx: CheckContext) -> Verdict:
-    gated = _gated(ctx)
-    if gated is not None:
-        return gated
+    closed = gated(ctx)
+    if closed is not None:
+        return closed
     listing = await ctx.listing("prompts") if declared(ctx.capabilities, "prompts") else None
-    if listing is None or COMPLETION_PROMPT not in _names(listing.items, "name"):
-        return _not_listed("prompt", COMPLETION_PROMPT)
+    if listing is None or COMPLETION_PROMPT not in listed_names(listing.items, "name"):
+        return not_listed("prompt", COMPLETION_PROMPT)
     exchange = await ctx.request("completion/complete", {
         "ref": {"type": "ref/prompt", "name": COMPLETION_PROMPT}, "argument": {"name": "arg1", "value": "test"}})
     broken = broken_answer(exchange)
@@ -632,4 +609,5 @@ IMPLEMENTS = {
     "suite.json-schema-2020-12": json_schema,
     **{check_id: _resource_check(check_id) for check_id in RESOURCES},
     **{check_id: _prompt_check(check_id) for check_id in PROMPTS},
+    **INPUT_REQUIRED,
 }

@@ -94,8 +94,8 @@ def _calls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 @click.option("--suite-fixtures", is_flag=True,
               help="Also judge the official conformance suite's fixture tools, resources, templates and prompts "
                    "(test_simple_text, test://static-text, ...) where the server lists them, as the suite does; "
-                   "declares sampling and elicitation (a fixed answer, a decline). The tools go through --call's "
-                   "rule: one not marked read-only needs --yes.")
+                   "declares sampling, elicitation and roots (a fixed answer, a decline, file:///test/root). The "
+                   "tools go through --call's rule: one not marked read-only needs --yes.")
 @click.option("-y", "--yes", is_flag=True,
               help="With --call or --suite-fixtures: call a tool not marked read-only without asking (without a "
                    "terminal, it needs this). With --server-json: run the package's command without asking.")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpprobe.check.suite import RESOURCES, Seen, _same, _sep1034, _sep1330, _truthy
+from mcpprobe.check.suite import RESOURCES, Seen, _same, _sep1034, _sep1330
+from mcpprobe.check.suite_gate import truthy as _truthy
 
 
 def asked(properties: dict[str, Any]) -> Seen:
