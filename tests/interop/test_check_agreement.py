@@ -16,7 +16,6 @@ mcpprobe/check/scenarios.py's, so a row that claims coverage is held to it here.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -90,12 +89,9 @@ def _suite_for(scenario: str, version: str, release, prerelease):
 
 
 def _suite_verdict(suite, url: str, scenario: str, version: str, out: Path) -> tuple[str, list[dict]]:
-    proc = subprocess.run([str(suite.node), str(suite.entry), "server", "--url", url, "--scenario", scenario,
-                           "--spec-version", version, "-o", str(out)], capture_output=True, text=True, timeout=120)
-    checks: list[dict] = []
-    for found in out.rglob("checks.json"):
-        checks = json.loads(found.read_text())
-    assert checks, f"{scenario}: the suite recorded no checks (exit {proc.returncode}): {proc.stdout[-2000:]}"
+    run = suite.server(url, scenario, out, spec_version=version)
+    checks = run.checks
+    assert checks, f"{scenario}: the suite recorded no checks (exit {run.exit_code}): {run.output[-2000:]}"
     judged = [c for c in checks if c["id"] not in IGNORED and c["status"] != "INFO"]  # INFO: no verdict
     return ("pass" if all(c["status"] == "SUCCESS" for c in judged) else "fail"), judged
 

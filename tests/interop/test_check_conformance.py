@@ -12,7 +12,6 @@ The suite acts only as a client here (it listens on nothing), and server-everyth
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -40,13 +39,9 @@ EXPECTED = {scenario: "pass" for scenario in AGREEMENT} | {"dns-rebinding-protec
 
 
 def _suite_verdict(conformance, url: str, scenario: str, out: Path) -> tuple[str, list[dict]]:
-    proc = subprocess.run([str(conformance.node), str(conformance.entry), "server", "--url", url, "--scenario",
-                           scenario, "-o", str(out)], capture_output=True, text=True, timeout=120)
-    checks: list[dict] = []
-    for found in out.rglob("checks.json"):
-        checks = json.loads(found.read_text())
-    assert checks, f"{scenario}: the suite recorded no checks (exit {proc.returncode}): {proc.stdout[-2000:]}"
-    return ("pass" if all(c["status"] == "SUCCESS" for c in checks) else "fail"), checks
+    run = conformance.server(url, scenario, out)
+    assert run.checks, f"{scenario}: the suite recorded no checks (exit {run.exit_code}): {run.output[-2000:]}"
+    return ("pass" if all(c["status"] == "SUCCESS" for c in run.checks) else "fail"), run.checks
 
 
 def _mcpprobe_verdict(doc: dict, ids: tuple[str, ...]) -> str:
