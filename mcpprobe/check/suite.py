@@ -56,7 +56,10 @@ from mcpprobe.operations.arguments import ToolArguments
 from mcpprobe.operations.input import OBSERVED_SCHEMA_CHARS
 
 LOG_WANTED = 3  # the suite's test_tool_with_logging sends three log messages
-LOG_GRACE = 0.5  # s: at most, after the call's answer, for log messages not yet come (the suite waits 0.2 s)
+# After the call's answer, how long log messages not yet come are waited for (the suite waits 0.2 s): at least
+# this, or ten times the call's own round trip where that was longer (a busy machine), never past --timeout.
+LOG_GRACE = 0.5
+LOG_GRACE_ROUND_TRIPS = 10
 LOGS_KEPT = 50
 SCHEMA_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
@@ -344,7 +347,8 @@ async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
         if judge is _logging and run.exchange.result is not None and len(logs) < LOG_WANTED:
             # Log messages tied to the call come before its answer; one sent on another stream may
             # come just after it: a bounded wait, only while some are missing.
-            with anyio.move_on_after(LOG_GRACE):
+            grace = max(LOG_GRACE, LOG_GRACE_ROUND_TRIPS * run.exchange.ms / 1000)
+            with anyio.move_on_after(min(grace, ctx.session.settings.timeout)):
                 await enough.wait()
     finally:
         handlers.remove(on_notification)
