@@ -13,7 +13,7 @@ nothing imports click or rich.
   connection before any session exists (`runner.auth_results`).
 - `streams`, `param_headers`: more checks of the `http` family, those that read whole event streams
   (several at once, priming, resumption) and x-mcp-header's server side; the runner loads them beside
-  the family modules (`runner.MORE_MODULES`).
+  the family modules (`Family.more` in the catalogue).
 - `suite` (`--suite-fixtures`): the conformance suite's fixtures; its 2026-07-28 input-required-result
   scenarios are in `suite_mrtr`, and `suite_gate` is the gate both share (the flag, the fixture listed).
 

@@ -106,6 +106,11 @@ class Family:
     module: str  # holds IMPLEMENTS: {check id: async function(CheckContext) -> Verdict}
     title: str
     about: str
+    more: tuple[str, ...] = ()  # further modules with IMPLEMENTS of this family's checks (one would be too long)
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        return (self.module, *self.more)
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -129,7 +134,7 @@ FAMILIES: tuple[Family, ...] = (
            "Origin, MCP-Protocol-Version, sessions, DELETE, the GET stream, batches, notifications and the "
            "2026-07-28 request headers, each sent as a raw HTTP request beside the connection's; several requests "
            "in flight at once, event streams (priming, resumption with Last-Event-ID), and the server side of "
-           "x-mcp-header (with --call)."),
+           "x-mcp-header (with --call).", more=("mcpprobe.check.streams", "mcpprobe.check.param_headers")),
     Family("auth", "mcpprobe.check.auth", "Authorization",
            "the 401 challenge and the metadata documents of a protected server, from mcpprobe's own diagnosis; "
            "n/a where the server asks for no authorization (which is OPTIONAL in MCP)."),

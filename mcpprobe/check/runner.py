@@ -57,15 +57,10 @@ LAST = ("listing.cache-hints", "prompts.message-content", "lifecycle.result-type
 ORDER = (*LATE, *LAST)
 
 
-# Modules that implement checks of a family whose module is another (they would make that module too
-# long): the http checks that read whole event streams, and x-mcp-header's server side.
-MORE_MODULES = ("mcpprobe.check.streams", "mcpprobe.check.param_headers")
-
-
 def implementations() -> dict[str, CheckFunction]:
     """Every family module's IMPLEMENTS, merged: check id -> function."""
     found: dict[str, CheckFunction] = {}
-    for module in dict.fromkeys((*(family.module for family in FAMILIES), *MORE_MODULES)):
+    for module in dict.fromkeys(module for family in FAMILIES for module in family.modules):
         found.update(importlib.import_module(module).IMPLEMENTS)
     return found
 

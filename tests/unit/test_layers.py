@@ -35,7 +35,7 @@ EXACT = {"mcpprobe"}
 # names come from: (module, table, field) read at test time, each of the table's entries one import of
 # the module. A new dynamic import fails test_every_dynamic_import_says_where_it_leads until it is here.
 DYNAMIC: dict[str, tuple[str, str, str]] = {
-    "mcpprobe.check.runner": ("mcpprobe.check.catalogue", "FAMILIES", "module"),
+    "mcpprobe.check.runner": ("mcpprobe.check.catalogue", "FAMILIES", "modules"),
     "mcpprobe.cli.main": ("mcpprobe.cli.main", "COMMANDS", "module"),
 }
 # Functions that import the module names they are given (a warm-up on a thread): a literal module name
@@ -95,7 +95,11 @@ def _dynamic(name: str) -> set[str]:
 
     module, table, field = DYNAMIC[name]
     entries = getattr(importlib.import_module(module), table)
-    return {getattr(entry, field) for entry in (entries.values() if isinstance(entries, dict) else entries)}
+    found: set[str] = set()
+    for entry in entries.values() if isinstance(entries, dict) else entries:
+        value = getattr(entry, field)  # one module name, or a tuple of them
+        found.update((value,) if isinstance(value, str) else value)
+    return found
 
 
 def _graph(package: Path = PACKAGE) -> dict[str, set[str]]:
