@@ -30,7 +30,15 @@ from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget, Target
 from mcpprobe.wire.transport import HttpHooks, Transport
 
 if TYPE_CHECKING:
+    from mcpprobe.wire.stdio import StdioTransport
+    from mcpprobe.wire.streamable_http import StreamableHttpTransport
     from mcpprobe.wire.trace import TraceWriter
+    from mcpprobe.wire.transport import BodyQueueing, Immediate, LineQueueing
+
+    def _declared(stdio: StdioTransport, http: StreamableHttpTransport) -> tuple[LineQueueing, Immediate, BodyQueueing]:
+        """Never run: mypy holds the fast-path methods of the transports made here to the abilities
+        `FastPath.of` finds by name (wire/transport.py); a changed signature fails `python -m mypy`."""
+        return stdio, stdio, http
 
 
 @dataclass(frozen=True)

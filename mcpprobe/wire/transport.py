@@ -126,7 +126,7 @@ class Immediate(Protocol):
 class FastPath:
     """What of load's fast path a transport offers, worked out once when the connection is made: each
     field the transport itself, typed as the ability, or None. The signatures are held to the
-    protocols by mypy (tests/unit/wire/fast_path_types.py)."""
+    protocols by mypy (client/connect.py, where the transports are made)."""
 
     queueing: Queueing | None
     lines: LineQueueing | None

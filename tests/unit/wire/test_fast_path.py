@@ -1,7 +1,7 @@
 """Load's fast path is declared, not probed: each transport offers the abilities of wire/transport.py
 (`Queueing`, `LineQueueing`, `BodyQueueing`, `Immediate`) by having them, checked once per connection
-(`FastPath.of`), and mypy holds their signatures to the protocols (tests/unit/wire/fast_path_types.py
-is type-checked with the package)."""
+(`FastPath.of`), and mypy holds their signatures to the protocols (client/connect.py, under TYPE_CHECKING,
+where the transports are made)."""
 
 from __future__ import annotations
 
