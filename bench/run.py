@@ -582,7 +582,7 @@ def check(case: Case, contender: Contender, cases: dict[str, Case]) -> tuple[str
             return f"first poll <= {limit} ms (unmeasured)", None
         first = statistics.median(polls)
         return (f"first poll >= {POLL_INTERVAL_MS} and <= {limit} ms (median {first:.0f} ms, at most "
-                f"{max(polls):.0f})", POLL_INTERVAL_MS <= min(polls) and first <= limit)
+                f"{max(polls):.0f})", min(polls) >= POLL_INTERVAL_MS and first <= limit)
     if contender.target == "deadline":
         limit = DEADLINE_TIMEOUT + 1.0  # the timeout, plus a second for start-up and the server's end
         return f"<= --timeout + 1 s ({limit:g} s)", med <= limit

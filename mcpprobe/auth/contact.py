@@ -39,8 +39,9 @@ async def contact(url: str, headers: tuple[tuple[str, str], ...], *, insecure: b
     exactly as the probing commands will meet it."""
     from mcpprobe.client.capabilities import missing_for
     from mcpprobe.client.connect import HandshakeFailed, open_session
+    from mcpprobe.client.settings import Settings
     from mcpprobe.errors import RpcError
-    from mcpprobe.wire.target import HttpTarget, Settings
+    from mcpprobe.wire.target import HttpTarget
 
     sent = tuple((k, v) for k, v in headers if k.lower() != "authorization")
     if token:

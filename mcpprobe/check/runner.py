@@ -47,7 +47,8 @@ from mcpprobe.signals import arrived
 
 if TYPE_CHECKING:
     from mcpprobe.client.session import Session
-    from mcpprobe.wire.target import Settings, Target
+    from mcpprobe.client.settings import Settings
+    from mcpprobe.wire.target import Target
 
 CheckFunction = Callable[[CheckContext], Awaitable[Verdict]]
 SIGNAL_GRACE = 5.0  # at most, for the event loop to act on a signal that came while a check held it

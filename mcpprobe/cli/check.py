@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from mcpprobe.check.context import CheckOptions, NamedCall
     from mcpprobe.check.runner import CheckOutcome
     from mcpprobe.cli.invocation import CommandLine, Connection, FleetInvocation, NamedServers, Output, ServerJsonChoice
+    from mcpprobe.client.settings import Settings
     from mcpprobe.fleet.probe import Member, Report
     from mcpprobe.safety.redact import Redactor
-    from mcpprobe.wire.target import Settings
 
 LEVELS = ("must", "should", "may")
 # The catalogue is data (standard library only): --help names the unsafe checks from it.

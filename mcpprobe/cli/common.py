@@ -38,11 +38,11 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
         ServerJsonChoice,
     )
     from mcpprobe.client.connect import SessionHooks
+    from mcpprobe.client.settings import Settings
     from mcpprobe.fleet.probe import Member, Report
     from mcpprobe.operations.outcome import Outcome
     from mcpprobe.render.progress import PhaseSpinner
     from mcpprobe.safety.redact import Redactor
-    from mcpprobe.wire.target import Settings
     from mcpprobe.wire.trace import TraceWriter
 
 

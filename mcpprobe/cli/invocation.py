@@ -27,12 +27,13 @@ from mcpprobe.auth.settings import AuthSettings
 from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:
+    from mcpprobe.client.settings import Settings
     from mcpprobe.errors import ProbeError
     from mcpprobe.fleet.config import Discovery, ServerEntry
     from mcpprobe.fleet.probe import Member
     from mcpprobe.fleet.serverjson import Launch, Published
     from mcpprobe.safety.redact import Redactor
-    from mcpprobe.wire.target import Settings, Target
+    from mcpprobe.wire.target import Target
 
 
 @dataclass(frozen=True)

@@ -37,10 +37,10 @@ if TYPE_CHECKING:  # names for the annotations only: importing them would load t
     from rich.progress import Progress, TaskID
 
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation, ServerJsonChoice
+    from mcpprobe.client.settings import Settings
     from mcpprobe.operations.input import Hooks
     from mcpprobe.operations.outcome import InvokeOutcome
     from mcpprobe.render.cells import Safe
-    from mcpprobe.wire.target import Settings
 
 _SERVER_URL = re.compile(r"^https?://", re.IGNORECASE)
 POSITIONALS = "[KEY=VALUE | KEY:=JSON]... [URL] [-- COMMAND [ARGS]...]"

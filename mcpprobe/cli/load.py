@@ -28,11 +28,11 @@ from mcpprobe.render.interface import OFFERED
 if TYPE_CHECKING:
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
+    from mcpprobe.client.settings import Settings
     from mcpprobe.load.live import LiveMetrics
     from mcpprobe.load.run import LoadOutcome, Plan, Runner
     from mcpprobe.load.slo import Slo
     from mcpprobe.load.work import Spec
-    from mcpprobe.wire.target import Settings
 
 _WEIGHT_ONLY = re.compile(r"^@\d+$")
 MAX_CONCURRENCY = 10_000

@@ -139,7 +139,8 @@ def connection_options(func: Callback) -> Callback:
               max_pages: int, max_message_size: int, roots: tuple[str, ...], server_stderr: str, insecure: bool,
               force: bool, auth: AuthSettings, **rest: Any) -> int:
         from mcpprobe.cli.invocation import Connection
-        from mcpprobe.wire.target import Settings, parse_protocol, root_uri
+        from mcpprobe.client.settings import Settings
+        from mcpprobe.wire.target import parse_protocol, root_uri
 
         connection = Connection(transport=transport, headers=headers, env=env, cwd=cwd, inherit_env=inherit_env,
                                 insecure=insecure, auth=auth)

@@ -41,12 +41,12 @@ from mcpprobe.render.interface import Format
 
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import Connection, FleetInvocation, NamedServers, Output, ServerJsonChoice
+    from mcpprobe.client.settings import Settings
     from mcpprobe.fleet.config import Discovery
     from mcpprobe.fleet.expect import Expectations
     from mcpprobe.fleet.probe import Member, Report
     from mcpprobe.lint.engine import LintSettings
     from mcpprobe.safety.redact import Redactor
-    from mcpprobe.wire.target import Settings
 
 KIND_CHOICES = ("tools", "resources", "templates", "prompts", "tasks")
 

@@ -55,13 +55,13 @@ def _calls(values: tuple[str, ...]) -> tuple[tuple[str, ToolArguments], ...]:
 if TYPE_CHECKING:  # names for the annotations only: importing them would load the SDK at --help
     from mcpprobe.cli.invocation import Connection, NamedServers, Output, ServerInvocation
     from mcpprobe.client.connect import SessionHooks
+    from mcpprobe.client.settings import Settings
     from mcpprobe.operations.arguments import ToolArguments
     from mcpprobe.operations.input import Confirmer
     from mcpprobe.render.interface import Rendered, View
     from mcpprobe.watch import WatchOptions
     from mcpprobe.watch.model import Emit, WatchResult
     from mcpprobe.watch.supervisor import Watcher
-    from mcpprobe.wire.target import Settings
 
 
 HEADER_KINDS = 4  # tools, resources, templates, prompts: their first snapshots end the header

@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 from mcpprobe.client.negotiate import check_transport, initialize, negotiate, rediscover
 from mcpprobe.client.restart import DiedOnDiscover, RestartForModern
 from mcpprobe.client.session import Session, Snapshot, Timing, client_capabilities, client_info
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ConnectionFailed, ProbeError, RequestTimeout, seconds
 from mcpprobe.findings import Finding
 from mcpprobe.safety.redact import Redactor, active, clip
 from mcpprobe.wire.jsonrpc import Connection, Tracer
 from mcpprobe.wire.protocols import LATEST_HANDSHAKE
 from mcpprobe.wire.stderrlog import Said, StderrEntry, read_said
-from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget, Target
+from mcpprobe.wire.target import HttpTarget, StdioTarget, Target
 from mcpprobe.wire.transport import HttpHooks, Transport
 
 if TYPE_CHECKING:

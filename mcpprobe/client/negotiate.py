@@ -25,6 +25,7 @@ from mcpprobe.client.answers import (
 from mcpprobe.client.era import META_CLIENT_CAPS, META_CLIENT_INFO, META_VERSION
 from mcpprobe.client.restart import DiedOnDiscover, RestartForModern
 from mcpprobe.client.session import Session, Timing
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionFailed,
@@ -39,7 +40,7 @@ from mcpprobe.errors import (
 from mcpprobe.findings import Finding
 from mcpprobe.safety.redact import clip
 from mcpprobe.wire.protocols import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, LATEST_MODERN, MODERN_VERSIONS
-from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget, Target
+from mcpprobe.wire.target import HttpTarget, StdioTarget, Target
 
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 

@@ -14,11 +14,12 @@ from mcpprobe import __version__
 from mcpprobe.client.capabilities import missing_for, refuse
 from mcpprobe.client.era import Era, era_named
 from mcpprobe.client.headers import HeaderParam, Invalid, mirrored
+from mcpprobe.client.settings import Settings
 from mcpprobe.client.versions import sdk_version
 from mcpprobe.findings import Finding
 from mcpprobe.wire.jsonrpc import MAX_SERVER_REQUESTS, Call, Connection
 from mcpprobe.wire.stderrlog import StderrEntry
-from mcpprobe.wire.target import Settings, Target
+from mcpprobe.wire.target import Target
 from mcpprobe.wire.transport import ServerStream, server_stream
 
 

@@ -18,12 +18,12 @@ from typing import Any
 
 import anyio
 
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ProbeError, ProtocolFailure, RequestTimeout, UsageProblem, seconds
 from mcpprobe.exporter.settings import ExporterConfig, Module, load_config
 from mcpprobe.fleet.probe import Extras, Member, Report, probe_member
 from mcpprobe.operations.outcome import Outcome
 from mcpprobe.safety import redact
-from mcpprobe.wire.target import Settings
 
 
 class UnknownTarget(Exception):

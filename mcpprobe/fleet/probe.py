@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpprobe.client.connect import SessionHooks
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import REPORT_HINT, InternalError, Interrupted, ProbeError, bug_message
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.operations.outcome import Outcome
-from mcpprobe.wire.target import Settings, Target
+from mcpprobe.wire.target import Target
 
 if TYPE_CHECKING:  # loaded when a run asks for expectations, a baseline or a snapshot
     from mcpprobe.fleet.drift import Drift

@@ -21,6 +21,7 @@ import anyio.to_thread
 
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks, open_session
 from mcpprobe.client.session import Session
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ProbeError
 from mcpprobe.findings import Finding
 from mcpprobe.load import sampler
@@ -31,7 +32,7 @@ from mcpprobe.load.schedule import Schedule
 from mcpprobe.load.slo import Slo
 from mcpprobe.load.work import Operation, Spec, interleave, prepare
 from mcpprobe.operations.outcome import Outcome, guarded
-from mcpprobe.wire.target import Settings, Target
+from mcpprobe.wire.target import Target
 
 if TYPE_CHECKING:
     from mcpprobe.operations.input import Confirmer

@@ -18,11 +18,11 @@ from typing import Any, Protocol
 import anyio
 
 from mcpprobe.client.session import Session
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ProtocolFailure, RpcError
 from mcpprobe.findings import Finding
 from mcpprobe.operations.outcome import InvokeOutcome
 from mcpprobe.testhooks import crash_point
-from mcpprobe.wire.target import Settings
 
 ELICIT_MODES = ("decline", "defaults")
 # The one answer to sampling/createMessage, given only where `sample` is "fixed" (check --suite-fixtures,

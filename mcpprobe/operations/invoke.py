@@ -17,6 +17,7 @@ from typing import Any
 from mcpprobe.client.catalog import Listing, list_kind, timing_for
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.client.session import Session, Timing
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ProtocolFailure, RpcError
 from mcpprobe.findings import Finding
 from mcpprobe.operations import arguments as argmod
@@ -41,7 +42,7 @@ from mcpprobe.operations.input import (
     with_elicit,
 )
 from mcpprobe.operations.outcome import InvokeOutcome, guarded
-from mcpprobe.wire.target import Settings, Target
+from mcpprobe.wire.target import Target
 
 HEADER_MISMATCH = -32020  # HeaderMismatch: the HTTP headers do not match the body (2026-07-28)
 

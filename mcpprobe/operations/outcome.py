@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mcpprobe.client.catalog import Listing, PageFeed, suspicious_text
 from mcpprobe.client.connect import NO_HOOKS, HandshakeFailed, SessionHooks, open_session
 from mcpprobe.client.session import Session, Snapshot, Timing
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ProbeError, RpcError
 from mcpprobe.exitcodes import ExitCode, worst
 from mcpprobe.findings import CODES, Finding, Severity, has_errors
 from mcpprobe.testhooks import crash_point
 from mcpprobe.wire.stderrlog import StderrEntry
-from mcpprobe.wire.target import HttpTarget, Settings, Target
+from mcpprobe.wire.target import HttpTarget, Target
 
 if TYPE_CHECKING:
     from mcpprobe.client.extensions import Skills

@@ -13,9 +13,10 @@ import anyio
 from mcpprobe.client.catalog import KINDS, LIST_KINDS, Listing, PageFeed, list_kind, timing_for
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks
 from mcpprobe.client.session import Session
+from mcpprobe.client.settings import Settings
 from mcpprobe.findings import Finding
 from mcpprobe.operations.outcome import Outcome, guarded
-from mcpprobe.wire.target import Settings, Target
+from mcpprobe.wire.target import Target
 
 
 def suspicious_findings(listing: Listing) -> list[Finding]:

@@ -39,10 +39,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mcpprobe.client.connect import NO_HOOKS, SessionHooks
+from mcpprobe.client.settings import Settings
 from mcpprobe.watch.logs import LOG_LEVELS
 from mcpprobe.watch.model import Emit, WatchOptions, WatchResult
 from mcpprobe.watch.supervisor import Watcher
-from mcpprobe.wire.target import Settings, Target
+from mcpprobe.wire.target import Target
 
 if TYPE_CHECKING:
     from mcpprobe.operations.input import Confirmer

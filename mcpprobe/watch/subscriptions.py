@@ -17,6 +17,7 @@ import anyio
 
 from mcpprobe.client.capabilities import declared
 from mcpprobe.client.session import Session
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.findings import Finding
 from mcpprobe.operations.arguments import matches_template
@@ -24,7 +25,6 @@ from mcpprobe.testhooks import crash_point
 from mcpprobe.watch.events import Events
 from mcpprobe.watch.lists import LISTEN_KEYS
 from mcpprobe.watch.model import Dropped, KindState, Link, WatchOptions
-from mcpprobe.wire.target import Settings
 
 NEVER = 10.0 ** 9  # a request that stays open for the life of the connection (subscriptions/listen)
 

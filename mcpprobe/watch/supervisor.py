@@ -11,6 +11,7 @@ import anyio
 
 from mcpprobe.client.connect import NO_HOOKS, HandshakeFailed, SessionHooks, open_session
 from mcpprobe.client.session import Session
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import (
     AuthFailed,
     ConnectionFailed,
@@ -30,7 +31,7 @@ from mcpprobe.watch.logs import set_log_level
 from mcpprobe.watch.model import Dropped, Emit, Link, WatchOptions, WatchResult
 from mcpprobe.watch.router import Router
 from mcpprobe.watch.subscriptions import Subscriptions
-from mcpprobe.wire.target import Settings, Target
+from mcpprobe.wire.target import Target
 from mcpprobe.wire.transport import ServerStream
 
 if TYPE_CHECKING:

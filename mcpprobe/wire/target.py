@@ -1,6 +1,7 @@
 """What to connect to, and how: validated, immutable values built from the command line.
 
-The CLI turns argv into a `Target` and `Settings`; everything below works on these values only.
+The CLI turns argv into a `Target` (and `Settings`, mcpprobe/client/settings.py); everything below works on these
+values only.
 """
 
 from __future__ import annotations
@@ -68,30 +69,6 @@ class HttpTarget:
 
 
 Target = StdioTarget | HttpTarget
-
-@dataclass(frozen=True)
-class Settings:
-    protocol: str = "auto"  # auto | legacy | modern | a protocol version
-    timeout: float = 30.0  # per request
-    connect_timeout: float = 10.0  # spawn/connect plus the handshake
-    discover_timeout: float = 2.0  # how long `auto` waits for server/discover before falling back
-    max_pages: int = 1000
-    max_message_bytes: int = 64 * 1024 * 1024
-    force: bool = False
-    roots: tuple[str, ...] = ()
-    server_stderr: str = "tail"  # tail | live | quiet
-    elicit: str | None = None  # declare elicitation and answer it: "decline" or "defaults"
-    sample: str | None = None  # declare sampling and answer it: "fixed" (check --suite-fixtures), else never
-    stderr_tail_lines: int = 20
-
-    @property
-    def connect_budget(self) -> float:
-        """Seconds to start or reach the server and finish the handshake: --connect-timeout, and
-        never more than --timeout (connecting is part of the first request's time). The one place
-        this rule is worked out; every connect, handshake, stream opening and token exchange of a
-        run takes it from here."""
-        return min(self.connect_timeout, self.timeout)
-
 
 # Headers that frame the message or manage the connection: the HTTP client sets them from what it
 # actually sends, and a user's value would contradict it (a Content-Length that is not the body's

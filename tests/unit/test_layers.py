@@ -250,13 +250,25 @@ def budgets_worked_out_again(package: Path) -> list[str]:
     `connect_timeout` and a `timeout`."""
     found = set()
     for name, path in _modules(package).items():
-        if name == "mcpprobe.wire.target":
+        if name == "mcpprobe.client.settings":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "min":
                 attrs = {n.attr for arg in node.args for n in ast.walk(arg) if isinstance(n, ast.Attribute)}
                 if {"connect_timeout", "timeout"} <= attrs:
                     found.add(name)
+    return sorted(found)
+
+
+def configuration_in_wire(package: Path) -> list[str]:
+    """Modules of wire/ that define the run's configuration (`Settings`): the wire takes plain values
+    from its callers; the configuration lives with its lowest user, the client (issue #35)."""
+    found = set()
+    for name, path in _modules(package).items():
+        if name.startswith("mcpprobe.wire."):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            if any(isinstance(node, ast.ClassDef) and node.name == "Settings" for node in tree.body):
+                found.add(name)
     return sorted(found)
 
 
@@ -299,6 +311,10 @@ def test_the_connect_budget_is_worked_out_once() -> None:
     assert budgets_worked_out_again(PACKAGE) == []
 
 
+def test_the_configuration_is_not_in_wire() -> None:
+    assert configuration_in_wire(PACKAGE) == []
+
+
 def test_every_dynamic_import_says_where_it_leads() -> None:
     assert unexplained_dynamic_imports(PACKAGE) == []
     for name in DYNAMIC:  # and the tables it names are there, each entry a module of the package
@@ -314,7 +330,7 @@ BROKEN_TREE = {
     "wire/__init__.py": "",
     "wire/a.py": "import click\nfrom mcpprobe.cli import x\nprint('hello')\n",
     "wire/b.py": "import importlib\nimportlib.import_module('mcpprobe.cli.y')\n"
-                 "budget = min(settings.connect_timeout, settings.timeout)\n",
+                 "budget = min(settings.connect_timeout, settings.timeout)\nclass Settings:\n    pass\n",
     "wire/long.py": "x = 1\n" * 601,
     "cli/__init__.py": "",
     "cli/x.py": "import importlib\nfrom mcpprobe.cli.y import _hidden\n\ndef load(name):\n"
@@ -340,3 +356,4 @@ def test_each_rule_fails_on_a_tree_that_breaks_it(tmp_path: Path) -> None:
     assert private_imports(package) == ["mcpprobe.cli.x <- mcpprobe.cli.y._hidden"]
     assert unexplained_dynamic_imports(package) == ["mcpprobe.cli.x"]
     assert budgets_worked_out_again(package) == ["mcpprobe.wire.b"]
+    assert configuration_in_wire(package) == ["mcpprobe.wire.b"]

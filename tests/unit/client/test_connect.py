@@ -10,9 +10,10 @@ import anyio
 import pytest
 
 from mcpprobe.client.connect import HandshakeFailed, SessionHooks, open_session
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import METHOD_NOT_FOUND, ConnectionFailed, RpcError
 from mcpprobe.wire.jsonrpc import Connection
-from mcpprobe.wire.target import Settings, StdioTarget
+from mcpprobe.wire.target import StdioTarget
 from tests.conftest import PY, fixture_cmd
 
 SETTINGS = Settings(protocol="legacy", timeout=30, connect_timeout=30)

@@ -9,8 +9,9 @@ import pytest
 from mcpprobe.client.connect import make_transport
 from mcpprobe.client.era import LEGACY, MODERN, era_named
 from mcpprobe.client.session import Snapshot
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import RpcError
-from mcpprobe.wire.target import HttpTarget, Settings, StdioTarget
+from mcpprobe.wire.target import HttpTarget, StdioTarget
 from mcpprobe.wire.transport import server_stream
 
 

@@ -21,6 +21,7 @@ import pytest
 from mcpprobe.cli.watch import EventLines
 from mcpprobe.client.catalog import Listing, Page
 from mcpprobe.client.session import Snapshot, Timing
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ConnectionFailed, Refused
 from mcpprobe.exitcodes import ExitCode
 from mcpprobe.findings import Finding
@@ -46,7 +47,7 @@ from mcpprobe.render.interface import (
     WatchEvent,
 )
 from mcpprobe.watch import WatchResult
-from mcpprobe.wire.target import Settings, StdioTarget
+from mcpprobe.wire.target import StdioTarget
 
 GOLDEN = Path(__file__).parents[2] / "golden"
 NOW = 1_790_000_000.0  # the run's clock, fixed

@@ -150,9 +150,10 @@ def test_a_table_for_a_person_is_built_as_the_pages_arrive(scenario, env, names)
     the feed holds exactly the kept items' cells."""
     import anyio
 
+    from mcpprobe.client.settings import Settings
     from mcpprobe.operations.probe import list_one
     from mcpprobe.render.cells import Cells, Safe, column_cells
-    from mcpprobe.wire.target import Settings, build_target
+    from mcpprobe.wire.target import build_target
 
     target = build_target(None, fixture_cmd(scenario), env=env)
     safe = Safe(Redactor(()))

@@ -13,13 +13,14 @@ import pytest
 
 from mcpprobe.client.catalog import Listing, Page
 from mcpprobe.client.session import Snapshot
+from mcpprobe.client.settings import Settings
 from mcpprobe.fleet.probe import Member, Report
 from mcpprobe.operations.outcome import Outcome
 from mcpprobe.render.formats import renderer
 from mcpprobe.render.interface import Format, Listed, ProbeRun, Subject, View, WatchEvent
 from mcpprobe.safety import redact
 from mcpprobe.safety.redact import MASK, Redactor
-from mcpprobe.wire.target import Settings, StdioTarget
+from mcpprobe.wire.target import StdioTarget
 
 SECRET = "sk-live-0123456789abcdef"
 GLOBAL_ONLY = "global-only-secret-value"  # the global redactor's secret, which no view names

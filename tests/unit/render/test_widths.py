@@ -20,6 +20,7 @@ from rich.cells import cell_len
 
 from mcpprobe.client.catalog import Listing, Page
 from mcpprobe.client.session import Snapshot, Timing
+from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ConnectionFailed
 from mcpprobe.findings import Finding
 from mcpprobe.fleet.probe import Member, Report
@@ -29,7 +30,7 @@ from mcpprobe.render.cells import COLUMNS, Safe, column_cells
 from mcpprobe.render.console import make_console
 from mcpprobe.render.fleet import render_fleet
 from mcpprobe.safety.redact import Redactor
-from mcpprobe.wire.target import Settings, build_target
+from mcpprobe.wire.target import build_target
 from tests.conftest import run_cli
 
 NO_SECRETS = Safe(Redactor(()))
