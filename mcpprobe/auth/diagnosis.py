@@ -17,6 +17,7 @@ from typing import Any
 
 from mcpprobe.auth.discovery import (
     CHALLENGE_SOURCE,
+    Attempt,
     Discovery,
     challenge_url_problem,
     discover,
@@ -51,11 +52,12 @@ def _header_names(headers: Mapping[str, str] | Iterable[tuple[str, str]] | None)
     return {name.lower() for name, _ in items}
 
 
-def _tried(attempts: list[Any]) -> str:
+def _tried(attempts: list[Attempt]) -> str:
     return "; ".join(a.describe() for a in attempts) or "nothing"
 
 
-async def diagnose(url: str, detail: Mapping[str, Any], *, headers: Any = None, timeout: float = 10.0,
+async def diagnose(url: str, detail: Mapping[str, Any], *,
+                   headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None, timeout: float = 10.0,
                    insecure: bool = False, token_sent: bool | None = None,
                    token_issuer: str | None = None) -> Diagnosis:
     """Findings and data for an `AuthFailed` whose detail has `status` and `wwwAuthenticate`;

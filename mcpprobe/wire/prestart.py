@@ -10,6 +10,11 @@ orphan marker, subreaper). The transport then adopts it only if what the real pa
 identical; otherwise, and on every exit where nothing adopted it (a usage error, a refusal before
 connecting, Ctrl-C during the imports), it is killed and reaped before mcpprobe exits, never
 having been sent a byte. Linux only: adopting needs `os.pidfd_open` to wait for the process.
+
+Why a second reading of argv rather than click's: click's parser exists only after importing click and
+the CLI, the very imports this start is meant to hide. So this module knows a small, closed subset
+(the tables below); anything outside it leaves the decision to click, and a test holds the tables to
+the real parser's options (tests/e2e/cli/test_prestart_commands.py), so the two cannot drift apart.
 """
 
 from __future__ import annotations
