@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
 import anyio
 from conftest import FIXTURE, PY
@@ -109,3 +110,22 @@ def test_without_the_internals_nothing_is_taken_over_and_the_ordinary_path_is_ch
         assert loop_internals.anyio_reader(stream) is None
         assert loop_internals.anyio_writer(stream) is None
     assert not loop_internals.divertible(object())
+
+
+def test_a_real_server_is_served_the_ordinary_way_when_the_internals_are_gone(monkeypatch: Any) -> None:
+    """What wire/stdio.py does when a version changes the internals: loop_internals answers as it then would
+    (nothing to divert, no writer found), and the server's answers still come, read chunk by chunk."""
+    monkeypatch.setattr(loop_internals, "anyio_reader", lambda stream: None)
+    monkeypatch.setattr(loop_internals, "anyio_writer", lambda stream: None)
+
+    async def run() -> None:
+        transport = StdioTransport(StdioTarget((PY, str(FIXTURE), "tools-only")), max_message_bytes=1 << 20)
+        async with Connection(transport, send_timeout=5) as conn:
+            await conn.request("initialize", HELLO, timeout=30)
+            assert not transport.stdout_read_directly
+            assert not transport.send_nowait({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            assert not transport.queue_line(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            listed = await conn.request("tools/list", {}, timeout=30)
+            assert listed["tools"]
+
+    anyio.run(run)
