@@ -181,7 +181,10 @@ _SUITE_CALL = ("Only with `--suite-fixtures`, and only where `tools/list` lists 
                "one rule of every call mcpprobe makes (listed, arguments checked; a tool not marked read-only needs "
                "`--yes` or a yes on a terminal, else nothing is sent and the check is an `error`, exit 3). {judge} "
                "A JSON-RPC error instead of a result fails, and so does a listed `inputSchema` that refuses the "
-               "arguments the suite sends (nothing is sent then). Otherwise skipped, nothing sent.")
+               "arguments the suite sends (nothing is sent then). Otherwise skipped, nothing sent. A tool also "
+               "named with `--call` is called once per run: this check judges that call when it sent the suite's "
+               "arguments (not for `test_tool_with_logging`, whose log messages the suite watches at its own "
+               "level), else it is skipped, saying why.")
 _SUITE_READ = ("Only with `--suite-fixtures`, and only where {listing} lists `{name}`: {send}. {judge} A JSON-RPC "
                "error instead of a result fails. Otherwise skipped, nothing sent.")
 
