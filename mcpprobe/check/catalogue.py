@@ -392,7 +392,8 @@ _MRTR_HOW = ("Only with `--suite-fixtures`, in 2026-07-28, and only where {listi
              "{judge} Otherwise skipped, nothing sent.")
 _MRTR_CALL = ("calls it with no arguments (through the one rule of every call mcpprobe makes: a tool not marked "
               "read-only needs `--yes` or a yes on a terminal, else nothing is sent and the check is an `error`, "
-              "exit 3), reads its `input_required` result and retries, as the suite does.")
+              "exit 3), reads its `input_required` result and retries, as the suite does; not when `--call` "
+              "called the tool in this run (each tool is called once per run: skipped, saying why).")
 _MRTR_ANSWERS = (" The input requests are answered by `call`'s InputBroker as `--suite-fixtures` declares: "
                  "`elicitation/create` declined, `sampling/createMessage` a fixed text, `roots/list` the one root "
                  "`file:///test/root` (the suite accepts with its own values; the fixture contract keys on the "

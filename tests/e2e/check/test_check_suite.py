@@ -412,3 +412,22 @@ def test_a_fixture_tool_named_with_call_too_is_called_once(tmp_path: Path) -> No
     assert "once per run" in entry["suite.tools-call-with-logging"]["message"]
     assert entry["suite.tools-call-simple-text"]["evidence"]  # the call it judged, as its evidence
     assert code == 0
+
+
+def test_an_input_required_fixture_named_with_call_too_is_not_called_again(tmp_path: Path) -> None:
+    """The same for a 2026-07-28 input-required scenario: its rounds are its own, so a tool --call
+    already called is not run by the scenario (skipped, saying why): the tools/call requests of the run
+    are those of --call alone, as the server's record shows."""
+    tool = "test_input_required_result_tampered_state"
+
+    def tool_calls(*only: str) -> tuple[int, dict]:
+        record = tmp_path / f"received-{len(only)}.jsonl"
+        _, doc = run_suite_check(stdio(record=record), "--suite-fixtures", "--yes", "--call", tool,
+                                 "--only", ",".join(only), protocol="modern")
+        return len([m for m in received(record) if m.get("method") == "tools/call"]), doc
+
+    alone, _ = tool_calls("tools.call-named")
+    both, doc = tool_calls("tools.call-named", "suite.input-required-result-tampered-state")
+    assert alone >= 1 and both == alone
+    entry = next(e for e in doc["checks"] if e["id"] == "suite.input-required-result-tampered-state")
+    assert entry["status"] == "skipped" and "called once per run" in entry["message"], entry
