@@ -52,6 +52,9 @@ WHOLE = {"client-protocol-version-header",
 
 
 def _key(value: Any) -> str:
+    """A request id as JSON text (the key of the requests in flight): 7 and "7" are two ids."""
+    if type(value) is int:  # most ids; exactly what JSON writes for them, past 64 bits too
+        return str(value)
     try:
         return orjson.dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):  # past 64 bits, a lone surrogate: JSON all the same
@@ -69,7 +72,7 @@ def _flag(capabilities: Any, name: str, flag: str) -> bool:
     return isinstance(section, dict) and section.get(flag) is True
 
 
-@dataclass
+@dataclass(slots=True)
 class _Request:
     method: str
     index: int
@@ -132,6 +135,17 @@ class Judge:
         """Judge one record entry; the findings it gave (for the live view)."""
         self._new = []
         event = entry.get("event")
+        if event is None:  # a message: the usual
+            if "dir" in entry:
+                self.messages += 1
+                http = entry.get("http")
+                self._http = http if isinstance(http, dict) else None
+                message = entry.get("msg")
+                if type(message) is dict:  # one message, read: straight to its rules
+                    self._one(self._connection(), entry.get("i", -1), message, entry.get("dir") == "c2s", entry)
+                else:
+                    self._message(entry)
+            return self._new
         if event in ("start", "reconnect"):
             self._close()
             self._open()
@@ -308,8 +322,10 @@ class Judge:
             elif not conn.initialized:
                 self._emit("client-request-before-initialized", f"client: {method} before "
                                                                 "notifications/initialized", [index], ids=[rid])
-            self._capability(conn, index, method, params, rid)
-        self._version_header(conn, index, method, rid)
+            if method in SERVER_CAPABILITY:
+                self._capability(conn, index, method, params, rid)
+        if self._http is not None:
+            self._version_header(conn, index, method, rid)
         if rid is None or not isinstance(rid, (str, int)) or isinstance(rid, bool):
             self._emit("client-protocol-violation", f"client: {method} with an id that is not a string or integer",
                        [index], ids=[rid])
@@ -320,7 +336,8 @@ class Judge:
                        [index], ids=[rid])
         self._remember(conn.issued_c, key)
         self._pending(conn, conn.pending_c, key, _Request(method, index, params))
-        self._uses(conn, index, method, params)
+        if conn.stale or method in LIST_KIND or (conn.number > 1 and method in USE_KIND):  # else `_uses` has nothing
+            self._uses(conn, index, method, params)
         conn.last_client_request = index
 
     def _version_header(self, conn: _Connection, index: int, method: str, rid: Any) -> None:
