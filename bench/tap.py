@@ -11,7 +11,9 @@ A closed-loop client (standard library, newline-delimited JSON-RPC) against a sm
    of them after 200 to warm up; p50 and p95 of each, and the difference of the p50s (the target: at
    most 0.5 ms added);
 2. throughput: `--inflight` requests kept in flight, `--requests` of them: requests per second, and the
-   ratio tap / direct (the target: at least 0.9).
+   ratio tap / direct (the target: at least 0.9); on Linux also the CPU time per request of the server
+   and, through the tap, of the tap's own process (from /proc: where the time goes when the machine's
+   cores are all busy, which is when the ratio falls).
 
 The tap judges and (with `--record`) records as it goes: `--record` measures that too. Each round runs
 direct then tap, side by side; the figures shown are the medians over the rounds (the added latency and
@@ -89,7 +91,33 @@ def latency(command: list[str], requests: int, payload: str) -> list[float]:
     return samples
 
 
-def throughput(command: list[str], requests: int, inflight: int, payload: str) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User and system time of a process so far (Linux: /proc), 0 where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as handle:
+                    if int(handle.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(name))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def throughput(command: list[str], requests: int, inflight: int,
+               payload: str) -> tuple[float, float, float, float]:
+    """Requests per second; CPU microseconds per request of the process started, of its children, and of
+    this client."""
     client = Client(command)
     params = {"name": "echo", "arguments": {"message": payload}}
     for _ in range(200):
@@ -103,6 +131,9 @@ def throughput(command: list[str], requests: int, inflight: int, payload: str) -
             slots.acquire()
             client.request(params)
 
+    pid = client.proc.pid
+    below = children(pid)
+    cpu = [cpu_seconds(pid), sum(cpu_seconds(child) for child in below), time.process_time()]
     started = time.perf_counter()
     sender = threading.Thread(target=send_all, daemon=True)
     sender.start()
@@ -111,8 +142,11 @@ def throughput(command: list[str], requests: int, inflight: int, payload: str) -
         slots.release()
     sender.join()
     elapsed = time.perf_counter() - started
+    cpu = [(cpu_seconds(pid) - cpu[0]) * 1e6 / requests,
+           (sum(cpu_seconds(child) for child in below) - cpu[1]) * 1e6 / requests,
+           (time.process_time() - cpu[2]) * 1e6 / requests]
     client.close()
-    return requests / elapsed
+    return requests / elapsed, cpu[0], cpu[1], cpu[2]
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -144,7 +178,12 @@ def main() -> None:
             samples = latency(command, args.requests, payload)
             row[f"{name}_p50_ms"] = statistics.median(samples)
             row[f"{name}_p95_ms"] = pct(samples, .95)
-            row[f"{name}_rps"] = throughput(command, args.requests, args.inflight, payload)
+            row[f"{name}_rps"], own, child, row[f"{name}_client_cpu_us"] = throughput(
+                command, args.requests, args.inflight, payload)
+            if name == "direct":
+                row["direct_server_cpu_us"] = own
+            else:
+                row["tap_cpu_us"], row["tap_server_cpu_us"] = own, child
         row["added_p50_ms"] = row["tap_p50_ms"] - row["direct_p50_ms"]
         row["throughput_ratio"] = row["tap_rps"] / row["direct_rps"]
         rounds.append(row)
@@ -159,6 +198,8 @@ def main() -> None:
                                                   "added_p50_ms")},
         "direct_rps": round(median("direct_rps")), "tap_rps": round(median("tap_rps")),
         "throughput_ratio": round(median("throughput_ratio"), 3),
+        **{key: round(median(key), 1) for key in ("direct_client_cpu_us", "direct_server_cpu_us", "tap_client_cpu_us",
+                                                  "tap_server_cpu_us", "tap_cpu_us")},
     }
     for key, value in figures.items():
         print(f"{key:18} {value}")
