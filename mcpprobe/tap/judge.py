@@ -259,10 +259,9 @@ class Judge:
         self._one(conn, index, message, client, entry)
 
     def _one(self, conn: _Connection, index: int, message: Any, client: bool, entry: dict[str, Any]) -> None:
-        violation = "client-protocol-violation" if client else "protocol-violation"
-        who = "client" if client else "server"
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            self._emit(violation, f"{who}: a message that is not a JSON-RPC 2.0 object", [index])
+            self._emit("client-protocol-violation" if client else "protocol-violation",
+                       f"{'client' if client else 'server'}: a message that is not a JSON-RPC 2.0 object", [index])
             return
         method = message.get("method")
         has_id = "id" in message
@@ -275,7 +274,9 @@ class Judge:
         elif has_id and ("result" in message or "error" in message):
             (self._client_response if client else self._server_response)(conn, index, message)
         else:
-            self._emit(violation, f"{who}: a message that is neither request, notification nor response", [index])
+            self._emit("client-protocol-violation" if client else "protocol-violation",
+                       f"{'client' if client else 'server'}: a message that is neither request, notification nor "
+                       "response", [index])
 
     def _shape(self, index: int, message: dict[str, Any], client: bool) -> bool:
         """Whether a response is well formed (one of result and error; an error's code and message)."""
@@ -330,7 +331,7 @@ class Judge:
             self._emit("client-protocol-violation", f"client: {method} with an id that is not a string or integer",
                        [index], ids=[rid])
             return
-        key = _key(rid)
+        key = str(rid) if type(rid) is int else _key(rid)
         if key in conn.issued_c:
             self._emit("client-protocol-violation", f"client: request id {key} used again in the same session",
                        [index], ids=[rid])
@@ -491,7 +492,7 @@ class Judge:
             return  # an error about a request whose id could not be read: allowed
         if not self._shape(index, message, False):
             return
-        key = _key(rid)
+        key = str(rid) if type(rid) is int else _key(rid)
         request = conn.pending_c.pop(key, None)
         if request is None:
             self._emit("protocol-violation", f"server: a response to id {key}, which the client did not send or "
