@@ -11,7 +11,8 @@ A closed-loop client (standard library, newline-delimited JSON-RPC) against a sm
    of them after 200 to warm up; p50 and p95 of each, and the difference of the p50s (the target: at
    most 0.5 ms added);
 2. throughput: `--inflight` requests kept in flight, `--requests` of them: requests per second, and the
-   ratio tap / direct (the target: at least 0.9); on Linux also the CPU time per request of the server
+   ratio tap / direct (the target: at least 0.9); the latency of each request under that load (p50, p99,
+   and the difference of the p50s); on Linux also the CPU time per request of the server
    and, through the tap, of the tap's own process (from /proc: where the time goes when the machine's
    cores are all busy, which is when the ratio falls).
 
@@ -114,10 +115,9 @@ def children(pid: int) -> list[int]:
     return out
 
 
-def throughput(command: list[str], requests: int, inflight: int,
-               payload: str) -> tuple[float, float, float, float]:
-    """Requests per second; CPU microseconds per request of the process started, of its children, and of
-    this client."""
+def throughput(command: list[str], requests: int, inflight: int, payload: str) -> dict[str, float]:
+    """Requests per second; each request's latency under this load (ms); CPU microseconds per request of the
+    process started (`own`), of its children, and of this client."""
     client = Client(command)
     params = {"name": "echo", "arguments": {"message": payload}}
     for _ in range(200):
@@ -125,28 +125,33 @@ def throughput(command: list[str], requests: int, inflight: int,
     import threading
 
     slots = threading.Semaphore(inflight)
+    sent: dict[int, float] = {}
 
     def send_all() -> None:  # its own thread: a full pipe each way must not stall both sides
         for _ in range(requests):
             slots.acquire()
+            sent[client.next_id + 1] = time.perf_counter()
             client.request(params)
 
     pid = client.proc.pid
     below = children(pid)
     cpu = [cpu_seconds(pid), sum(cpu_seconds(child) for child in below), time.process_time()]
+    samples = []
     started = time.perf_counter()
     sender = threading.Thread(target=send_all, daemon=True)
     sender.start()
     for _ in range(requests):
-        client.answer()
+        rid = client.answer()
+        samples.append((time.perf_counter() - sent.pop(rid)) * 1000)
         slots.release()
     sender.join()
     elapsed = time.perf_counter() - started
-    cpu = [(cpu_seconds(pid) - cpu[0]) * 1e6 / requests,
-           (sum(cpu_seconds(child) for child in below) - cpu[1]) * 1e6 / requests,
-           (time.process_time() - cpu[2]) * 1e6 / requests]
+    figures = {"rps": requests / elapsed, "load_p50_ms": statistics.median(samples), "load_p99_ms": pct(samples, .99),
+               "own_cpu_us": (cpu_seconds(pid) - cpu[0]) * 1e6 / requests,
+               "child_cpu_us": (sum(cpu_seconds(child) for child in below) - cpu[1]) * 1e6 / requests,
+               "client_cpu_us": (time.process_time() - cpu[2]) * 1e6 / requests}
     client.close()
-    return requests / elapsed, cpu[0], cpu[1], cpu[2]
+    return figures
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -178,13 +183,15 @@ def main() -> None:
             samples = latency(command, args.requests, payload)
             row[f"{name}_p50_ms"] = statistics.median(samples)
             row[f"{name}_p95_ms"] = pct(samples, .95)
-            row[f"{name}_rps"], own, child, row[f"{name}_client_cpu_us"] = throughput(
-                command, args.requests, args.inflight, payload)
+            loaded = throughput(command, args.requests, args.inflight, payload)
+            for key in ("rps", "load_p50_ms", "load_p99_ms", "client_cpu_us"):
+                row[f"{name}_{key}"] = loaded[key]
             if name == "direct":
-                row["direct_server_cpu_us"] = own
+                row["direct_server_cpu_us"] = loaded["own_cpu_us"]
             else:
-                row["tap_cpu_us"], row["tap_server_cpu_us"] = own, child
+                row["tap_cpu_us"], row["tap_server_cpu_us"] = loaded["own_cpu_us"], loaded["child_cpu_us"]
         row["added_p50_ms"] = row["tap_p50_ms"] - row["direct_p50_ms"]
+        row["added_load_p50_ms"] = row["tap_load_p50_ms"] - row["direct_load_p50_ms"]
         row["throughput_ratio"] = row["tap_rps"] / row["direct_rps"]
         rounds.append(row)
 
@@ -196,6 +203,8 @@ def main() -> None:
         "rounds": args.rounds,
         **{key: round(median(key), 4) for key in ("direct_p50_ms", "direct_p95_ms", "tap_p50_ms", "tap_p95_ms",
                                                   "added_p50_ms")},
+        **{key: round(median(key), 4) for key in ("direct_load_p50_ms", "direct_load_p99_ms", "tap_load_p50_ms",
+                                                  "tap_load_p99_ms", "added_load_p50_ms")},
         "direct_rps": round(median("direct_rps")), "tap_rps": round(median("tap_rps")),
         "throughput_ratio": round(median("throughput_ratio"), 3),
         **{key: round(median(key), 1) for key in ("direct_client_cpu_us", "direct_server_cpu_us", "tap_client_cpu_us",
