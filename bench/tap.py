@@ -1,6 +1,7 @@
 """What `mcpprobe tap` costs a host: added latency per request, and throughput through the tap over direct.
 
     python bench/tap.py [--requests 4000] [--inflight 16] [--payload 0] [--rounds 3] [--json FILE] [-- SERVER...]
+    python bench/tap.py --judge [--requests 4000] [--payload 0] [--rounds 3]
 
 A closed-loop client (standard library, newline-delimited JSON-RPC) against a small stdio server
 (tests/fixtures/tap/mini_server.py, or the command after `--`: any server with an `echo` tool taking
@@ -15,6 +16,10 @@ A closed-loop client (standard library, newline-delimited JSON-RPC) against a sm
    and the difference of the p50s); on Linux also the CPU time per request of the server
    and, through the tap, of the tap's own process (from /proc: where the time goes when the machine's
    cores are all busy, which is when the ratio falls).
+
+`--judge` measures the judging alone, in this process, with no relay: the same exchange (a request and
+its answer, `--requests` times) cut into lines, made record entries and judged, as the tap's observer
+does; it prints the CPU time per message (the best of `--rounds` runs).
 
 The tap judges and (with `--record`) records as it goes: `--record` measures that too. Each round runs
 direct then tap, side by side; the figures shown are the medians over the rounds (the added latency and
@@ -154,6 +159,43 @@ def throughput(command: list[str], requests: int, inflight: int, payload: str) -
     return figures
 
 
+def judging(requests: int, payload: str, rounds: int) -> float:
+    """CPU microseconds per message to frame, make the entry of, and judge the bench's exchange (best of rounds)."""
+    from mcpprobe.safety.redact import Redactor
+    from mcpprobe.tap.frames import LineFramer
+    from mcpprobe.tap.judge import Judge
+    from mcpprobe.tap.observer import FRAME_LIMIT
+    from mcpprobe.tap.record import DEFAULT_CUT, message_entry
+
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
+    answer = {"protocolVersion": "2025-06-18", "serverInfo": {"name": "mini", "version": "1"},
+              "capabilities": {"tools": {"listChanged": True}}}
+    pieces = [("c2s", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}),
+              ("s2c", {"jsonrpc": "2.0", "id": 0, "result": answer}),
+              ("c2s", {"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    for rid in range(1, requests + 1):
+        pieces.append(("c2s", {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                               "params": {"name": "echo", "arguments": {"message": payload}}}))
+        text = json.dumps({"message": payload})
+        pieces.append(("s2c", {"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}}))
+    wire = [(direction, json.dumps(message).encode() + b"\n") for direction, message in pieces]
+    best = float("inf")
+    for _ in range(rounds):
+        judge, redactor = Judge(), Redactor(())
+        framers = {"c2s": LineFramer(FRAME_LIMIT), "s2c": LineFramer(FRAME_LIMIT)}
+        index = 0
+        started = time.process_time()
+        judge.feed({"event": "start", "t": 0.0})
+        for direction, data in wire:
+            for line in framers[direction].feed(data):
+                judge.feed(message_entry(index, 0.001 * index, direction, line, redactor, DEFAULT_CUT))
+                index += 1
+        judge.finish()
+        best = min(best, time.process_time() - started)
+        assert not judge.findings, judge.findings
+    return best * 1e6 / len(wire)
+
+
 def pct(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -167,10 +209,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--record", action="store_true", help="the tap writes a record too")
     parser.add_argument("--json", help="write the figures to this file as JSON")
+    parser.add_argument("--judge", action="store_true", help="measure the judging alone (no relay, no server)")
     argv = sys.argv[1:]
     server = argv[argv.index("--") + 1:] if "--" in argv else SERVER
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     payload = "x" * args.payload
+    if args.judge:
+        print(f"judging          {judging(args.requests, payload, args.rounds):.2f} us of CPU per message")
+        return
     folder = tempfile.mkdtemp(prefix="tap-bench-")
     tap = [sys.executable, "-m", "mcpprobe", "tap", "--quiet",
            *(["--record", os.path.join(folder, "r.jsonl")] if args.record else []), "--", *server]
