@@ -49,7 +49,7 @@ class LineFramer:
                 return out
             self._resync = False
             start = cut + 1
-        while True:
+        if self._buffer or self._digest is not None:  # the end of a line begun in an earlier piece
             cut = data.find(b"\n", start)
             if cut < 0:
                 self._gather(data, start, len(data))
@@ -57,6 +57,17 @@ class LineFramer:
             self._gather(data, start, cut + 1)
             out.append(self._take())
             start = cut + 1
+        # Whole lines in this piece: sliced from it, not gathered (the usual case, and the cheap one).
+        find, limit = data.find, self.limit
+        while (cut := find(b"\n", start)) >= 0:
+            stop = cut + 1
+            line = data[start:stop]
+            out.append(line if stop - start <= limit else Oversize(len(line), hashlib.sha256(line).hexdigest(),
+                                                                      line[:HEAD_BYTES]))
+            start = stop
+        if start < len(data):
+            self._gather(data, start, len(data))
+        return out
 
     def end(self) -> bytes | Oversize | None:
         """What is left when the stream ends: a last line without its newline, if any."""

@@ -52,6 +52,9 @@ WHOLE = {"client-protocol-version-header",
 
 
 def _key(value: Any) -> str:
+    """A request id as JSON text (the key of the requests in flight): 7 and "7" are two ids."""
+    if type(value) is int:  # most ids; exactly what JSON writes for them, past 64 bits too
+        return str(value)
     try:
         return orjson.dumps(value).decode()
     except (TypeError, orjson.JSONEncodeError):  # past 64 bits, a lone surrogate: JSON all the same
@@ -69,7 +72,7 @@ def _flag(capabilities: Any, name: str, flag: str) -> bool:
     return isinstance(section, dict) and section.get(flag) is True
 
 
-@dataclass
+@dataclass(slots=True)
 class _Request:
     method: str
     index: int
@@ -132,6 +135,17 @@ class Judge:
         """Judge one record entry; the findings it gave (for the live view)."""
         self._new = []
         event = entry.get("event")
+        if event is None:  # a message: the usual
+            if "dir" in entry:
+                self.messages += 1
+                http = entry.get("http")
+                self._http = http if isinstance(http, dict) else None
+                message = entry.get("msg")
+                if type(message) is dict:  # one message, read: straight to its rules
+                    self._one(self._connection(), entry.get("i", -1), message, entry.get("dir") == "c2s", entry)
+                else:
+                    self._message(entry)
+            return self._new
         if event in ("start", "reconnect"):
             self._close()
             self._open()
@@ -245,10 +259,9 @@ class Judge:
         self._one(conn, index, message, client, entry)
 
     def _one(self, conn: _Connection, index: int, message: Any, client: bool, entry: dict[str, Any]) -> None:
-        violation = "client-protocol-violation" if client else "protocol-violation"
-        who = "client" if client else "server"
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            self._emit(violation, f"{who}: a message that is not a JSON-RPC 2.0 object", [index])
+            self._emit("client-protocol-violation" if client else "protocol-violation",
+                       f"{'client' if client else 'server'}: a message that is not a JSON-RPC 2.0 object", [index])
             return
         method = message.get("method")
         has_id = "id" in message
@@ -261,7 +274,9 @@ class Judge:
         elif has_id and ("result" in message or "error" in message):
             (self._client_response if client else self._server_response)(conn, index, message)
         else:
-            self._emit(violation, f"{who}: a message that is neither request, notification nor response", [index])
+            self._emit("client-protocol-violation" if client else "protocol-violation",
+                       f"{'client' if client else 'server'}: a message that is neither request, notification nor "
+                       "response", [index])
 
     def _shape(self, index: int, message: dict[str, Any], client: bool) -> bool:
         """Whether a response is well formed (one of result and error; an error's code and message)."""
@@ -308,19 +323,22 @@ class Judge:
             elif not conn.initialized:
                 self._emit("client-request-before-initialized", f"client: {method} before "
                                                                 "notifications/initialized", [index], ids=[rid])
-            self._capability(conn, index, method, params, rid)
-        self._version_header(conn, index, method, rid)
+            if method in SERVER_CAPABILITY:
+                self._capability(conn, index, method, params, rid)
+        if self._http is not None:
+            self._version_header(conn, index, method, rid)
         if rid is None or not isinstance(rid, (str, int)) or isinstance(rid, bool):
             self._emit("client-protocol-violation", f"client: {method} with an id that is not a string or integer",
                        [index], ids=[rid])
             return
-        key = _key(rid)
+        key = str(rid) if type(rid) is int else _key(rid)
         if key in conn.issued_c:
             self._emit("client-protocol-violation", f"client: request id {key} used again in the same session",
                        [index], ids=[rid])
         self._remember(conn.issued_c, key)
         self._pending(conn, conn.pending_c, key, _Request(method, index, params))
-        self._uses(conn, index, method, params)
+        if conn.stale or method in LIST_KIND or (conn.number > 1 and method in USE_KIND):  # else `_uses` has nothing
+            self._uses(conn, index, method, params)
         conn.last_client_request = index
 
     def _version_header(self, conn: _Connection, index: int, method: str, rid: Any) -> None:
@@ -474,7 +492,7 @@ class Judge:
             return  # an error about a request whose id could not be read: allowed
         if not self._shape(index, message, False):
             return
-        key = _key(rid)
+        key = str(rid) if type(rid) is int else _key(rid)
         request = conn.pending_c.pop(key, None)
         if request is None:
             self._emit("protocol-violation", f"server: a response to id {key}, which the client did not send or "

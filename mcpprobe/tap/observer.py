@@ -89,22 +89,29 @@ class Observer:
                     return
                 time.sleep(POLL_SECONDS)
                 continue
-            if self.failure is not None:
-                continue
-            try:
-                if dropped:
-                    self._framers[direction].gap()
-                    self._handle({"event": "skipped", "t": round(at - self._start, 6), "dir": direction,
-                                  "messages": dropped})
-                if http is not None:
-                    self._whole(direction, at, data, http)
-                    continue
-                if not data:
-                    continue
-                for line in self._framers[direction].feed(data):
-                    self._line(direction, at, line)
-            except Exception as exc:  # noqa: BLE001 - a bug in judging must never reach the relay
-                self.failure = f"{type(exc).__name__}: {exc}"
+            self._take(direction, at, data, dropped, http)
+
+    def _take(self, direction: str, at: float, data: bytes, dropped: int, http: dict[str, Any] | None) -> None:
+        if self.failure is not None:
+            return
+        try:
+            if dropped:
+                self._framers[direction].gap()
+                self._handle({"event": "skipped", "t": round(at - self._start, 6), "dir": direction,
+                              "messages": dropped})
+            if http is not None:
+                self._whole(direction, at, data, http)
+                return
+            if not data:
+                return
+            t = at - self._start
+            for line in self._framers[direction].feed(data):  # `_line`, inline: once per message
+                entry = message_entry(self._index, t, direction, line, self._redact, self._cut)
+                self._index += 1
+                self.tally[direction] += 1
+                self._handle(entry)
+        except Exception as exc:  # noqa: BLE001 - a bug in judging must never reach the relay
+            self.failure = f"{type(exc).__name__}: {exc}"
 
     def _end(self) -> None:
         if self.failure is not None:

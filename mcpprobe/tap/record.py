@@ -89,22 +89,25 @@ def _envelope(message: Any, size: int, digest: str) -> dict[str, Any]:
 def message_entry(index: int, t: float, direction: str, line: bytes | Oversize, redactor: Redactor,
                   cut: int) -> dict[str, Any]:
     """The record's entry for one line read on the wire."""
-    entry: dict[str, Any] = {"i": index, "t": round(t, 6), "dir": direction}
+    # To the microsecond, as round(t, 6) (but for a tie at half of one), at a quarter of its cost.
+    entry: dict[str, Any] = {"i": index, "t": round(t * 1e6) / 1e6, "dir": direction}
     if isinstance(line, Oversize):
         entry["size"] = line.size
         entry["text"] = _text(line.head, redactor)
         entry["cut"] = {"size": line.size, "sha256": line.sha256}
         return entry
     entry["size"] = len(line)
-    body = line.rstrip(b"\r\n")
     try:
-        message = _loads(body)
-    except ValueError:
-        entry["text"] = _text(body, redactor)
-        entry["sha256"] = hashlib.sha256(line).hexdigest()
-        return entry
+        message = orjson.loads(line)  # the usual, and fast; the newline after it is whitespace to JSON
+    except orjson.JSONDecodeError:
+        try:
+            message = _loads(line.rstrip(b"\r\n"))
+        except ValueError:
+            entry["text"] = _text(line.rstrip(b"\r\n"), redactor)
+            entry["sha256"] = hashlib.sha256(line).hexdigest()
+            return entry
     if redactor:
-        text = body.decode("utf-8", "replace")
+        text = line.rstrip(b"\r\n").decode("utf-8", "replace")
         masked = redactor(text)
         if masked != text:
             with contextlib.suppress(ValueError):

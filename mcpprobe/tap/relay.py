@@ -77,7 +77,10 @@ def _pdeathsig() -> Callable[[], None] | None:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
+    written = os.write(fd, data)  # a pipe takes it all at once, nearly always
+    if written == len(data):
+        return
+    view = memoryview(data)[written:]
     while view:
         written = os.write(fd, view)
         view = view[written:]
