@@ -32,6 +32,7 @@ from mcpprobe.load.schedule import Schedule
 from mcpprobe.load.slo import Slo
 from mcpprobe.load.work import Operation, Spec, interleave, prepare
 from mcpprobe.operations.outcome import Outcome, guarded
+from mcpprobe.wire.pipelined import Pipeline
 from mcpprobe.wire.target import Target
 
 if TYPE_CHECKING:
@@ -149,19 +150,21 @@ class Runner:
                 outer.start_soon(self._sampler)
             with anyio.CancelScope() as scope:
                 self._workers = scope
-                if self._pipelined():
-                    await self._pipeline([session.conn for session in self.sessions])
+                pipelines = self._pipelines()
+                if pipelines is not None:
+                    await self._pipeline(pipelines)
                 else:
                     async with anyio.create_task_group() as group:
                         for index in range(workers):
-                            group.start_soon(self._worker, self.sessions[index % len(self.sessions)])
+                            session = self.sessions[index % len(self.sessions)]
+                            group.start_soon(self._worker, session, Pipeline.of(session.conn))
             outer.cancel_scope.cancel()
         self.wall_seconds = time.perf_counter() - self.started
         self.cpu_seconds = _cpu() - self.cpu_started
         self._row(time.perf_counter())
         self._sample(time.perf_counter())
 
-    async def _worker(self, session: Session) -> None:
+    async def _worker(self, session: Session, pipeline: Pipeline | None) -> None:
         conn, timeout, operations, cycle = session.conn, self.timeout, self.operations, self.cycle
         schedule = self.schedule
         perf = time.perf_counter
@@ -186,7 +189,8 @@ class Runner:
             self.in_flight += 1
             posted = None
             try:
-                posted = conn.post(op.method, op.params, timeout=timeout, headers=op.headers)
+                if pipeline is not None:  # written at once when the transport can (stdio), else None
+                    posted = pipeline.post(op.method, op.params, timeout=timeout, headers=op.headers)
                 if posted is not None:
                     result = await posted.result()
                 else:
@@ -212,16 +216,18 @@ class Runner:
                 self._stop()
                 return
 
-    def _pipelined(self) -> bool:
+    def _pipelines(self) -> list[Pipeline] | None:
         """Sessions whose transports queue sends (stdio, streamable HTTP) run as a pipeline, in either
         loop; the others (HTTP+SSE, whose POST waits), and a load whose operations may become tasks
-        (each followed to its end by its worker), have `concurrency` workers."""
-        return (not any(op.follow for op in self.operations)
-                and all(s.conn.fast.queueing is not None for s in self.sessions))
+        (each followed to its end by its worker), have `concurrency` workers (None)."""
+        if any(op.follow for op in self.operations):
+            return None
+        pipelines = [pipeline for s in self.sessions if (pipeline := Pipeline.of(s.conn)) is not None]
+        return pipelines if len(pipelines) == len(self.sessions) else None
 
     async def _pipeline(self, conns: list[Any]) -> None:
         """The load without a task, future or timer per request. Each request is queued on its
-        connection (`Connection.enqueue`); its answer, as the reader parses it, calls back here and is
+        connection (`Pipeline.enqueue`); its answer, as the reader parses it, calls back here and is
         recorded. A closed loop queues the next request from that callback; an open loop has one
         dispatcher that queues each request when it is due, whether or not earlier ones were
         answered, up to `concurrency` in flight (a request due while all are busy waits for one, and
@@ -248,7 +254,7 @@ class Runner:
                                       headers=op.headers)
             if request_id is None:  # the connection is gone: what is in flight is failing with it
                 schedule.stop()
-                self.lost = self.lost or conn.closed_error
+                self.lost = self.lost or conn.conn.closed_error
                 issuing[0] = False
                 if not flying:
                     finished.set()
@@ -271,7 +277,7 @@ class Runner:
             self.in_flight = len(flying)
             self._record(which, int((at - start) * 1e6), kind, measured, at)
             if self.lost is None:
-                closed = conns[key % span].closed_error
+                closed = conns[key % span].conn.closed_error
                 if closed is not None:
                     self.lost = closed
                     self._stop()
