@@ -306,31 +306,43 @@ class Runner:
                 "rate": last.get("throughput", 0.0), "warmup": now <= self.schedule.measure_start, **figures}
 
 
-class _Flight:
-    """A request of the pipeline in flight: its operation (an index of `Runner.operations`), when its
-    latency began (when it was due, in an open loop), whether it is measured, and when it was sent."""
-
-    __slots__ = ("op", "start", "measured", "sent")
-
-    def __init__(self, op: int, start: float, measured: bool, sent: float) -> None:
-        self.op, self.start, self.measured, self.sent = op, start, measured, sent
+# A request of the pipeline in flight: (its operation, an index of `Runner.operations`; when its latency
+# began, when it was due in an open loop; whether it is measured; when it was sent). A tuple: one is made
+# per request, in the hot path, where a class's __init__ would be a call more.
+_Flight = tuple[int, float, bool, float]
 
 
 class _Lane:
     """One connection of the pipeline, with its requests in flight by id, oldest first (a dict keeps
     the order of insertion)."""
 
-    __slots__ = ("pipeline", "flying", "load")
+    __slots__ = ("pipeline", "flying", "load", "on_answer")
 
     def __init__(self, pipeline: Pipeline, load: _Pipelined) -> None:
         self.pipeline, self.load = pipeline, load
         self.flying: dict[int, _Flight] = {}
+        self.on_answer = self.answered  # bound once: `enqueue` is given it for every request
 
     def answered(self, request_id: int, pending: Pending) -> None:
-        """The pipeline's callback (`Pipeline.enqueue`): the answer to one of this lane's requests was read."""
+        """The pipeline's callback (`Pipeline.enqueue`): the answer to one of this lane's requests was
+        read; it is recorded by kind (`isError` for a tool's error result)."""
         flight = self.flying.pop(request_id, None)
-        if flight is not None:
-            self.load.answered(self, flight, pending)
+        if flight is None:
+            return
+        load = self.load
+        kind: str | None = None
+        error = pending.error
+        if error is not None:
+            kind = error_kind(error)
+            runner = load.runner
+            if server_gone(error) and runner.lost is None:
+                runner.lost = error
+                runner._stop()
+        elif load.calls[flight[0]]:
+            result = pending.result
+            if result is not None and result.get("isError") is True:
+                kind = "isError"
+        load.ended(self, flight, kind, pending.answered or time.perf_counter())
 
 
 class _Pipelined:
@@ -345,6 +357,10 @@ class _Pipelined:
 
     def __init__(self, runner: Runner, pipelines: list[Pipeline]) -> None:
         self.runner = runner
+        # The runner's parts the hot path reads, looked up once.
+        self.schedule, self.operations, self.cycle = runner.schedule, runner.operations, runner.cycle
+        self.calls = [op.is_call for op in runner.operations]
+        self.record = runner._record
         self.lanes = [_Lane(pipeline, self) for pipeline in pipelines]
         self.issuing = True  # the schedule may still give slots
         self.finished = anyio.Event()  # nothing more to issue, nothing in flight
@@ -355,7 +371,7 @@ class _Pipelined:
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._watchdog)
-                if runner.schedule.open:
+                if self.schedule.open:
                     group.start_soon(self._dispatch)
                 else:
                     for _ in range(runner.plan.concurrency):
@@ -375,18 +391,19 @@ class _Pipelined:
         """Queue the request of `slot` (index, due, measured), its latency counted from `start`; False
         when its connection is gone (what is in flight is failing with it)."""
         runner = self.runner
-        index, _, measured = slot
-        which = runner.cycle[index % len(runner.cycle)]
-        op = runner.operations[which]
+        index = slot[0]
+        cycle = self.cycle
+        which = cycle[index % len(cycle)]
+        op = self.operations[which]
         lane = self.lanes[index % len(self.lanes)]
-        request_id = lane.pipeline.enqueue(op.method, op.params, timeout=runner.timeout, on_answer=lane.answered,
+        request_id = lane.pipeline.enqueue(op.method, op.params, timeout=runner.timeout, on_answer=lane.on_answer,
                                            headers=op.headers)
         if request_id is None:
-            runner.schedule.stop()
+            self.schedule.stop()
             runner.lost = runner.lost or lane.pipeline.conn.closed_error
             self._issued_all()
             return False
-        lane.flying[request_id] = _Flight(which, start, measured, time.perf_counter())
+        lane.flying[request_id] = (which, start, slot[2], time.perf_counter())
         runner.in_flight += 1
         return True
 
@@ -396,37 +413,24 @@ class _Pipelined:
             self.finished.set()
 
     def _next_closed(self) -> None:
-        slot = self.runner.schedule.next()
+        slot = self.schedule.next()
         if slot is None:
             self._issued_all()
         else:
             self._issue(slot, time.perf_counter())
 
-    def answered(self, lane: _Lane, flight: _Flight, pending: Pending) -> None:
-        runner = self.runner
-        kind: str | None = None
-        error = pending.error
-        if error is not None:
-            kind = error_kind(error)
-            if server_gone(error) and runner.lost is None:
-                runner.lost = error
-                runner._stop()
-        elif runner.operations[flight.op].is_call and pending.outcome().get("isError") is True:
-            kind = "isError"
-        self._ended(lane, flight, kind, pending.answered or time.perf_counter())
-
-    def _ended(self, lane: _Lane, flight: _Flight, kind: str | None, at: float) -> None:
+    def ended(self, lane: _Lane, flight: _Flight, kind: str | None, at: float) -> None:
         """`flight`, out of its lane's table, recorded; the next request queued (closed loop), or the
         dispatcher woken (open loop)."""
         runner = self.runner
         runner.in_flight -= 1
-        runner._record(flight.op, int((at - flight.start) * 1e6), kind, flight.measured, at)
+        self.record(flight[0], int((at - flight[1]) * 1e6), kind, flight[2], at)
         if runner.lost is None:
             closed = lane.pipeline.conn.closed_error
             if closed is not None:
                 runner.lost = closed
                 runner._stop()
-        if not runner.schedule.open:
+        if not self.schedule.open:
             self._next_closed()
         elif self.waiting:
             self.waiting.pop().set()
@@ -467,14 +471,14 @@ class _Pipelined:
             for lane in self.lanes:
                 expired = []
                 for request_id, flight in lane.flying.items():  # oldest first
-                    if flight.sent + timeout > now:
+                    if flight[3] + timeout > now:
                         break
                     expired.append(request_id)
                 for request_id in expired:
                     late = lane.flying.pop(request_id, None)
                     if late is not None:
                         lane.pipeline.give_up(request_id, "timed out")
-                        self._ended(lane, late, "timeout", time.perf_counter())
+                        self.ended(lane, late, "timeout", time.perf_counter())
 
 
 def _row_figures(stats: Stats, seconds: float) -> dict[str, Any]:
