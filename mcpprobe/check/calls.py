@@ -7,14 +7,19 @@ read-only needs --yes, or a yes on a terminal); only then is `tools/call` sent, 
 declared it, and following a task to its result). A tool that answers `isError: true` passes: its
 own failure is a result, not a protocol failure. The calls are made once per run (`named_calls`),
 and every check that judges them (tools.call-named, tasks.ext-created-task-resolves) reads the same.
+
+Each tool is called at most once per run, whoever asks (`call_once`): a tool named with --call that is
+also one of the suite's fixture tools (--suite-fixtures) is not called again; the suite's check reads
+the call that was made (mcpprobe.check.suite).
 """
 
 from __future__ import annotations
 
 import shlex
 import time
+import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcpprobe.check.context import CheckContext, Exchange, NamedCall, Verdict, errored, failed, inert, passed, skipped
@@ -43,6 +48,7 @@ class NamedRun:
     outcome: InvokeOutcome
     exchange: Exchange
     ended: float  # time.monotonic() when the call (and its task) ended
+    asked: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # the server's requests for input during it
 
 
 @dataclass
@@ -51,18 +57,37 @@ class NamedCalls:
     runs: list[NamedRun]
 
 
+@dataclass
+class _Calls:
+    """The tool calls of one check run: --call's, made once (`named`), and every tool called, by name."""
+
+    named: NamedCalls | None = None
+    by_tool: dict[str, NamedRun] = field(default_factory=dict)
+
+
+_RUNS: weakref.WeakKeyDictionary[CheckContext, _Calls] = weakref.WeakKeyDictionary()
+
+
+def _calls(ctx: CheckContext) -> _Calls:
+    return _RUNS.setdefault(ctx, _Calls())
+
+
+def called(ctx: CheckContext, tool: str) -> NamedRun | None:
+    """The call of `tool` already made in this run, if one was sent."""
+    return _calls(ctx).by_tool.get(tool)
+
+
 async def named_calls(ctx: CheckContext) -> NamedCalls:
     """The tools named with --call, each called once per run however many checks judge the calls
     (tools.call-named, tasks.ext-created-task-resolves): never twice on one command line."""
-    done: NamedCalls | None = getattr(ctx, "_named_calls", None)
-    if done is None:
+    calls = _calls(ctx)
+    if calls.named is None:
         runs: list[NamedRun] = []
         verdict = await _call_each(ctx, runs)
-        done = NamedCalls(verdict, runs)
-        ctx._named_calls = done  # type: ignore[attr-defined]
-    for run in done.runs:
+        calls.named = NamedCalls(verdict, runs)
+    for run in calls.named.runs:
         ctx.note(run.exchange)
-    return done
+    return calls.named
 
 
 async def call_each(ctx: CheckContext) -> Verdict:
@@ -78,14 +103,21 @@ async def call_once(ctx: CheckContext, call: NamedCall, listing: Listing,
     then sent as `call` sends it (mcpprobe.operations.invoke.send_tool_call), the server's requests
     for input answered by `call`'s InputBroker as the settings declared (--suite-fixtures: elicitation
     declined, sampling answered with a fixed text; each such request kept in `observed`, when given)
-    and its progress kept on the run's outcome. `prepare`: sent once the call is allowed, before it."""
+    and its progress kept on the run's outcome. `prepare`: sent once the call is allowed, before it.
+
+    A tool already called in this run is not called again (nothing sent, `prepare` neither): the run
+    of that call is returned, whatever arguments it had; the caller compares them with its own."""
     from mcpprobe.operations.checks import checked_arguments, confirm_call
     from mcpprobe.operations.input import InputBroker, Unattended
     from mcpprobe.operations.invoke import send_tool_call, task_rule
     from mcpprobe.operations.outcome import InvokeOutcome
 
+    earlier = called(ctx, call.tool)
+    if earlier is not None:
+        return earlier.outcome.item or {"name": call.tool}, earlier
     confirmer = ctx.options.confirmer or Unattended()
     name = call.tool
+    observed = observed if observed is not None else []
     outcome = InvokeOutcome("call", item_kind="tools")
     tool, arguments = await checked_arguments(ctx.session, outcome, listing, name, call.arguments)
     as_task = task_rule(ctx.session, outcome, tool, None)  # as `call` decides: a task where the server makes one
@@ -109,7 +141,9 @@ async def call_once(ctx: CheckContext, call: NamedCall, listing: Listing,
     exchange.ms = (time.perf_counter() - started) * 1000
     if result is not None:
         ctx.results_seen.append(("tools/call", result))
-    return tool, NamedRun(call, outcome, exchange, time.monotonic())
+    run = NamedRun(call, outcome, exchange, time.monotonic(), observed)
+    _calls(ctx).by_tool[name] = run
+    return tool, run
 
 
 async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:

@@ -181,7 +181,10 @@ _SUITE_CALL = ("Only with `--suite-fixtures`, and only where `tools/list` lists 
                "one rule of every call mcpprobe makes (listed, arguments checked; a tool not marked read-only needs "
                "`--yes` or a yes on a terminal, else nothing is sent and the check is an `error`, exit 3). {judge} "
                "A JSON-RPC error instead of a result fails, and so does a listed `inputSchema` that refuses the "
-               "arguments the suite sends (nothing is sent then). Otherwise skipped, nothing sent.")
+               "arguments the suite sends (nothing is sent then). Otherwise skipped, nothing sent. A tool also "
+               "named with `--call` is called once per run: this check judges that call when it sent the suite's "
+               "arguments (not for `test_tool_with_logging`, whose log messages the suite watches at its own "
+               "level), else it is skipped, saying why.")
 _SUITE_READ = ("Only with `--suite-fixtures`, and only where {listing} lists `{name}`: {send}. {judge} A JSON-RPC "
                "error instead of a result fails. Otherwise skipped, nothing sent.")
 
@@ -389,7 +392,8 @@ _MRTR_HOW = ("Only with `--suite-fixtures`, in 2026-07-28, and only where {listi
              "{judge} Otherwise skipped, nothing sent.")
 _MRTR_CALL = ("calls it with no arguments (through the one rule of every call mcpprobe makes: a tool not marked "
               "read-only needs `--yes` or a yes on a terminal, else nothing is sent and the check is an `error`, "
-              "exit 3), reads its `input_required` result and retries, as the suite does.")
+              "exit 3), reads its `input_required` result and retries, as the suite does; not when `--call` "
+              "called the tool in this run (each tool is called once per run: skipped, saying why).")
 _MRTR_ANSWERS = (" The input requests are answered by `call`'s InputBroker as `--suite-fixtures` declares: "
                  "`elicitation/create` declined, `sampling/createMessage` a fixed text, `roots/list` the one root "
                  "`file:///test/root` (the suite accepts with its own values; the fixture contract keys on the "

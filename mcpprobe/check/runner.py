@@ -90,6 +90,12 @@ def needs_declared(check: Check, capabilities: dict[str, Any]) -> bool:
     return False
 
 
+def graded(status: Status, level: Level) -> Status:
+    """A verdict as reported at the rule's level: only a MUST fails; a `fail` of a SHOULD or MAY rule
+    (in the revision judged) is a `warn`. Every result judged from a check's verdict goes through here."""
+    return Status.WARN if status is Status.FAIL and level is not Level.MUST else status
+
+
 def _gate(check: Check, session: Session, options: CheckOptions) -> tuple[Status, str] | None:
     version = session.snapshot.protocol_version
     if version not in check.revisions:
@@ -143,9 +149,7 @@ async def run_checks(session: Session, options: CheckOptions, results: list[Resu
             # signal now, and cancels the run here, before anything else is judged or sent.
             await anyio.sleep(SIGNAL_GRACE)
         verdict = http_evidence(ctx, verdict, raised)  # an HTTP error answer is the server's, not a lost connection
-        status = verdict.status
-        if status is Status.FAIL and level is not Level.MUST:
-            status = Status.WARN
+        status = graded(verdict.status, level)
         evidence, omitted = (verdict.evidence, 0) if verdict.evidence else (ctx.evidence(), ctx.evidence_omitted())
         results.append(Result(check, status, level, verdict.message, url, evidence, verdict.detail,
                               (time.perf_counter() - started) * 1000, omitted))
@@ -237,7 +241,7 @@ def auth_results(outcome: CheckOutcome, settings: Settings, options: CheckOption
             results.append(Result(check, Status.ERROR, level, f"the diagnosis failed: {data['failed']}", url))
             continue
         verdict = FROM_DIAGNOSIS[check.id](data, version)
-        status = Status.WARN if verdict.status is Status.FAIL and level is not Level.MUST else verdict.status
+        status = graded(verdict.status, level)
         judged = status in (Status.PASS, Status.FAIL, Status.WARN)
         message = verdict.message + (f" (judged by protocol {version}: none was negotiated)" if judged else "")
         results.append(Result(check, status, level, message, url, verdict.evidence, verdict.detail))

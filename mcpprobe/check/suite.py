@@ -31,11 +31,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcpprobe.check.calls import NamedRun, call_once
+from mcpprobe.check.calls import NamedRun, call_once, called
 from mcpprobe.check.context import (
     CheckContext,
     NamedCall,
@@ -54,6 +54,9 @@ from mcpprobe.client.capabilities import declared
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
 from mcpprobe.operations.input import OBSERVED_SCHEMA_CHARS
+
+if TYPE_CHECKING:
+    from mcpprobe.client.catalog import Listing
 
 LOG_WANTED = 3  # the suite's test_tool_with_logging sends three log messages
 # After the call's answer, how long log messages not yet come are waited for (the suite waits 0.2 s): at least
@@ -330,8 +333,11 @@ async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
             if len(logs) >= LOG_WANTED:
                 enough.set()
 
-    seen_asked: list[tuple[str, dict[str, Any]]] = []
     call = NamedCall(" ".join([tool, *words]), tool, ToolArguments.parse(list(words)))
+    earlier = called(ctx, tool)
+    if earlier is not None:  # named with --call too: called once per run, and judged from that call
+        return _judged(ctx, check_id, earlier, call, listing)
+    seen_asked: list[tuple[str, dict[str, Any]]] = []
     handlers = ctx.session.conn.notification_handlers
     handlers.append(on_notification)
     try:
@@ -352,27 +358,47 @@ async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
                 await enough.wait()
     finally:
         handlers.remove(on_notification)
+    return _judged(ctx, check_id, run, call, listing, logs)
+
+
+def _judged(ctx: CheckContext, check_id: str, run: NamedRun, call: NamedCall, listing: Listing,
+            logs: list[dict[str, Any]] | None = None) -> Verdict:
+    """The fixture tool's one call in this run, judged as the suite judges it. `logs`: the
+    notifications/message watched during the call; None when the call was --call's (made before this
+    check, by tools.call-named), which is judged when it sent the suite's arguments and the judgement
+    needs no log messages (those the suite asks for at its own level first), else skipped."""
+    tool, _, judge, good = TOOLS[check_id]
     ctx.note(run.exchange)
     exchange = run.exchange
+    if logs is None:
+        listed = next((t for t in listing.items if isinstance(t, dict) and t.get("name") == tool), {})
+        if run.outcome.arguments != call.arguments.build(listed.get("inputSchema")):
+            return skipped(f"{tool} was called in this run with --call {inert(run.call.spec, 120)}, not with the "
+                           f"arguments the suite sends ({inert(call.spec, 120)}); each tool is called once per run: "
+                           "not judged")
+        if judge is _logging:
+            return skipped(f"{tool} was called in this run with --call, before the suite's logging/setLevel and "
+                           "with no watch on its log messages; each tool is called once per run: not judged")
+    watched = logs or []
     if exchange.result is None:
         if isinstance(exchange.error, ProbeError) and exchange.rpc_code is None:
             verdict = errored(f"tools/call {inert(tool, 60)}: {inert(exchange.error.message, 200)}")
             verdict.detail["exitCode"] = int(exchange.error.exit_code)
             return verdict
         return failed(f"{tool} answered {answer_text(exchange)}, not a result ({CONTRACT})")
-    seen = Seen(run, logs, seen_asked)
-    dropped = next((params["dropped"] for _, params in seen_asked if "dropped" in params), None)
+    seen = Seen(run, watched, run.asked)
+    dropped = next((params["dropped"] for _, params in run.asked if "dropped" in params), None)
     if judge in (_sep1034, _sep1330) and dropped is not None:
         return skipped(f"{tool}'s elicitation/create schema was {dropped} characters of JSON, more than mcpprobe "
                        f"keeps ({OBSERVED_SCHEMA_CHARS}); not judged")
     problems = judge(seen)
     detail: dict[str, Any] = {"tool": tool}
     if judge is _logging:
-        detail["logMessages"] = len(logs)
+        detail["logMessages"] = len(watched)
     if judge is _progress:
         detail["progress"] = [e.get("progress") for e in run.outcome.progress][:20]
     if judge in (_sampling, _elicitation, _sep1034, _sep1330):
-        detail["requests"] = [method for method, _ in seen_asked]
+        detail["requests"] = [method for method, _ in run.asked]
     if problems:
         return failed(f"{tool}: " + "; ".join(problems) + f" ({CONTRACT})", **detail)
     return passed(f"{tool} answered {good}, as the suite's fixture does", **detail)

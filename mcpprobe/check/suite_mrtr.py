@@ -175,6 +175,12 @@ async def _allowed(ctx: CheckContext, kind: str, name: str) -> Verdict | None:
         return not_listed(kind, name)
     if kind != "tool":
         return None
+    from mcpprobe.check.calls import called
+
+    earlier = called(ctx, name)
+    if earlier is not None:  # a tool is called once per run (mcpprobe.check.calls.call_once)
+        return skipped(f"{name} was called in this run with --call {inert(earlier.call.spec, 120)}; each tool is "
+                       "called once per run, and this scenario's rounds are its own: not run, nothing sent")
     from mcpprobe.operations.arguments import ToolArguments
     from mcpprobe.operations.checks import checked_arguments, confirm_call
     from mcpprobe.operations.input import Unattended

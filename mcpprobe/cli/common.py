@@ -334,34 +334,16 @@ def run_and_emit(operation: Callable[..., Awaitable[Outcome]], inv: ServerInvoca
 
     show = ShowWhenReady(show_outcome)
 
-    def ready(outcome: Outcome) -> None:
-        published_findings(inv, outcome)
-        show(outcome)
-
     if spinner is not None:
         spinner.start()
     try:
-        outcome = run_operation(operation, inv.target, inv.settings, *args, on_ready=ready, show=show, **kwargs)
+        outcome = run_operation(operation, inv.target, inv.settings, *args, on_ready=show, show=show, **kwargs)
     finally:
         if spinner is not None:
             spinner.stop()
     if show.code is not None:
         return show.code
-    if outcome is not None:
-        published_findings(inv, outcome)
     return emit_outcome(outcome, as_json, inv.command, inv.redactor)
-
-
-def published_findings(inv: ServerInvocation, outcome: Outcome) -> None:
-    """--server-json: where the running server's serverInfo disagrees with the file, a finding on
-    the outcome (once, whichever path reports it)."""
-    if inv.published is None or outcome.snapshot is None:
-        return
-    if any(finding.code == "server-json-mismatch" for finding in outcome.findings):
-        return
-    from mcpprobe.fleet.serverjson import identity_findings
-
-    outcome.findings.extend(identity_findings(inv.published, outcome.snapshot.server_info))
 
 
 def preload(*modules: str) -> None:
@@ -411,14 +393,20 @@ def open_trace(inv: Invocation) -> TraceWriter | None:
 
 
 @contextlib.contextmanager
-def session_extras(inv: Invocation) -> Iterator[tuple[SessionHooks, TraceWriter | None]]:
-    """What one server's session takes from the command line: --server-stderr, and --trace (its
-    writer feeds the session and is closed after the run; `trace_checked` then asks it)."""
+def session_extras(inv: ServerInvocation) -> Iterator[tuple[SessionHooks, TraceWriter | None]]:
+    """What one server's session takes from the command line: --server-stderr, --trace (its
+    writer feeds the session and is closed after the run; `trace_checked` then asks it), and
+    --server-json's comparison of the server with the file (added once, where the snapshot is kept)."""
     from mcpprobe.client.connect import SessionHooks
 
+    judge = None
+    if inv.published is not None:
+        from mcpprobe.fleet.serverjson import identity_judge
+
+        judge = identity_judge(inv.published)
     writer = open_trace(inv)
     try:
-        yield SessionHooks.of_run(writer, server_stderr_writer(inv)), writer
+        yield SessionHooks.of_run(writer, server_stderr_writer(inv), judge_snapshot=judge), writer
     finally:
         if writer is not None:
             writer.close()

@@ -193,13 +193,17 @@ _WORDS = "mcpprobe.words"  # the command line's words after the program name
 def interrupted_early(words: list[str]) -> int:
     """Ctrl-C before the command ran (while mcpprobe loads, or reads its command line): "interrupted"
     on stderr and, when `--json` (or `--format json`) is among the words before `--`, the
-    interrupted document on stdout, as for an interruption later; exit 130. Never for `tap`: its
-    stdout is the host's channel to the server (its `--format` is the report's), so nothing of
-    mcpprobe's goes there, interrupted or not."""
+    interrupted document on stdout, as for an interruption later; exit 130. Never for a command whose
+    stdout is a host's channel to a server (`Entry.stdout_is_the_hosts`: `tap`, whose `--format` is the
+    report's), so nothing of mcpprobe's goes there, interrupted or not."""
+    from mcpprobe.cli.registry import COMMANDS
+
     own = words[:words.index("--")] if "--" in words else words
     names = [word for word in own if not word.startswith("-")]
     command = " ".join(names[:2] if names[:1] == ["auth"] else names[:1])  # `auth login`, as its own document
-    as_json = command != "tap" and ("--json" in own or "--format=json" in own or any(
+    entry = COMMANDS.get(command)
+    hosts = entry is not None and entry.stdout_is_the_hosts
+    as_json = not hosts and ("--json" in own or "--format=json" in own or any(
         word == "--format" and following == "json" for word, following in zip(own, own[1:], strict=False)))
     return _say_interrupted(command, as_json)
 

@@ -17,7 +17,6 @@ from mcpprobe.cli.common import (
     Confirmation,
     command_line,
     looks_like_address,
-    published_findings,
     run_operation,
     session_extras,
     trace_checked,
@@ -173,7 +172,6 @@ def _finish(inv: ServerInvocation, outcome: InvokeOutcome | None, started: list[
         # Interrupted (exit 130): show what had been sent and received so far, not just "interrupted".
         outcome = started[0]
         outcome.interrupted = True
-    published_findings(inv, outcome)
     show(Invoked(outcome, written=written), fmt, inv.redactor)
     return int(outcome.exit_code)
 

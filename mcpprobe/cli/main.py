@@ -1,9 +1,10 @@
-"""The command line's entry: the `mcpprobe` group, and where each command lives.
+"""The command line's entry: the `mcpprobe` group.
 
 `main()` (called by `mcpprobe.launch`, the console script) guards the standard streams and hands
-argv to click. The group knows every command's name and short help from the table below without
-importing its module, so `mcpprobe --help`, `--version` and shell completion load only click and
-this module; a command's module is imported when that command runs (or its help is asked for).
+argv to click. The group knows every command's name and short help from the table of
+cli/registry.py without importing its module, so `mcpprobe --help`, `--version` and shell
+completion load only click, this module and the table; a command's module is imported when that
+command runs (or its help is asked for).
 From there the path of a command is in that module (the README's "Code map" follows it).
 """
 
@@ -13,57 +14,17 @@ import contextlib
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import click
 
 from mcpprobe import __version__
 from mcpprobe.cli.edge import CONTEXT, EdgeGroup, traceback_option
+from mcpprobe.cli.registry import COMMANDS
 from mcpprobe.testhooks import interrupt_point
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
-
-
-class Entry(NamedTuple):
-    """Where a command is defined, and its short help: the first paragraph of its docstring (a test
-    keeps the two equal), shown by `mcpprobe --help` and by completion without importing `module`."""
-
-    module: str
-    attribute: str
-    help: str
-
-
-COMMANDS: dict[str, Entry] = {
-    "auth": Entry("mcpprobe.cli.auth", "auth_group",
-                  "Log in to HTTP servers (OAuth 2.1), and see or remove the stored tokens."),
-    "call": Entry("mcpprobe.cli.invoke", "call_command",
-                  "Call one tool (tools/call), after checking it against the tool list and its inputSchema."),
-    "check": Entry("mcpprobe.cli.check", "check_command",
-                   "Check the server's behaviour against the specification, rule by rule, gated on what it declared."),
-    "completion": Entry("mcpprobe.cli.docs", "completion_command",
-                        "Print the shell completion script for SHELL (bash, zsh or fish)."),
-    "docs": Entry("mcpprobe.cli.docs", "docs_command",
-                  "Show mcpprobe's own documentation: exit codes, findings, the JSON output, each command."),
-    "exporter": Entry("mcpprobe.cli.exporter", "exporter_command",
-                      "Serve Prometheus: /probe?target=NAME probes a named server when Prometheus scrapes it."),
-    "get-prompt": Entry("mcpprobe.cli.invoke", "get_prompt_command",
-                        "Expand one prompt (prompts/get) with its arguments and show the messages."),
-    "list": Entry("mcpprobe.cli.probe", "list_command",
-                  "List one kind (tools, resources, templates, prompts or tasks) to the end, with its completeness."),
-    "load": Entry("mcpprobe.cli.load", "load_command",
-                  "Measure a server under load: latency, throughput, errors, and its memory over time."),
-    "probe": Entry("mcpprobe.cli.probe", "probe",
-                   "Connect, show what was negotiated, and list every declared kind to the end."),
-    "read": Entry("mcpprobe.cli.invoke", "read_command",
-                  "Read one resource (resources/read). The URI must be listed or match a listed template."),
-    "servers": Entry("mcpprobe.cli.probe", "servers_command",
-                     "Show every named server found in the config files, and the file it came from."),
-    "tap": Entry("mcpprobe.cli.tap", "tap_command",
-                 "Sit between a host and its server (stdio or HTTP): relay every byte, record, and judge both sides."),
-    "watch": Entry("mcpprobe.cli.watch", "watch_command",
-                   "Stay connected and report what changes, live, until stopped."),
-}
 
 
 def _columns() -> int:

@@ -54,6 +54,9 @@ class SessionHooks:
     An operation adds its own to its caller's (`adding`), never in their place.
     `redactor` masks the run's secrets in what the connection keeps of the server's text; without
     one, the command's (`redact.active()`) when the session opens.
+    `judge_snapshot(snapshot)` gives the findings where the server is not what the run was told it
+    is (--server-json); the operation that keeps the session's snapshot adds them, once
+    (mcpprobe.operations.outcome.guarded).
     """
 
     tracer: Tracer | None = None
@@ -61,15 +64,17 @@ class SessionHooks:
     stderr_writer: Callable[[str], None] | None = None
     on_connection: Callable[[Connection], None] | None = None
     redactor: Redactor | None = None
+    judge_snapshot: Callable[[Snapshot], list[Finding]] | None = None
 
     @classmethod
     def of_run(cls, trace: TraceWriter | None, stderr_writer: Callable[[str], None] | None = None,
-               *, server: str = "") -> SessionHooks:
+               *, server: str = "", judge_snapshot: Callable[[Snapshot], list[Finding]] | None = None) -> SessionHooks:
         """The hooks of a command line: its --trace writer (lines prefixed with `server`, in a
-        fleet) and its --server-stderr live writer."""
+        fleet), its --server-stderr live writer and its --server-json's judge of the snapshot."""
         if trace is None:
-            return cls(stderr_writer=stderr_writer)
-        return cls(tracer=trace.tracer(server), http_hooks=trace.http_hooks(server), stderr_writer=stderr_writer)
+            return cls(stderr_writer=stderr_writer, judge_snapshot=judge_snapshot)
+        return cls(tracer=trace.tracer(server), http_hooks=trace.http_hooks(server), stderr_writer=stderr_writer,
+                   judge_snapshot=judge_snapshot)
 
     def adding(self, *, tracer: Tracer | None = None,
                on_connection: Callable[[Connection], None] | None = None) -> SessionHooks:

@@ -19,11 +19,27 @@ from typing import Any
 import anyio
 
 from mcpprobe.client.settings import Settings
-from mcpprobe.errors import ProbeError, ProtocolFailure, RequestTimeout, UsageProblem, seconds
+from mcpprobe.errors import ProbeError, ProtocolFailure, Refused, RequestTimeout, UsageProblem, seconds
 from mcpprobe.exporter.settings import ExporterConfig, Module, load_config
 from mcpprobe.fleet.probe import Extras, Member, Report, probe_member
 from mcpprobe.operations.outcome import Outcome
 from mcpprobe.safety import redact
+
+# Whether a tool is called is the one rule of every command (operations.checks.confirmation_needed): marked
+# `readOnlyHint: true`, or a yes at a terminal, or --yes. The exporter is deliberately stricter than `call`: a
+# scrape has no terminal to ask on, and the exporter has no --yes, so its `call` and `load` modules call
+# read-only tools only; any other is refused by that rule, unsent (not-confirmed, exit code 3).
+NO_YES = False
+
+
+def _only_read_only(outcome: Outcome) -> None:
+    """The rule's refusal of a tool not marked read-only says "pass --yes": the exporter has none, so
+    its refusal says why instead (the same code, exit code and detail)."""
+    error = outcome.error
+    if isinstance(error, Refused) and error.code == "not-confirmed" \
+            and error.detail.get("confirmation") == "non-interactive":
+        outcome.error = Refused(f"tool {error.detail.get('tool')!r} is not annotated readOnlyHint: true; the exporter "
+                                "calls only read-only tools. Nothing was sent.", code=error.code, detail=error.detail)
 
 
 class UnknownTarget(Exception):
@@ -312,6 +328,8 @@ class Exporter:
             except Exception as exc:  # noqa: BLE001 - one broken probe must not end the exporter
                 outcome = Outcome(module.check, error=ProtocolFailure(f"internal error: {type(exc).__name__}: {exc}"))
         if report is None:
+            if outcome is not None:
+                _only_read_only(outcome)
             if outcome is None:
                 outcome = Outcome(module.check, error=RequestTimeout(
                     f"the probe did not finish within its deadline of {seconds(deadline)} s"
@@ -324,21 +342,13 @@ class Exporter:
 
     async def _call(self, member: Member, module: Module) -> Outcome:
         """A call of a tool the server itself annotates read-only; any other tool is refused unsent."""
-        from mcpprobe.errors import Refused
         from mcpprobe.operations.arguments import ToolArguments
         from mcpprobe.operations.input import Unattended
         from mcpprobe.operations.invoke import call_tool
 
-        class ReadOnlyCalls(Unattended):
-            def on_preview(self, tool: dict[str, Any], arguments: dict[str, Any], how: str,
-                           server: dict[str, Any]) -> None:
-                if how != "read-only":
-                    raise Refused(f"tool {module.tool!r} is not annotated readOnlyHint: true; the exporter calls "
-                                  "only read-only tools", code="not-confirmed")
-
         assert member.target is not None
         return await call_tool(member.target, member.settings, module.tool or "", ToolArguments(dict(module.arguments)),
-                               hooks=ReadOnlyCalls())
+                               hooks=Unattended(yes=NO_YES))
 
     async def _load(self, member: Member, module: Module, deadline: float) -> Outcome:
         """A short load run within its budget (docs/exporter.md#the-load-module): only read-only tools,
@@ -350,7 +360,7 @@ class Exporter:
         assert member.target is not None and budget is not None
         plan = Plan(budget.specs, requests=budget.requests, duration=min(budget.duration, deadline / 2),
                     concurrency=budget.concurrency, rate=budget.rate, slos=budget.slos,
-                    interval=max(min(budget.duration, deadline / 2) / 8, 0.1), yes=False)
+                    interval=max(min(budget.duration, deadline / 2) / 8, 0.1), yes=NO_YES)
         # A request still in flight when the duration ends gets what is left, not 80% of the deadline.
         settings = dataclasses.replace(member.settings, timeout=min(member.settings.timeout, max(deadline * 0.3, 0.1)))
         return await run_load(member.target, settings, plan)

@@ -161,8 +161,13 @@ async def probe_member(member: Member, extras: Extras, keep: Callable[[Report], 
         say(f"{member.label}: not probed: {member.problem.message if member.problem else 'no target'}")
         return Report(member, Outcome(extras.command, error=member.problem))
     say(f"{member.label}: probing {member.target.transport}: {member.target.describe()}")
+    judge = None
+    if member.published is not None:
+        from mcpprobe.fleet.serverjson import identity_judge
+
+        judge = identity_judge(member.published)
     hooks = SessionHooks.of_run(extras.trace, extras.stderr_writer,
-                                server=member.label if extras.label_traces else "")
+                                server=member.label if extras.label_traces else "", judge_snapshot=judge)
     if extras.watch is not None:
         hooks = replace(hooks, tracer=extras.watch(hooks.tracer))
     started = time.perf_counter()
@@ -198,10 +203,6 @@ def _finish(member: Member, outcome: Outcome, elapsed: float, extras: Extras) ->
         outcome.findings.extend(expect.findings(report.checks))
     if member.baseline is not None or member.baseline_missing or member.snapshot_path:
         _drift_and_snapshot(member, outcome, report, say)
-    if member.published is not None and outcome.snapshot is not None:
-        from mcpprobe.fleet.serverjson import identity_findings
-
-        outcome.findings.extend(identity_findings(member.published, outcome.snapshot.server_info))
     if extras.lint is not None and outcome.snapshot is not None:
         from mcpprobe.lint.engine import lint
 

@@ -12,7 +12,8 @@ reads of it, and how it builds the command, is on docs/server-json.md:
   from the publisher (`value`, `default`), the user (`--input NAME=VALUE`, the environment, `-e`),
   never from a prompt; a required one that is missing is a usage error that names it.
 - `identity_findings(published, server_info)`: where the running server's serverInfo disagrees
-  with the file's name or version (`server-json-mismatch`).
+  with the file's name or version (`server-json-mismatch`); `identity_judge(published)` is that as
+  the session hook every command passes on, so that the findings are added in one place.
 
 No click, no I/O but reading the file and looking programs up on the PATH: the command layer shows
 the command, asks, and starts it through the same target building as `-- COMMAND`.
@@ -27,7 +28,7 @@ import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpprobe.errors import UsageProblem
 from mcpprobe.findings import Finding, Severity
@@ -35,6 +36,9 @@ from mcpprobe.fleet.serverjson_env import ENV_NAME, identifier_problem, steering
 from mcpprobe.fleet.serverjson_inputs import unknown_inputs
 from mcpprobe.fleet.serverjson_lines import line_of as line_of  # re-exported: the SARIF locations
 from mcpprobe.safety.schema_messages import json_value
+
+if TYPE_CHECKING:
+    from mcpprobe.client.session import Snapshot
 
 SCHEMA_VERSION = "2025-12-11"
 SCHEMA_URL = f"https://static.modelcontextprotocol.io/schemas/{SCHEMA_VERSION}/server.schema.json"
@@ -536,6 +540,12 @@ def build(doc: dict[str, Any], file: str, *, package: int | None = None, remote:
 
 
 # ----- what runs, against what the file says -----
+
+def identity_judge(published: Published) -> Callable[[Snapshot], list[Finding]]:
+    """The session hook (`SessionHooks.judge_snapshot`) that compares a server's snapshot with the
+    file: the operation that keeps the snapshot calls it once, whichever command runs."""
+    return lambda snapshot: identity_findings(published, snapshot.server_info)
+
 
 def identity_findings(published: Published, server_info: Mapping[str, Any] | None) -> list[Finding]:
     """`server-json-mismatch` where serverInfo disagrees with the file (docs/findings.md).

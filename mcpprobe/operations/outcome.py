@@ -147,8 +147,7 @@ async def guarded(outcome: AnyOutcome, target: Target, settings: Settings, body:
     try:
         async with open_session(target, settings, session_hooks) as session:
             opened = session
-            outcome.snapshot = session.snapshot
-            outcome.findings.extend(snapshot_suspicious(session.snapshot))
+            _keep(outcome, session.snapshot, session_hooks)
             try:
                 crash_point("operation")
                 await body(session)
@@ -167,7 +166,7 @@ async def guarded(outcome: AnyOutcome, target: Target, settings: Settings, body:
         outcome.error = failed.error
         transport_tail = list(failed.handshake.stderr_tail)
         if opened is None:  # this session's own handshake: keep what the wire showed before it failed
-            outcome.snapshot = failed.handshake.snapshot
+            _keep(outcome, failed.handshake.snapshot, session_hooks, suspicious=False)
             outcome.findings.extend(failed.handshake.findings)
             outcome.timings[:0] = failed.handshake.timings
         # else one the body opened failed (`load`'s further connections): its error and stderr
@@ -179,6 +178,16 @@ async def guarded(outcome: AnyOutcome, target: Target, settings: Settings, body:
     if _has_failures(outcome):
         outcome.stderr_tail = transport_tail
     return outcome
+
+
+def _keep(outcome: Outcome, snapshot: Snapshot, hooks: SessionHooks, *, suspicious: bool = True) -> None:
+    """The session's snapshot kept on the outcome, with what is judged of it: the one place where a
+    server's identity is compared with --server-json (`hooks.judge_snapshot`), whatever the command."""
+    outcome.snapshot = snapshot
+    if suspicious:
+        outcome.findings.extend(snapshot_suspicious(snapshot))
+    if hooks.judge_snapshot is not None:
+        outcome.findings.extend(hooks.judge_snapshot(snapshot))
 
 
 async def _diagnose_auth(outcome: Outcome, target: Target, settings: Settings) -> None:

@@ -27,7 +27,7 @@ import orjson
 
 from mcpprobe.errors import ConnectionFailed, ProtocolFailure
 from mcpprobe.safety.redact import Redactor, SplitWrites
-from mcpprobe.wire import orphans, prestart
+from mcpprobe.wire import loop_internals, orphans, prestart
 from mcpprobe.wire.decode import MAX_NESTING, TooDeep, decode_message, encode_line, refuse_too_deep
 from mcpprobe.wire.shutdown import STDOUT_DRAIN_SECONDS, Shutdown, exit_status_now
 from mcpprobe.wire.stderrlog import StderrEntry, StderrKeeper
@@ -51,20 +51,14 @@ TERM_GRACE_SECONDS = 2.0
 NOWAIT_BUFFER_BYTES = 64 * 1024
 
 
-def _stream_reader(stdout: Any) -> asyncio.StreamReader | None:
-    """The asyncio reader under anyio's stdout stream, or under an adopted server's (_PipeReader), when
-    its protocol feeds it as this Python's does (`feed_data`, `_buffer`, `_eof`): read directly."""
-    reader = getattr(stdout, "_stream", None) or getattr(stdout, "_reader", None)
-    if isinstance(reader, asyncio.StreamReader) and isinstance(getattr(reader, "_buffer", None), bytearray) \
-            and isinstance(getattr(reader, "_eof", None), bool):
-        return reader
-    return None
+def _asyncio_reader(stdout: object) -> asyncio.StreamReader | None:
+    """The asyncio reader under an adopted server's stdout (_PipeReader, ours) or under anyio's."""
+    return stdout.reader if isinstance(stdout, _PipeReader) else loop_internals.anyio_reader(stdout)
 
 
-def _stream_writer(stdin: Any) -> asyncio.StreamWriter | None:
-    """The asyncio writer under anyio's stdin stream, or under an adopted server's (_PipeWriter)."""
-    writer = getattr(stdin, "_stream", None) or getattr(stdin, "_writer", None)
-    return writer if isinstance(writer, asyncio.StreamWriter) else None
+def _asyncio_writer(stdin: object) -> asyncio.StreamWriter | None:
+    """The asyncio writer under an adopted server's stdin (_PipeWriter, ours) or under anyio's."""
+    return stdin.writer if isinstance(stdin, _PipeWriter) else loop_internals.anyio_writer(stdin)
 
 
 def reap_all() -> None:
@@ -114,6 +108,8 @@ class StdioTransport:
         self._stdout_ended: anyio.Event | None = None  # set when the reader of stdout has ended
         self._ended_before_eof: int | None = None  # the exit status, when the server ended before EOF
         self._shutdown: Shutdown | None = None
+        # Whether stdout is read as its pipe's protocol receives it (`_read_direct`), not chunk by chunk.
+        self.stdout_read_directly = False
 
     async def start(self, task_group: Any, sink: Sink) -> None:
         self._sink = sink
@@ -183,7 +179,7 @@ class StdioTransport:
         would have to wait (the caller sends it with `send`). The hot path of `mcpprobe load`."""
         import json
 
-        writer = _stream_writer(self._process.stdin if self._process is not None else None)
+        writer = _asyncio_writer(self._process.stdin if self._process is not None else None)
         if writer is None or writer.is_closing() or self._send_lock.locked() or self._closing:
             return False
         if writer.transport.get_write_buffer_size() > NOWAIT_BUFFER_BYTES:
@@ -204,7 +200,7 @@ class StdioTransport:
             return False
         writer = self._writer
         if writer is None:
-            writer = self._writer = _stream_writer(self._process.stdin)
+            writer = self._writer = _asyncio_writer(self._process.stdin)
             if writer is None:
                 return False
         if writer.is_closing():
@@ -222,7 +218,7 @@ class StdioTransport:
         if not self._outbox:
             return
         data, self._outbox = b"".join(self._outbox), []
-        writer = _stream_writer(self._process.stdin if self._process is not None else None)
+        writer = _asyncio_writer(self._process.stdin if self._process is not None else None)
         if writer is not None and not writer.is_closing():
             writer.write(data)
 
@@ -245,11 +241,10 @@ class StdioTransport:
 
     async def _read_stdout_lines(self) -> None:
         assert self._sink is not None
-        reader = _stream_reader(self._process.stdout)
+        reader = _asyncio_reader(self._process.stdout)
         try:
-            if reader is not None:
-                fits = await self._read_direct(reader)
-            else:
+            fits = await self._read_direct(reader) if reader is not None else None
+            if fits is None:  # not a reader whose internals are known (wire/loop_internals.py)
                 fits = await self._read_chunks()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             fits = True
@@ -266,12 +261,13 @@ class StdioTransport:
             await self._process.wait()
         self._sink.closed(self._gone("stdout"))
 
-    async def _read_direct(self, reader: asyncio.StreamReader) -> bool:
+    async def _read_direct(self, reader: asyncio.StreamReader) -> bool | None:
         """The lines handed on as the pipe's protocol receives them (in its `data_received` turn, through
         the StreamReader's `feed_data`): no buffering in the StreamReader and no task woken per chunk,
         the hot path of `mcpprobe load`. Ends at EOF, or when the pipe is closed or fails (as EOF).
         A bug while handing on (an exception) is raised here, in the reader task, as `_read_chunks`
-        would raise it. False when a message is larger than the limit."""
+        would raise it. False when a message is larger than the limit; None, with nothing read, when
+        the reader cannot be taken over (`loop_internals.divert`)."""
         ended: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
         def feed_data(data: bytes) -> None:
@@ -289,20 +285,9 @@ class StdioTransport:
             if not ended.done():
                 ended.set_result(True)
 
-        def set_exception(exc: BaseException) -> None:  # closed (aclose) or the pipe lost: the end
-            feed_eof()
-
-        stream: Any = reader  # its private state, as _stream_reader checked it
-        early = bytes(stream._buffer)  # what arrived before this reader took over
-        stream._buffer.clear()
-        at_eof = stream._eof
-        stream.feed_data = feed_data
-        stream.feed_eof = feed_eof
-        stream.set_exception = set_exception
-        if early:
-            feed_data(early)
-        if at_eof:
-            feed_eof()
+        if not loop_internals.divert(reader, feed_data, feed_eof):
+            return None
+        self.stdout_read_directly = True
         return await ended
 
     async def _read_chunks(self) -> bool:
@@ -487,10 +472,10 @@ class _PipeReader(anyio.abc.ByteReceiveStream):
     """An adopted server's stdout or stderr: an asyncio pipe transport, as anyio's own Process has."""
 
     def __init__(self, reader: asyncio.StreamReader, transport: asyncio.BaseTransport) -> None:
-        self._reader, self._transport = reader, transport
+        self.reader, self._transport = reader, transport
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
-        data = await self._reader.read(max_bytes)
+        data = await self.reader.read(max_bytes)
         if not data:
             raise anyio.EndOfStream
         return data
@@ -504,19 +489,19 @@ class _PipeWriter(anyio.abc.ByteSendStream):
     """An adopted server's stdin."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
+        self.writer = writer
 
     async def send(self, item: bytes) -> None:
-        if self._writer.is_closing():
+        if self.writer.is_closing():
             raise anyio.ClosedResourceError
-        self._writer.write(item)
-        await self._writer.drain()
+        self.writer.write(item)
+        await self.writer.drain()
 
     async def aclose(self) -> None:
         # As anyio's own stdin stream: close, without waiting for what is still buffered to be
         # written. A server that stopped reading never takes it, and the wait (shielded, at
         # shutdown) would never end; ending the process group closes the pipe.
-        self._writer.close()
+        self.writer.close()
         await anyio.lowlevel.checkpoint()
 
 

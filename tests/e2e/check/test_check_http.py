@@ -303,3 +303,29 @@ def test_stdio_and_http_give_the_same_verdicts_where_the_transport_does_not_matt
     assert over_http["protocolVersion"] == over_stdio["protocolVersion"]
     assert len(http_verdicts) > 20 and "pass" in http_verdicts.values()
     assert http_verdicts == stdio_verdicts
+
+
+def test_a_failure_judged_from_the_diagnosis_is_graded_by_the_rules_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks judged from a 401's diagnosis go through the same grading as the live ones
+    (runner.graded): a `fail` of a MUST stays `fail`; the same verdict at a SHOULD is a `warn`. Every
+    check judged that way is a MUST in every revision today, so the SHOULD side is reached by lowering
+    auth.challenge's level in this process; the diagnosis itself is the real one, of a real server."""
+    import anyio
+
+    from mcpprobe.check.catalogue import BY_ID, Check, Level
+    from mcpprobe.check.context import CheckOptions
+    from mcpprobe.check.runner import check
+    from mcpprobe.client.settings import Settings
+    from mcpprobe.wire.target import build_target
+
+    def run() -> dict[str, str]:
+        with http_server([PY, str(AUTH_SERVER), "--prm-at", "path"]) as url:
+            outcome = anyio.run(lambda: check(build_target(url, []), Settings(protocol="2025-06-18", timeout=10),
+                                              options=CheckOptions(level=Level.MAY)))
+        return {r.check.id: r.status.value for r in outcome.results}
+
+    assert run()["auth.challenge"] == "fail"  # the MUST of 2025-06-18, broken
+    must = Check.level_for
+    monkeypatch.setattr(Check, "level_for", lambda self, version: Level.SHOULD
+                        if self is BY_ID["auth.challenge"] else must(self, version))
+    assert run()["auth.challenge"] == "warn"

@@ -386,3 +386,48 @@ def test_roots_named_with_root_are_the_ones_answered(tmp_path: Path) -> None:
     _, retry = _calls_of(received(record), "test_input_required_result_list_roots")
     assert [r["uri"] for r in retry["inputResponses"]["client_roots"]["roots"]] == ["file:///srv/project"]
     assert code == 0
+
+
+def test_a_fixture_tool_named_with_call_too_is_called_once(tmp_path: Path) -> None:
+    """--call and --suite-fixtures naming the same tool: one tools/call of it in the run (the server's
+    own record counts them). The suite's check judges --call's call when it sent the suite's arguments
+    (the sampling request it made included); with other arguments, or for the logging fixture (whose
+    log messages the suite watches at its own level), it is skipped, saying why."""
+    record = tmp_path / "received.jsonl"
+    names = ("test_simple_text", "test_sampling", "test_elicitation", "test_tool_with_logging")
+    code, doc = run_suite_check(
+        stdio(record=record), "--suite-fixtures", "--yes", "--call", "test_simple_text",
+        "--call", "test_sampling prompt='Test prompt for sampling'", "--call", "test_elicitation message=other",
+        "--call", "test_tool_with_logging", "--only", "tools.call-named,suite.tools-call-simple-text,"
+        "suite.tools-call-sampling,suite.tools-call-elicitation,suite.tools-call-with-logging", protocol="2025-11-25")
+    calls = [m["params"]["name"] for m in received(record) if m.get("method") == "tools/call"]
+    assert sorted(calls) == sorted(names), calls
+    found = statuses(doc)
+    assert found == {"tools.call-named": "pass", "suite.tools-call-simple-text": "pass",
+                     "suite.tools-call-sampling": "pass", "suite.tools-call-elicitation": "skipped",
+                     "suite.tools-call-with-logging": "skipped"}, doc["checks"]
+    entry = {e["id"]: e for e in doc["checks"]}
+    assert entry["suite.tools-call-sampling"]["detail"]["requests"] == ["sampling/createMessage"]
+    assert "not with the arguments the suite sends" in entry["suite.tools-call-elicitation"]["message"]
+    assert "once per run" in entry["suite.tools-call-with-logging"]["message"]
+    assert entry["suite.tools-call-simple-text"]["evidence"]  # the call it judged, as its evidence
+    assert code == 0
+
+
+def test_an_input_required_fixture_named_with_call_too_is_not_called_again(tmp_path: Path) -> None:
+    """The same for a 2026-07-28 input-required scenario: its rounds are its own, so a tool --call
+    already called is not run by the scenario (skipped, saying why): the tools/call requests of the run
+    are those of --call alone, as the server's record shows."""
+    tool = "test_input_required_result_tampered_state"
+
+    def tool_calls(*only: str) -> tuple[int, dict]:
+        record = tmp_path / f"received-{len(only)}.jsonl"
+        _, doc = run_suite_check(stdio(record=record), "--suite-fixtures", "--yes", "--call", tool,
+                                 "--only", ",".join(only), protocol="modern")
+        return len([m for m in received(record) if m.get("method") == "tools/call"]), doc
+
+    alone, _ = tool_calls("tools.call-named")
+    both, doc = tool_calls("tools.call-named", "suite.input-required-result-tampered-state")
+    assert alone >= 1 and both == alone
+    entry = next(e for e in doc["checks"] if e["id"] == "suite.input-required-result-tampered-state")
+    assert entry["status"] == "skipped" and "called once per run" in entry["message"], entry

@@ -168,6 +168,7 @@ def test_every_help_fits_a_60_column_terminal_but_its_example_commands() -> None
     paragraphs marked not to rewrap ran to 95 columns and the terminal broke them mid-word."""
     import click
 
+    from mcpprobe.cli.edge import CONTEXT
     from mcpprobe.cli.main import COMMANDS, cli
 
     ctx = click.Context(cli, info_name="mcpprobe", terminal_width=60)
@@ -179,7 +180,10 @@ def test_every_help_fits_a_60_column_terminal_but_its_example_commands() -> None
         commands += [(f"{name} {sub}", each) for sub, each in getattr(command, "commands", {}).items()]
     wide: list[str] = []
     for name, command in commands:
-        text = command.get_help(click.Context(command, info_name=name, terminal_width=60))
+        # A context as the group makes them (CONTEXT's help names): click caches a command's help option
+        # on first use, and one made without "-h" would leave every later help of that command without it.
+        text = command.get_help(click.Context(command, info_name=name, terminal_width=60,
+                                              help_option_names=CONTEXT["help_option_names"]))
         example = ("    mcpprobe ", "    curl ", "    CLIENT_SECRET=", "    bash ", "    zsh:", "    fish:",
                    "  A server is a URL")
         wide += [f"{name}: {line}" for line in text.splitlines()

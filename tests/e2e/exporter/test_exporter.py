@@ -206,6 +206,9 @@ modules:
         _, _, text = get(f"{url}/probe?target=demo&module=write")
         assert value(text, "mcpprobe_exit_code") == 3
         assert value(text, "mcpprobe_findings_by_code", code="not-confirmed") == 1
+        # refused by the one rule of every command, in the exporter's words: it has no --yes to suggest
+        code, _, reason = get(f"{url}/ready?target=demo&module=write")
+        assert code == 503 and "the exporter calls only read-only tools" in reason and "--yes" not in reason, reason
         code, _, _ = get(f"{url}/probe?target=demo")
         assert code == 400  # no module 'probe' in this config
 

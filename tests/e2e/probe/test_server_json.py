@@ -133,6 +133,22 @@ def test_a_version_that_disagrees_with_the_file_is_a_finding(tmp_path, venv_bin,
     assert findings[0]["message"] == 'the server reports version "1.0.0"; the server.json says "2.0.0"'
 
 
+@pytest.mark.parametrize("command", [["probe"], ["call", "echo", "message=hi"], ["call", "no-such-tool"],
+                                     ["check", "--only", "lifecycle"]])
+def test_the_mismatch_is_reported_once_whatever_the_output_and_the_end(tmp_path, venv_bin, command):
+    """The identity finding is added in one place, where the operation keeps the server's snapshot:
+    once in the human output (shown while the server shuts down) as in JSON, for probe and check (the
+    fleet's path) and call, and also when the command ends in an error after the handshake."""
+    package = _pypi(packageArguments=[{"type": "positional", "value": "full"}])
+    file = _write(tmp_path, _doc(version="2.0.0", packages=[package]))
+    said = 'the server.json says "2.0.0"'
+    human = run_cli([*command, "--server-json", file, "--yes"], env={**_path_env(venv_bin), "COLUMNS": "300"})
+    assert human.stdout.count(said) + human.stderr.count(said) == 1, (human.stdout, human.stderr)
+    result = run_cli([*command, "--json", "--server-json", file, "--yes"], env=_path_env(venv_bin))
+    assert result.exit_code == human.exit_code
+    assert [f["code"] for f in result.json["findings"]].count("server-json-mismatch") == 1, result.json["findings"]
+
+
 def test_a_name_that_shares_nothing_with_the_file_is_noted(tmp_path, venv_bin):
     package = _pypi(packageArguments=[{"type": "positional", "value": "full"}])
     file = _write(tmp_path, _doc(name="io.github.example/weather", packages=[package]))
