@@ -1,5 +1,10 @@
 """Streamable HTTP (MCP 2025-03-26 and later): each message a POST, answered with JSON or an event
 stream; the session id the server assigns; the standalone GET stream; broken streams resumed.
+
+One room: the transport and the reader of load's lean POSTs (`_LeanAnswer`, beside wire/lean_http.py),
+because what an answer means is decided once, here (`_answer_kind`, `_take_json`, `_unanswered`), for
+the answers httpx reads and for those the lean path reads; apart, the reader would reach into the
+transport's private state (its session, limits, sink and task group) or repeat its rules.
 """
 
 from __future__ import annotations
