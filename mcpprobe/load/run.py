@@ -32,6 +32,8 @@ from mcpprobe.load.schedule import Schedule
 from mcpprobe.load.slo import Slo
 from mcpprobe.load.work import Operation, Spec, interleave, prepare
 from mcpprobe.operations.outcome import Outcome, guarded
+from mcpprobe.wire.jsonrpc import Pending
+from mcpprobe.wire.pipelined import Pipeline
 from mcpprobe.wire.target import Target
 
 if TYPE_CHECKING:
@@ -149,19 +151,21 @@ class Runner:
                 outer.start_soon(self._sampler)
             with anyio.CancelScope() as scope:
                 self._workers = scope
-                if self._pipelined():
-                    await self._pipeline([session.conn for session in self.sessions])
+                pipelines = self._pipelines()
+                if pipelines is not None:
+                    await _Pipelined(self, pipelines).run()
                 else:
                     async with anyio.create_task_group() as group:
                         for index in range(workers):
-                            group.start_soon(self._worker, self.sessions[index % len(self.sessions)])
+                            session = self.sessions[index % len(self.sessions)]
+                            group.start_soon(self._worker, session, Pipeline.of(session.conn))
             outer.cancel_scope.cancel()
         self.wall_seconds = time.perf_counter() - self.started
         self.cpu_seconds = _cpu() - self.cpu_started
         self._row(time.perf_counter())
         self._sample(time.perf_counter())
 
-    async def _worker(self, session: Session) -> None:
+    async def _worker(self, session: Session, pipeline: Pipeline | None) -> None:
         conn, timeout, operations, cycle = session.conn, self.timeout, self.operations, self.cycle
         schedule = self.schedule
         perf = time.perf_counter
@@ -186,7 +190,8 @@ class Runner:
             self.in_flight += 1
             posted = None
             try:
-                posted = conn.post(op.method, op.params, timeout=timeout, headers=op.headers)
+                if pipeline is not None:  # written at once when the transport can (stdio), else None
+                    posted = pipeline.post(op.method, op.params, timeout=timeout, headers=op.headers)
                 if posted is not None:
                     result = await posted.result()
                 else:
@@ -212,152 +217,14 @@ class Runner:
                 self._stop()
                 return
 
-    def _pipelined(self) -> bool:
+    def _pipelines(self) -> list[Pipeline] | None:
         """Sessions whose transports queue sends (stdio, streamable HTTP) run as a pipeline, in either
-        loop; the others (HTTP+SSE, whose POST waits), and a load whose operations may become tasks
-        (each followed to its end by its worker), have `concurrency` workers."""
-        return (not any(op.follow for op in self.operations)
-                and all(s.conn.fast.queueing is not None for s in self.sessions))
-
-    async def _pipeline(self, conns: list[Any]) -> None:
-        """The load without a task, future or timer per request. Each request is queued on its
-        connection (`Connection.enqueue`); its answer, as the reader parses it, calls back here and is
-        recorded. A closed loop queues the next request from that callback; an open loop has one
-        dispatcher that queues each request when it is due, whether or not earlier ones were
-        answered, up to `concurrency` in flight (a request due while all are busy waits for one, and
-        its latency still counts from when it was due). One watchdog ends the requests past their
-        timeout, oldest first: all have the same timeout, so the order they were sent in is the order
-        they expire in, and the in-flight table (a dict, in insertion order) is that order."""
-        timeout, operations, cycle, schedule = self.timeout, self.operations, self.cycle, self.schedule
-        perf = time.perf_counter
-        span, cycle_length, limit = len(conns), len(cycle), self.plan.concurrency
-        open_loop = schedule.open
-        # key (request id * span + connection) -> (operation, start of its latency, measured, sent)
-        flying: dict[int, tuple[int, float, bool, float]] = {}
-        finished = anyio.Event()
-        waiting: list[anyio.Event] = []  # the dispatcher, waiting for a request to end (open loop)
-        issuing = [True]
-
-        def issue(slot: tuple[int, float, bool], start: float) -> bool:
-            index = slot[0]
-            which = cycle[index % cycle_length]
-            op = operations[which]
-            k = index % span
-            conn = conns[k]
-            request_id = conn.enqueue(op.method, op.params, timeout=timeout, on_answer=callbacks[k],
-                                      headers=op.headers)
-            if request_id is None:  # the connection is gone: what is in flight is failing with it
-                schedule.stop()
-                self.lost = self.lost or conn.closed_error
-                issuing[0] = False
-                if not flying:
-                    finished.set()
-                return False
-            flying[request_id * span + k] = (which, start, slot[2], perf())
-            self.in_flight = len(flying)
-            return True
-
-        def next_closed() -> None:
-            slot = schedule.next()
-            if slot is None:
-                issuing[0] = False
-                if not flying:
-                    finished.set()
-                return
-            issue(slot, perf())
-
-        def ended(key: int, kind: str | None, at: float) -> None:
-            which, start, measured, _ = flying.pop(key)
-            self.in_flight = len(flying)
-            self._record(which, int((at - start) * 1e6), kind, measured, at)
-            if self.lost is None:
-                closed = conns[key % span].closed_error
-                if closed is not None:
-                    self.lost = closed
-                    self._stop()
-            if not open_loop:
-                next_closed()
-            elif waiting:
-                waiting.pop().set()
-            elif not issuing[0] and not flying:
-                finished.set()
-
-        def answered_on(k: int) -> Any:
-            def answered(request_id: int, pending: Any) -> None:
-                key = request_id * span + k
-                entry = flying.get(key)
-                if entry is None:
-                    return
-                kind: str | None = None
-                if pending.error is not None:
-                    kind = error_kind(pending.error)
-                    if server_gone(pending.error) and self.lost is None:
-                        self.lost = pending.error
-                        self._stop()
-                elif operations[entry[0]].is_call and pending.result.get("isError") is True:
-                    kind = "isError"
-                ended(key, kind, pending.answered or perf())
-            return answered
-
-        callbacks = [answered_on(k) for k in range(span)]
-
-        async def dispatch() -> None:
-            """The open loop: each request queued when it is due (or, when `concurrency` are in flight,
-            as soon as one ends); how late it went out is the schedule's lag."""
-            try:
-                while (slot := schedule.next()) is not None:
-                    due = slot[1]
-                    wait = due - perf()
-                    if wait > 0:
-                        await anyio.sleep(wait)
-                    while len(flying) >= limit:
-                        freed = anyio.Event()
-                        waiting.append(freed)
-                        await freed.wait()
-                    sent = perf()
-                    lag = sent - due
-                    self.lag.record(int(lag * 1e6))
-                    if lag > LATE_SECONDS:
-                        self.late += 1
-                    if not issue(slot, due):
-                        return
-            finally:
-                issuing[0] = False
-                if not flying:
-                    finished.set()
-
-        async def watchdog() -> None:
-            tick = min(0.05, timeout / 10)
-            while True:
-                await anyio.sleep(tick)
-                now = perf()
-                expired = []
-                for key, entry in flying.items():  # oldest first
-                    if entry[3] + timeout > now:
-                        break
-                    expired.append(key)
-                for key in expired:
-                    if key in flying:
-                        conns[key % span].give_up(key // span, "timed out")
-                        ended(key, "timeout", perf())
-
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(watchdog)
-                if open_loop:
-                    group.start_soon(dispatch)
-                else:
-                    for _ in range(limit):
-                        next_closed()
-                await finished.wait()
-                group.cancel_scope.cancel()
-        finally:
-            for key in list(flying):  # Ctrl-C: the server is told, and the figures stay
-                conns[key % span].give_up(key // span, "cancelled by the user")
-                flying.pop(key)
-            self.in_flight = 0
-            for conn in conns:
-                conn.flush()
+        loop (`_Pipelined`); the others (HTTP+SSE, whose POST waits), and a load whose operations may
+        become tasks (each followed to its end by its worker), have `concurrency` workers (None)."""
+        if any(op.follow for op in self.operations):
+            return None
+        pipelines = [pipeline for s in self.sessions if (pipeline := Pipeline.of(s.conn)) is not None]
+        return pipelines if len(pipelines) == len(self.sessions) else None
 
     def _record(self, op: int, micros: int, kind: str | None, measured: bool, answered: float) -> None:
         self.done += 1
@@ -437,6 +304,181 @@ class Runner:
         last = self.rows[-1] if self.rows else {}
         return {"elapsed": round(now - self.started, 3), "done": self.done, "inFlight": self.in_flight,
                 "rate": last.get("throughput", 0.0), "warmup": now <= self.schedule.measure_start, **figures}
+
+
+# A request of the pipeline in flight: (its operation, an index of `Runner.operations`; when its latency
+# began, when it was due in an open loop; whether it is measured; when it was sent). A tuple: one is made
+# per request, in the hot path, where a class's __init__ would be a call more.
+_Flight = tuple[int, float, bool, float]
+
+
+class _Lane:
+    """One connection of the pipeline, with its requests in flight by id, oldest first (a dict keeps
+    the order of insertion)."""
+
+    __slots__ = ("pipeline", "flying", "load", "on_answer")
+
+    def __init__(self, pipeline: Pipeline, load: _Pipelined) -> None:
+        self.pipeline, self.load = pipeline, load
+        self.flying: dict[int, _Flight] = {}
+        self.on_answer = self.answered  # bound once: `enqueue` is given it for every request
+
+    def answered(self, request_id: int, pending: Pending) -> None:
+        """The pipeline's callback (`Pipeline.enqueue`): the answer to one of this lane's requests was
+        read; it is recorded by kind (`isError` for a tool's error result)."""
+        flight = self.flying.pop(request_id, None)
+        if flight is None:
+            return
+        load = self.load
+        kind: str | None = None
+        error = pending.error
+        if error is not None:
+            kind = error_kind(error)
+            runner = load.runner
+            if server_gone(error) and runner.lost is None:
+                runner.lost = error
+                runner._stop()
+        elif load.calls[flight[0]]:
+            result = pending.result
+            if result is not None and result.get("isError") is True:
+                kind = "isError"
+        load.ended(self, flight, kind, pending.answered or time.perf_counter())
+
+
+class _Pipelined:
+    """The load without a task, future or timer per request. Each request is queued on a connection
+    (`Pipeline.enqueue`, round robin); its answer, as the reader parses it, calls back here and is
+    recorded. A closed loop queues the next request from that callback; an open loop has one
+    dispatcher that queues each request when it is due, whether or not earlier ones were answered, up
+    to `concurrency` in flight (a request due while all are busy waits for one, and its latency still
+    counts from when it was due). One watchdog ends the requests past their timeout, oldest first: all
+    have the same timeout, so the order they were sent in is the order they expire in, and each
+    connection's in-flight table (`_Lane.flying`) is that order."""
+
+    def __init__(self, runner: Runner, pipelines: list[Pipeline]) -> None:
+        self.runner = runner
+        # The runner's parts the hot path reads, looked up once.
+        self.schedule, self.operations, self.cycle = runner.schedule, runner.operations, runner.cycle
+        self.calls = [op.is_call for op in runner.operations]
+        self.record = runner._record
+        self.lanes = [_Lane(pipeline, self) for pipeline in pipelines]
+        self.issuing = True  # the schedule may still give slots
+        self.finished = anyio.Event()  # nothing more to issue, nothing in flight
+        self.waiting: list[anyio.Event] = []  # the dispatcher, waiting for a request to end (open loop)
+
+    async def run(self) -> None:
+        runner = self.runner
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._watchdog)
+                if self.schedule.open:
+                    group.start_soon(self._dispatch)
+                else:
+                    for _ in range(runner.plan.concurrency):
+                        self._next_closed()
+                await self.finished.wait()
+                group.cancel_scope.cancel()
+        finally:
+            for lane in self.lanes:  # Ctrl-C: the server is told, and the figures stay
+                for request_id in list(lane.flying):
+                    lane.pipeline.give_up(request_id, "cancelled by the user")
+                lane.flying.clear()
+            runner.in_flight = 0
+            for lane in self.lanes:
+                lane.pipeline.flush()
+
+    def _issue(self, slot: tuple[int, float, bool], start: float) -> bool:
+        """Queue the request of `slot` (index, due, measured), its latency counted from `start`; False
+        when its connection is gone (what is in flight is failing with it)."""
+        runner = self.runner
+        index = slot[0]
+        cycle = self.cycle
+        which = cycle[index % len(cycle)]
+        op = self.operations[which]
+        lane = self.lanes[index % len(self.lanes)]
+        request_id = lane.pipeline.enqueue(op.method, op.params, timeout=runner.timeout, on_answer=lane.on_answer,
+                                           headers=op.headers)
+        if request_id is None:
+            self.schedule.stop()
+            runner.lost = runner.lost or lane.pipeline.conn.closed_error
+            self._issued_all()
+            return False
+        lane.flying[request_id] = (which, start, slot[2], time.perf_counter())
+        runner.in_flight += 1
+        return True
+
+    def _issued_all(self) -> None:
+        self.issuing = False
+        if not self.runner.in_flight:
+            self.finished.set()
+
+    def _next_closed(self) -> None:
+        slot = self.schedule.next()
+        if slot is None:
+            self._issued_all()
+        else:
+            self._issue(slot, time.perf_counter())
+
+    def ended(self, lane: _Lane, flight: _Flight, kind: str | None, at: float) -> None:
+        """`flight`, out of its lane's table, recorded; the next request queued (closed loop), or the
+        dispatcher woken (open loop)."""
+        runner = self.runner
+        runner.in_flight -= 1
+        self.record(flight[0], int((at - flight[1]) * 1e6), kind, flight[2], at)
+        if runner.lost is None:
+            closed = lane.pipeline.conn.closed_error
+            if closed is not None:
+                runner.lost = closed
+                runner._stop()
+        if not self.schedule.open:
+            self._next_closed()
+        elif self.waiting:
+            self.waiting.pop().set()
+        elif not self.issuing and not runner.in_flight:
+            self.finished.set()
+
+    async def _dispatch(self) -> None:
+        """The open loop: each request queued when it is due (or, when `concurrency` are in flight, as
+        soon as one ends); how late it went out is the schedule's lag."""
+        runner = self.runner
+        schedule, limit, perf = runner.schedule, runner.plan.concurrency, time.perf_counter
+        try:
+            while (slot := schedule.next()) is not None:
+                due = slot[1]
+                wait = due - perf()
+                if wait > 0:
+                    await anyio.sleep(wait)
+                while runner.in_flight >= limit:
+                    freed = anyio.Event()
+                    self.waiting.append(freed)
+                    await freed.wait()
+                lag = perf() - due
+                runner.lag.record(int(lag * 1e6))
+                if lag > LATE_SECONDS:
+                    runner.late += 1
+                if not self._issue(slot, due):
+                    return
+        finally:
+            self._issued_all()
+
+    async def _watchdog(self) -> None:
+        """Every tick, the requests past their timeout given up (with a cancel notice) and counted."""
+        timeout = self.runner.timeout
+        tick = min(0.05, timeout / 10)
+        while True:
+            await anyio.sleep(tick)
+            now = time.perf_counter()
+            for lane in self.lanes:
+                expired = []
+                for request_id, flight in lane.flying.items():  # oldest first
+                    if flight[3] + timeout > now:
+                        break
+                    expired.append(request_id)
+                for request_id in expired:
+                    late = lane.flying.pop(request_id, None)
+                    if late is not None:
+                        lane.pipeline.give_up(request_id, "timed out")
+                        self.ended(lane, late, "timeout", time.perf_counter())
 
 
 def _row_figures(stats: Stats, seconds: float) -> dict[str, Any]:

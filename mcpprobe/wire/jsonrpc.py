@@ -3,14 +3,16 @@
 Lenient in what it accepts, exact in what it reports: a message that breaks the rules is kept as
 an anomaly (a `protocol-violation` finding) and the connection goes on wherever it sensibly can.
 
-One room: the request paths (send_request/Call, post/Posted, enqueue/_Callback for load) and the
+One room: the one request path (`send_request` and its `Call`; `request` is both in one) and the
 dispatch of what comes in share one pending table and one set of abandoned ids; apart, each would
-reach into the other's private state.
+reach into the other's private state. Load's pipelined path (wire/pipelined.py) lives apart and
+comes in through the hooks of `Connection` made for it (`expect`, `forget`, `abandon`, `given_up`,
+`awaited`): its requests share the same table, ids and end of an awaited request, so that every
+answer is read, and every request fails with the connection, in the same way.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import math
@@ -32,7 +34,7 @@ from mcpprobe.errors import (
     seconds,
 )
 from mcpprobe.safety.redact import Redactor
-from mcpprobe.wire.transport import FastPath, Sink, Transport
+from mcpprobe.wire.transport import Sink, Transport
 
 MAX_ANOMALIES = 50
 # Ids of requests given up on (timed out, cancelled) whose late answers are still expected: an id is
@@ -52,19 +54,19 @@ CANCEL_NOTICE_SECONDS = 1.0
 # off), but never past this many times its timeout after it was sent: a server that reports
 # progress for ever does not hold a call for ever (docs/connection-options.md).
 PROGRESS_LIMIT = 10
-MAX_ENCODED = 64  # requests of `enqueue` kept encoded (a load's operations)
 NotificationHandler = Callable[[str, dict[str, Any]], None]
 RequestHandler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 Tracer = Callable[[str, Any], None]
 
 
-class _Pending:
-    """A request sent and not yet answered: what the connection knows of it."""
+class Pending:
+    """A request sent and not yet answered, as the connection knows it (its pending table). The reader
+    fills in `answered` and `result` or `error`, then calls `settle()`, once; what then wakes the
+    waiting caller is the subclass's: an event (`Call`), a future or a callback (wire/pipelined.py)."""
 
-    __slots__ = ("method", "deadline", "progress_token", "latest", "extended", "done", "answered", "result",
-                 "error")
+    __slots__ = ("method", "deadline", "progress_token", "latest", "extended", "answered", "result", "error")
 
-    def __init__(self, method: str, deadline: float, done: Any = None) -> None:
+    def __init__(self, method: str, deadline: float) -> None:
         self.method = method
         self.deadline = deadline
         self.progress_token: Any = None
@@ -72,11 +74,51 @@ class _Pending:
         # was sent), and whether progress pushed it at all.
         self.latest = math.inf
         self.extended = False
-        # anyio.Event; a _Flag (Connection.post); the _Queued itself (Connection.enqueue)
-        self.done: Any = anyio.Event() if done is None else done
         self.answered = 0.0  # time.perf_counter() when the answer was read off the wire
         self.result: dict[str, Any] | None = None  # set, with error None, when the answer has come
         self.error: ProbeError | None = None
+
+    def settled(self) -> bool:
+        """Whether the answer (or the failure) is in."""
+        raise NotImplementedError
+
+    def settle(self) -> None:
+        """The answer (or the failure) is in: wake whoever waits for it. Called once."""
+        raise NotImplementedError
+
+    def timed_out(self, timeout: float) -> RequestTimeout:
+        """The error of this request, its deadline (`timeout` after it was sent, or as progress pushed it) passed."""
+        if self.extended and self.deadline >= self.latest:
+            limit = timeout * PROGRESS_LIMIT
+            return RequestTimeout(
+                f"{self.method}: no answer within {seconds(limit)} s ({PROGRESS_LIMIT} x --timeout), the longest "
+                "that progress notifications may extend a request",
+                detail={"method": self.method, "timeout": timeout, "progressLimit": limit})
+        return RequestTimeout(f"{self.method}: no answer within {seconds(timeout)} s",
+                              detail={"method": self.method, "timeout": timeout})
+
+    def outcome(self) -> dict[str, Any]:
+        """The answer's result object; its error raised (a ProbeError)."""
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None  # answered without an error: with its result
+        return self.result
+
+
+class _Awaited(Pending):
+    """A request of `send_request`: its caller waits on an event."""
+
+    __slots__ = ("event",)
+
+    def __init__(self, method: str, deadline: float) -> None:
+        super().__init__(method, deadline)
+        self.event = anyio.Event()
+
+    def settled(self) -> bool:
+        return self.event.is_set()
+
+    def settle(self) -> None:
+        self.event.set()
 
 
 class Call:
@@ -84,7 +126,7 @@ class Call:
 
     __slots__ = ("_conn", "_id", "_pending", "_timeout", "_cancellable", "_handed")
 
-    def __init__(self, conn: Connection, request_id: Any, pending: _Pending, timeout: float,
+    def __init__(self, conn: Connection, request_id: Any, pending: _Awaited, timeout: float,
                  cancellable: bool) -> None:
         self._conn, self._id, self._pending = conn, request_id, pending
         self._timeout, self._cancellable = timeout, cancellable
@@ -105,50 +147,31 @@ class Call:
         The caller's own work between sending and asking (checking the previous page) does not
         count: no other task ran meanwhile, not even the one that reads the answer, so that time
         says nothing of the server, and a page that came in time must not time out."""
-        conn, pending, request_id = self._conn, self._pending, self._id
+        pending = self._pending
         shift = time.monotonic() - self._handed
         pending.deadline += shift
         pending.latest += shift
-        try:
-            while not pending.done.is_set():
-                remaining = pending.deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                with anyio.move_on_after(remaining):
-                    await pending.done.wait()
-            if not pending.done.is_set():
-                await self.given_up("timed out", shielded=False)
-                if pending.extended and pending.deadline >= pending.latest:
-                    limit = self._timeout * PROGRESS_LIMIT
-                    raise RequestTimeout(
-                        f"{pending.method}: no answer within {seconds(limit)} s ({PROGRESS_LIMIT} x --timeout), the "
-                        "longest that progress notifications may extend a request",
-                        detail={"method": pending.method, "timeout": self._timeout, "progressLimit": limit})
-                raise RequestTimeout(f"{pending.method}: no answer within {seconds(self._timeout)} s",
-                                     detail={"method": pending.method, "timeout": self._timeout})
-        except anyio.get_cancelled_exc_class():
-            await self.given_up("cancelled by the user")
-            raise
-        finally:
-            conn._pending.pop(request_id, None)
-        if pending.error is not None:
-            raise pending.error
-        assert pending.result is not None  # answered without an error: with its result
-        return pending.result
+        return await self._conn.awaited(self._id, pending, self._timeout, self._wait(), notify=self._cancellable)
+
+    async def _wait(self) -> bool:
+        """Whether the answer came before the deadline, which progress may push while it waits."""
+        pending = self._pending
+        while not pending.event.is_set():
+            remaining = pending.deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            with anyio.move_on_after(remaining):
+                await pending.event.wait()
+        return True
 
     def abandon(self) -> None:
         """Stop waiting without a word to the server (the caller is leaving on an error of its
         own); a late answer is then expected, not a violation."""
-        self._conn._abandoned.add(self._id)
-        self._conn._pending.pop(self._id, None)
+        self._conn.abandon(self._id)
 
     async def given_up(self, reason: str, *, shielded: bool = True) -> None:
-        conn = self._conn
-        conn._abandoned.add(self._id)
-        conn._pending.pop(self._id, None)
-        if self._cancellable and conn.closed_error is None:
-            with anyio.CancelScope(shield=shielded):
-                await conn._cancel_quietly(self._id, reason)
+        """Stop waiting, and tell the server (notifications/cancelled) unless the request never went out."""
+        await self._conn.given_up(self._id, reason, notify=self._cancellable, shielded=shielded)
 
 
 class AbandonedIds:
@@ -173,106 +196,6 @@ class AbandonedIds:
 
     def __len__(self) -> int:
         return len(self._ids)
-
-
-class _Flag:
-    """`_Pending.done` as a bare asyncio future: what `Connection.post` waits on, with no anyio Event
-    (and its own future) in between. The same is_set/set as anyio's Event, which the rest expects."""
-
-    __slots__ = ("future",)
-
-    def __init__(self, future: Any) -> None:
-        self.future = future
-
-    def is_set(self) -> bool:
-        return bool(self.future.done())
-
-    def set(self) -> None:
-        if not self.future.done():
-            self.future.set_result(None)
-
-
-class _Queued(_Pending):
-    """A request of `Connection.enqueue`, its own `done`: setting it calls back at once, in the reader's
-    turn, with the request out of the pending table: no future, no task woken, no timer per request,
-    one object.
-
-    `done` is a property, never an attribute that refers to the object itself: such a reference cycle
-    keeps every answered request, and its result (megabytes, for a large answer), alive until the
-    cycle collector happens to run, so that a load's memory grew with the number of answers."""
-
-    __slots__ = ("_fired", "_conn", "_id", "_on_answer")
-
-    @property
-    def done(self) -> _Queued:
-        return self
-
-    def __init__(self, conn: Connection, request_id: int, method: str, deadline: float,
-                 on_answer: Callable[[int, _Pending], None]) -> None:
-        # _Pending's fields set here, not through its __init__: one call less per request of a load.
-        self.method, self.deadline, self.progress_token = method, deadline, None
-        self.answered, self.result, self.error = 0.0, None, None
-        self.latest, self.extended = math.inf, False
-        self._fired = False
-        self._conn, self._id, self._on_answer = conn, request_id, on_answer
-
-    def is_set(self) -> bool:
-        return self._fired
-
-    def set(self) -> None:
-        if self._fired:
-            return
-        self._fired = True
-        self._conn._pending.pop(self._id, None)
-        self._on_answer(self._id, self)
-
-
-class Posted:
-    """A request written by `Connection.post`; `result()` waits for its answer under one timer."""
-
-    __slots__ = ("_conn", "_id", "_pending", "_timeout")
-
-    @property
-    def answered(self) -> float:
-        """When the answer was read off the wire (time.perf_counter()), not when the caller woke up to
-        it: a load's latency is the server's and the wire's, not the client's task switch; 0 if none."""
-        return self._pending.answered
-
-    def __init__(self, conn: Connection, request_id: int, pending: _Pending, timeout: float) -> None:
-        self._conn, self._id, self._pending, self._timeout = conn, request_id, pending, timeout
-
-    async def result(self) -> dict[str, Any]:
-        """As `Call.result`: the answer's result; RequestTimeout after `timeout` (with a cancel notice);
-        on cancellation (Ctrl-C) the server is told with notifications/cancelled."""
-        conn, pending = self._conn, self._pending
-        future = pending.done.future
-        timer = future.get_loop().call_later(self._timeout, _expire, future)
-        try:
-            await future
-        except asyncio.CancelledError:
-            if future.cancelled() and not _cancelling():  # the timer's doing, not a cancelled task
-                await Call(conn, self._id, pending, self._timeout, True).given_up("timed out", shielded=False)
-                raise RequestTimeout(f"{pending.method}: no answer within {seconds(self._timeout)} s",
-                                     detail={"method": pending.method, "timeout": self._timeout}) from None
-            await Call(conn, self._id, pending, self._timeout, True).given_up("cancelled by the user")
-            raise
-        finally:
-            timer.cancel()
-            conn._pending.pop(self._id, None)
-        if pending.error is not None:
-            raise pending.error
-        assert pending.result is not None  # answered without an error: with its result
-        return pending.result
-
-
-def _expire(future: Any) -> None:
-    if not future.done():
-        future.cancel()
-
-
-def _cancelling() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
 
 
 class _OwnTasks:
@@ -348,8 +271,6 @@ class Connection:
     def __init__(self, transport: Transport, *, tracer: Tracer | None = None, send_timeout: float = 30.0,
                  redactor: Redactor | None = None) -> None:
         self.transport = transport
-        # What of load's fast path (post, enqueue) the transport offers: declared abilities, worked out once.
-        self.fast = FastPath.of(transport)
         self.tracer = tracer
         # The run's secrets, masked in every text of the server's kept here (before it is cut short).
         self.redact = redactor if redactor is not None else Redactor(())
@@ -366,8 +287,7 @@ class Connection:
         self._answering = 0
         self.unanswered_requests = 0  # server requests dropped because too many were in flight
         self._ids = itertools.count(1)
-        self._pending: dict[Any, _Pending] = {}
-        self._encoded: dict[tuple[str, int], tuple[Any, bytes]] = {}  # enqueue's requests, encoded once
+        self._pending: dict[Any, Pending] = {}
         self._abandoned = AbandonedIds()
         self._task_group: Any = None
         self.protocol_version: str | None = None  # once negotiated; it decides whether batches are allowed
@@ -450,7 +370,7 @@ class Connection:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        pending = _Pending(method, time.monotonic() + timeout)
+        pending = _Awaited(method, time.monotonic() + timeout)
         if reset_on_progress:
             meta = (params or {}).get("_meta") or {}
             pending.progress_token = meta.get("progressToken")
@@ -478,97 +398,52 @@ class Connection:
             call.undelivered()
         return call
 
-    def post(self, method: str, params: dict[str, Any] | None, *, timeout: float,
-             headers: dict[str, str] | None = None) -> Posted | None:
-        """The hot path of `mcpprobe load`: write the request now, with no task, lock, cancel scope or
-        turn of the event loop, when the transport can take it at once (a stdio pipe with room); None
-        when it cannot (HTTP, a full pipe), and the caller uses `send_request`. The deadline is the
-        same: `timeout` from now, answered or not."""
-        immediate = self.fast.immediate
-        if immediate is None or self.closed_error is not None:
-            return None
-        request_id = next(self._ids)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        pending = _Pending(method, time.monotonic() + timeout, done=_Flag(asyncio.get_running_loop().create_future()))
-        self._pending[request_id] = pending
-        if self.tracer is not None:
-            self.tracer("send", message)
-        if not immediate.send_nowait(message):
-            self._pending.pop(request_id, None)
-            return None
-        return Posted(self, request_id, pending, timeout)
+    # ----- for a request path of its own (load's pipelined path, wire/pipelined.py) -----
 
-    def enqueue(self, method: str, params: dict[str, Any] | None, *, timeout: float,
-                on_answer: Callable[[int, _Pending], None], headers: dict[str, str] | None = None) -> int | None:
-        """The hot path of `mcpprobe load` on a transport that queues sends (stdio: written with the
-        others of this turn; streamable HTTP: its POST written on a kept connection of the lean path,
-        wire/lean_http.py, or else started as a task of the HTTP client): no task, future or timer of the
-        caller's. `on_answer(id, pending)` is called when its answer (`pending.result`, or
-        `pending.error`, also when the connection is lost) is read. The caller keeps the time: a
-        request it stops waiting for is ended with `give_up`. None when the transport cannot queue
-        (the caller uses `post` or `send_request`). `params` are encoded once per object (a load's
-        operations are built once): they must not change after the first call."""
-        fast = self.fast
-        if fast.queueing is None or self.closed_error is not None:
-            return None
+    def expect(self, pending: Pending) -> int:
+        """A new request id, under which `pending` now waits for its answer: the reader fills it in and
+        settles it as any (also when the connection is lost). The caller sends the request itself;
+        `forget` it when that fails."""
         request_id = next(self._ids)
-        self._pending[request_id] = _Queued(self, request_id, method, time.monotonic() + timeout, on_answer)
-        line = self._line_of(method, params, request_id) if self.tracer is None else None
-        if line is not None and fast.lines is not None:
-            sent = fast.lines.queue_line(line)
-        elif line is not None and fast.bodies is not None and fast.bodies.queue_body(request_id, method, line, headers):
-            sent = True  # streamable HTTP's lean POSTs (wire/lean_http.py)
-        else:
-            message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-            if params is not None:
-                message["params"] = params
-            self._trace("send", message)
-            sent = fast.queueing.queue_nowait(message, headers)
-        if not sent:
-            self._pending.pop(request_id, None)
-            return None
+        self._pending[request_id] = pending
         return request_id
 
-    def _line_of(self, method: str, params: dict[str, Any] | None, request_id: int) -> bytes | None:
-        """The request as the line `encode_line` would write, from its method and params encoded once
-        (per params object, which `enqueue`'s callers never change): only the id is new. None when the
-        transport takes neither lines (stdio) nor bodies (streamable HTTP), or orjson cannot encode the params."""
-        if self.fast.lines is None and self.fast.bodies is None:
-            return None
-        key = (method, id(params))
-        cached = self._encoded.get(key)
-        if cached is None or cached[0] is not params:
-            import orjson
+    def forget(self, request_id: Any) -> None:
+        """`request_id` waits no more: answered, or never sent."""
+        self._pending.pop(request_id, None)
 
-            try:
-                tail = orjson.dumps({"method": method, **({"params": params} if params is not None else {})})
-            except TypeError:
-                return None
-            if len(self._encoded) >= MAX_ENCODED:
-                self._encoded.clear()
-            cached = self._encoded[key] = (params, tail[1:] + b"\n")  # held: its id stays its own
-        return b'{"jsonrpc":"2.0","id":%d,%s' % (request_id, cached[1])
-
-    def give_up(self, request_id: int, reason: str) -> None:
-        """An enqueued request no longer awaited (timed out, or the user stopped): forgotten, a late
-        answer expected rather than a violation, and the server told (notifications/cancelled), queued."""
-        pending = self._pending.pop(request_id, None)
+    def abandon(self, request_id: Any) -> Pending | None:
+        """Stop waiting for `request_id` without a word to the server: a late answer is then expected,
+        not a violation. The request's entry, if it was still waiting."""
         self._abandoned.add(request_id)
-        if isinstance(pending, _Queued):
-            pending._fired = True
-        queueing = self.fast.queueing
-        if queueing is not None and self.closed_error is None:
-            notice = {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                      "params": {"requestId": request_id, "reason": reason}}
-            self._trace("send", notice)
-            queueing.queue_nowait(notice)
+        return self._pending.pop(request_id, None)
 
-    def flush(self) -> None:
-        """Write what was queued now, not at the end of this turn (the run is ending)."""
-        if self.fast.lines is not None:
-            self.fast.lines.flush()
+    async def given_up(self, request_id: Any, reason: str, *, notify: bool = True, shielded: bool = True) -> None:
+        """Stop waiting for `request_id` (`abandon`), and tell the server (notifications/cancelled, within
+        CANCEL_NOTICE_SECONDS, shielded from the caller's cancellation unless `shielded` is False)
+        unless `notify` is False (the request never went out) or the connection is closed."""
+        self.abandon(request_id)
+        if notify and self.closed_error is None:
+            with anyio.CancelScope(shield=shielded):
+                await self._cancel_quietly(request_id, reason)
+
+    async def awaited(self, request_id: Any, pending: Pending, timeout: float, wait: Awaitable[bool], *,
+                      notify: bool = True) -> dict[str, Any]:
+        """The one end of a request whose caller waits for it, however it waits (`Call.result`;
+        `Posted.result`, wire/pipelined.py): `wait` is True when the answer came before the deadline.
+        Past the deadline the request is given up (`given_up`, "timed out") and RequestTimeout raised;
+        cancelled (Ctrl-C), it is given up ("cancelled by the user") and the cancellation goes on;
+        else the answer's result object, or its error raised."""
+        try:
+            if not await wait:
+                await self.given_up(request_id, "timed out", notify=notify, shielded=False)
+                raise pending.timed_out(timeout)
+        except anyio.get_cancelled_exc_class():
+            await self.given_up(request_id, "cancelled by the user", notify=notify)
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+        return pending.outcome()
 
     async def _cancel_quietly(self, request_id: Any, reason: str) -> None:
         with contextlib.suppress(ProbeError):
@@ -628,10 +503,10 @@ class Connection:
         if self.closed_error is None:
             self.closed_error = error
         self.closed.set()
-        for pending in list(self._pending.values()):  # an enqueued request's callback leaves the table
-            if not pending.done.is_set():
+        for pending in list(self._pending.values()):  # a settled entry may leave the table (wire/pipelined.py)
+            if not pending.settled():
                 pending.error = error
-                pending.done.set()
+                pending.settle()
 
     def _on_fault(self, exc: Exception) -> None:
         """A bug in one of the connection's tasks (it is raised when the connection closes): what
@@ -640,13 +515,13 @@ class Connection:
 
     def _on_request_failed(self, request_id: Any, error: ProbeError) -> None:
         pending = self._pending.get(request_id)
-        if pending is not None and not pending.done.is_set():
+        if pending is not None and not pending.settled():
             pending.error = error
-            pending.done.set()
+            pending.settle()
 
     def _deadline_of(self, request_id: Any) -> float | None:
         pending = self._pending.get(request_id) if _hashable(request_id) else None
-        return pending.deadline if pending is not None and not pending.done.is_set() else None
+        return pending.deadline if pending is not None and not pending.settled() else None
 
     def _on_message(self, message: Any, flags: int) -> None:
         from mcpprobe.wire.decode import HUGE, NON_FINITE
@@ -713,7 +588,7 @@ class Connection:
         # mcpprobe sends string and integer ids only: a float (9007199254740991.0) is equal to the integer
         # sent, but it is not that id echoed (JSON-RPC: "the same value"; MCP: a string or an integer).
         pending = self._pending.get(request_id) if _hashable(request_id) else None
-        if pending is None or pending.done.is_set():
+        if pending is None or pending.settled():
             if pending is None and isinstance(request_id, float) and request_id in self._pending:
                 unsent = _short_json(request_id, self.redact)
                 self._anomaly(f"a response to a request that was never sent (id {unsent}: a number with a fraction "
@@ -739,7 +614,7 @@ class Connection:
             )
         else:
             pending.result = message["result"]
-        pending.done.set()
+        pending.settle()
 
     async def _answer(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
         try:
@@ -786,4 +661,4 @@ def _rpc_error(method: str, error: Any, redact: Redactor) -> ProbeError:
     return RpcError(error["code"], message, error.get("data"), method=method)
 
 
-__all__ = ["Connection", "Call", "Anomaly", "ConnectionFailed"]
+__all__ = ["Connection", "Call", "Pending", "Anomaly", "ConnectionFailed"]

@@ -1,5 +1,10 @@
 """Streamable HTTP (MCP 2025-03-26 and later): each message a POST, answered with JSON or an event
 stream; the session id the server assigns; the standalone GET stream; broken streams resumed.
+
+One room: the transport and the reader of load's lean POSTs (`_LeanAnswer`, beside wire/lean_http.py),
+because what an answer means is decided once, here (`_answer_kind`, `_take_json`, `_unanswered`), for
+the answers httpx reads and for those the lean path reads; apart, the reader would reach into the
+transport's private state (its session, limits, sink and task group) or repeat its rules.
 """
 
 from __future__ import annotations
@@ -119,10 +124,11 @@ class StreamableHttpTransport(HttpBase):
     def queue_body(self, request_id: int, method: str, body: bytes, headers: dict[str, str] | None = None) -> bool:
         """Send the request `body` (its JSON, encoded by the connection) on the lean path of `mcpprobe
         load` (wire/lean_http.py): a kept HTTP/1.1 connection, with the headers httpx would send but
-        Accept-Encoding (answers come uncompressed). A 2xx JSON answer to this very request goes to the
-        connection at once; an event stream is read as `_pump` reads it; any other answer is handed
-        to `_deliver` as httpx would have read it, so it fails as ever (HTTP status, session expired,
-        not JSON). False when the lean path cannot be used here (https, a proxy, an auth flow, event
+        Accept-Encoding (answers come uncompressed). What the answer means is decided as for httpx's
+        (`_answer_kind`): a JSON answer goes to the connection at once, as `_deliver` takes it
+        (`_take_json`); an event stream is read as `_pump` reads it; any other answer is handed to
+        `_deliver` as httpx would have read it, so it fails as ever (HTTP status, session expired).
+        False when the lean path cannot be used here (https, a proxy, an auth flow, event
         hooks, not started): the caller sends it with `queue_nowait`."""
         pool = self._lean
         if pool is None:
@@ -172,10 +178,11 @@ class StreamableHttpTransport(HttpBase):
         except httpx.HTTPError as exc:
             self._sink.request_failed(request_id, self._transport_error(exc, self.target.url))
 
-    async def _resume_read(self, request_id: Any, method: str, parser: EventParser) -> None:
+    async def _unanswered_read(self, request_id: Any, method: str, parser: EventParser, resumable: bool) -> None:
+        """An event stream the lean path read to its end without the answer, handled as `_deliver` handles it."""
         assert self._sink is not None
         try:
-            await self._resume(request_id, method, parser)
+            await self._unanswered(request_id, method, parser, resumable)
         except ProbeError as exc:
             self._sink.request_failed(request_id, exc)
 
@@ -221,54 +228,79 @@ class StreamableHttpTransport(HttpBase):
         except httpx.HTTPError as exc:
             self._sink.request_failed(request_id, self._transport_error(exc, self.target.url))
 
+    def _answer_kind(self, status: int, content_type: str, method: str) -> str:
+        """What the answer to a request's POST is, from its status and content type (lowercased, without
+        parameters): "problem" (an HTTP error, described by `_http_problem`), "expired" (the session is
+        gone), "json" (a JSON body, `_take_json`), "stream" (an event stream), "accepted" (202 and no
+        answer). The one rule both readers of answers follow: `_deliver` (httpx's) and `_LeanAnswer`
+        (load's lean path, which reads "json" and "stream" itself and hands every other answer here)."""
+        if status in (401, 403, 421, 429):
+            return "problem"
+        if status == 404 and self._session_id and method != "initialize":
+            return "expired"
+        if content_type == "application/json":
+            return "json"
+        if content_type == "text/event-stream" and status < 300:
+            return "stream"
+        return "accepted" if status == 202 else "problem"
+
     async def _deliver(self, response: httpx.Response, request_id: Any, method: str, *,
                        resumable: bool = True) -> None:
         assert self._sink is not None
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         status = response.status_code
-        if status in (401, 403, 421, 429):
-            raise await self._http_problem(response, method)
-        if status == 404 and self._session_id and method != "initialize":
+        kind = self._answer_kind(status, content_type, method)
+        if kind == "expired":
             raise ConnectionFailed(f"{method}: HTTP 404: the server no longer knows this session (it expired)",
                                    detail={"status": 404, "sessionExpired": True})  # the server's answer
-        if content_type == "application/json":
+        if kind == "json":
             body = await _read_limited(response, self._max, lambda: self._given_up(request_id))
-            try:
-                decoded = decode_message(body)
-                data = decoded.value
-            except ValueError:
-                if status >= 400:
-                    raise await self._http_problem(response, method) from None
-                self._sink.bad_output("an HTTP body that is not JSON",
-                                      clip(body[:4096].decode("utf-8", "replace"), 200))
-                raise ProtocolFailure(f"{method}: the server's JSON body does not parse") from None
-            if isinstance(data, dict) and _is_error_object(data.get("error")) and (
-                    data.get("id") is None or status >= 400):
-                # An error in the HTTP answer to this very POST is about this request, whatever
-                # id it names: null (not parsed yet), or a placeholder such as "server-error"
-                # from servers that refuse a request before any session exists. So it answers
-                # the request now, as in the SDK, instead of leaving it to time out. (A JSON body
-                # whose "error" is no JSON-RPC error object is reported below with its status.)
-                data = {**data, "id": request_id}
-            if status >= 400 and not _is_jsonrpc_answer(data):
-                raise ProtocolFailure(
-                    f"{method}: HTTP {status} with a JSON body that is not a JSON-RPC answer",
-                    detail={"status": status,
-                            "bodyStart": clip(body[:SNIPPET + 4096].decode("utf-8", "replace"), SNIPPET)},
-                )
-            self._sink.message(data, decoded.flags)
+            if not self._take_json(status, body, request_id, method):
+                raise await self._http_problem(response, method)
             return
-        if content_type == "text/event-stream" and status < 300:
+        if kind == "stream":
             parser = EventParser(self._max)
-            if await self._pump(response, method, parser=parser, answer_to=request_id):
-                return
-            if not resumable:
-                raise ConnectionFailed(f"{method}: the server's event stream ended without an answer")
-            await self._resume(request_id, method, parser)
+            if not await self._pump(response, method, parser=parser, answer_to=request_id):
+                await self._unanswered(request_id, method, parser, resumable)
             return
-        if status == 202:
+        if kind == "accepted":
             raise ProtocolFailure(f"{method}: HTTP 202 Accepted for a request: the server sent no answer")
         raise await self._http_problem(response, method)
+
+    def _take_json(self, status: int, body: bytes, request_id: Any, method: str) -> bool:
+        """A JSON answer's whole body to the connection, as both readers take it; False for an error
+        status whose body does not parse (the caller describes it with `_http_problem`). ProtocolFailure
+        for a body that does not parse, or an error status with a JSON body that is no JSON-RPC answer."""
+        assert self._sink is not None
+        try:
+            decoded = decode_message(body)
+        except ValueError:
+            if status >= 400:
+                return False
+            self._sink.bad_output("an HTTP body that is not JSON", clip(body[:4096].decode("utf-8", "replace"), 200))
+            raise ProtocolFailure(f"{method}: the server's JSON body does not parse") from None
+        data = decoded.value
+        if isinstance(data, dict) and _is_error_object(data.get("error")) and (data.get("id") is None or status >= 400):
+            # An error in the HTTP answer to this very POST is about this request, whatever
+            # id it names: null (not parsed yet), or a placeholder such as "server-error"
+            # from servers that refuse a request before any session exists. So it answers
+            # the request now, as in the SDK, instead of leaving it to time out. (A JSON body
+            # whose "error" is no JSON-RPC error object is reported below with its status.)
+            data = {**data, "id": request_id}
+        if status >= 400 and not _is_jsonrpc_answer(data):
+            raise ProtocolFailure(
+                f"{method}: HTTP {status} with a JSON body that is not a JSON-RPC answer",
+                detail={"status": status, "bodyStart": clip(body[:SNIPPET + 4096].decode("utf-8", "replace"), SNIPPET)},
+            )
+        self._sink.message(data, decoded.flags)
+        return True
+
+    async def _unanswered(self, request_id: Any, method: str, parser: EventParser, resumable: bool) -> None:
+        """A request's event stream ended before its answer: resumed in the handshake era (`_resume`);
+        else, and when resuming fails, ConnectionFailed."""
+        if not resumable:
+            raise ConnectionFailed(f"{method}: the server's event stream ended without an answer")
+        await self._resume(request_id, method, parser)
 
     async def _resume(self, request_id: Any, method: str, parser: EventParser) -> None:
         """The request's event stream ended before its answer: resume it as the spec says (GET
@@ -452,25 +484,41 @@ def _checked_session_id(value: str) -> str:
 async def _read_limited(response: httpx.Response, limit: int, given_up: Any = None) -> bytes:
     """The JSON body of an answer, refused past `limit` (--max-message-size); not read on once
     `given_up()` says nobody waits for it (a body that trickles past its request's deadline)."""
-    declared = response.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > limit:
-        raise ProtocolFailure(f"an HTTP body of {declared} bytes, larger than the limit of {limit} bytes "
-                              "(--max-message-size); not read")
+    declared = _declared_past(response.headers.get("content-length", ""), limit)
+    if declared is not None:
+        raise declared
     data = bytearray()
     async for chunk in response.aiter_bytes():
         if given_up is not None and given_up():
             raise ConnectionFailed("an HTTP body still arriving when its request had given up; not read further")
         data += chunk
         if len(data) > limit:
-            raise ProtocolFailure(f"an HTTP body larger than the limit of {limit} bytes (--max-message-size)")
+            raise _grown_past(limit)
     return bytes(data)
+
+
+def _declared_past(length: str, limit: int) -> ProtocolFailure | None:
+    """The error of a body whose Content-Length is past `limit` (--max-message-size), not read; None if it is not."""
+    if length.isascii() and length.isdigit() and int(length) > limit:
+        return ProtocolFailure(f"an HTTP body of {length} bytes, larger than the limit of {limit} bytes "
+                               "(--max-message-size); not read")
+    return None
+
+
+def _grown_past(limit: int) -> ProtocolFailure:
+    """The error of a body that grew past `limit` (--max-message-size) as it was read."""
+    return ProtocolFailure(f"an HTTP body larger than the limit of {limit} bytes (--max-message-size)")
 
 
 OTHER_PREFIX = SNIPPET + 8192  # what is kept of a non-JSON answer's body that is not an MCP answer
 
 
 class _LeanAnswer(Exchange):
-    """One lean POST's answer (StreamableHttpTransport.queue_body), read as `_deliver` reads httpx's."""
+    """One lean POST's answer (StreamableHttpTransport.queue_body). It only reads: what the answer
+    means is decided where httpx's answers are decided (`_answer_kind`), a JSON body is taken as
+    `_deliver` takes it (`_take_json`), an event stream is fed as `_pump` feeds it (`_feed`) and, ended
+    without the answer, handled as there (`_unanswered`); every other answer is handed to `_deliver`
+    itself, as httpx would have read it."""
 
     __slots__ = ("http", "request_id", "method", "resumable", "status", "headers", "mode", "data", "parser",
                  "answered", "timer", "over", "cap")
@@ -480,7 +528,7 @@ class _LeanAnswer(Exchange):
         self.http, self.request_id, self.method, self.resumable = http, request_id, method, resumable
         self.status = 0
         self.headers: list[tuple[bytes, bytes]] = []
-        self.mode = ""
+        self.mode = ""  # "json" or "stream" (read here), or "other" (handed to `_deliver`)
         self.data = bytearray()
         self.parser: EventParser | None = None
         self.answered = False
@@ -501,24 +549,25 @@ class _LeanAnswer(Exchange):
                 encoding = value.strip().lower()
             elif name == b"content-length":
                 length = value.strip()
+        http = self.http
         if set_cookies:  # kept as httpx's client keeps them (wire/cookies.py)
-            self.http.cookies.take(self.http.target.url, set_cookies)
-        plain = encoding in (b"", b"identity")
-        if content_type == b"application/json" and plain and status not in (401, 403, 421, 429):
-            limit = self.http._max
-            if length.isdigit() and int(length) > limit:
-                self.failed(ProtocolFailure(f"an HTTP body of {length.decode()} bytes, larger than the limit of "
-                                            f"{limit} bytes (--max-message-size); not read"))
+            http.cookies.take(http.target.url, set_cookies)
+        plain = encoding in (b"", b"identity")  # else httpx decodes it
+        kind = http._answer_kind(status, content_type.decode("latin-1"), self.method) if plain else "other"
+        if kind == "json":
+            declared = _declared_past(length.decode("latin-1"), http._max)
+            if declared is not None:
+                self.failed(declared)
                 return False
             self.mode = "json"
-        elif content_type == b"text/event-stream" and plain and status < 300:
-            self.mode = "sse"
-            self.parser = EventParser(self.http._max)
+        elif kind == "stream":
+            self.mode = "stream"
+            self.parser = EventParser(http._max)
         else:
             # Kept whole when it may be an answer (JSON, or compressed, for httpx to decode); else only
             # its start, which says what it is.
             self.mode = "other"
-            self.cap = self.http._max if content_type == b"application/json" or not plain else OTHER_PREFIX
+            self.cap = http._max if content_type == b"application/json" or not plain else OTHER_PREFIX
         return True
 
     def body(self, chunk: bytes) -> bool:
@@ -528,11 +577,10 @@ class _LeanAnswer(Exchange):
         if mode == "json":
             self.data += chunk
             if len(self.data) > self.http._max:
-                self.failed(ProtocolFailure(f"an HTTP body larger than the limit of {self.http._max} bytes "
-                                            "(--max-message-size)"))
+                self.failed(_grown_past(self.http._max))
                 return False
             return True
-        if mode == "sse":
+        if mode == "stream":
             assert self.parser is not None
             try:
                 answered = self.http._feed(self.parser, chunk, self.method, None, self.request_id)
@@ -557,30 +605,25 @@ class _LeanAnswer(Exchange):
             self.timer.cancel()
         if self.over:
             return
-        if self.mode == "json" and 200 <= self.status < 300:
+        http = self.http
+        if self.mode == "json":
             try:
-                decoded = decode_message(bytes(self.data))
-            except ValueError:
-                decoded = None
-            data = decoded.value if decoded is not None else None
-            if isinstance(data, dict) and data.get("id") == self.request_id and (
-                    "result" in data or _is_error_object(data.get("error"))):
-                assert self.http._sink is not None and decoded is not None
-                self.http._sink.message(data, decoded.flags)
+                if http._take_json(self.status, bytes(self.data), self.request_id, self.method):
+                    return
+            except ProbeError as exc:
+                self.failed(exc)
                 return
-        elif self.mode == "sse":
-            if self.answered:
-                return
-            assert self.parser is not None and self.http._task_group is not None
-            if not self.resumable:
-                self.failed(ConnectionFailed(f"{self.method}: the server's event stream ended without an answer"))
-            else:
-                self.http._task_group.start_soon(self.http._resume_read, self.request_id, self.method, self.parser)
+            # an error status whose body does not parse: `_deliver` describes it
+        elif self.mode == "stream":
+            if not self.answered:
+                assert self.parser is not None and http._task_group is not None
+                http._task_group.start_soon(http._unanswered_read, self.request_id, self.method, self.parser,
+                                            self.resumable)
             return
         self._hand_over()
 
     def _hand_over(self) -> None:
-        """Any answer but the fast ones: to `_deliver`, as httpx would have read it."""
+        """Any answer but those read here: to `_deliver`, as httpx would have read it."""
         assert self.http._task_group is not None
         http = self.http
         response = httpx.Response(self.status, headers=self.headers, content=bytes(self.data),

@@ -25,6 +25,17 @@ from tests.conftest import run_cli
 
 TOOL = {"name": "work", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
 SESSION = "s-Lean_1"
+# (status, content type, body; empty: the answer itself) and how `load` counts each.
+ODD_ANSWERS = [
+    (200, "application/json", b""),  # ok
+    (500, "application/json", b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": "boom"}}'),
+    (200, "application/json", b"{not json"),  # protocol
+    (400, "application/json", b'{"detail": "no JSON-RPC here"}'),  # http 400
+    (202, "text/plain", b" "),  # protocol: accepted, no answer
+    (503, "text/html", b"<html>busy</html>"),  # http 503
+    (500, "application/json", b"oops, not json"),  # http 500
+    (404, "text/plain", b"gone"),  # http 404: the session expired
+]
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +52,8 @@ def recording_server(mode: str) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     event streams (a log notification, then the answer), by turns with Content-Length and chunked;
     `broken` answers call n (from 0) by n modulo 5: 1 after two seconds, 2 with half of its declared
     body and a closed connection, 3 with an event stream cut before the answer, 4 with a body of 4 KiB
-    of padding; the others answer JSON."""
+    of padding; the others answer JSON; `odd` answers call n by n modulo 8 with an answer that is not a
+    plain result (ODD_ANSWERS)."""
     lock = threading.Lock()
     calls: list[dict[str, Any]] = []
 
@@ -101,6 +113,10 @@ def recording_server(mode: str) -> Iterator[tuple[str, list[dict[str, Any]]]]:
                     # One write: the answer and the body's end arrive together, as most servers send them.
                     self.wfile.write(b"".join(b"%x\r\n%s\r\n" % (len(part), part)
                                               for part in (stream[:40], stream[40:])) + b"0\r\n\r\n")
+                return
+            if mode == "odd":
+                status, content_type, body = ODD_ANSWERS[n % len(ODD_ANSWERS)]
+                self.reply(status, body or answer, content_type)
                 return
             if mode == "broken":
                 kind = n % 5
@@ -197,3 +213,22 @@ def test_an_accept_encoding_of_the_user_keeps_httpx() -> None:
     assert result.exit_code == 0, result.stderr
     assert result.json["overall"]["ok"] == len(calls) == 10
     assert all(dict(call["headers"]).get("Accept-Encoding") == "identity" for call in calls)
+
+
+@pytest.mark.parametrize("path", ["lean", "httpx"])
+def test_odd_answers_mean_on_the_lean_path_what_they_mean_on_httpx(path: str) -> None:
+    """One rule decides what an answer means (streamable_http.py `_answer_kind`, `_take_json`): an error
+    status, a JSON body that does not parse or is no JSON-RPC answer, a 202 with no answer, an expired
+    session are counted alike whether the lean path read the answer or httpx did."""
+    httpx_only = ["-H", "Accept-Encoding: identity"] if path == "httpx" else []
+    with recording_server("odd") as (url, calls):
+        result = run_cli(["load", "--json", "--call", "work", "--concurrency", "1", "--protocol", "legacy",
+                          "--requests", "40", *httpx_only, url])
+    assert result.exit_code == 0, result.stderr
+    overall = result.json["overall"]
+    assert overall["requests"] == len(calls) == 40
+    assert overall["errorsByKind"] == {"http 400": 5, "http 404": 5, "http 500": 5, "http 503": 5, "protocol": 10,
+                                       "rpc -32001": 5}
+    assert overall["ok"] == 5
+    lean = ["Accept-Encoding" not in dict(call["headers"]) for call in calls]
+    assert all(lean) if path == "lean" else not any(lean)
