@@ -5,9 +5,9 @@ stream or cancel scope per request: the bytes of a POST are written from the cal
 answer is read in the Protocol's callbacks.
 
 It only carries bytes: what an answer means is the transport's (wire/streamable_http.py
-`queue_body`), which takes the fast way for a 2xx JSON answer to the very request, reads an event
-stream as it reads httpx's, and hands every other answer (an error status, a redirect, a body that
-is not the answer) to the code that reads httpx's answers.
+`queue_body`), whose lean reader reads a JSON answer and an event stream by the same rules as httpx's
+answers (`_answer_kind`, `_take_json`), and hands every other answer (an error status, a redirect)
+to the code that reads httpx's answers.
 This module reports each exchange to its `Exchange`: `head` (status and headers, once), `body` (each
 chunk), `end` (the answer complete) or `failed` (a ConnectionFailed or RequestTimeout: a transport
 error). Plain http:// only; an https:// URL, a proxy, an auth flow or event hooks keep httpx.
