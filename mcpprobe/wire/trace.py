@@ -16,6 +16,8 @@ from mcpprobe.safety.redact import MASK, Redactor, secret_name
 from mcpprobe.safety.sanitize import json_dumps, visible
 
 if TYPE_CHECKING:
+    import httpx2 as httpx
+
     from mcpprobe.wire.jsonrpc import Tracer
     from mcpprobe.wire.transport import HttpHooks
 
@@ -52,12 +54,11 @@ class TraceWriter:
     def http_hooks(self, server: str = "") -> HttpHooks:
         """httpx event hooks: the request line and headers, the status line and headers."""
 
-        async def on_request(request: Any) -> None:
+        async def on_request(request: httpx.Request) -> None:
             self.line(server, "http-send", f"{request.method} {request.url} HTTP/1.1 {_headers(request.headers)}")
 
-        async def on_response(response: Any) -> None:
-            version = getattr(response, "http_version", "HTTP/1.1")
-            self.line(server, "http-recv", f"{version} {response.status_code} {response.reason_phrase} "
+        async def on_response(response: httpx.Response) -> None:
+            self.line(server, "http-recv", f"{response.http_version} {response.status_code} {response.reason_phrase} "
                                            f"{_headers(response.headers)}")
 
         return {"request": [on_request], "response": [on_response]}
