@@ -105,16 +105,15 @@ async def call_once(ctx: CheckContext, call: NamedCall, listing: Listing,
     declined, sampling answered with a fixed text; each such request kept in `observed`, when given)
     and its progress kept on the run's outcome. `prepare`: sent once the call is allowed, before it.
 
-    A tool already called in this run is not called again (nothing sent, `prepare` neither): the run
-    of that call is returned, whatever arguments it had; the caller compares them with its own."""
+    Every call asked for is sent: --call's are the user's own, each of them (the same tool with other
+    arguments, or twice). The first run of each tool is kept (`called`): a check that only needs the
+    tool called (the suite's fixture checks) asks `called` first and judges that run instead of calling
+    the tool again."""
     from mcpprobe.operations.checks import checked_arguments, confirm_call
     from mcpprobe.operations.input import InputBroker, Unattended
     from mcpprobe.operations.invoke import send_tool_call, task_rule
     from mcpprobe.operations.outcome import InvokeOutcome
 
-    earlier = called(ctx, call.tool)
-    if earlier is not None:
-        return earlier.outcome.item or {"name": call.tool}, earlier
     confirmer = ctx.options.confirmer or Unattended()
     name = call.tool
     observed = observed if observed is not None else []
@@ -142,7 +141,7 @@ async def call_once(ctx: CheckContext, call: NamedCall, listing: Listing,
     if result is not None:
         ctx.results_seen.append(("tools/call", result))
     run = NamedRun(call, outcome, exchange, time.monotonic(), observed)
-    _calls(ctx).by_tool[name] = run
+    _calls(ctx).by_tool.setdefault(name, run)
     return tool, run
 
 
