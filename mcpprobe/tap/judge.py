@@ -149,7 +149,7 @@ class Judge:
         if event in ("start", "reconnect"):
             self._close()
             self._open()
-        elif event == "exit":
+        elif event in ("exit", "delete"):  # delete: the HTTP client ended its session; what follows is a new one
             self._close()
         elif event == "endpoint":
             conn = self._connection()
