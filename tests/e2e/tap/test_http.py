@@ -115,6 +115,23 @@ def test_a_client_that_ends_its_session_and_starts_another_is_not_said_to_reuse_
     assert report["findings"] == []
 
 
+def test_in_the_2026_07_28_era_an_answered_id_may_come_again(tmp_path: Path) -> None:
+    """2026-07-28 has no session: "The request ID MUST NOT match the ID of any other request the sender
+    has issued and not yet received a response for." Two clients in turn (no DELETE: no session to end)
+    each start their ids at 1; the judge once called the second client wrong for each id it reused."""
+    sdk = [PY, str(ROOT / "tests" / "fixtures" / "sdk_server.py"), "--http", "0"]
+    with http_server(sdk) as url, tapped(tmp_path, url) as (where, _proc):
+        for command in (["probe"], ["list", "tools"]):
+            run = subprocess.run([PY, "-m", "mcpprobe", *command, "--protocol", "modern", f"{where}/mcp"],
+                                 capture_output=True, text=True, timeout=90, cwd=ROOT)
+            assert run.returncode == 0, run.stderr
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    ids = [e["msg"].get("id") for e in entries if e.get("dir") == "c2s" and "id" in e["msg"]]
+    assert ids.count(1) == 2 and not any(e.get("event") == "delete" for e in entries)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+
+
 def test_listen_is_loopback_only_unless_asked(tmp_path: Path) -> None:
     proc = subprocess.run([*TAP, "--listen", "0.0.0.0:0", "http://127.0.0.1:9/mcp"], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)
