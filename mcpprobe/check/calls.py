@@ -22,7 +22,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mcpprobe.check.context import CheckContext, Exchange, NamedCall, Verdict, errored, failed, inert, passed, skipped
+from mcpprobe.check.context import (
+    CheckContext,
+    Exchange,
+    NamedCall,
+    Verdict,
+    errored,
+    failed,
+    inert,
+    passed,
+    refusal,
+    skipped,
+)
 from mcpprobe.errors import ProbeError, Refused
 from mcpprobe.operations.arguments import ToolArguments
 
@@ -157,7 +168,7 @@ async def _call_each(ctx: CheckContext, runs: list[NamedRun]) -> Verdict:
         try:
             tool, run = await call_once(ctx, call, listing)
         except Refused as exc:
-            verdict = errored(f"--call {inert(spec, 80)}: {inert(exc.message, 300)}")
+            verdict = errored(f"--call {inert(spec, 80)}: {refusal(exc)}")
             verdict.detail["exitCode"] = int(exc.exit_code)
             return verdict
         outcome, exchange, result = run.outcome, run.exchange, run.exchange.result

@@ -7,6 +7,7 @@ time and no faster than `--rate`, and recorded as evidence, trimmed and made ine
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcpprobe.check.catalogue import Check, Level, Status
-from mcpprobe.errors import ProbeError, ProtocolFailure, RpcError
+from mcpprobe.errors import ProbeError, ProtocolFailure, Refused, RpcError
 from mcpprobe.findings import Finding
 from mcpprobe.safety.sanitize import json_dumps, truncate, visible
 from mcpprobe.safety.validation import bounded_by
@@ -74,6 +75,15 @@ def inert(value: Any, limit: int = EVIDENCE_CHARS) -> str:
     """A message as evidence: compact JSON, escape sequences and hidden characters shown, cut."""
     text = value if isinstance(value, str) else json_dumps(value, ensure_ascii=False, default=str)
     return truncate(visible(text), limit)
+
+
+_FORCE_ADVICE = re.compile(r"; use --force to [^;]*? anyway\.$")
+
+
+def refusal(exc: Refused, limit: int = 300) -> str:
+    """Why a request was refused, as evidence. `check` ignores --force (it sends nothing a server did
+    not declare), so the "use --force to send ... anyway" of `call`'s refusals is not repeated here."""
+    return inert(_FORCE_ADVICE.sub(".", exc.message), limit)
 
 
 @dataclass

@@ -213,7 +213,7 @@ async def stdin_close_exit(ctx: CheckContext) -> Verdict:
     shutdown = await shut_down(ctx)
     if shutdown.ended_before is not None:
         status = describe_status(shutdown.ended_before)
-        return skipped(f"not judged: the server had already ended (exit status {status}) before its stdin was "
+        return skipped(f"not judged: the server had already ended ({status}) before its stdin was "
                        "closed; nothing to measure")
     waited = shutdown.exited_after
     if waited is None:

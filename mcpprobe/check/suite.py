@@ -45,6 +45,7 @@ from mcpprobe.check.context import (
     failed,
     inert,
     passed,
+    refusal,
     skipped,
 )
 from mcpprobe.check.reading import broken_answer
@@ -347,7 +348,7 @@ async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
             if exc.code == "invalid-arguments":  # the listed inputSchema refuses what the suite's contract sends
                 return failed(f"{tool} as listed does not take the arguments the suite sends ({inert(call.spec, 120)})"
                               f": {inert(exc.message, 300)} ({CONTRACT})", tool=tool)
-            verdict = errored(f"{inert(tool, 60)}: {inert(exc.message, 300)}")
+            verdict = errored(f"{inert(tool, 60)}: {refusal(exc)}")
             verdict.detail["exitCode"] = int(exc.exit_code)
             return verdict
         if judge is _logging and run.exchange.result is not None and len(logs) < LOG_WANTED:

@@ -34,6 +34,7 @@ from mcpprobe.check.context import (
     failed,
     inert,
     passed,
+    refusal,
     skipped,
     warned,
 )
@@ -194,7 +195,7 @@ async def _allowed(ctx: CheckContext, kind: str, name: str) -> Verdict | None:
         if exc.code == "invalid-arguments":
             return failed(f"{name} as listed does not take the arguments the suite sends (none): "
                           f"{inert(exc.message, 300)} ({CONTRACT})", tool=name)
-        verdict = errored(f"{inert(name, 60)}: {inert(exc.message, 300)}")
+        verdict = errored(f"{inert(name, 60)}: {refusal(exc)}")
         verdict.detail["exitCode"] = int(exc.exit_code)
         return verdict
     return None

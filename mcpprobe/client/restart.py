@@ -15,8 +15,10 @@ class DiedOnDiscover(ConnectionFailed):
 
     def __init__(self, error: ProbeError) -> None:
         super().__init__(error.message, detail=dict(error.detail))
+        from mcpprobe.wire.stdio import describe_status
+
         status = error.detail.get("exitStatus")
-        self.status = f"exit status {status}" if status is not None else "it closed its output"
+        self.status = describe_status(status) if isinstance(status, int) else "it closed its output"
         self.reason = f"the server ended on server/discover ({self.status}); started it again and used initialize"
 
     def finding(self) -> Finding:

@@ -229,9 +229,15 @@ def _operation_block(out: Console, row: dict[str, Any]) -> None:
     from rich.text import Text
 
     latency = row["latencyUs"]
-    out.print(Text(visible(row["operation"]), style="bold")
-              + Text(f"  {row['requests']:,} requests, {row['errors']:,} errors "
-                     f"({_percent(row['errors'], row['requests'])}), {row['throughput']:,.1f}/s"))
+    name = visible(row["operation"])
+    # Broken between figures, the later lines indented under the name (a long name, `get-prompt NAME
+    # K=V`, once sent "210.3/s" back to the first column on a 60-column terminal).
+    lines = _flowing([f"{name}  ", f"{row['requests']:,} requests, ",
+                      f"{row['errors']:,} errors ({_percent(row['errors'], row['requests'])}), ",
+                      f"{row['throughput']:,.1f}/s"], out.width - 2).split("\n")
+    out.print(Text(name, style="bold") + Text(lines[0][len(name):]))
+    for line in lines[1:]:
+        out.print(Text("  " + line))
     figures = [f"{label} {duration(latency[key])}" for key, label in QUANTILES]
     half = (len(figures) + 1) // 2
     for part in (figures[:half], figures[half:]):

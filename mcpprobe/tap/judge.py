@@ -149,7 +149,7 @@ class Judge:
         if event in ("start", "reconnect"):
             self._close()
             self._open()
-        elif event == "exit":
+        elif event in ("exit", "delete"):  # delete: the HTTP client ended its session; what follows is a new one
             self._close()
         elif event == "endpoint":
             conn = self._connection()
@@ -332,7 +332,13 @@ class Judge:
                        [index], ids=[rid])
             return
         key = str(rid) if type(rid) is int else _key(rid)
-        if key in conn.issued_c:
+        if conn.modern and conn.init_id is None:
+            # 2026-07-28 has no session: "The request ID MUST NOT match the ID of any other request the
+            # sender has issued and not yet received a response for." An id answered may come again.
+            if key in conn.pending_c:
+                self._emit("client-protocol-violation", f"client: request id {key} used again while the request "
+                                                        "that had it is still unanswered", [index], ids=[rid])
+        elif key in conn.issued_c:
             self._emit("client-protocol-violation", f"client: request id {key} used again in the same session",
                        [index], ids=[rid])
         self._remember(conn.issued_c, key)

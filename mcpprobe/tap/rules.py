@@ -69,9 +69,10 @@ RULES: dict[str, Rule] = {
     "client-protocol-violation": Rule(
         "client", f"{SPEC}/basic",
         "Requests MUST include a string or integer ID; the request ID MUST NOT have been previously used by the "
-        "requestor within the same session. Responses MUST include the same ID as the request they "
-        "correspond to. (stdio) The client MUST NOT write anything to the server's stdin that is not a valid "
-        "MCP message."),
+        "requestor within the same session (2026-07-28, which has no session: the request ID MUST NOT match "
+        "the ID of any other request the sender has issued and not yet received a response for). Responses "
+        "MUST include the same ID as the request they correspond to. (stdio) The client MUST NOT write "
+        "anything to the server's stdin that is not a valid MCP message."),
     "client-protocol-version-header": Rule(
         "client", f"{_LIFECYCLE}#version-negotiation",
         "If using HTTP, the client MUST include the MCP-Protocol-Version: <protocol-version> HTTP header on all "

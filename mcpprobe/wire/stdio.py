@@ -228,7 +228,7 @@ class StdioTransport:
         status = self._process.returncode if self._process is not None else None
         if status is None:
             return ConnectionFailed(f"the server closed its {stream}", detail={"exitStatus": None})
-        return ConnectionFailed(f"the server process ended (exit status {describe_status(status)})",
+        return ConnectionFailed(f"the server process ended ({describe_status(status)})",
                                 detail={"exitStatus": status})
 
     async def _read_stdout(self) -> None:
@@ -552,12 +552,13 @@ class _AdoptedProcess:
 
 
 def describe_status(status: int) -> str:
+    """How a process ended, as a phrase: "exit status 1", or "killed by SIGKILL" (a negative returncode)."""
     if status < 0:
         try:
             return f"killed by {signal.Signals(-status).name}"
         except ValueError:
             return f"killed by signal {-status}"
-    return str(status)
+    return f"exit status {status}"
 
 
 def write_stderr_text(text: str, stream: Any = None) -> None:

@@ -298,6 +298,18 @@ def test_a_named_tool_that_is_not_listed_is_refused_and_nothing_is_called(tmp_pa
     assert code == 3
 
 
+def test_a_refused_named_call_does_not_advise_force_which_check_ignores(tmp_path: Path) -> None:
+    """`call` says "use --force to send tools/call anyway"; `check` ignores --force, so its verdict
+    once gave advice that changed nothing (the same refusal, exit 3, nothing sent)."""
+    record = tmp_path / "received.jsonl"
+    code, doc = run_check("ok", "--force", "--call", "no_such_tool", env={"CHECK_RECORD": str(record)})
+    entry = next(e for e in doc["checks"] if e["id"] == "tools.call-named")
+    assert entry["status"] == "error" and "Nothing was sent." in entry["message"]
+    assert "--force" not in entry["message"]
+    assert "tools/call" not in record.read_text()
+    assert code == 3
+
+
 def test_for_people_the_session_s_findings_are_shown_and_leave_the_exit_code_to_the_checks() -> None:
     """A server whose serverInfo carries terminal escapes: `check --json` had its suspicious-text
     findings, and the human output now shows them too, made inert, as `probe` does."""

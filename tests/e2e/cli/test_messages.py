@@ -56,6 +56,16 @@ def test_a_server_that_ends_before_the_handshake_gets_one_wording_and_an_environ
     assert "hint" not in inherited.json["error"]["detail"]  # it had everything already
 
 
+def test_a_server_killed_by_a_signal_is_said_to_be_killed_not_to_have_an_exit_status() -> None:
+    """Once "the server process ended (exit status killed by SIGKILL)": the phrase names the signal."""
+    killed = [sys.executable, "-c",
+              "import os, signal, sys; sys.stdin.readline(); os.kill(os.getpid(), signal.SIGKILL)"]
+    result = run_cli(["probe", "--json", "--protocol", "legacy", "--", *killed])
+    assert result.exit_code == 4
+    assert result.json["error"]["message"] == "the server process ended (killed by SIGKILL)"
+    assert result.json["error"]["detail"]["exitStatus"] == -9
+
+
 def test_a_server_that_says_what_it_lacks_gets_that_hint_not_a_guess() -> None:
     from tests.conftest import fixture_cmd
 

@@ -96,6 +96,42 @@ def test_a_request_without_the_negotiated_version_header_and_authorization_maske
     assert any(e.get("http", {}).get("authorization") == "[redacted]" for e in entries)
 
 
+def test_a_client_that_ends_its_session_and_starts_another_is_not_said_to_reuse_ids(tmp_path: Path,
+                                                                                     upstream: str) -> None:
+    """Two runs of a client, one after the other, each ending its session with DELETE: the second starts its
+    ids at 1 again (its server/discover, before any initialize), in a new session. The judge once kept one
+    connection across the DELETE and called the client wrong ("request id 1 used again in the same
+    session")."""
+    with tapped(tmp_path, upstream) as (where, _proc):
+        for command in (["probe"], ["list", "tools"]):
+            run = subprocess.run([PY, "-m", "mcpprobe", *command, f"{where}/mcp"],
+                                 capture_output=True, text=True, timeout=90, cwd=ROOT)
+            assert run.returncode == 0, run.stderr
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in entries if e.get("event") == "delete"] == ["delete", "delete"]
+    ids = [e["msg"].get("id") for e in entries if e.get("dir") == "c2s" and "id" in e["msg"]]
+    assert ids.count(1) == 2  # the same id in each session: the case judged
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+
+
+def test_in_the_2026_07_28_era_an_answered_id_may_come_again(tmp_path: Path) -> None:
+    """2026-07-28 has no session: "The request ID MUST NOT match the ID of any other request the sender
+    has issued and not yet received a response for." Two clients in turn (no DELETE: no session to end)
+    each start their ids at 1; the judge once called the second client wrong for each id it reused."""
+    sdk = [PY, str(ROOT / "tests" / "fixtures" / "sdk_server.py"), "--http", "0"]
+    with http_server(sdk) as url, tapped(tmp_path, url) as (where, _proc):
+        for command in (["probe"], ["list", "tools"]):
+            run = subprocess.run([PY, "-m", "mcpprobe", *command, "--protocol", "modern", f"{where}/mcp"],
+                                 capture_output=True, text=True, timeout=90, cwd=ROOT)
+            assert run.returncode == 0, run.stderr
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    ids = [e["msg"].get("id") for e in entries if e.get("dir") == "c2s" and "id" in e["msg"]]
+    assert ids.count(1) == 2 and not any(e.get("event") == "delete" for e in entries)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+
+
 def test_listen_is_loopback_only_unless_asked(tmp_path: Path) -> None:
     proc = subprocess.run([*TAP, "--listen", "0.0.0.0:0", "http://127.0.0.1:9/mcp"], capture_output=True, text=True,
                           timeout=60, cwd=ROOT)

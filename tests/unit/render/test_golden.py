@@ -814,6 +814,19 @@ def test_load_figures_for_people_fit_the_width(width):
     assert not re.search(r"(\d|→)\n +(µs\b|ms\b|s\b|MiB\b|→)", rendered.text()), rendered.text()
 
 
+def test_a_long_operation_name_wraps_its_figures_under_itself():
+    """`get-prompt summarize_note note_id=1` and its figures are wider than 60 columns: the figures
+    once wrapped back to the first column ("210.3/s" alone there); they go on an indented line."""
+    loaded = _loaded()
+    loaded.outcome.operations[0]["operation"] = "get-prompt summarize_note note_id=1"
+    text = renderer(Format.HUMAN)(loaded, View(width=60, now=NOW)).text()
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("get-prompt summarize_note note_id=1"))
+    assert lines[at + 1].startswith("  ") and "/s" in lines[at] + lines[at + 1], text
+    assert all(len(line) <= 60 for line in lines), text
+    assert not any(re.match(r"[\d,.]+/s$", line) for line in lines), text
+
+
 @pytest.mark.parametrize(("earlier", "kept", "said"), [
     (1, 1, "1 earlier exchange; --json shows it"),
     (3, 3, "3 earlier exchanges; --json shows them"),
