@@ -16,7 +16,6 @@ from mcpprobe.cli.common import (
     ShowWhenReady,
     command_line,
     open_trace,
-    preload,
     run_fleet,
     server_stderr_writer,
     trace_checked,
@@ -182,7 +181,6 @@ def _run(fleet: FleetInvocation, options: CheckOptions, concurrency: int, line: 
         fleet.say(f"checking {len(members)} servers, at most {concurrency} at once")
     if spinner is not None:
         spinner.start()
-    preload(*_needed_later(fmt))
     reports = run_fleet(run, members, many=many, spinner=spinner, trace=trace, show=show, command="check",
                         concurrency=concurrency, extras=extras)
     if reports is None and started:  # one server, interrupted: the checks it had finished, and exit 130
@@ -190,19 +188,6 @@ def _run(fleet: FleetInvocation, options: CheckOptions, concurrency: int, line: 
     shown = show.code if show is not None else None
     code = shown if shown is not None else _emit(reports, fmt, many, fleet.redactor, line.output.verbose)
     return trace_checked(trace, line.output, code)
-
-
-def _needed_later(fmt: Format) -> tuple[str, ...]:
-    """What the checks and the report import only once the server has answered: the check families (the
-    runner loads them when the session is open), the JSON Schema validator (`tools.input-schema`) and the
-    renderer. Imported on a thread while the server starts (cli/common.preload), they are not waited for
-    after it: 0.1-0.2 s of a run against server-everything on 2 cores (docs/performance.md)."""
-    from mcpprobe.check.catalogue import FAMILIES
-
-    families = dict.fromkeys(module for family in FAMILIES for module in family.modules)
-    renderer = ("mcpprobe.render.checks", "mcpprobe.render.console") if fmt == "human" else ("mcpprobe.render.jsondoc",)
-    return (*families, "mcpprobe.safety.validation", "jsonschema.validators", "jsonschema_specifications",
-            "mcpprobe.render.formats", *renderer)
 
 
 def _interrupted(member: Member, outcome: CheckOutcome) -> Report:
