@@ -44,6 +44,12 @@ def server_gone(exc: ProbeError | None) -> bool:
     return isinstance(exc, ConnectionFailed) and exc.detail.get("stage") == "connect"
 
 
+def went_away(exc: ProbeError) -> ConnectionFailed:
+    """What a run says when its server is gone (`server_gone`): that it went away during the run,
+    then why, since "cannot connect" alone reads as if the run never had a server."""
+    return ConnectionFailed(f"the server went away during the run: {exc.message}", detail=dict(exc.detail))
+
+
 def error_kind(exc: ProbeError) -> str:
     """How a failed request is counted: `rpc CODE`, `timeout`, `http STATUS`, `transport` or `protocol`.
     Every HTTP answer with an error status is `http STATUS`, a 404 for a session the server no longer

@@ -25,7 +25,7 @@ from mcpprobe.client.settings import Settings
 from mcpprobe.errors import ProbeError
 from mcpprobe.findings import Finding
 from mcpprobe.load import sampler
-from mcpprobe.load.figures import Stats, error_kind, server_gone
+from mcpprobe.load.figures import Stats, error_kind, server_gone, went_away
 from mcpprobe.load.histogram import Histogram
 from mcpprobe.load.live import LiveMetrics
 from mcpprobe.load.schedule import Schedule
@@ -205,7 +205,7 @@ class Runner:
             except ProbeError as exc:
                 kind = error_kind(exc)
                 if server_gone(exc) and self.lost is None:
-                    self.lost = exc
+                    self.lost = went_away(exc)
             finally:
                 self.in_flight -= 1
             # Read off the wire, when known: the answer's time, not this task's turn to see it.
@@ -336,7 +336,7 @@ class _Lane:
             kind = error_kind(error)
             runner = load.runner
             if server_gone(error) and runner.lost is None:
-                runner.lost = error
+                runner.lost = went_away(error)
                 runner._stop()
         elif load.calls[flight[0]]:
             result = pending.result

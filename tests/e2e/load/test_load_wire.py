@@ -322,7 +322,8 @@ def test_an_http_server_that_goes_away_ends_the_run_with_exit_4_and_its_figures(
     doc = result.json
     assert doc["overall"]["ok"] == 30, doc["overall"]
     assert doc["overall"]["requests"] < 200, doc["overall"]
-    assert "cannot connect" in result.stderr + json.dumps(doc["findings"])
+    said = result.stderr + json.dumps(doc["findings"]) + json.dumps(doc.get("error"))
+    assert "the server went away during the run: cannot connect" in said, said
 
 
 def test_a_stdio_server_that_exits_during_the_run_ends_it_with_exit_4_and_its_figures() -> None:
