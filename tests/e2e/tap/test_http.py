@@ -267,6 +267,10 @@ def test_two_clients_at_once_each_in_its_own_session_are_judged_apart(tmp_path: 
     assert not any(e.get("event") == "delete" for e in entries)
     sessions = {e["http"].get("session") for e in entries if "dir" in e}
     assert len(sessions - {None}) == 2
+    replay = subprocess.run([*TAP, "--replay", str(tmp_path / "r.jsonl"), "--format", "json"], capture_output=True,
+                            text=True, timeout=60, cwd=ROOT)
+    again = json.loads(replay.stdout)
+    assert (again["findings"], again["connections"]) == ([], 2)
 
 
 def test_a_client_that_reuses_an_id_in_its_own_session_is_still_flagged(tmp_path: Path, upstream: str) -> None:
