@@ -94,6 +94,7 @@ class _Connection:
     number: int
     key: str | None = None  # over HTTP: the session it is ("s:" and a digest of its id, "" for no session)
     shared: bool = False  # over HTTP without a session: clients in turn or at once share it (ids judged in flight)
+    counted: bool = True  # in `Judge.opened`; the shared one only once the server answers in it
     client_caps: Any = None
     server_caps: Any = None
     version: str | None = None
@@ -223,8 +224,8 @@ class Judge:
 
     def _open(self, key: str | None = None, *, gap: bool = False) -> _Connection:
         self._connections += 1
-        self.opened += 1
-        self._conn = _Connection(self._connections, key=key, shared=key == "", gap=gap)
+        self.opened += key != ""
+        self._conn = _Connection(self._connections, key=key, shared=key == "", gap=gap, counted=key != "")
         if key is not None:
             self._sessions[key] = self._conn
             if len(self._sessions) > MAX_SESSIONS:  # memory bounded: the longest idle is no longer judged
@@ -272,7 +273,11 @@ class Judge:
             return self._session(key, seen_start=not key)
         pending = self._sessions.pop(exchange, None)
         if pending is None:
-            return self._session(key, seen_start=not key)
+            conn = self._session(key, seen_start=not key)
+            if not conn.counted and not _refusal(entry.get("msg")):  # the shared one: a connection once answered
+                conn.counted = True
+                self.opened += 1
+            return conn
         old = self._sessions.get(key)
         if old is not None:  # the same session again, or a new initialize without sessions: the old one ended
             self._close(old)
@@ -691,6 +696,11 @@ class Judge:
         finding = Finding(code, message, kind=kind, severity=severity, detail=detail)
         self.findings.append(finding)
         self._new.append(finding)
+
+
+def _refusal(message: Any) -> bool:
+    """Whether a message is an error about a request whose id could not be read (an HTTP POST refused)."""
+    return isinstance(message, dict) and message.get("id") is None and "error" in message
 
 
 def _initialize(message: Any) -> bool:

@@ -113,6 +113,7 @@ def test_a_client_that_ends_its_session_and_starts_another_is_not_said_to_reuse_
     assert ids.count(1) == 2  # the same id in each session: the case judged
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["findings"] == []
+    assert report["connections"] == 2  # the refused server/discover before each session is none
 
 
 def test_in_the_2026_07_28_era_an_answered_id_may_come_again(tmp_path: Path) -> None:

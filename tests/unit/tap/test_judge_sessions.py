@@ -113,3 +113,17 @@ def test_the_tap_notes_the_legacy_session_of_an_endpoint_as_a_digest() -> None:
     assert endpoint_session("/messages/?session_id=abc") == session_digest("abc")  # the Python SDK's name
     assert endpoint_session("/messages") is None
     assert endpoint_session("http://[::1/messages?sessionId=x") is None  # not a URL: no session, no error
+
+
+def test_sessionless_traffic_refused_by_the_server_is_no_connection() -> None:
+    """A client that tries server/discover first (refused: an error with id null, HTTP 400), then initializes
+    and gets a session: one connection, not two. Sessionless traffic the server answers is one."""
+    wire = Wire()
+    wire.send("c2s", {"id": 1, "method": "server/discover", "params": {}}, 1, None)
+    wire.send("s2c", {"id": None, "error": {"code": -32600, "message": "bad"}}, 1, None)
+    wire.handshake(2, "a")
+    assert wire.codes() == [] and wire.judge.opened == 1
+    wire = Wire()
+    wire.send("c2s", {"id": 1, "method": "server/discover", "params": {}}, 1, None)
+    wire.send("s2c", {"id": 1, "result": {"capabilities": {}}}, 1, None)
+    assert wire.codes() == [] and wire.judge.opened == 1
