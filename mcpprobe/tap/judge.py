@@ -6,6 +6,13 @@ A rule that needs the whole exchange (a response to an unknown id, a list never 
 applied to a connection in which messages were skipped (`tap-skipped`): a gap is no evidence.
 Findings name the side at fault (`detail.side`), the messages that show it (`detail.messages`: their
 `i` in the record), and the rule's words (`detail.spec`, `detail.source`: `mcpprobe.tap.rules`).
+
+Over HTTP each session is a connection of its own (`_route`: by the `session` the tap notes, an initialize
+bound to the session its answer assigns, at most MAX_SESSIONS at once).
+
+One room: every rule reads and writes the one connection state (`_Connection`), and which connection a
+message belongs to (a stdio run, an HTTP session) decides what each rule sees; split, the rules and the
+routing would pass that state back and forth on every message of the judge's hot path.
 """
 
 from __future__ import annotations
