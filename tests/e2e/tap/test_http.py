@@ -305,3 +305,21 @@ def test_two_sdk_hosts_started_together_through_one_tap(tmp_path: Path, upstream
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["findings"] == []
     assert report["connections"] == 2
+
+
+def test_two_legacy_sse_clients_at_once_each_in_the_session_of_its_endpoint(tmp_path: Path,
+                                                                              everything: Path) -> None:
+    """Two probes over legacy SSE started together: each stream's endpoint names its session, the POSTs to it
+    and the answers on the stream are judged together, apart from the other's. No finding, two connections."""
+    env = {"PORT": "0", "NODE_OPTIONS": f"--require {BIND_LOOPBACK}", "BIND_LOOPBACK_ANNOUNCE": "1"}
+    with http_server(["node", str(everything), "sse"], env=env) as base, tapped(tmp_path, f"{base}/sse") as (where, _):
+        probes = [subprocess.Popen([PY, "-m", "mcpprobe", "probe", "--json", f"{where}/sse"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, cwd=ROOT) for _ in range(2)]
+        for probe in probes:
+            _, err = probe.communicate(timeout=90)
+            assert probe.returncode == 0, err
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+    assert report["connections"] == 2
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert len({e["http"]["session"] for e in entries if e.get("event") == "endpoint"}) == 2
