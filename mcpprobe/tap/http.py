@@ -9,14 +9,22 @@ stream, a legacy SSE stream). The entries carry `http`: the method, the path, th
 id, protocol version and Last-Event-ID headers; `Authorization` (and every credential-like header) is
 learnt as a secret before anything of its request is recorded, so it is masked in the record, the live
 view and the report. A body with a `Content-Encoding` is relayed but not judged.
+
+Each entry's `http` also says its `exchange` (a number shared by a request and its answer) and its `session`: a
+short digest of the Mcp-Session-Id the answer assigned or the request carried, or of the legacy SSE session (the
+`sessionId` of the endpoint, which the stream's messages and the POSTs to it share), so that the judge judges each
+session on its own. A copy of an answer goes to the observer before the client can have read it to its end, so
+that the answer that assigns a session is judged before any request in that session.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import itertools
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from mcpprobe.safety.redact import Redactor, secret_name
 from mcpprobe.wire.sse import EventParser
@@ -27,6 +35,7 @@ KEPT = ("mcp-session-id", "mcp-protocol-version", "last-event-id", "content-type
 MAX_EVENT = 8 * 1024 * 1024
 GRACE_SECONDS = 2  # on Ctrl-C, how long open streams (a GET stream, an SSE stream) may take to end
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+SESSION_PARAMETERS = ("sessionId", "session_id")  # the legacy SSE endpoint's session (TypeScript, Python SDKs)
 
 Whole = Callable[[str, bytes, dict[str, Any]], None]
 
@@ -46,6 +55,29 @@ def _info(method: str, path: str, headers: list[tuple[str, str]], status: int | 
         elif lowered == "authorization":
             info["authorization"] = "[redacted]"
     return info
+
+
+def session_digest(value: str) -> str:
+    """What the record keeps of a session id: enough to tell sessions apart, nothing to resume one with."""
+    return hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def query_session(query: str) -> str | None:
+    """The legacy SSE session a query names (`sessionId=...`), as a digest; None if none."""
+    if "session" not in query.lower():
+        return None
+    for name, value in parse_qsl(query):
+        if name in SESSION_PARAMETERS and value:
+            return session_digest(value)
+    return None
+
+
+def endpoint_session(endpoint: str) -> str | None:
+    """The session a legacy SSE `endpoint` event names (its query's `sessionId`), as a digest; None if none."""
+    try:
+        return query_session(urlsplit(endpoint.strip()).query)
+    except ValueError:
+        return None
 
 
 def origin_of(url: str) -> str | None:
@@ -99,6 +131,7 @@ class Proxy:
         self._origin = f"{base.scheme}://{base.netloc.decode('ascii')}"
         self._whole = whole
         self._redact = redactor
+        self._exchanges = itertools.count(1)
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=30.0), follow_redirects=False)
         for name in list(self._client.headers):  # no Accept, Accept-Encoding, User-Agent... the client did not send
             del self._client.headers[name]
@@ -126,6 +159,11 @@ class Proxy:
             if not message.get("more_body"):
                 break
         request_info = _info(method, path, headers)
+        exchange = request_info["exchange"] = next(self._exchanges)
+        session = next((session_digest(v) for n, v in headers if n.lower() == "mcp-session-id" and v), None) \
+            or query_session(query)
+        if session is not None:
+            request_info["session"] = session
         if body and any(n.lower() == "content-type" and "json" in v for n, v in headers):
             self._whole("c2s", bytes(body), request_info)
         elif method == "DELETE":
@@ -148,6 +186,10 @@ class Proxy:
             judged = "content-encoding" not in response.headers
             info = _info(method, path, [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw],
                          response.status_code)
+            info["exchange"] = exchange
+            assigned = response.headers.get("mcp-session-id")
+            if assigned or session is not None:
+                info["session"] = session_digest(assigned) if assigned else session
             parser = EventParser(MAX_EVENT) if judged and "text/event-stream" in kind else None
             whole = bytearray() if judged and "json" in kind else None
             import asyncio
@@ -162,11 +204,10 @@ class Proxy:
                 await self._relay(response, send, parser, whole, info,
                                   own_origins(scope, headers) if parser is not None else set())
             except (httpx.HTTPError, httpx.StreamError):
-                pass  # the server's stream broke, or was closed when the client went
+                if whole:  # not offered yet: the answer was cut
+                    self._whole("s2c", bytes(whole), info)
             finally:
                 watcher.cancel()
-            if whole:
-                self._whole("s2c", bytes(whole), info)
         finally:
             with contextlib.suppress(Exception):
                 await response.aclose()
@@ -176,14 +217,16 @@ class Proxy:
         """The answer's body to the client as it comes, and a copy of each message to the observer. A legacy SSE
         `endpoint` naming another origin than the tap's is relayed as it is, and said (`bypass`, the origin)."""
         async for chunk in response.aiter_raw():
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            if parser is not None:
+            if parser is not None:  # the events' copies first: the client may act on them as soon as it has them
                 try:
                     for event in parser.feed(chunk):
                         if event.event == "message" and event.data.strip():
                             self._whole("s2c", event.data.encode("utf-8", "surrogateescape"),
                                         {**info, **({"event-id": event.id[:200]} if event.id else {})})
                         elif event.event == "endpoint":
+                            session = endpoint_session(event.data)
+                            if session is not None:  # the stream's messages are that session's from now on
+                                info = {**info, "session": session}
                             origin = bypassing(event.data, own)
                             past = {"bypass": True, "origin": self._redact(origin)} if origin else {}
                             self._whole("event", b"", {**info, "event": "endpoint", **past})
@@ -195,6 +238,10 @@ class Proxy:
                     whole = None
                 else:
                     whole += chunk
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if whole:  # before the end reaches the client: judged before any request that follows it
+            self._whole("s2c", bytes(whole), info)
+            whole.clear()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def close(self) -> None:

@@ -6,6 +6,13 @@ A rule that needs the whole exchange (a response to an unknown id, a list never 
 applied to a connection in which messages were skipped (`tap-skipped`): a gap is no evidence.
 Findings name the side at fault (`detail.side`), the messages that show it (`detail.messages`: their
 `i` in the record), and the rule's words (`detail.spec`, `detail.source`: `mcpprobe.tap.rules`).
+
+Over HTTP each session is a connection of its own (`_route`: by the `session` the tap notes, an initialize
+bound to the session its answer assigns, at most MAX_SESSIONS at once).
+
+One room: every rule reads and writes the one connection state (`_Connection`), and which connection a
+message belongs to (a stdio run, an HTTP session) decides what each rule sees; split, the rules and the
+routing would pass that state back and forth on every message of the judge's hot path.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from mcpprobe.tap.rules import RULES
 
 MAX_PER_CODE = 100  # findings kept per code; the rest are counted
 MAX_IDS = 100_000  # request ids remembered per direction (for duplicates and cancellations)
+MAX_SESSIONS = 64  # HTTP sessions judged at once; past this the longest idle is dropped from judging, counted
 STORM_GAP = 1.0  # list_changed notifications at most this far apart (seconds) are one burst
 STORM_MIN = 3  # a burst of at least this many notifications is a storm
 
@@ -77,6 +85,7 @@ class _Request:
     method: str
     index: int
     params: Any
+    exchange: Any = None  # over HTTP, the exchange (POST) that carried it
 
 
 @dataclass
@@ -90,6 +99,9 @@ class _Burst:
 @dataclass
 class _Connection:
     number: int
+    key: str | None = None  # over HTTP: the session it is ("s:" and a digest of its id, "" for no session)
+    shared: bool = False  # over HTTP without a session: clients in turn or at once share it (ids judged in flight)
+    counted: bool = True  # in `Judge.opened`; the shared one only once the server answers in it
     client_caps: Any = None
     server_caps: Any = None
     version: str | None = None
@@ -124,6 +136,10 @@ class Judge:
         self._per_code: dict[str, int] = {}
         self._conn: _Connection | None = None
         self._connections = 0
+        self.opened = 0  # connections opened since reset_counts: over HTTP, one per session
+        self.dropped = 0  # HTTP sessions dropped from judging past MAX_SESSIONS
+        self.over_http = False
+        self._sessions: OrderedDict[str, _Connection] = OrderedDict()  # over HTTP, least recently active first
         self._listed_before: set[str] = set()
         self._new: list[Finding] = []
         self._http: dict[str, Any] | None = None  # the HTTP exchange of the message being judged
@@ -141,36 +157,51 @@ class Judge:
                 http = entry.get("http")
                 self._http = http if isinstance(http, dict) else None
                 message = entry.get("msg")
+                conn = self._route(entry) if self.over_http else self._connection()
                 if type(message) is dict:  # one message, read: straight to its rules
-                    self._one(self._connection(), entry.get("i", -1), message, entry.get("dir") == "c2s", entry)
+                    self._one(conn, entry.get("i", -1), message, entry.get("dir") == "c2s", entry)
                 else:
-                    self._message(entry)
+                    self._message(conn, entry)
             return self._new
         if event in ("start", "reconnect"):
-            self._close()
-            self._open()
-        elif event in ("exit", "delete"):  # delete: the HTTP client ended its session; what follows is a new one
-            self._close()
+            self._close_all()
+            self.over_http = entry.get("transport") == "http"
+            if not self.over_http:  # over HTTP each session is a connection, opened when it starts
+                self._open()
+        elif event == "exit":
+            self._close_all()
+        elif event == "delete":  # the HTTP client ended its session; what follows is a new one
+            if self.over_http:
+                ended = self._sessions.get(self._session_key(entry))
+                if ended is not None:
+                    self._close(ended)
+            else:
+                self._close()
         elif event == "endpoint":
-            conn = self._connection()
+            conn = self._session(self._session_key(entry), seen_start=True) if self.over_http \
+                else self._connection()
             conn.legacy_sse = True
             if entry.get("bypass") is True:
                 self._bypassed(conn, entry.get("origin"))
         elif event == "skipped":
             count = entry.get("messages")
             self.skipped += count if isinstance(count, int) else 0
-            self._connection().gap = True
+            if self.over_http:  # a copy lost from any session, or from one not seen yet (then unseen starts: gaps)
+                for conn in self._sessions.values():
+                    conn.gap = True
+            else:
+                self._connection().gap = True
         elif "dir" in entry:
             self.messages += 1
             http = entry.get("http")
             self._http = http if isinstance(http, dict) else None
-            self._message(entry)
+            self._message(self._route(entry) if self.over_http else self._connection(), entry)
         return self._new
 
     def finish(self) -> list[Finding]:
         """The end of the record: end-of-connection rules, and what was skipped."""
         self._new = []
-        self._close()
+        self._close_all()
         if self.skipped:
             self._emit("tap-skipped", f"judging fell behind: {self.skipped} message(s) relayed untouched but "
                                       "not judged; rules needing the whole exchange were not applied there", [],
@@ -180,6 +211,8 @@ class Judge:
     def reset_counts(self) -> None:
         """Forget how many findings each code had (after a history judged quietly)."""
         self._per_code.clear()
+        self.opened = 0
+        self.dropped = 0
 
     def _bypassed(self, conn: _Connection, origin: Any) -> None:
         """A legacy SSE `endpoint` on another origin than the tap's: a client that follows it posts straight to
@@ -196,18 +229,80 @@ class Judge:
 
     # ----- connections -----
 
-    def _open(self) -> _Connection:
+    def _open(self, key: str | None = None, *, gap: bool = False) -> _Connection:
         self._connections += 1
-        self._conn = _Connection(self._connections)
+        self.opened += key != ""
+        self._conn = _Connection(self._connections, key=key, shared=key == "", gap=gap, counted=key != "")
+        if key is not None:
+            self._sessions[key] = self._conn
+            if len(self._sessions) > MAX_SESSIONS:  # memory bounded: the longest idle is no longer judged
+                _, idle = self._sessions.popitem(last=False)
+                idle.key = None
+                self.dropped += 1  # not closed: it may go on, and its end-of-connection rules would guess
         return self._conn
 
     def _connection(self) -> _Connection:
         return self._conn if self._conn is not None else self._open()
 
-    def _close(self) -> None:
-        conn = self._conn
+    # ----- HTTP sessions -----
+
+    @staticmethod
+    def _session_key(entry: dict[str, Any]) -> str:
+        """The HTTP session an entry belongs to ("" for none): the `session` the tap noted (a digest of the
+        Mcp-Session-Id, or of the legacy SSE endpoint's session parameter), else the Mcp-Session-Id header."""
+        http = entry.get("http")
+        if not isinstance(http, dict):
+            return ""
+        session = http.get("session") or http.get("mcp-session-id")
+        return f"s:{session}" if isinstance(session, str) and session else ""
+
+    def _session(self, key: str, *, seen_start: bool = False) -> _Connection:
+        """The connection of a session, the most recently active now. A session first seen in mid-course (begun
+        before the tap, or dropped past MAX_SESSIONS) is judged with a gap: its start was not seen."""
+        conn = self._sessions.get(key)
+        if conn is None:
+            conn = self._open(key, gap=bool(key) and not seen_start)
+        else:
+            self._sessions.move_to_end(key)
+        self._conn = conn
+        return conn
+
+    def _route(self, entry: dict[str, Any]) -> _Connection:
+        """The connection an HTTP message belongs to. An initialize without a session comes before the server
+        assigns one: it starts a connection of its own, keyed by its HTTP exchange, which the answer then binds
+        to the session id it assigns (or to no session)."""
+        key = self._session_key(entry)
+        http = entry.get("http")
+        exchange = f"x:{http.get('exchange')}" if isinstance(http, dict) else "x:"
+        if entry.get("dir") == "c2s":
+            if not key and _initialize(entry.get("msg")):
+                return self._session(exchange, seen_start=True)
+            return self._session(key, seen_start=not key)
+        pending = self._sessions.pop(exchange, None)
+        if pending is None:
+            conn = self._session(key, seen_start=not key)
+            if not conn.counted and not _refusal(entry.get("msg")):  # the shared one: a connection once answered
+                conn.counted = True
+                self.opened += 1
+            return conn
+        old = self._sessions.get(key)
+        if old is not None:  # the same session again, or a new initialize without sessions: the old one ended
+            self._close(old)
+        pending.key, pending.shared = key, key == ""
+        self._sessions[key] = pending
+        self._conn = pending
+        return pending
+
+    def _close_all(self) -> None:
+        for conn in list(self._sessions.values()):
+            self._close(conn)
+        self._close()
+
+    def _close(self, conn: _Connection | None = None) -> None:
+        conn = conn if conn is not None else self._conn
         if conn is None:
             return
+        self._conn = conn  # its findings are judged by its own gap
         for kind, (index, went_on) in sorted(conn.stale.items()):
             if went_on:
                 self._emit("client-stale-list", f"client: the server said its {kind} list changed; the client "
@@ -221,6 +316,8 @@ class Judge:
                                                      "asked for the next page", [index], kind=kind,
                            severity=severity, extra={"cursor": cursor[:200]})
         self._listed_before |= conn.listed
+        if conn.key is not None and self._sessions.get(conn.key) is conn:
+            del self._sessions[conn.key]
         self._conn = None
 
     def _storm(self, kind: str, burst: _Burst) -> None:
@@ -231,8 +328,7 @@ class Judge:
 
     # ----- messages -----
 
-    def _message(self, entry: dict[str, Any]) -> None:
-        conn = self._connection()
+    def _message(self, conn: _Connection, entry: dict[str, Any]) -> None:
         index = entry.get("i", -1)
         direction = entry.get("dir")
         client = direction == "c2s"
@@ -310,8 +406,9 @@ class Judge:
                     conn.client_caps = meta[META_CLIENT_CAPS]
         if method == "initialize":
             if conn.init_id is not None:  # a new initialize on the same stream: a new connection
-                self._close()
-                conn = self._open()
+                key = conn.key
+                self._close(conn)
+                conn = self._open(key)
             conn.client_caps = params.get("capabilities") if isinstance(params, dict) else None
             conn.init_id = _key(rid)
         elif method != "ping" and method != "server/discover":
@@ -332,8 +429,9 @@ class Judge:
                        [index], ids=[rid])
             return
         key = str(rid) if type(rid) is int else _key(rid)
-        if conn.modern and conn.init_id is None:
-            # 2026-07-28 has no session: "The request ID MUST NOT match the ID of any other request the
+        if (conn.modern and conn.init_id is None) or conn.shared:
+            # HTTP without Mcp-Session-Id is shared by clients in turn or at once, and 2026-07-28 has no
+            # session: "The request ID MUST NOT match the ID of any other request the
             # sender has issued and not yet received a response for." An id answered may come again.
             if key in conn.pending_c:
                 self._emit("client-protocol-violation", f"client: request id {key} used again while the request "
@@ -342,7 +440,8 @@ class Judge:
             self._emit("client-protocol-violation", f"client: request id {key} used again in the same session",
                        [index], ids=[rid])
         self._remember(conn.issued_c, key)
-        self._pending(conn, conn.pending_c, key, _Request(method, index, params))
+        self._pending(conn, conn.pending_c, key,
+                      _Request(method, index, params, self._http.get("exchange") if self._http is not None else None))
         if conn.stale or method in LIST_KIND or (conn.number > 1 and method in USE_KIND):  # else `_uses` has nothing
             self._uses(conn, index, method, params)
         conn.last_client_request = index
@@ -495,6 +594,10 @@ class Judge:
         rid = message.get("id")
         error = message.get("error")
         if rid is None and isinstance(error, dict):
+            exchange = self._http.get("exchange") if self._http is not None else None
+            if exchange is not None:  # over HTTP, the answer to the POST that carried the request: it was refused
+                for key in [k for k, r in conn.pending_c.items() if r.exchange == exchange]:
+                    del conn.pending_c[key]
             return  # an error about a request whose id could not be read: allowed
         if not self._shape(index, message, False):
             return
@@ -600,6 +703,18 @@ class Judge:
         finding = Finding(code, message, kind=kind, severity=severity, detail=detail)
         self.findings.append(finding)
         self._new.append(finding)
+
+
+def _refusal(message: Any) -> bool:
+    """Whether a message is an error about a request whose id could not be read (an HTTP POST refused)."""
+    return isinstance(message, dict) and message.get("id") is None and "error" in message
+
+
+def _initialize(message: Any) -> bool:
+    """Whether a message (or a batch) holds an initialize request."""
+    if isinstance(message, dict):
+        return message.get("method") == "initialize"
+    return isinstance(message, list) and any(isinstance(m, dict) and m.get("method") == "initialize" for m in message)
 
 
 def _kind(capability: str) -> str:

@@ -17,6 +17,7 @@ from xml.sax.saxutils import quoteattr
 from mcpprobe import __version__
 from mcpprobe.findings import CODES, Finding, Severity
 from mcpprobe.safety.sanitize import truncate, visible
+from mcpprobe.tap.judge import MAX_SESSIONS
 from mcpprobe.tap.rules import RULES
 
 
@@ -36,6 +37,7 @@ class Summary:
     from_client: int = 0
     from_server: int = 0
     connections: int = 0
+    sessions_dropped: int = 0  # HTTP sessions no longer judged past the judge's cap (the longest idle first)
     skipped: int = 0
     exit_status: int | None = None
     exit_signal: int | None = None
@@ -157,6 +159,9 @@ def _human(findings: list[Finding], summary: Summary) -> str:
         ended = f"; the server exited with status {summary.exit_status}"
     lines.append(f"{head}: {summary.messages} message(s), {summary.from_client} from the client and "
                  f"{summary.from_server} from the server, {summary.connections} connection(s){ended}")
+    if summary.sessions_dropped:
+        lines.append(f"{summary.sessions_dropped} HTTP session(s) no longer judged: past {MAX_SESSIONS} at once, "
+                     "the longest idle is dropped")
     if summary.skipped:
         lines.append(f"judging fell behind: {summary.skipped} message(s) relayed but not judged")
     if summary.judge_failure:

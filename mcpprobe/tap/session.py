@@ -158,6 +158,8 @@ def replay(path: str, say: Say | None, messages: bool,
         if show is not None:
             show(entry, found)
     final = judge.finish()
+    if judge.over_http:  # over HTTP each session is a connection
+        summary.connections, summary.sessions_dropped = judge.opened, judge.dropped
     if say is not None:
         for finding in final:
             say(finding_line(finding))
@@ -202,8 +204,8 @@ def run_http(options: TapOptions, upstream: str, host: str, port: int, redactor:
             options.say(finding_line(finding))
     if writer is not None:
         writer.close()
-    summary = Summary(connections=1, record=options.record, judge_failure=observer.failure,
-                      record_failure=writer.error if writer else None)
+    summary = Summary(connections=judge.opened, record=options.record, judge_failure=observer.failure,
+                      record_failure=writer.error if writer else None, sessions_dropped=judge.dropped)
     _count(summary, judge)
     _timed(summary, timeline)
     summary.from_client, summary.from_server = observer.tally["c2s"], observer.tally["s2c"]

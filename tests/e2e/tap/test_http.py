@@ -113,6 +113,7 @@ def test_a_client_that_ends_its_session_and_starts_another_is_not_said_to_reuse_
     assert ids.count(1) == 2  # the same id in each session: the case judged
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["findings"] == []
+    assert report["connections"] == 2  # the refused server/discover before each session is none
 
 
 def test_in_the_2026_07_28_era_an_answered_id_may_come_again(tmp_path: Path) -> None:
@@ -237,3 +238,88 @@ def test_an_sse_endpoint_on_another_origin_is_said_and_relayed_untouched(tmp_pat
                             text=True, timeout=60, cwd=ROOT)
     assert replay.returncode == 0, replay.stderr
     assert json.loads(replay.stdout)["findings"] == report["findings"]
+
+
+def _initialize(url: str, rid: int) -> dict[str, str]:
+    """An initialize and notifications/initialized: the headers of the session the server assigned."""
+    headers, _ = _post(url, {"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}, {})
+    session = {"Mcp-Session-Id": headers.get("mcp-session-id") or headers.get("Mcp-Session-Id", ""),
+               "MCP-Protocol-Version": "2025-06-18"}
+    assert session["Mcp-Session-Id"]
+    _post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    return session
+
+
+def test_two_clients_at_once_each_in_its_own_session_are_judged_apart(tmp_path: Path, upstream: str) -> None:
+    """Two clients through one tap at once, interleaved message by message, each with its own session and the
+    same ids, neither ending with DELETE: no finding, and two connections. The judge once kept one connection for
+    all HTTP traffic and called the second client's ids reused ("request id 1 used again in the same session")."""
+    with tapped(tmp_path, upstream) as (where, _proc):
+        url = f"{where}/mcp"
+        first, second = _initialize(url, 1), _initialize(url, 1)  # both sessions open before either goes on
+        for rid, method in ((2, "tools/list"), (3, "prompts/list"), (4, "resources/list")):
+            for session in (first, second):
+                _post(url, {"jsonrpc": "2.0", "id": rid, "method": method}, session)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+    assert report["connections"] == 2
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert not any(e.get("event") == "delete" for e in entries)
+    sessions = {e["http"].get("session") for e in entries if "dir" in e}
+    assert len(sessions - {None}) == 2
+    replay = subprocess.run([*TAP, "--replay", str(tmp_path / "r.jsonl"), "--format", "json"], capture_output=True,
+                            text=True, timeout=60, cwd=ROOT)
+    again = json.loads(replay.stdout)
+    assert (again["findings"], again["connections"]) == ([], 2)
+
+
+def test_a_client_that_reuses_an_id_in_its_own_session_is_still_flagged(tmp_path: Path, upstream: str) -> None:
+    """Beside a second client using the same ids in its own session (not flagged), a client that sends id 2
+    again in its own session breaks "The request ID MUST NOT have been previously used by the requestor within
+    the same session": flagged once, on the client side, at its second tools/list."""
+    with tapped(tmp_path, upstream) as (where, _proc):
+        url = f"{where}/mcp"
+        first, second = _initialize(url, 1), _initialize(url, 1)
+        _post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, first)
+        _post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, second)
+        _post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, first)  # answered, and still reused
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [(f["code"], f["detail"]["side"], f["message"]) for f in report["findings"]] == [
+        ("client-protocol-violation", "client", "client: request id 2 used again in the same session")]
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    lists = [e for e in entries if e.get("dir") == "c2s" and e["msg"].get("method") == "tools/list"]
+    assert report["findings"][0]["detail"]["messages"] == [lists[2]["i"]]
+    assert report["connections"] == 2
+
+
+def test_two_sdk_hosts_started_together_through_one_tap(tmp_path: Path, upstream: str) -> None:
+    """Two runs of the Python SDK's host started together, each in its own session: no finding, two connections,
+    however their messages interleave."""
+    with tapped(tmp_path, upstream) as (where, _proc):
+        hosts = [subprocess.Popen([PY, str(FIXTURES / "sdk_http_host.py"), f"{where}/mcp"], stderr=subprocess.PIPE,
+                                  text=True, cwd=ROOT) for _ in range(2)]
+        for host in hosts:
+            _, err = host.communicate(timeout=90)
+            assert host.returncode == 0 and "ok " in err, err
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+    assert report["connections"] == 2
+
+
+def test_two_legacy_sse_clients_at_once_each_in_the_session_of_its_endpoint(tmp_path: Path,
+                                                                              everything: Path) -> None:
+    """Two probes over legacy SSE started together: each stream's endpoint names its session, the POSTs to it
+    and the answers on the stream are judged together, apart from the other's. No finding, two connections."""
+    env = {"PORT": "0", "NODE_OPTIONS": f"--require {BIND_LOOPBACK}", "BIND_LOOPBACK_ANNOUNCE": "1"}
+    with http_server(["node", str(everything), "sse"], env=env) as base, tapped(tmp_path, f"{base}/sse") as (where, _):
+        probes = [subprocess.Popen([PY, "-m", "mcpprobe", "probe", "--json", f"{where}/sse"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, cwd=ROOT) for _ in range(2)]
+        for probe in probes:
+            _, err = probe.communicate(timeout=90)
+            assert probe.returncode == 0, err
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["findings"] == []
+    assert report["connections"] == 2
+    entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert len({e["http"]["session"] for e in entries if e.get("event") == "endpoint"}) == 2

@@ -55,3 +55,9 @@ def test_the_html_report_is_inert_and_shows_the_sequence() -> None:
     assert "default-src 'none'" in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; id=1" in page and "&rarr;" in page and "&larr;" in page
     assert page.count('class="warning"') == 2  # the finding in the table, and in the sequence where it came
+
+
+def test_http_sessions_dropped_past_the_cap_are_said() -> None:
+    assert "no longer judged" not in render(TapFormat.HUMAN, [], Summary(connections=2))
+    human = render(TapFormat.HUMAN, [], Summary(connections=70, sessions_dropped=6))
+    assert "70 connection(s)" in human and "6 HTTP session(s) no longer judged: past 64 at once" in human
