@@ -200,6 +200,7 @@ def _json(findings: list[Finding], summary: Summary) -> str:
         "fromClient": summary.from_client,
         "fromServer": summary.from_server,
         "connections": summary.connections,
+        "sessionsDropped": summary.sessions_dropped,
         "skipped": summary.skipped,
         "serverExit": {"status": summary.exit_status, "signal": summary.exit_signal},
         "summary": _counts(findings),

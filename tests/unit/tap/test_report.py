@@ -61,3 +61,5 @@ def test_http_sessions_dropped_past_the_cap_are_said() -> None:
     assert "no longer judged" not in render(TapFormat.HUMAN, [], Summary(connections=2))
     human = render(TapFormat.HUMAN, [], Summary(connections=70, sessions_dropped=6))
     assert "70 connection(s)" in human and "6 HTTP session(s) no longer judged: past 64 at once" in human
+    document = json.loads(render(TapFormat.JSON, [], Summary(connections=70, sessions_dropped=6)))
+    assert (document["connections"], document["sessionsDropped"]) == (70, 6)
