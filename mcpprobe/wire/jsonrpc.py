@@ -121,6 +121,20 @@ class _Awaited(Pending):
         self.event.set()
 
 
+def request_message(request_id: Any, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """A JSON-RPC request as every path of this package sends it (`params` left out when None)."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def cancel_notice(request_id: Any, reason: str) -> dict[str, Any]:
+    """The `notifications/cancelled` that tells the server a request is no longer awaited."""
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": reason}}
+
+
 class Call:
     """A request sent, its answer awaited with `result()` (see `Connection.send_request`)."""
 
@@ -367,9 +381,7 @@ class Connection:
             raise self.closed_error
         if request_id is None or request_id in self._pending:
             request_id = next(self._ids)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
+        message = request_message(request_id, method, params)
         pending = _Awaited(method, time.monotonic() + timeout)
         if reset_on_progress:
             meta = (params or {}).get("_meta") or {}
@@ -447,8 +459,8 @@ class Connection:
 
     async def _cancel_quietly(self, request_id: Any, reason: str) -> None:
         with contextlib.suppress(ProbeError):
-            await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason},
-                              timeout=CANCEL_NOTICE_SECONDS)
+            notice = cancel_notice(request_id, reason)
+            await self.notify(notice["method"], notice["params"], timeout=CANCEL_NOTICE_SECONDS)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None,
                      headers: dict[str, str] | None = None, *, timeout: float | None = None) -> None:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpprobe.wire.jsonrpc import Connection, Pending
+from mcpprobe.wire.jsonrpc import Connection, Pending, cancel_notice, request_message
 from mcpprobe.wire.transport import FastPath, Queueing
 
 MAX_ENCODED = 64  # requests of `enqueue` kept encoded (a load's operations)
@@ -52,9 +52,7 @@ class Pipeline:
             return None
         pending = _Flag(method, time.monotonic() + timeout, asyncio.get_running_loop().create_future())
         request_id = conn.expect(pending)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
+        message = request_message(request_id, method, params)
         if conn.tracer is not None:
             conn.tracer("send", message)
         if not immediate.send_nowait(message):
@@ -82,9 +80,7 @@ class Pipeline:
         elif line is not None and fast.bodies is not None and fast.bodies.queue_body(request_id, method, line, headers):
             sent = True  # streamable HTTP's lean POSTs (wire/lean_http.py)
         else:
-            message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-            if params is not None:
-                message["params"] = params
+            message = request_message(request_id, method, params)
             if conn.tracer is not None:
                 conn.tracer("send", message)
             sent = self.queueing.queue_nowait(message, headers)
@@ -121,8 +117,7 @@ class Pipeline:
         if isinstance(pending, _Queued):
             pending.fired = True  # its callback is not called any more
         if conn.closed_error is None:
-            notice = {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                      "params": {"requestId": request_id, "reason": reason}}
+            notice = cancel_notice(request_id, reason)
             if conn.tracer is not None:
                 conn.tracer("send", notice)
             self.queueing.queue_nowait(notice)

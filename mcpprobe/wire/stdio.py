@@ -177,14 +177,12 @@ class StdioTransport:
         """Write `message` at once, without a turn of the event loop, when that cannot block: the
         pipe takes it into its buffer and nothing else is being sent or waiting to be. False when it
         would have to wait (the caller sends it with `send`). The hot path of `mcpprobe load`."""
-        import json
-
-        writer = _asyncio_writer(self._process.stdin if self._process is not None else None)
+        writer = self._stdin_writer()
         if writer is None or writer.is_closing() or self._send_lock.locked() or self._closing:
             return False
         if writer.transport.get_write_buffer_size() > NOWAIT_BUFFER_BYTES:
             return False
-        writer.write((json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n").encode())
+        writer.write(encode_line(message))
         return True
 
     def queue_nowait(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> bool:
@@ -196,14 +194,10 @@ class StdioTransport:
 
     def queue_line(self, line: bytes) -> bool:
         """As queue_nowait, for a message already encoded as its line (`encode_line`'s bytes)."""
-        if self._closing or self._process is None:
+        if self._closing:
             return False
-        writer = self._writer
-        if writer is None:
-            writer = self._writer = _asyncio_writer(self._process.stdin)
-            if writer is None:
-                return False
-        if writer.is_closing():
+        writer = self._stdin_writer()
+        if writer is None or writer.is_closing():
             return False
         if not self._outbox and not self._reading:
             asyncio.get_running_loop().call_soon(self._flush)
@@ -218,9 +212,16 @@ class StdioTransport:
         if not self._outbox:
             return
         data, self._outbox = b"".join(self._outbox), []
-        writer = _asyncio_writer(self._process.stdin if self._process is not None else None)
+        writer = self._stdin_writer()
         if writer is not None and not writer.is_closing():
             writer.write(data)
+
+    def _stdin_writer(self) -> asyncio.StreamWriter | None:
+        """The asyncio writer under the server's stdin (loop_internals), looked up once per process:
+        the hot paths of `mcpprobe load` (send_nowait, queue_line, _flush) write through it."""
+        if self._writer is None and self._process is not None:
+            self._writer = _asyncio_writer(self._process.stdin)
+        return self._writer
 
     def _gone(self, stream: str) -> ConnectionFailed:
         """One wording however the end was noticed (a write to stdin failed, stdout closed, the
