@@ -31,7 +31,8 @@ from mcpprobe.wire.sse import EventParser
 
 HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers",
        "transfer-encoding", "upgrade", "host", "content-length"}
-KEPT = ("mcp-session-id", "mcp-protocol-version", "last-event-id", "content-type")
+# The Mcp-Session-Id is not kept: it is a handle on a live session; the record keeps its digest (`session`).
+KEPT = ("mcp-protocol-version", "last-event-id", "content-type")
 MAX_EVENT = 8 * 1024 * 1024
 GRACE_SECONDS = 2  # on Ctrl-C, how long open streams (a GET stream, an SSE stream) may take to end
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}

@@ -116,6 +116,9 @@ class _Connection:
     issued_c: OrderedDict[str, None] = field(default_factory=OrderedDict)
     issued_s: OrderedDict[str, None] = field(default_factory=OrderedDict)
     listed: set[str] = field(default_factory=set)
+    # The kinds listed on connections that had ended when this one opened: the ones a reconnect must list
+    # again (client-cache-after-reconnect). Sessions open at the same time are not each other's reconnect.
+    listed_before: frozenset[str] = frozenset()
     stale: dict[str, list[Any]] = field(default_factory=dict)  # kind -> [notification index, went on]
     bursts: dict[str, _Burst] = field(default_factory=dict)
     undeclared_change: dict[str, int] = field(default_factory=dict)
@@ -232,7 +235,8 @@ class Judge:
     def _open(self, key: str | None = None, *, gap: bool = False) -> _Connection:
         self._connections += 1
         self.opened += key != ""
-        self._conn = _Connection(self._connections, key=key, shared=key == "", gap=gap, counted=key != "")
+        self._conn = _Connection(self._connections, key=key, shared=key == "", gap=gap, counted=key != "",
+                                 listed_before=frozenset(self._listed_before))
         if key is not None:
             self._sessions[key] = self._conn
             if len(self._sessions) > MAX_SESSIONS:  # memory bounded: the longest idle is no longer judged
@@ -442,7 +446,7 @@ class Judge:
         self._remember(conn.issued_c, key)
         self._pending(conn, conn.pending_c, key,
                       _Request(method, index, params, self._http.get("exchange") if self._http is not None else None))
-        if conn.stale or method in LIST_KIND or (conn.number > 1 and method in USE_KIND):  # else `_uses` has nothing
+        if conn.stale or method in LIST_KIND or (conn.listed_before and method in USE_KIND):  # else `_uses` has nothing
             self._uses(conn, index, method, params)
         conn.last_client_request = index
 
@@ -499,8 +503,8 @@ class Judge:
             if kind != list_kind:
                 stale[1] = True
         use_kind = USE_KIND.get(method)
-        if (use_kind is not None and conn.number > 1 and use_kind not in conn.listed
-                and use_kind in self._listed_before and use_kind not in conn.reused_flagged):
+        if (use_kind is not None and use_kind not in conn.listed
+                and use_kind in conn.listed_before and use_kind not in conn.reused_flagged):
             conn.reused_flagged.add(use_kind)
             self._emit("client-cache-after-reconnect", f"client: {method} after a reconnect, before listing "
                                                        f"{use_kind} on this connection", [index], kind=use_kind)

@@ -90,8 +90,11 @@ def test_a_request_without_the_negotiated_version_header_and_authorization_maske
     report = json.loads((tmp_path / "report.json").read_text())
     assert [(f["code"], f["detail"]["side"]) for f in report["findings"]] == [
         ("client-protocol-version-header", "client")]
+    live_session = session["Mcp-Session-Id"]
+    assert live_session
     for name in ("r.jsonl", "live.log", "report.json"):
         assert TOKEN not in (tmp_path / name).read_text(), name
+        assert live_session not in (tmp_path / name).read_text(), name  # a handle on a live session: its digest only
     entries = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert any(e.get("http", {}).get("authorization") == "[redacted]" for e in entries)
 

@@ -127,3 +127,23 @@ def test_sessionless_traffic_refused_by_the_server_is_no_connection() -> None:
     wire.send("c2s", {"id": 1, "method": "server/discover", "params": {}}, 1, None)
     wire.send("s2c", {"id": 1, "result": {"capabilities": {}}}, 1, None)
     assert wire.codes() == [] and wire.judge.opened == 1
+
+
+def test_a_session_open_when_another_ends_is_not_its_reconnect_but_one_opened_after_is() -> None:
+    """client-cache-after-reconnect: session b was open while a listed its tools and was deleted, so b calling
+    a tool without listing is no reconnect's cached list; c, opened after a ended, doing the same is."""
+    wire = Wire()
+    wire.handshake(1, "a")
+    wire.handshake(10, "b")
+    wire.send("c2s", {"id": 2, "method": "tools/list"}, 3, "a")
+    wire.send("s2c", {"id": 2, "result": {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}}, 3, "a")
+    wire.judge.feed({"event": "delete", "t": 0.5, "http": {"method": "DELETE", "path": "/mcp", "session": "a"}})
+    wire.send("c2s", {"id": 2, "method": "tools/call", "params": {"name": "t", "arguments": {}}}, 12, "b")
+    wire.send("s2c", {"id": 2, "result": {"content": []}}, 12, "b")
+    wire.handshake(20, "c")
+    wire.send("c2s", {"id": 2, "method": "tools/call", "params": {"name": "t", "arguments": {}}}, 22, "c")
+    wire.send("s2c", {"id": 2, "result": {"content": []}}, 22, "c")
+    wire.judge.finish()
+    reused = [f for f in wire.judge.findings if f.code == "client-cache-after-reconnect"]
+    assert len(reused) == 1, [f.message for f in wire.judge.findings]
+    assert wire.judge.opened == 3
