@@ -8,9 +8,8 @@ declared it, and following a task to its result). A tool that answers `isError: 
 own failure is a result, not a protocol failure. The calls are made once per run (`named_calls`),
 and every check that judges them (tools.call-named, tasks.ext-created-task-resolves) reads the same.
 
-Each tool is called at most once per run, whoever asks (`call_once`): a tool named with --call that is
-also one of the suite's fixture tools (--suite-fixtures) is not called again; the suite's check reads
-the call that was made (mcpprobe.check.suite).
+Every --call is sent, each of them; the suite's fixture checks (--suite-fixtures) never call a tool
+that --call already called in the run: they judge that call (`called`, mcpprobe.check.suite).
 """
 
 from __future__ import annotations

@@ -338,12 +338,11 @@ async def _call_fixture(ctx: CheckContext, check_id: str) -> Verdict:
     earlier = called(ctx, tool)
     if earlier is not None:  # named with --call too: called once per run, and judged from that call
         return _judged(ctx, check_id, earlier, call, listing)
-    seen_asked: list[tuple[str, dict[str, Any]]] = []
     handlers = ctx.session.conn.notification_handlers
     handlers.append(on_notification)
     try:
         try:
-            _, run = await call_once(ctx, call, listing, seen_asked, prepare)
+            _, run = await call_once(ctx, call, listing, prepare=prepare)
         except Refused as exc:  # the one rule for calling tools refused it: nothing sent
             if exc.code == "invalid-arguments":  # the listed inputSchema refuses what the suite's contract sends
                 return failed(f"{tool} as listed does not take the arguments the suite sends ({inert(call.spec, 120)})"
